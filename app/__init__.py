@@ -1,0 +1,1 @@
+"""Concord: calibrate LLM evaluation metrics against human judgement."""

@@ -1,0 +1,1 @@
+"""CLI subcommands, discovered by app.cli."""

@@ -1,0 +1,17 @@
+"""The project file. The only package that contains SQL."""
+from __future__ import annotations
+
+from app.store.artifacts import ArtifactsMixin
+from app.store.caches import CachesMixin
+from app.store.decisions import KINDS, STATUSES, Change, DecisionsMixin
+from app.store.project import ProjectBase
+from app.store.samples import RubricSample, SamplesMixin, WriteCounts
+from app.store.schema import LATEST as SCHEMA_VERSION
+from app.store.units import UnitFilter, UnitsMixin
+
+
+class Project(SamplesMixin, DecisionsMixin, UnitsMixin, CachesMixin, ArtifactsMixin, ProjectBase):
+    """A Concord project file. Open one per thread."""
+
+
+__all__ = ["Project", "Change", "RubricSample", "UnitFilter", "WriteCounts", "KINDS", "STATUSES", "SCHEMA_VERSION"]

@@ -1,0 +1,131 @@
+"""Human decisions as append-only events; the current label of each target is derived from them.
+
+A target is (sample_id, unit, kind): unit is the checker (violations) or trait (rubric), '' for per-sample targets.
+Kinds: 'matches' (sorted [[gt, pred], ...]), 'status' ('accepted'|'corrected'|'skipped'|'flagged'|None),
+'note' (str), 'gt_wrong' (sorted gt indices, unit ''), 'missing_gt' (sorted pred indices), 'buckets' (dict).
+The `labels` table holds each target's newest value, written in the same transaction as its event;
+`rebuild_labels` derives it again from the events alone.
+"""
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from app.store.project import ProjectBase, dumps, now
+
+STATUSES = ("accepted", "corrected", "skipped", "flagged")
+KINDS = ("matches", "status", "note", "gt_wrong", "missing_gt", "buckets")
+
+
+@dataclass(frozen=True)
+class Change:
+    sample_id: str
+    unit: str
+    kind: str
+    after: Any
+
+
+class DecisionsMixin(ProjectBase):
+    def ensure_annotator(self, name: str) -> None:
+        if not name or not name.strip():
+            raise ValueError("annotator: a name is required")
+        with self.transaction() as c:
+            c.execute("INSERT OR IGNORE INTO annotators VALUES (?, ?)", (name.strip(), now()))
+
+    def annotators(self) -> list[str]:
+        return [r[0] for r in self.conn.execute("SELECT name FROM annotators ORDER BY created_at")]
+
+    def record(self, annotator: str, changes: Sequence[Change], *, origin: str = "app", command: str | None = None) -> list[int]:
+        """Append one event per change that actually changes its target, atomically; returns the event ids."""
+        for ch in changes:
+            if ch.kind not in KINDS:
+                raise ValueError(f"kind: unknown decision kind {ch.kind!r}")
+            if ch.kind == "status" and ch.after is not None and ch.after not in STATUSES:
+                raise ValueError(f"status: must be one of {STATUSES} or None, got {ch.after!r}")
+        command = command or uuid.uuid4().hex
+        ids: list[int] = []
+        with self.transaction() as c:
+            c.execute("INSERT OR IGNORE INTO annotators VALUES (?, ?)", (annotator, now()))
+            for ch in changes:
+                before = self.scalar(
+                    "SELECT value FROM labels WHERE sample_id=? AND unit=? AND kind=?", (ch.sample_id, ch.unit, ch.kind)
+                )
+                after = None if ch.after is None else dumps(ch.after)
+                if before == after:
+                    continue
+                ts = now()
+                cur = c.execute(
+                    "INSERT INTO events (ts, annotator, sample_id, unit, kind, before, after, command, origin) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (ts, annotator, ch.sample_id, ch.unit, ch.kind, before, after, command, origin),
+                )
+                eid = int(cur.lastrowid)
+                c.execute(
+                    "INSERT INTO labels VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(sample_id, unit, kind) DO UPDATE SET "
+                    "value=excluded.value, event_id=excluded.event_id, annotator=excluded.annotator, ts=excluded.ts",
+                    (ch.sample_id, ch.unit, ch.kind, after, eid, annotator, ts),
+                )
+                ids.append(eid)
+        return ids
+
+    def current(self, sample_id: str, unit: str, kind: str) -> Any:
+        v = self.scalar("SELECT value FROM labels WHERE sample_id=? AND unit=? AND kind=?", (sample_id, unit, kind))
+        return None if v is None else json.loads(v)
+
+    def sample_labels(self, sample_id: str) -> dict[tuple[str, str], Any]:
+        return {
+            (u, k): (None if v is None else json.loads(v))
+            for u, k, v in self.conn.execute("SELECT unit, kind, value FROM labels WHERE sample_id = ?", (sample_id,))
+        }
+
+    def events(self, sample_id: str | None = None) -> list[dict[str, Any]]:
+        if sample_id is None:
+            return self.query("SELECT * FROM events ORDER BY id")
+        return self.query("SELECT * FROM events WHERE sample_id = ? ORDER BY id", (sample_id,))
+
+    def rebuild_labels(self) -> None:
+        """Derive the labels table from the events alone (the audit trail is the source of truth)."""
+        with self.transaction() as c:
+            c.execute("DELETE FROM labels")
+            c.execute(
+                "INSERT INTO labels SELECT e.sample_id, e.unit, e.kind, e.after, e.id, e.annotator, e.ts FROM events e "
+                "WHERE e.id = (SELECT MAX(id) FROM events x WHERE x.sample_id=e.sample_id AND x.unit=e.unit AND x.kind=e.kind)"
+            )
+
+    def human_matches(self) -> dict[tuple[str, str], set[tuple[int, int]]]:
+        """Current human match decisions per (sample_id, checker); a unit present here is human-labeled."""
+        out: dict[tuple[str, str], set[tuple[int, int]]] = {}
+        for sid, unit, value in self.conn.execute(
+            "SELECT l.sample_id, l.unit, l.value FROM labels l JOIN samples s ON s.id = l.sample_id "
+            "WHERE l.kind = 'matches' AND s.scheme = 'violations' AND l.value IS NOT NULL"
+        ):
+            out[(sid, unit)] = {(int(g), int(p)) for g, p in json.loads(value)}
+        return out
+
+    def human_buckets(self) -> dict[tuple[str, str], dict[str, list[str]]]:
+        return {
+            (sid, unit): json.loads(value)
+            for sid, unit, value in self.conn.execute(
+                "SELECT sample_id, unit, value FROM labels WHERE kind = 'buckets' AND value IS NOT NULL"
+            )
+        }
+
+    def log_time(self, annotator: str, sample_id: str, unit: str, seconds: float) -> None:
+        with self.transaction() as c:
+            c.execute(
+                "INSERT INTO work_log (annotator, sample_id, unit, seconds, ts) VALUES (?, ?, ?, ?, ?)",
+                (annotator, sample_id, unit, float(seconds), now()),
+            )
+
+    def time_spent(self, sample_id: str | None = None) -> float:
+        if sample_id is None:
+            return float(self.scalar("SELECT COALESCE(SUM(seconds), 0) FROM work_log"))
+        return float(self.scalar("SELECT COALESCE(SUM(seconds), 0) FROM work_log WHERE sample_id = ?", (sample_id,)))
+
+    def annotator_stats(self) -> Iterable[dict[str, Any]]:
+        return self.query(
+            "SELECT annotator, COUNT(*) AS events, MIN(ts) AS first, MAX(ts) AS last FROM events GROUP BY annotator ORDER BY annotator"
+        )

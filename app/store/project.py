@@ -1,0 +1,174 @@
+"""The project file: one SQLite database (WAL, foreign keys, busy timeout), migrated on open.
+
+A `Project` owns one connection and must stay on the thread that opened it; worker threads open their own.
+Writes are short transactions (`with project.transaction():`), so a crash loses nothing that was committed.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from app.errors import NotAProjectError
+from app.store.schema import APPLICATION_ID, LATEST, MIGRATIONS
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+class ProjectBase:
+    """Connection, transactions, migrations and metadata. Feature mixins add the queries."""
+
+    def __init__(self, path: str | Path, *, create: bool = False, migrate_to: int = LATEST) -> None:
+        self.path = Path(path)
+        exists = self.path.exists() and self.path.stat().st_size > 0
+        if not exists and not create:
+            raise NotAProjectError(f"{self.path}: no such project file (create one with `concord init {self.path}`)")
+        if exists:
+            with open(self.path, "rb") as fh:
+                if fh.read(16) != SQLITE_MAGIC:
+                    raise NotAProjectError(f"{self.path}: not a Concord project (the file is not an SQLite database)")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(self.path, isolation_level=None, timeout=10.0)
+        self.conn = conn
+        try:
+            conn.execute("PRAGMA busy_timeout = 10000")
+            conn.execute("PRAGMA foreign_keys = ON")
+            if exists:
+                self._check_is_project()
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = FULL")
+            self._migrate(fresh=not exists, target=migrate_to)
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise NotAProjectError(f"{self.path}: not a Concord project ({exc})") from None
+        except Exception:
+            conn.close()
+            raise
+        self.db = sqlite_utils.Database(conn)
+        self._depth = 0
+
+    # -- lifecycle -------------------------------------------------------------------------------------------------
+    @classmethod
+    def open(cls, path: str | Path) -> "ProjectBase":
+        return cls(path)
+
+    @classmethod
+    def create(cls, path: str | Path) -> "ProjectBase":
+        return cls(path, create=True)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> "ProjectBase":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # -- transactions ----------------------------------------------------------------------------------------------
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One atomic write; nested calls join the outer transaction (savepoints)."""
+        name = f"sp{self._depth}"
+        if self._depth == 0:
+            self.conn.execute("BEGIN IMMEDIATE")
+        else:
+            self.conn.execute(f"SAVEPOINT {name}")
+        self._depth += 1
+        try:
+            yield self.conn
+        except BaseException:
+            self._depth -= 1
+            if self._depth == 0:
+                self.conn.execute("ROLLBACK")
+            else:
+                self.conn.execute(f"ROLLBACK TO {name}")
+                self.conn.execute(f"RELEASE {name}")
+            raise
+        self._depth -= 1
+        if self._depth == 0:
+            self.conn.execute("COMMIT")
+        else:
+            self.conn.execute(f"RELEASE {name}")
+
+    def query(self, sql: str, params: tuple | dict = ()) -> list[sqlite3.Row]:
+        cur = self.conn.execute(sql, params)
+        cols = [d[0] for d in cur.description or ()]
+        return [dict(zip(cols, row)) for row in cur.fetchall()]  # type: ignore[misc]
+
+    def scalar(self, sql: str, params: tuple | dict = ()) -> Any:
+        row = self.conn.execute(sql, params).fetchone()
+        return None if row is None else row[0]
+
+    # -- schema ----------------------------------------------------------------------------------------------------
+    def _check_is_project(self) -> None:
+        app_id = self.conn.execute("PRAGMA application_id").fetchone()[0]
+        if app_id != APPLICATION_ID:
+            tables = [r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+            raise NotAProjectError(
+                f"{self.path}: not a Concord project (an SQLite database with tables {sorted(tables)[:5]}, "
+                "but no Concord marker)"
+            )
+
+    @property
+    def schema_version(self) -> int:
+        return int(self.conn.execute("PRAGMA user_version").fetchone()[0])
+
+    def _migrate(self, *, fresh: bool, target: int) -> None:
+        current = int(self.conn.execute("PRAGMA user_version").fetchone()[0])
+        if current > LATEST:
+            raise NotAProjectError(
+                f"{self.path}: made by a newer Concord (schema {current}, this version knows {LATEST}); upgrade Concord"
+            )
+        if fresh:
+            self.conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        if current == 0:
+            self.conn.execute(
+                "CREATE TABLE IF NOT EXISTS migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+            )
+        for version, name, run in MIGRATIONS:
+            if current < version <= target:
+                self.conn.execute("BEGIN IMMEDIATE")
+                try:
+                    run(self.conn)
+                    if version == 1:
+                        self.conn.execute(
+                            "INSERT INTO meta VALUES ('project_id', ?), ('created_at', ?)", (uuid.uuid4().hex, now())
+                        )
+                    self.conn.execute("INSERT INTO migrations VALUES (?, ?, ?)", (version, name, now()))
+                    self.conn.execute(f"PRAGMA user_version = {version}")
+                    self.conn.execute("COMMIT")
+                except BaseException:
+                    self.conn.execute("ROLLBACK")
+                    raise
+
+    # -- metadata --------------------------------------------------------------------------------------------------
+    @property
+    def project_id(self) -> str:
+        return str(self.scalar("SELECT value FROM meta WHERE key = 'project_id'"))
+
+    def get_meta(self, key: str, default: str | None = None) -> str | None:
+        value = self.scalar("SELECT value FROM meta WHERE key = ?", (key,))
+        return default if value is None else str(value)
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.transaction() as c:
+            c.execute("INSERT INTO meta VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
+
+    def table_counts(self) -> dict[str, int]:
+        return {name: self.db[name].count for name in self.db.table_names()}

@@ -1,0 +1,107 @@
+"""Schema migrations, applied in order on open and recorded in the `migrations` table.
+
+Never edit a released migration: add a new one. Each runs inside one transaction with the version bump.
+"""
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+APPLICATION_ID = 0x436F6E63  # "Conc": marks the file as a Concord project (PRAGMA application_id)
+
+V1 = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE datasets (
+    id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, path TEXT, sha256 TEXT, n_records INTEGER, imported_at TEXT
+);
+CREATE TABLE samples (
+    id TEXT PRIMARY KEY, scheme TEXT NOT NULL CHECK (scheme IN ('violations', 'rubric')),
+    dataset_id INTEGER REFERENCES datasets(id), text TEXT NOT NULL, question TEXT, context TEXT, split TEXT,
+    meta TEXT, content_hash TEXT NOT NULL
+);
+CREATE TABLE violations (
+    id INTEGER PRIMARY KEY, sample_id TEXT NOT NULL REFERENCES samples(id) ON DELETE CASCADE,
+    checker TEXT NOT NULL, idx INTEGER NOT NULL, start INTEGER, "end" INTEGER, quote TEXT, rule TEXT NOT NULL,
+    category TEXT, explanation TEXT, correction TEXT, grounding TEXT NOT NULL,
+    UNIQUE (sample_id, checker, idx)
+);
+CREATE INDEX violations_checker ON violations(checker);
+CREATE TABLE traits (name TEXT PRIMARY KEY, definition TEXT NOT NULL);
+CREATE TABLE units (
+    id INTEGER PRIMARY KEY, sample_id TEXT NOT NULL REFERENCES samples(id) ON DELETE CASCADE,
+    scheme TEXT NOT NULL, unit TEXT NOT NULL, n_gt INTEGER NOT NULL DEFAULT 0, n_pred INTEGER NOT NULL DEFAULT 0,
+    UNIQUE (sample_id, unit)
+);
+CREATE INDEX units_unit ON units(unit);
+CREATE TABLE bucket_assignments (
+    sample_id TEXT NOT NULL REFERENCES samples(id) ON DELETE CASCADE, trait TEXT NOT NULL REFERENCES traits(name),
+    source TEXT NOT NULL, buckets TEXT, error TEXT, created_at TEXT NOT NULL,
+    PRIMARY KEY (sample_id, trait, source)
+);
+CREATE TABLE annotators (name TEXT PRIMARY KEY, created_at TEXT NOT NULL);
+CREATE TABLE events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, ts TEXT NOT NULL, annotator TEXT NOT NULL REFERENCES annotators(name),
+    sample_id TEXT NOT NULL REFERENCES samples(id), unit TEXT NOT NULL, kind TEXT NOT NULL,
+    before TEXT, after TEXT, command TEXT, origin TEXT NOT NULL DEFAULT 'app'
+);
+CREATE INDEX events_target ON events(sample_id, unit, kind);
+CREATE TABLE match_configs (
+    name TEXT NOT NULL, version TEXT NOT NULL, config TEXT NOT NULL, origin TEXT, created_at TEXT NOT NULL,
+    PRIMARY KEY (name, version)
+);
+CREATE TABLE calibration_runs (
+    id INTEGER PRIMARY KEY, created_at TEXT NOT NULL, objective TEXT NOT NULL, params TEXT NOT NULL,
+    result TEXT NOT NULL, cv_results BLOB
+);
+CREATE TABLE splits (
+    name TEXT NOT NULL, version TEXT NOT NULL, created_at TEXT NOT NULL, content_sha256 TEXT NOT NULL,
+    manifest TEXT NOT NULL, path TEXT, PRIMARY KEY (name, version)
+);
+CREATE TABLE embeddings (
+    namespace TEXT NOT NULL, key TEXT NOT NULL, dim INTEGER NOT NULL, vector BLOB NOT NULL,
+    PRIMARY KEY (namespace, key)
+) WITHOUT ROWID;
+CREATE TABLE llm_cache (
+    key TEXT PRIMARY KEY, model TEXT NOT NULL, request TEXT NOT NULL, response TEXT NOT NULL, created_at TEXT NOT NULL
+);
+"""
+
+# v2: the current label of every target as a table maintained with each event (derived; rebuildable from
+# events), time spent per sample, and cached machine scores per match config for the sample list.
+V2 = """
+CREATE TABLE labels (
+    sample_id TEXT NOT NULL, unit TEXT NOT NULL, kind TEXT NOT NULL, value TEXT, event_id INTEGER NOT NULL,
+    annotator TEXT NOT NULL, ts TEXT NOT NULL, PRIMARY KEY (sample_id, unit, kind)
+);
+CREATE INDEX labels_kind ON labels(kind, unit);
+INSERT INTO labels (sample_id, unit, kind, value, event_id, annotator, ts)
+    SELECT e.sample_id, e.unit, e.kind, e.after, e.id, e.annotator, e.ts FROM events e
+    WHERE e.id = (SELECT MAX(id) FROM events x WHERE x.sample_id = e.sample_id AND x.unit = e.unit AND x.kind = e.kind);
+CREATE TABLE work_log (
+    id INTEGER PRIMARY KEY, annotator TEXT NOT NULL, sample_id TEXT NOT NULL, unit TEXT NOT NULL,
+    seconds REAL NOT NULL, ts TEXT NOT NULL
+);
+CREATE TABLE machine_scores (
+    config_ref TEXT NOT NULL, unit_id INTEGER NOT NULL REFERENCES units(id) ON DELETE CASCADE,
+    tp INTEGER NOT NULL, fp INTEGER NOT NULL, fn INTEGER NOT NULL, f1 REAL NOT NULL,
+    PRIMARY KEY (config_ref, unit_id)
+);
+"""
+
+Migration = Callable[[sqlite3.Connection], None]
+
+
+def _script(sql: str) -> Migration:
+    def run(conn: sqlite3.Connection) -> None:
+        for statement in sql.split(";\n"):
+            if statement.strip():
+                conn.execute(statement)
+
+    return run
+
+
+MIGRATIONS: list[tuple[int, str, Migration]] = [
+    (1, "initial schema", _script(V1)),
+    (2, "derived labels, work log, machine scores", _script(V2)),
+]
+LATEST = MIGRATIONS[-1][0]

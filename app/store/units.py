@@ -1,0 +1,118 @@
+"""The review list: units (sample x checker or trait) with counts, machine score and human status, paged."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.store.project import ProjectBase
+
+SORTABLE = {"id": "u.id", "sample_id": "u.sample_id", "scheme": "u.scheme", "unit": "u.unit", "n_gt": "u.n_gt",
+            "n_pred": "u.n_pred", "machine_f1": "ms.f1", "status": "status"}
+
+
+@dataclass
+class UnitFilter:
+    statuses: tuple[str, ...] = ()  # any of 'unlabeled', 'accepted', 'corrected', 'skipped', 'flagged'
+    units: tuple[str, ...] = ()  # checkers or traits
+    scheme: str | None = None
+    category: str | None = None
+    search: str = ""
+    config_ref: str = "std_match@1.0.0"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class UnitsMixin(ProjectBase):
+    def _unit_where(self, f: UnitFilter) -> tuple[str, list[Any]]:
+        clauses, params = [], []
+        if f.scheme:
+            clauses.append("u.scheme = ?")
+            params.append(f.scheme)
+        if f.units:
+            clauses.append(f"u.unit IN ({','.join('?' * len(f.units))})")
+            params.extend(f.units)
+        if f.statuses:
+            st = list(f.statuses)
+            parts = []
+            if "unlabeled" in st:
+                parts.append("st.value IS NULL")
+                st.remove("unlabeled")
+            if st:
+                parts.append(f"json_extract(st.value, '$') IN ({','.join('?' * len(st))})")
+                params.extend(st)
+            clauses.append("(" + " OR ".join(parts) + ")")
+        if f.category:
+            clauses.append("EXISTS (SELECT 1 FROM violations v WHERE v.sample_id = u.sample_id AND v.category = ?)")
+            params.append(f.category)
+        if f.search.strip():
+            clauses.append("(s.text LIKE ? OR u.sample_id LIKE ? OR s.question LIKE ?)")
+            like = f"%{f.search.strip()}%"
+            params.extend([like, like, like])
+        return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
+
+    _FROM = (
+        " FROM units u JOIN samples s ON s.id = u.sample_id"
+        " LEFT JOIN labels st ON st.sample_id = u.sample_id AND st.unit = u.unit AND st.kind = 'status'"
+        " LEFT JOIN machine_scores ms ON ms.unit_id = u.id AND ms.config_ref = ?"
+    )
+
+    def count_units(self, f: UnitFilter | None = None) -> int:
+        f = f or UnitFilter()
+        where, params = self._unit_where(f)
+        if not params and not where:
+            return int(self.scalar("SELECT COUNT(*) FROM units"))
+        return int(self.scalar("SELECT COUNT(*)" + self._FROM + where, [f.config_ref, *params]))
+
+    def unit_page(self, f: UnitFilter | None = None, offset: int = 0, limit: int = 200,
+                  order_by: str = "id", descending: bool = False) -> list[dict[str, Any]]:
+        f = f or UnitFilter()
+        where, params = self._unit_where(f)
+        col = SORTABLE.get(order_by, "u.id")
+        direction = "DESC" if descending else "ASC"
+        sql = (
+            "SELECT u.id, u.sample_id, u.scheme, u.unit, u.n_gt, u.n_pred, ms.f1 AS machine_f1,"
+            " COALESCE(json_extract(st.value, '$'), 'unlabeled') AS status" + self._FROM + where
+            + f" ORDER BY {col} {direction}, u.id ASC LIMIT ? OFFSET ?"
+        )
+        return self.query(sql, [f.config_ref, *params, limit, offset])
+
+    def unit(self, unit_id: int) -> dict[str, Any] | None:
+        rows = self.query("SELECT * FROM units WHERE id = ?", (unit_id,))
+        return rows[0] if rows else None
+
+    def units_for_sample(self, sample_id: str) -> list[dict[str, Any]]:
+        return self.query("SELECT * FROM units WHERE sample_id = ? ORDER BY unit", (sample_id,))
+
+    def set_machine_scores(self, config_ref: str, rows: list[tuple[str, str, int, int, int, float]]) -> None:
+        """rows: (sample_id, unit, tp, fp, fn, f1); replaces the scores stored for this config."""
+        with self.transaction() as c:
+            c.execute("DELETE FROM machine_scores WHERE config_ref = ?", (config_ref,))
+            c.executemany(
+                "INSERT INTO machine_scores SELECT ?, u.id, ?, ?, ?, ? FROM units u WHERE u.sample_id = ? AND u.unit = ?",
+                [(config_ref, tp, fp, fn, f1, sid, unit) for sid, unit, tp, fp, fn, f1 in rows],
+            )
+
+    def status_counts(self) -> dict[str, Any]:
+        """Everything `concord status` prints, in a few aggregate queries."""
+        samples = dict(self.conn.execute("SELECT scheme, COUNT(*) FROM samples GROUP BY scheme").fetchall())
+        per_checker = dict(
+            self.conn.execute("SELECT checker, COUNT(*) FROM violations GROUP BY checker ORDER BY checker").fetchall()
+        )
+        ungrounded = int(self.scalar("SELECT COUNT(*) FROM violations WHERE grounding = 'ungrounded'"))
+        units = self.query(
+            "SELECT u.scheme, u.unit, COUNT(*) AS total,"
+            " SUM(CASE WHEN st.value IS NULL THEN 0 ELSE 1 END) AS with_status,"
+            " SUM(CASE WHEN m.value IS NULL THEN 0 ELSE 1 END) AS labeled"
+            " FROM units u"
+            " LEFT JOIN labels st ON st.sample_id = u.sample_id AND st.unit = u.unit AND st.kind = 'status'"
+            " LEFT JOIN labels m ON m.sample_id = u.sample_id AND m.unit = u.unit AND m.kind IN ('matches', 'buckets')"
+            " GROUP BY u.scheme, u.unit ORDER BY u.scheme, u.unit"
+        )
+        return {
+            "samples": samples,
+            "ground_truth_violations": per_checker.pop("", 0),
+            "predicted_violations": per_checker,
+            "ungrounded_violations": ungrounded,
+            "units": units,
+            "events": int(self.scalar("SELECT COUNT(*) FROM events")),
+            "annotators": int(self.scalar("SELECT COUNT(*) FROM annotators")),
+        }

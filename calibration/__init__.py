@@ -1,0 +1,1 @@
+"""GUI-free calibration library: metrics, similarity, search. Never imports Qt, sqlite or openai."""
