@@ -1,0 +1,236 @@
+"""Agreement statistics between raters (human vs human, human vs LLM) and bootstrap intervals.
+
+Chance-corrected agreement is built in rather than left to spreadsheets: kappa and alpha say whether a metric's
+labels are trustworthy before we calibrate anything against them.
+"""
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+from scipy import stats
+from sklearn.metrics import cohen_kappa_score, matthews_corrcoef
+
+from calibration.schemes.rubric import BUCKET_NAMES, MetricTrait, compute_trait_metrics, effective_buckets, normalize_excerpt
+
+ABSENT = "absent"  # bucket of an excerpt that only one side of a rubric comparison contains
+RUBRIC_LABELS: tuple[str, ...] = (*BUCKET_NAMES, ABSENT)
+
+
+def _same_length(a: Sequence[Any], b: Sequence[Any]) -> None:
+    if len(a) != len(b):
+        raise ValueError(f"rater sequences differ in length: {len(a)} != {len(b)}")
+    if not len(a):
+        raise ValueError("need at least one rated item")
+
+
+def cohen_kappa(
+    a: Sequence[Hashable], b: Sequence[Hashable], labels: Sequence[Hashable] | None = None,
+    weights: Literal["linear", "quadratic"] | None = None,
+) -> float:
+    """Cohen's kappa of two raters (scikit-learn). NaN when undefined, i.e. both raters used one single label."""
+    _same_length(a, b)
+    if len(set(a) | set(b)) < 2:
+        return math.nan  # expected agreement is 1: kappa is 0/0, report it as undefined instead of warning
+    return float(cohen_kappa_score(list(a), list(b), labels=None if labels is None else list(labels), weights=weights))
+
+
+def mcc(y_true: Sequence[Hashable], y_pred: Sequence[Hashable]) -> float:
+    """Matthews correlation coefficient (scikit-learn); 0.0 when a side is constant, as sklearn defines it."""
+    _same_length(y_true, y_pred)
+    return float(matthews_corrcoef(list(y_true), list(y_pred)))
+
+
+def spearman(x: Sequence[float], y: Sequence[float]) -> float:
+    """Spearman's rho (scipy); NaN when a side is constant."""
+    _same_length(x, y)
+    if len(x) < 2 or np.ptp(np.asarray(x, dtype=float)) == 0 or np.ptp(np.asarray(y, dtype=float)) == 0:
+        return math.nan
+    return float(stats.spearmanr(x, y).statistic)
+
+
+def kendall(x: Sequence[float], y: Sequence[float]) -> float:
+    """Kendall's tau-b (scipy); NaN when a side is constant."""
+    _same_length(x, y)
+    if len(x) < 2 or np.ptp(np.asarray(x, dtype=float)) == 0 or np.ptp(np.asarray(y, dtype=float)) == 0:
+        return math.nan
+    return float(stats.kendalltau(x, y).statistic)
+
+
+def _is_missing(v: Any) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+def krippendorff_alpha(
+    reliability_data: Sequence[Sequence[Any]] | np.ndarray,
+    level: Literal["nominal", "interval"] = "nominal",
+) -> float:
+    """Krippendorff's alpha over a raters x units matrix; None/NaN marks a missing rating.
+
+    Built from the coincidence matrix: units with fewer than two ratings are not pairable and are dropped.
+    NaN when undefined (fewer than two pairable values, or no variation at all).
+    """
+    rows = [list(r) for r in reliability_data]
+    if not rows:
+        raise ValueError("need at least one rater")
+    n_units = len(rows[0])
+    if any(len(r) != n_units for r in rows):
+        raise ValueError("every rater row must have one entry per unit")
+    values = sorted({v for r in rows for v in r if not _is_missing(v)}, key=lambda v: (str(type(v)), v))
+    if level not in ("nominal", "interval"):
+        raise ValueError(f"level must be 'nominal' or 'interval', got {level!r}")
+    index = {v: i for i, v in enumerate(values)}
+    k = len(values)
+    # counts[u, c]: how many raters gave unit u value c
+    counts = np.zeros((n_units, k), dtype=float)
+    for r in rows:
+        for u, v in enumerate(r):
+            if not _is_missing(v):
+                counts[u, index[v]] += 1
+    m_u = counts.sum(axis=1)
+    counts = counts[m_u >= 2]
+    m_u = m_u[m_u >= 2]
+    if counts.size == 0:
+        return math.nan
+    # o[c, k] = sum_u (n_uc * n_uk - [c == k] n_uc) / (m_u - 1)
+    weighted = counts / (m_u - 1)[:, None]
+    o = weighted.T @ counts - np.diag(weighted.sum(axis=0))
+    n_c = o.sum(axis=1)
+    n = n_c.sum()
+    if level == "nominal":
+        delta = 1.0 - np.eye(k)
+    else:
+        numeric = np.asarray(values, dtype=float)
+        delta = (numeric[:, None] - numeric[None, :]) ** 2
+    d_o = float((o * delta).sum())
+    d_e = float((np.outer(n_c, n_c) * delta).sum()) / (n - 1)
+    if d_e == 0:
+        return math.nan
+    return 1.0 - d_o / d_e
+
+
+@dataclass(frozen=True, slots=True)
+class BootstrapCI:
+    estimate: float  # the statistic on the full data
+    low: float
+    high: float
+    n_boot: int
+    n_valid: int  # resamples whose statistic was finite (the interval uses only these)
+
+
+def bootstrap_ci(
+    values_or_groups: Sequence[Any] | np.ndarray,
+    statistic: Callable[[Any], float],
+    n_boot: int = 1000,
+    seed: int = 0,
+    alpha: float = 0.05,
+) -> BootstrapCI:
+    """Percentile bootstrap: resample the units (values, pairs or whole groups) with replacement.
+
+    Pass groups (e.g. one list per sample) to resample samples rather than items within them. The statistic
+    receives a list of units (or an array with the same leading axis for numpy input). Seeded, so reproducible.
+    """
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    if n_boot < 1:
+        raise ValueError(f"n_boot must be positive, got {n_boot}")
+    is_array = isinstance(values_or_groups, np.ndarray)
+    units = values_or_groups if is_array else list(values_or_groups)
+    n = len(units)
+    if n == 0:
+        raise ValueError("need at least one unit to bootstrap")
+    estimate = float(statistic(units))
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, n, size=(n_boot, n))
+    stats_ = np.empty(n_boot)
+    for b, idx in enumerate(draws):
+        sample = units[idx] if is_array else [units[i] for i in idx]
+        stats_[b] = statistic(sample)
+    finite = stats_[np.isfinite(stats_)]
+    if finite.size == 0:
+        return BootstrapCI(estimate, math.nan, math.nan, n_boot, 0)
+    low, high = np.percentile(finite, [100 * alpha / 2, 100 * (1 - alpha / 2)])
+    return BootstrapCI(estimate, float(low), float(high), n_boot, int(finite.size))
+
+
+def align_excerpts(
+    trait: MetricTrait, llm_buckets: Mapping[str, Sequence[str]], human_buckets: Mapping[str, Sequence[str]]
+) -> list[tuple[str, str, str]]:
+    """Pair up the two sides' items by case-insensitive text: [(text, llm_bucket, human_bucket)].
+
+    Same-bucket occurrences of a text pair first; leftovers pair in bucket order, and an item only one side has
+    gets the bucket "absent". The trait's repeated_extraction rule applies before alignment.
+    """
+    sides = []
+    for buckets in (llm_buckets, human_buckets):
+        by_text: dict[str, list[str]] = defaultdict(list)
+        first_spelling: dict[str, str] = {}
+        eff = effective_buckets(trait, buckets)
+        for name in BUCKET_NAMES:
+            for item in eff[name]:  # type: ignore[literal-required]
+                key = normalize_excerpt(item)
+                by_text[key].append(name)
+                first_spelling.setdefault(key, item.strip())
+        sides.append((by_text, first_spelling))
+    (llm, llm_text), (human, human_text) = sides
+    out: list[tuple[str, str, str]] = []
+    for key in list(dict.fromkeys([*llm, *human])):
+        left, right = list(llm.get(key, [])), list(human.get(key, []))
+        text = llm_text.get(key) or human_text[key]
+        for name in list(left):
+            if name in right:
+                left.remove(name)
+                right.remove(name)
+                out.append((text, name, name))
+        while left or right:
+            out.append((text, left.pop(0) if left else ABSENT, right.pop(0) if right else ABSENT))
+    return out
+
+
+def rubric_agreement(
+    pairs: Sequence[tuple[Mapping[str, Sequence[str]], Mapping[str, Sequence[str]], MetricTrait]],
+) -> dict[str, dict[str, Any]]:
+    """Human vs LLM agreement on rubric buckets, per trait name.
+
+    For each trait: `kept_share` = share of LLM items whose bucket the human kept; `kappa` = Cohen's kappa over the
+    aligned items' buckets (labels tp/fn/fp/tn/absent); `metric_deltas` = mean over samples of
+    metric(LLM buckets) - metric(human buckets), plus both means. Items of all four buckets are compared by text.
+    """
+    grouped: dict[str, list[tuple[Mapping[str, Sequence[str]], Mapping[str, Sequence[str]], MetricTrait]]] = {}
+    for llm_b, human_b, trait in pairs:
+        grouped.setdefault(trait.name, []).append((llm_b, human_b, trait))
+    result: dict[str, dict[str, Any]] = {}
+    for name, group in grouped.items():
+        llm_labels: list[str] = []
+        human_labels: list[str] = []
+        deltas: dict[str, list[float]] = defaultdict(list)
+        llm_scores: dict[str, list[float]] = defaultdict(list)
+        human_scores: dict[str, list[float]] = defaultdict(list)
+        for llm_b, human_b, trait in group:
+            for _, lb, hb in align_excerpts(trait, llm_b, human_b):
+                llm_labels.append(lb)
+                human_labels.append(hb)
+            m_llm = compute_trait_metrics(trait, llm_b)
+            m_human = compute_trait_metrics(trait, human_b)
+            for metric, value in m_llm.items():
+                llm_scores[metric].append(value)
+                human_scores[metric].append(m_human[metric])
+                deltas[metric].append(value - m_human[metric])
+        n_llm = sum(1 for lb in llm_labels if lb != ABSENT)
+        kept = sum(1 for lb, hb in zip(llm_labels, human_labels) if lb != ABSENT and lb == hb)
+        result[name] = {
+            "n_samples": len(group),
+            "n_items": len(llm_labels),
+            "n_llm_items": n_llm,
+            "n_kept": kept,
+            "kept_share": kept / n_llm if n_llm else math.nan,
+            "kappa": cohen_kappa(llm_labels, human_labels, labels=RUBRIC_LABELS) if llm_labels else math.nan,
+            "metric_deltas": {m: float(np.mean(v)) for m, v in deltas.items()},
+            "metrics_llm": {m: float(np.mean(v)) for m, v in llm_scores.items()},
+            "metrics_human": {m: float(np.mean(v)) for m, v in human_scores.items()},
+        }
+    return result
