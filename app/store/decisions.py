@@ -105,6 +105,19 @@ class DecisionsMixin(ProjectBase):
             out[(sid, unit)] = {(int(g), int(p)) for g, p in json.loads(value)}
         return out
 
+    def label_rows(self, kinds: Sequence[str]) -> list[dict[str, Any]]:
+        """Current labels of the given kinds with who set them (exports need the annotator, not only the value)."""
+        if not kinds:
+            return []
+        rows = self.query(
+            f"SELECT sample_id, unit, kind, value, annotator FROM labels WHERE kind IN ({','.join('?' * len(kinds))}) "
+            "AND value IS NOT NULL ORDER BY sample_id, unit, kind",
+            tuple(kinds),
+        )
+        for r in rows:
+            r["value"] = json.loads(r["value"])
+        return rows
+
     def human_buckets(self) -> dict[tuple[str, str], dict[str, list[str]]]:
         return {
             (sid, unit): json.loads(value)
