@@ -1,0 +1,235 @@
+"""TP/FP/FN, precision, recall and F1 of each checker, with bootstrap intervals; the checker leaderboard.
+
+Counting. Per unit (sample, checker): TP = matched pairs, FP = predictions left unmatched, FN = GT left
+unmatched. Per category: TP and FN count under the GT's category, FP under the prediction's (categories
+compared after strip + casefold; a missing category counts as "(none)").
+
+Aggregates. Micro: sum TP/FP/FN over the checker's units, then P/R/F1 (F1 = 2tp / (2tp + fp + fn)).
+`macro_f1`: mean of the per-category F1 over the categories seen for that checker. `sample_macro_f1`:
+mean of the per-unit F1 over the samples the checker was run on.
+
+Zero denominators, one convention everywhere: when a ratio's denominator is 0 the value is 1.0 if the
+counts are all zero (nothing to find and nothing claimed: perfect agreement) and 0.0 otherwise. So a
+checker that flags nothing on a text with violations has precision 0.0 (and recall 0.0, F1 0.0), one that
+flags something on a clean text has recall 0.0, and one that flags nothing on a clean text scores 1.0.
+
+Intervals: percentile bootstrap over samples (the unit of independent data: all checkers of a resampled
+sample come along, so comparisons between checkers are paired), seeded, default 1000 replicates,
+computed as one matrix product of resample counts with per-sample counts. In a replicate where a
+category does not occur its F1 is left out of the macro mean.
+"""
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from calibration.schemes.violations.config import MatchConfig
+from calibration.schemes.violations.matching import Method, match
+from calibration.schemes.violations.pairs import NO_CATEGORY, PairTable
+
+DEFAULT_BOOT = 1000
+_BOOT_CHUNK = 100
+
+
+def prf(tp: np.ndarray | float, fp: np.ndarray | float, fn: np.ndarray | float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Vectorised precision, recall, F1 with the zero-denominator convention above."""
+    tp, fp, fn = (np.asarray(x, dtype=np.float64) for x in (tp, fp, fn))
+    empty = (tp == 0) & (fp == 0) & (fn == 0)
+    fallback = np.where(empty, 1.0, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = np.where(tp + fp > 0, tp / (tp + fp), fallback)
+        r = np.where(tp + fn > 0, tp / (tp + fn), fallback)
+        f = np.where(2 * tp + fp + fn > 0, 2 * tp / (2 * tp + fp + fn), 1.0)
+    return p, r, f
+
+
+@dataclass(frozen=True)
+class Counts:
+    """Counts of one matching: per unit, and per (sample, checker[, category]) for aggregation."""
+
+    units: pd.DataFrame  # groups + tp, fp, fn
+    samples: list[str]
+    checkers: list[str]
+    categories: list[str]
+    by_sample: np.ndarray  # (S, C, 3) tp, fp, fn
+    by_sample_cat: np.ndarray  # (S, C, K, 3)
+    run_on: np.ndarray  # (S, C) bool: checker has a unit for the sample
+
+
+def count(pair_table: PairTable, matched: np.ndarray) -> Counts:
+    """TP/FP/FN per unit and per category from a boolean match mask over the pair table."""
+    groups, pairs = pair_table.groups, pair_table.pairs
+    G = len(groups)
+    matched = np.asarray(matched, dtype=bool)
+    mg = pairs["group"].to_numpy(dtype=np.int64)[matched]
+    tp = np.bincount(mg, minlength=G).astype(np.int64)
+    n_gt = groups["n_gt"].to_numpy(dtype=np.int64)
+    n_pred = groups["n_pred"].to_numpy(dtype=np.int64)
+    units = groups.copy()
+    units["tp"], units["fp"], units["fn"] = tp, n_pred - tp, n_gt - tp
+
+    s_idx, samples = pd.factorize(groups["sample_id"], sort=False)
+    c_idx, checkers = pd.factorize(groups["checker"], sort=True)
+    S, C = len(samples), len(checkers)
+    by_sample = np.zeros((S, C, 3), dtype=np.int64)
+    run_on = np.zeros((S, C), dtype=bool)
+    if G:
+        np.add.at(by_sample, (s_idx, c_idx), units[["tp", "fp", "fn"]].to_numpy(dtype=np.int64))
+        run_on[s_idx, c_idx] = True
+
+    gt_hit = np.zeros(len(pair_table.gt_items), dtype=bool)
+    pred_hit = np.zeros(len(pair_table.pred_items), dtype=bool)
+    gt_hit[pair_table.gt_offsets[mg] + pairs["gt"].to_numpy(dtype=np.int64)[matched]] = True
+    pred_hit[pair_table.pred_offsets[mg] + pairs["pred"].to_numpy(dtype=np.int64)[matched]] = True
+    gcat = pair_table.gt_items["category"].fillna(NO_CATEGORY).astype(str).to_numpy()
+    pcat = pair_table.pred_items["category"].fillna(NO_CATEGORY).astype(str).to_numpy()
+    codes, categories = pd.factorize(np.concatenate([gcat, pcat]), sort=True)
+    gk, pk = codes[: gcat.size], codes[gcat.size :]
+    K = len(categories)
+    by_cat = np.zeros((S, C, K, 3), dtype=np.int64)
+    gg = pair_table.gt_items["group"].to_numpy(dtype=np.int64)
+    pg = pair_table.pred_items["group"].to_numpy(dtype=np.int64)
+    np.add.at(by_cat, (s_idx[gg[gt_hit]], c_idx[gg[gt_hit]], gk[gt_hit], 0), 1)
+    np.add.at(by_cat, (s_idx[pg[~pred_hit]], c_idx[pg[~pred_hit]], pk[~pred_hit], 1), 1)
+    np.add.at(by_cat, (s_idx[gg[~gt_hit]], c_idx[gg[~gt_hit]], gk[~gt_hit], 2), 1)
+    return Counts(units, [str(s) for s in samples], [str(c) for c in checkers], [str(k) for k in categories],
+                  by_sample, by_cat, run_on)
+
+
+def unit_counts(pair_table: PairTable, config: MatchConfig, method: Method | None = None) -> pd.DataFrame:
+    """One row per unit: sample_id, checker, n_gt, n_pred, tp, fp, fn."""
+    return count(pair_table, match(pair_table, config, method=method)).units
+
+
+def _resample_weights(n: int, reps: int, rng: np.random.Generator) -> np.ndarray:
+    """(reps, n) how often each sample is drawn in each bootstrap replicate."""
+    idx = rng.integers(0, n, size=(reps, n))
+    flat = (np.arange(reps, dtype=np.int64)[:, None] * n + idx).ravel()
+    return np.bincount(flat, minlength=reps * n).reshape(reps, n).astype(np.float64)
+
+
+def bootstrap_sums(per_sample: np.ndarray, n_boot: int = DEFAULT_BOOT, seed: int = 0) -> np.ndarray:
+    """Column sums of `per_sample` (S, M) over `n_boot` resamples of its rows: (n_boot, M)."""
+    per_sample = np.asarray(per_sample, dtype=np.float64)
+    S, M = per_sample.shape
+    out = np.empty((n_boot, M), dtype=np.float64)
+    if S == 0:
+        out[:] = 0.0
+        return out
+    rng = np.random.default_rng(seed)
+    for start in range(0, n_boot, _BOOT_CHUNK):
+        reps = min(_BOOT_CHUNK, n_boot - start)
+        out[start : start + reps] = _resample_weights(S, reps, rng) @ per_sample
+    return out
+
+
+def _interval(values: np.ndarray, ci: float) -> np.ndarray:
+    """Percentile interval along axis 0, ignoring NaN (all-NaN columns give NaN); (2, ...)."""
+    a = (1.0 - ci) / 2.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN slices are expected (unseen categories)
+        return np.nanquantile(values, [a, 1.0 - a], axis=0)
+
+
+def _nanmean_last(values: np.ndarray) -> np.ndarray:
+    """Mean over the last axis ignoring NaN; NaN where nothing is left."""
+    ok = ~np.isnan(values)
+    n = ok.sum(axis=-1)
+    total = np.where(ok, values, 0.0).sum(axis=-1)
+    return np.divide(total, n, out=np.full(total.shape, np.nan), where=n > 0)
+
+
+def _num(x: Any) -> float | int | None:
+    if isinstance(x, (np.integer, int)):
+        return int(x)
+    v = float(x)
+    return None if np.isnan(v) else v
+
+
+def evaluate_counts(counts: Counts, n_boot: int = DEFAULT_BOOT, seed: int = 0, ci: float = 0.95) -> dict[str, Any]:
+    """JSON-able metrics per checker (micro, macro, per category, bootstrap intervals)."""
+    S, C, K = len(counts.samples), len(counts.checkers), len(counts.categories)
+    flat = np.concatenate([counts.by_sample.reshape(S, C * 3), counts.by_sample_cat.reshape(S, C * K * 3)], axis=1)
+    boots = bootstrap_sums(flat, n_boot, seed) if n_boot > 0 else np.zeros((0, flat.shape[1]))
+    b_main = boots[:, : C * 3].reshape(-1, C, 3)
+    b_cat = boots[:, C * 3 :].reshape(-1, C, K, 3)
+    bp, br, bf = prf(b_main[..., 0], b_main[..., 1], b_main[..., 2])
+    cat_seen_b = b_cat.sum(axis=-1) > 0
+    _, _, bcf = prf(b_cat[..., 0], b_cat[..., 1], b_cat[..., 2])
+    bcf_masked = np.where(cat_seen_b, bcf, np.nan)
+    b_macro = _nanmean_last(bcf_masked) if K else np.full((boots.shape[0], C), np.nan)
+    iv = lambda arr: _interval(arr, ci) if arr.shape[0] else np.full((2, *arr.shape[1:]), np.nan)  # noqa: E731
+    p_ci, r_ci, f_ci, m_ci, cf_ci = iv(bp), iv(br), iv(bf), iv(b_macro), iv(bcf_masked)
+
+    totals = counts.by_sample.sum(axis=0)  # (C, 3)
+    cat_tot = counts.by_sample_cat.sum(axis=0)  # (C, K, 3)
+    p, r, f = prf(totals[:, 0], totals[:, 1], totals[:, 2])
+    cp, cr, cf = prf(cat_tot[..., 0], cat_tot[..., 1], cat_tot[..., 2])
+    _, _, uf = prf(counts.by_sample[..., 0], counts.by_sample[..., 1], counts.by_sample[..., 2])
+    out: dict[str, Any] = {}
+    for c, name in enumerate(counts.checkers):
+        seen = cat_tot[c].sum(axis=-1) > 0
+        per_cat = {
+            counts.categories[k]: {
+                "tp": _num(cat_tot[c, k, 0]), "fp": _num(cat_tot[c, k, 1]), "fn": _num(cat_tot[c, k, 2]),
+                "precision": _num(cp[c, k]), "recall": _num(cr[c, k]), "f1": _num(cf[c, k]),
+                "f1_ci": [_num(cf_ci[0, c, k]), _num(cf_ci[1, c, k])],
+            }
+            for k in range(K) if seen[k]
+        }
+        run = counts.run_on[:, c]
+        out[name] = {
+            "n_samples": int(run.sum()),
+            "tp": _num(totals[c, 0]), "fp": _num(totals[c, 1]), "fn": _num(totals[c, 2]),
+            "precision": _num(p[c]), "recall": _num(r[c]), "f1": _num(f[c]),
+            "precision_ci": [_num(p_ci[0, c]), _num(p_ci[1, c])],
+            "recall_ci": [_num(r_ci[0, c]), _num(r_ci[1, c])],
+            "f1_ci": [_num(f_ci[0, c]), _num(f_ci[1, c])],
+            "macro_f1": _num(cf[c][seen].mean()) if seen.any() else None,
+            "macro_f1_ci": [_num(m_ci[0, c]), _num(m_ci[1, c])],
+            "sample_macro_f1": _num(uf[run, c].mean()) if run.any() else None,
+            "per_category": per_cat,
+        }
+    return out
+
+
+def evaluate(pair_table: PairTable, config: MatchConfig, method: Method | None = None, n_boot: int = DEFAULT_BOOT,
+             seed: int = 0, ci: float = 0.95) -> dict[str, Any]:
+    """Match under `config` and report `{"config", "matching", "bootstrap", "checkers": {...}}` (JSON-able)."""
+    method = method or config.matching
+    counts = count(pair_table, match(pair_table, config, method=method))
+    return {
+        "config": config.to_dict() | {"matching": method},
+        "similarity": pair_table.similarity_key,
+        "bootstrap": {"replicates": n_boot, "seed": seed, "ci": ci, "unit": "sample"},
+        "checkers": evaluate_counts(counts, n_boot, seed, ci),
+    }
+
+
+LEADERBOARD_COLUMNS = ["n_samples", "tp", "fp", "fn", "precision", "recall", "f1", "f1_lo", "f1_hi", "macro_f1"]
+
+
+def leaderboard(pair_table: PairTable, config: MatchConfig, method: Method | None = None,
+                n_boot: int = DEFAULT_BOOT, seed: int = 0, ci: float = 0.95) -> pd.DataFrame:
+    """One row per checker, best micro F1 first (ties by name)."""
+    res = evaluate(pair_table, config, method, n_boot, seed, ci)["checkers"]
+    rows = [{"checker": name, **{k: m[k] for k in LEADERBOARD_COLUMNS if k in m},
+             "f1_lo": m["f1_ci"][0], "f1_hi": m["f1_ci"][1]} for name, m in res.items()]
+    df = pd.DataFrame(rows, columns=["checker", *LEADERBOARD_COLUMNS])
+    df = df.sort_values(["f1", "checker"], ascending=[False, True], kind="stable")
+    return df.set_index("checker")
+
+
+def compare_leaderboards(pair_table: PairTable, configs: Sequence[MatchConfig], method: Method | None = None,
+                         n_boot: int = DEFAULT_BOOT, seed: int = 0, ci: float = 0.95) -> pd.DataFrame:
+    """Leaderboards of several configs side by side (columns: (config name, metric)); rows by the first's F1."""
+    boards = [leaderboard(pair_table, c, method, n_boot, seed, ci) for c in configs]
+    if not boards:
+        return pd.DataFrame()
+    df = pd.concat(boards, axis=1, keys=[c.name for c in configs])
+    return df.loc[boards[0].index]
