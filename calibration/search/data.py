@@ -1,0 +1,139 @@
+"""Human judgement as data: the candidate pairs of labeled units, each a human "match" or "not a match".
+
+Validation lives here so the evaluator and the calibrator can trust their arrays; messages name the bad item.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+import pandas as pd
+
+from calibration.schemes.violations.config import COMPONENTS
+
+PAIR_COLUMNS: tuple[str, ...] = ("group", "gt", "pred", *COMPONENTS)
+GROUP_COLUMNS: tuple[str, ...] = ("sample_id", "checker", "n_gt", "n_pred")
+
+
+class PairTableLike(Protocol):
+    """The contract of calibration.schemes.violations.pairs.PairTable that the search relies on."""
+
+    groups: pd.DataFrame
+    pairs: pd.DataFrame
+
+
+def check_table(table: Any) -> None:
+    """Raise ValueError naming the missing part when `table` does not honour the PairTable contract."""
+    for attr, cols in (("groups", GROUP_COLUMNS), ("pairs", PAIR_COLUMNS)):
+        df = getattr(table, attr, None)
+        if not isinstance(df, pd.DataFrame):
+            raise ValueError(f"pair_table.{attr}: expected a pandas DataFrame, got {type(df).__name__}")
+        missing = [c for c in cols if c not in df.columns]
+        if missing:
+            raise ValueError(f"pair_table.{attr}: missing column(s) {missing}")
+    n_groups = len(table.groups)
+    if n_groups and not np.array_equal(table.groups.index.to_numpy(), np.arange(n_groups)):
+        raise ValueError("pair_table.groups: index must be 0..G-1")
+    g = table.pairs["group"].to_numpy()
+    if len(g) and (g.min() < 0 or g.max() >= n_groups):
+        raise ValueError(f"pair_table.pairs.group: values must be group ids 0..{n_groups - 1}")
+
+
+def labeled_array(table: PairTableLike, labeled_groups: Iterable[int]) -> np.ndarray:
+    """Sorted unique labeled group ids, validated against the table."""
+    try:
+        ids = np.array(sorted({int(g) for g in labeled_groups}), dtype=np.int64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"labeled_groups: expected group ids (ints): {exc}") from None
+    if ids.size == 0:
+        raise ValueError("labeled_groups: no labeled (sample, checker) unit; label some before calibrating")
+    bad = ids[(ids < 0) | (ids >= len(table.groups))]
+    if bad.size:
+        raise ValueError(f"labeled_groups: unknown group id(s) {bad[:5].tolist()} (table has {len(table.groups)})")
+    return ids
+
+
+def human_key_set(
+    table: PairTableLike, human_matches: Iterable[tuple[int, int, int]], labeled: np.ndarray
+) -> set[tuple[int, int, int]]:
+    """Validated set of (group, gt, pred) the humans matched; every one must be a candidate pair of a labeled unit."""
+    labeled_set = set(labeled.tolist())
+    out: set[tuple[int, int, int]] = set()
+    for item in human_matches:
+        try:
+            g, a, b = (int(x) for x in item)
+        except (TypeError, ValueError):
+            raise ValueError(f"human_matches: expected (group, gt, pred) triples of ints, got {item!r}") from None
+        if g not in labeled_set:
+            raise ValueError(f"human_matches: ({g}, {a}, {b}) is in group {g}, which is not in labeled_groups")
+        out.add((g, a, b))
+    if out:
+        p = table.pairs
+        keys = set(zip(p["group"].to_numpy().tolist(), p["gt"].to_numpy().tolist(), p["pred"].to_numpy().tolist()))
+        missing = sorted(out - keys)
+        if missing:
+            raise ValueError(f"human_matches: {missing[:3]} not candidate pair(s) of the pair table ({len(missing)} in all)")
+    return out
+
+
+@dataclass(frozen=True)
+class PairData:
+    """Arrays of the pairs under evaluation (labeled units only), each tagged with its unit and human label.
+
+    A unit is any partition of labeled groups the caller wants counts for (fold x checker, sample, group).
+    """
+
+    comps: np.ndarray  # (P, 5) float64 in COMPONENTS order, NaN = absent on either side
+    group: np.ndarray  # (P,) int64
+    gt: np.ndarray  # (P,) int64
+    pred: np.ndarray  # (P,) int64
+    human: np.ndarray  # (P,) bool
+    unit: np.ndarray  # (P,) int64 in 0..n_units-1
+    row: np.ndarray  # (P,) int64 position in pair_table.pairs
+    n_units: int
+    unit_pairs: np.ndarray  # (U,) candidate pairs per unit
+    unit_positives: np.ndarray  # (U,) human matches per unit
+    unit_gt: np.ndarray  # (U,) ground-truth violations per unit (for per-checker F1)
+    unit_pred: np.ndarray  # (U,) predicted violations per unit
+    group_n_gt: np.ndarray  # (G,) n_gt of every group of the table (indexed by global group id)
+    group_n_pred: np.ndarray  # (G,) n_pred of every group
+
+    def __len__(self) -> int:
+        return len(self.group)
+
+    @classmethod
+    def build(
+        cls, table: PairTableLike, human: set[tuple[int, int, int]], unit_of_group: np.ndarray, n_units: int
+    ) -> "PairData":
+        """`unit_of_group[g]` is the unit of group g, or -1 to leave the group out."""
+        unit_of_group = np.asarray(unit_of_group, dtype=np.int64)
+        p = table.pairs
+        g_all = p["group"].to_numpy(dtype=np.int64)
+        keep = np.flatnonzero(unit_of_group[g_all] >= 0)
+        group = g_all[keep]
+        gt = p["gt"].to_numpy(dtype=np.int64)[keep]
+        pred = p["pred"].to_numpy(dtype=np.int64)[keep]
+        comps = np.ascontiguousarray(p[list(COMPONENTS)].to_numpy(dtype=np.float64)[keep])
+        if human:
+            hk = np.array(sorted(human), dtype=np.int64)
+            ma = int(max(gt.max(initial=0), hk[:, 1].max())) + 1
+            mb = int(max(pred.max(initial=0), hk[:, 2].max())) + 1
+            code = (group * ma + gt) * mb + pred
+            hcode = (hk[:, 0] * ma + hk[:, 1]) * mb + hk[:, 2]
+            hum = np.isin(code, hcode)
+        else:
+            hum = np.zeros(len(group), dtype=bool)
+        unit = unit_of_group[group]
+        gdf = table.groups
+        in_unit = np.flatnonzero(unit_of_group >= 0)
+        ug = unit_of_group[in_unit]
+        return cls(
+            comps=comps, group=group, gt=gt, pred=pred, human=hum, unit=unit, row=keep, n_units=n_units,
+            unit_pairs=np.bincount(unit, minlength=n_units),
+            unit_positives=np.bincount(unit, weights=hum, minlength=n_units).astype(np.int64),
+            unit_gt=np.bincount(ug, weights=gdf["n_gt"].to_numpy(dtype=np.float64)[in_unit], minlength=n_units).astype(np.int64),
+            unit_pred=np.bincount(ug, weights=gdf["n_pred"].to_numpy(dtype=np.float64)[in_unit], minlength=n_units).astype(np.int64),
+            group_n_gt=gdf["n_gt"].to_numpy(dtype=np.int64), group_n_pred=gdf["n_pred"].to_numpy(dtype=np.int64),
+        )
