@@ -89,7 +89,7 @@ def test_good_output_is_sunk_cached_and_free_on_rerun(fake_openai: FakeOpenAI) -
     buckets, error = sink.results["s1"]
     assert error is None and buckets["tp"] == ["BCL2 is an anti-apoptotic gene"] and buckets["tn"] == []
     assert summary.excerpts == 3 and summary.ungrounded == 0 and summary.snippet_validity == 1.0
-    request = fake_openai.chat_requests()[0]
+    request = next(r for r in fake_openai.chat_requests() if "Sample 0:" in r["messages"][1]["content"])
     assert request["model"] == "fake-model" and request["temperature"] == 0.0
     assert request["response_format"] == {"type": "json_object"}
     system, user = request["messages"]
