@@ -1,0 +1,255 @@
+"""Export curated, versioned evaluation splits: `OUT/NAME@X.Y.Z/` with data files, manifest.json and README.md.
+
+Guarantees (issue 7):
+- deterministic: the same selection gives byte-identical data files (see export_write);
+- immutable: NAME@X.Y.Z is recorded in the project with a content hash; different content under a recorded
+  name and version is refused (bump the version), the same content exports again;
+- safe: everything is written into a temporary directory beside the target and renamed into place, so a failure
+  leaves no half-written split; an existing directory is only replaced with `force`; no environment secrets are
+  ever written (the files are checked for the values of secret-looking environment variables).
+`preview_split` computes the same selection and counts without writing (for --dry-run and the GUI dialog).
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from app.errors import UsageError
+from app.io.export_manifest import build_manifest, clean, counts, readme
+from app.io.export_select import Filters, Selection, normalize_filters, select
+from app.io.export_write import FORMATS, content_sha256, serialise, sha256, to_jsonl
+from app.progress import Progress, check
+from app.store import Project
+
+NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
+VERSION_RE = re.compile(r"(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)")
+DATASETS = ("violations", "labels", "rubric")
+SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    name: str
+    version: str
+    path: Path
+    files: dict[str, str]  # file name -> sha256 (data files only)
+    content_sha256: str
+    counts: dict[str, Any]
+    manifest: dict[str, Any]
+    already_recorded: bool  # the project already held this exact split (same content)
+
+    @property
+    def ref(self) -> str:
+        return f"{self.name}@{self.version}"
+
+
+def validate_name(name: str) -> str:
+    if not isinstance(name, str) or not NAME_RE.fullmatch(name):
+        raise UsageError(
+            f"--name: {name!r} is not a valid split name; use letters, digits, '_' and '-' (starting with a letter "
+            "or digit, at most 128 characters), e.g. jaegermeister_curated_split"
+        )
+    return name
+
+
+def validate_version(version: str) -> str:
+    if not isinstance(version, str) or not VERSION_RE.fullmatch(version):
+        raise UsageError(f"--version: {version!r} is not a semantic version X.Y.Z (e.g. 0.3.2, no leading zeros)")
+    return version
+
+
+def _version_key(v: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in v.split(".")) if VERSION_RE.fullmatch(v) else (-1,)
+
+
+def next_version(project: Project, name: str, version: str) -> str:
+    """A suggestion for a refused export: the patch after the newest version recorded under this name."""
+    known = [r["version"] for r in project.splits() if r["name"] == name] + [version]
+    major, minor, patch = max((_version_key(v) for v in known if _version_key(v) != (-1,)), default=(0, 0, 0))
+    return f"{major}.{minor}.{patch + 1}"
+
+
+def _filters(project: Project, statuses: Sequence[str] | None, checkers: Sequence[str] | None, stratify: str | None,
+             sample: int | None, seed: int, config_ref: str) -> Filters:
+    return normalize_filters(project, Filters(
+        None if statuses is None else tuple(statuses), None if checkers is None else tuple(checkers),
+        stratify, sample, seed, config_ref,
+    ))
+
+
+def _datasets(sel: Selection) -> dict[str, list[dict[str, Any]]]:
+    return {"violations": sel.violations, "labels": sel.labels, "rubric": sel.rubric}
+
+
+def _conflict(project: Project, name: str, version: str, content: str) -> dict[str, Any] | None:
+    """The recorded split this export would contradict, or None (not recorded, or the same content)."""
+    rec = project.split_record(name, version)
+    if rec is not None and rec["content_sha256"] != content:
+        return rec
+    return None
+
+
+def _conflict_message(project: Project, name: str, version: str, rec: dict[str, Any]) -> str:
+    return (
+        f"split {name}@{version} was already exported on {str(rec['created_at'])[:10]} with different content "
+        f"(content sha256 {rec['content_sha256'][:12]}…); a version is immutable: bump the version "
+        f"(e.g. --version {next_version(project, name, version)})"
+    )
+
+
+def preview_split(project: Project, *, statuses: Sequence[str] | None = ("accepted", "corrected"),
+                  checkers: Sequence[str] | None = None, stratify: str | None = None, sample: int | None = None,
+                  seed: int = 0, config_ref: str = "std_match@1.0.0", name: str | None = None,
+                  version: str | None = None, out_dir: str | Path | None = None, force: bool = False,
+                  progress: Progress | None = None) -> dict[str, Any]:
+    """Counts of what `export_split` would write, without writing anything.
+
+    Returns {"filters", "counts", "content_sha256", "problems"}: `problems` lists, as messages, whatever would make
+    the export fail for the given name/version/out_dir (invalid name, a recorded version with other content, an
+    existing directory without force), so a dialog can show them before the user presses Export. Bad filters
+    raise UsageError, as export_split does.
+    """
+    f = _filters(project, statuses, checkers, stratify, sample, seed, config_ref)
+    sel = select(project, f, progress)
+    content = content_sha256(_datasets(sel))
+    problems: list[str] = []
+    for value, validate in ((name, validate_name), (version, validate_version)):
+        if value is not None:
+            try:
+                validate(value)
+            except UsageError as exc:
+                problems.append(str(exc))
+    if not problems and name is not None and version is not None:
+        rec = _conflict(project, name, version, content)
+        if rec is not None:
+            problems.append(_conflict_message(project, name, version, rec))
+        if out_dir is not None and (Path(out_dir) / f"{name}@{version}").exists() and not force:
+            problems.append(f"{Path(out_dir) / f'{name}@{version}'} already exists; use force (--force) to replace it")
+    if not sel.violations and not sel.rubric:
+        problems.append("nothing to export: no unit matches the filters (see counts.skipped_units)")
+    return clean({"filters": f.to_dict(), "counts": counts(sel), "content_sha256": content, "problems": problems})
+
+
+def pretty_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, indent=2, allow_nan=False)
+
+
+def _secret_values() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if SECRET_NAME.search(k) and len(v.strip()) >= 8}
+
+
+def _check_no_secrets(blobs: dict[str, bytes]) -> None:
+    """Refuse to write a file that contains the value of a secret-looking environment variable."""
+    for var, value in sorted(_secret_values().items()):
+        needle = value.encode("utf-8")
+        for fname, data in blobs.items():
+            if needle in data:
+                raise UsageError(
+                    f"refusing to export: {fname} would contain the value of the environment variable {var} "
+                    "(a secret); remove it from the project data first"
+                )
+
+
+def _write_file(path: Path, data: bytes) -> None:
+    with open(path, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _install(tmp: Path, target: Path, force: bool) -> Path | None:
+    """Move the finished temp dir to `target`; an existing target is moved aside first. Returns the moved-aside dir."""
+    old: Path | None = None
+    if target.exists():
+        if not force:
+            raise UsageError(f"{target} already exists; use force (--force) to replace it")
+        old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
+        os.replace(target, old / target.name)
+    try:
+        os.replace(tmp, target)
+    except BaseException:
+        if old is not None:
+            os.replace(old / target.name, target)
+            shutil.rmtree(old, ignore_errors=True)
+        raise
+    return old
+
+
+def export_split(project: Project, name: str, version: str, out_dir: str | Path, *, fmt: str = "jsonl",
+                 statuses: Sequence[str] | None = ("accepted", "corrected"), checkers: Sequence[str] | None = None,
+                 stratify: str | None = None, sample: int | None = None, seed: int = 0, force: bool = False,
+                 config_ref: str = "std_match@1.0.0", progress: Progress | None = None) -> ExportResult:
+    """Write `out_dir/NAME@VERSION/` and record the split in the project (see the module docstring)."""
+    validate_name(name)
+    validate_version(version)
+    if fmt not in FORMATS:
+        raise UsageError(f"--format: must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out: {out} is not a directory")
+    target = out / f"{name}@{version}"
+    if target.exists() and not force:
+        raise UsageError(f"{target} already exists; use force (--force) to replace it")
+    f = _filters(project, statuses, checkers, stratify, sample, seed, config_ref)
+    total = 6
+    if progress is not None:
+        progress.update(0, total, "selecting samples")
+    sel = select(project, f, progress)
+    if not sel.violations and not sel.rubric:
+        raise UsageError("nothing to export: no unit matches the filters (check --status and --checker)")
+    datasets = _datasets(sel)
+    content = content_sha256(datasets)
+    rec = project.split_record(name, version)
+    if rec is not None and rec["content_sha256"] != content:
+        raise UsageError(_conflict_message(project, name, version, rec))
+
+    blobs: dict[str, bytes] = {}
+    canonical: dict[str, bytes] = {}
+    for i, ds in enumerate(DATASETS, start=1):
+        check(progress)
+        if progress is not None:
+            progress.update(i, total, f"serialising {ds}")
+        if datasets[ds]:
+            blobs[f"{ds}.{fmt}"] = serialise(ds, datasets[ds], fmt)
+            canonical[f"{ds}.{fmt}"] = blobs[f"{ds}.{fmt}"] if fmt == "jsonl" else to_jsonl(datasets[ds])
+    files = {fname: sha256(data) for fname, data in blobs.items()}
+    config = project.match_config(f.config_ref).to_dict()
+    manifest = build_manifest(project, name, version, fmt, f, sel, files, content, config)
+    extra = {"manifest.json": (pretty_json(manifest) + "\n").encode("utf-8"),
+             "README.md": readme(manifest).encode("utf-8")}
+    _check_no_secrets({**canonical, **extra})
+
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=out))
+    old: Path | None = None
+    try:
+        for fname, data in {**blobs, **extra}.items():
+            check(progress)
+            _write_file(tmp / fname, data)
+        if progress is not None:
+            progress.update(total - 1, total, "installing")
+        old = _install(tmp, target, force)
+        try:
+            project.record_split(name, version, content, manifest, str(target.resolve()))
+        except BaseException:
+            shutil.rmtree(target, ignore_errors=True)
+            if old is not None:
+                os.replace(old / target.name, target)
+            raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    if progress is not None:
+        progress.update(total, total, "done")
+    return ExportResult(name, version, target, files, content, manifest["counts"], manifest, rec is not None)
+
+
+__all__ = ["ExportResult", "export_split", "preview_split", "validate_name", "validate_version", "next_version"]
