@@ -27,7 +27,7 @@ from calibration.schemes.rubric import BucketError, Buckets, MetricTrait, ground
 
 log = logging.getLogger(__name__)
 
-Sink = Callable[[str, str, "Buckets | None", "str | None"], None]
+Sink = Callable[[str, str, Buckets | None, str | None], None]
 FATAL_STATUS = frozenset({401, 403, 404})  # bad key, no access, unknown model: every further call would fail too
 _MAX_ERROR_CHARS = 600
 
