@@ -1,0 +1,113 @@
+"""The one registry of user actions: id, title, shortcuts, handler name, menu.
+
+The window builds QActions from this table and connects each to `handler` on its controller, so every action
+shows its shortcut in the menu and its tooltip, the cheat sheet lists the same table, and a test can check
+that no two actions share a key.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from PySide6.QtCore import QObject
+from PySide6.QtGui import QAction, QKeySequence
+
+
+@dataclass(frozen=True)
+class ActionSpec:
+    id: str
+    title: str
+    shortcuts: tuple[str, ...]
+    handler: str  # method name on the controller (the main window); "view": passed to the current detail view
+    menu: str
+    tip: str = ""
+    checkable: bool = False
+
+
+ACTIONS: tuple[ActionSpec, ...] = (
+    # file
+    ActionSpec("open", "&Open project…", ("Ctrl+O",), "open_project_dialog", "File", "Open a Concord project file"),
+    ActionSpec("export", "&Export split…", ("Ctrl+Shift+E",), "open_export_dialog", "File", "Export a curated, versioned split"),
+    ActionSpec("quit", "&Quit", ("Ctrl+Q",), "close", "File", "Close the window (all work is already saved)"),
+    # edit
+    ActionSpec("undo", "&Undo", ("Ctrl+Z",), "undo", "Edit", "Undo the last decision"),
+    ActionSpec("redo", "&Redo", ("Ctrl+Shift+Z", "Ctrl+Y"), "redo", "Edit", "Redo the last undone decision"),
+    ActionSpec("find", "&Search samples", ("Ctrl+F",), "focus_search", "Edit", "Search sample text and ids"),
+    # navigate
+    ActionSpec("next", "&Next sample", ("J",), "go_next", "Navigate", "Show the next unit in the list"),
+    ActionSpec("prev", "&Previous sample", ("K",), "go_prev", "Navigate", "Show the previous unit in the list"),
+    ActionSpec("next_unlabeled", "Next &unlabeled", ("N",), "go_next_unlabeled", "Navigate",
+               "Jump to the next unit without a human status"),
+    ActionSpec("next_checker", "Next &checker (same sample)", ("C",), "view", "Navigate",
+               "Review the same sample under the next checker"),
+    ActionSpec("focus_list", "Focus sample &list", ("Ctrl+L",), "focus_list", "Navigate", "Move keyboard focus to the list"),
+    # decide
+    ActionSpec("accept", "&Accept", ("A", "Return", "Enter"), "accept", "Decide",
+               "Accept the machine's proposal (matches or buckets) as the human decision"),
+    ActionSpec("skip", "&Skip", ("S",), "skip", "Decide", "Mark the unit skipped and move on"),
+    ActionSpec("flag", "&Flag", ("F",), "flag", "Decide", "Flag the unit for a second look"),
+    ActionSpec("note", "Add &note…", ("E",), "edit_note", "Decide", "Write a note on this unit"),
+    ActionSpec("clear_status", "Clear status", ("Backspace",), "clear_status", "Decide", "Remove the human status"),
+    ActionSpec("auto_advance", "Advance after a decision", (), "set_auto_advance", "Decide",
+               "After accept, skip or flag, show the next unit", checkable=True),
+    # violations
+    ActionSpec("link", "&Link / unlink selected pair", ("L",), "view", "Violations",
+               "Link the selected ground-truth and prediction, or unlink them if linked"),
+    ActionSpec("next_gt", "Select next &ground truth", ("G",), "view", "Violations", "Cycle through ground-truth violations"),
+    ActionSpec("next_pred", "Select next &prediction", ("P",), "view", "Violations", "Cycle through predictions"),
+    ActionSpec("missing_gt", "Prediction is a &missing GT", ("M",), "view", "Violations",
+               "Mark the selected prediction as a real violation missing from the ground truth"),
+    ActionSpec("gt_wrong", "Ground truth is &wrong", ("W",), "view", "Violations",
+               "Mark the selected ground-truth violation as wrong"),
+    # rubric
+    ActionSpec("bucket_tp", "Move excerpt to &TP", ("1",), "view", "Rubric", "Move the selected excerpt to TP"),
+    ActionSpec("bucket_fn", "Move excerpt to F&N", ("2",), "view", "Rubric", "Move the selected excerpt to FN"),
+    ActionSpec("bucket_fp", "Move excerpt to &FP", ("3",), "view", "Rubric", "Move the selected excerpt to FP"),
+    ActionSpec("bucket_tn", "Move excerpt to T&N", ("4",), "view", "Rubric", "Move the selected excerpt to TN"),
+    ActionSpec("add_excerpt", "&Add excerpt…", ("Insert",), "view", "Rubric",
+               "Add the selected response text (or typed text) to a bucket"),
+    ActionSpec("remove_excerpt", "&Remove excerpt", ("Delete",), "view", "Rubric", "Remove the selected excerpt"),
+    ActionSpec("next_excerpt", "Select next e&xcerpt", ("X",), "view", "Rubric", "Cycle through the excerpts"),
+    # tools
+    ActionSpec("calibrate", "&Calibration…", ("Ctrl+K",), "open_calibration", "Tools", "Calibrate the match metric against human labels"),
+    ActionSpec("rescore", "Re&score sample", ("Ctrl+R",), "view", "Tools", "Recompute the matcher's scores for this sample"),
+    # help
+    ActionSpec("cheatsheet", "&Keyboard shortcuts", ("?", "F1"), "show_cheatsheet", "Help", "Show every shortcut"),
+)
+
+MENUS: tuple[str, ...] = ("File", "Edit", "Navigate", "Decide", "Violations", "Rubric", "Tools", "Help")
+
+
+def spec(action_id: str) -> ActionSpec:
+    for a in ACTIONS:
+        if a.id == action_id:
+            return a
+    raise KeyError(action_id)
+
+
+def shortcut_text(a: ActionSpec) -> str:
+    return ", ".join(QKeySequence(s).toString(QKeySequence.SequenceFormat.NativeText) for s in a.shortcuts)
+
+
+def build_actions(parent: QObject, controller: object, specs: Iterable[ActionSpec] = ACTIONS) -> dict[str, QAction]:
+    """QActions for `specs`, each triggering `controller.<handler>()` (with the checked state if checkable)."""
+    out: dict[str, QAction] = {}
+    for a in specs:
+        act = QAction(a.title, parent)
+        act.setObjectName(f"action_{a.id}")
+        act.setShortcuts([QKeySequence(s) for s in a.shortcuts])
+        keys = shortcut_text(a)
+        act.setToolTip(f"{a.tip or a.title.replace('&', '')}" + (f" ({keys})" if keys else ""))
+        act.setStatusTip(a.tip)
+        act.setCheckable(a.checkable)
+        if a.handler == "view":
+            view_action: Callable[[str], object] = getattr(controller, "view_action")
+            act.triggered.connect(lambda _checked=False, i=a.id: view_action(i))
+        elif a.checkable:
+            handler: Callable[..., object] = getattr(controller, a.handler)
+            act.toggled.connect(handler)
+        else:
+            handler = getattr(controller, a.handler)
+            act.triggered.connect(lambda _checked=False, h=handler: h())
+        out[a.id] = act
+    return out

@@ -1,0 +1,239 @@
+"""Thin Qt item models over store queries and small in-memory records. No SQL here; no second copy of the project.
+
+`UnitListModel` pages the review list from `Project.unit_page` (canFetchMore/fetchMore), so opening a project
+with 100,000 units costs one page. `RecordTableModel` shows a short list of dicts (the violations of one sample,
+its candidate pairs, a metrics table) with declared columns.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QBrush, QColor
+
+from app.store import Project, UnitFilter
+
+Index = QModelIndex | QPersistentModelIndex
+PAGE = 200
+
+STATUS_COLOURS = {
+    "accepted": QColor("#2e7d32"),
+    "corrected": QColor("#1565c0"),
+    "skipped": QColor("#757575"),
+    "flagged": QColor("#c62828"),
+    "unlabeled": QColor("#9e9e9e"),
+}
+
+
+def fmt_score(v: Any, digits: int = 2) -> str:
+    if v is None:
+        return ""
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return str(v)
+    return "—" if f != f else f"{f:.{digits}f}"
+
+
+class UnitListModel(QAbstractTableModel):
+    """The review list: one row per unit (sample x checker or trait), fetched lazily in pages."""
+
+    COLUMNS: tuple[tuple[str, str], ...] = (
+        ("sample_id", "Sample"), ("scheme", "Scheme"), ("unit", "Checker / trait"), ("n_gt", "#GT"),
+        ("n_pred", "#Pred"), ("machine_f1", "Machine F1"), ("status", "Status"),
+    )
+
+    def __init__(self, project: Project | None = None, parent: Any = None, page: int = PAGE) -> None:
+        super().__init__(parent)
+        self._project = project
+        self._page = page
+        self._filter = UnitFilter()
+        self._order_by = "id"
+        self._descending = False
+        self._rows: list[dict[str, Any]] = []
+        self._where: dict[tuple[str, str], int] = {}
+        self._total = 0
+        self.reload()
+
+    # -- state -----------------------------------------------------------------------------------------------------
+    @property
+    def total(self) -> int:
+        """Rows matching the filter in the project (loaded or not)."""
+        return self._total
+
+    @property
+    def unit_filter(self) -> UnitFilter:
+        return self._filter
+
+    def set_project(self, project: Project | None) -> None:
+        self._project = project
+        self.reload()
+
+    def set_filter(self, f: UnitFilter) -> None:
+        self._filter = f
+        self.reload()
+
+    def reload(self) -> None:
+        """Drop loaded rows and fetch the first page again (after a filter, sort or project change)."""
+        self.beginResetModel()
+        self._rows, self._where = [], {}
+        self._total = 0 if self._project is None else self._project.count_units(self._filter)
+        self._append(self._fetch(0))
+        self.endResetModel()
+
+    def _fetch(self, offset: int) -> list[dict[str, Any]]:
+        if self._project is None or offset >= self._total:
+            return []
+        return self._project.unit_page(self._filter, offset, self._page, self._order_by, self._descending)
+
+    def _append(self, rows: list[dict[str, Any]]) -> None:
+        base = len(self._rows)
+        for i, r in enumerate(rows):
+            self._where[(r["sample_id"], r["unit"])] = base + i
+        self._rows.extend(rows)
+
+    def row(self, i: int) -> dict[str, Any] | None:
+        return self._rows[i] if 0 <= i < len(self._rows) else None
+
+    def row_of(self, sample_id: str, unit: str) -> int:
+        return self._where.get((sample_id, unit), -1)
+
+    def rows_for_sample(self, sample_id: str) -> list[int]:
+        return [i for (sid, _u), i in self._where.items() if sid == sample_id]
+
+    def set_status(self, sample_id: str, unit: str, status: str | None) -> None:
+        """Reflect a decision in a loaded row; the row stays put until the next reload (no rows vanish under the cursor)."""
+        i = self.row_of(sample_id, unit)
+        if i < 0:
+            return
+        self._rows[i]["status"] = status or "unlabeled"
+        col = [c for c, _ in self.COLUMNS].index("status")
+        idx = self.index(i, col)
+        self.dataChanged.emit(idx, idx)
+
+    # -- Qt model --------------------------------------------------------------------------------------------------
+    def rowCount(self, parent: Index = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self._rows)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self.COLUMNS)
+
+    def canFetchMore(self, parent: Index = QModelIndex()) -> bool:
+        return not parent.isValid() and len(self._rows) < self._total
+
+    def fetchMore(self, parent: Index = QModelIndex()) -> None:
+        if parent.isValid():
+            return
+        rows = self._fetch(len(self._rows))
+        if not rows:
+            self._total = len(self._rows)  # the project shrank under us; stop asking
+            return
+        self.beginInsertRows(QModelIndex(), len(self._rows), len(self._rows) + len(rows) - 1)
+        self._append(rows)
+        self.endInsertRows()
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or index.row() >= len(self._rows) or index.column() >= len(self.COLUMNS):
+            return None
+        r = self._rows[index.row()]
+        key = self.COLUMNS[index.column()][0]
+        v = r.get(key)
+        if role == Qt.ItemDataRole.DisplayRole:
+            if key == "machine_f1":
+                return fmt_score(v)
+            if key == "unit" and r.get("scheme") == "violations" and not v:
+                return "(ground truth only)"
+            return "" if v is None else str(v)
+        if role == Qt.ItemDataRole.ToolTipRole and key in ("sample_id", "unit"):
+            return "" if v is None else str(v)
+        if role == Qt.ItemDataRole.ForegroundRole and key == "status":
+            return QBrush(STATUS_COLOURS.get(str(v), QColor("#000000")))
+        if role == Qt.ItemDataRole.TextAlignmentRole and key in ("n_gt", "n_pred", "machine_f1"):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.UserRole:
+            return r
+        return None
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if role != Qt.ItemDataRole.DisplayRole:
+            return None
+        if orientation == Qt.Orientation.Horizontal:
+            return self.COLUMNS[section][1] if 0 <= section < len(self.COLUMNS) else None
+        return section + 1
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        """Sorting is done by the store (ORDER BY over the whole filtered list); column -1 = project order."""
+        order_by, desc = ("id", False) if not 0 <= column < len(self.COLUMNS) else (
+            self.COLUMNS[column][0], order == Qt.SortOrder.DescendingOrder)
+        if (order_by, desc) == (self._order_by, self._descending):
+            return
+        self._order_by, self._descending = order_by, desc
+        self.reload()
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    title: str
+    fmt: Callable[[Any], str] = field(default=lambda v: "" if v is None else str(v))
+    align_right: bool = False
+    tip: str = ""
+
+
+class RecordTableModel(QAbstractTableModel):
+    """A few records (dicts) with declared columns; `_bg`/`_fg`/`_tip`/`_bold` keys style a whole row."""
+
+    def __init__(self, columns: Sequence[Column], parent: Any = None) -> None:
+        super().__init__(parent)
+        self._columns = tuple(columns)
+        self._records: list[dict[str, Any]] = []
+
+    def set_records(self, records: Sequence[dict[str, Any]]) -> None:
+        self.beginResetModel()
+        self._records = list(records)
+        self.endResetModel()
+
+    def record(self, row: int) -> dict[str, Any] | None:
+        return self._records[row] if 0 <= row < len(self._records) else None
+
+    def records(self) -> list[dict[str, Any]]:
+        return list(self._records)
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self._records)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self._columns)
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or index.row() >= len(self._records) or index.column() >= len(self._columns):
+            return None
+        rec = self._records[index.row()]
+        col = self._columns[index.column()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return col.fmt(rec.get(col.key))
+        if role == Qt.ItemDataRole.ToolTipRole:
+            tip = rec.get(f"_tip_{col.key}", rec.get("_tip"))
+            return None if tip is None else str(tip)
+        if role == Qt.ItemDataRole.BackgroundRole and rec.get("_bg"):
+            return QBrush(QColor(rec["_bg"]))
+        if role == Qt.ItemDataRole.ForegroundRole and rec.get("_fg"):
+            return QBrush(QColor(rec["_fg"]))
+        if role == Qt.ItemDataRole.TextAlignmentRole and col.align_right:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.UserRole:
+            return rec
+        return None
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and 0 <= section < len(self._columns):
+            if role == Qt.ItemDataRole.DisplayRole:
+                return self._columns[section].title
+            if role == Qt.ItemDataRole.ToolTipRole and self._columns[section].tip:
+                return self._columns[section].tip
+            return None
+        if orientation == Qt.Orientation.Vertical and role == Qt.ItemDataRole.DisplayRole:
+            return section + 1
+        return None

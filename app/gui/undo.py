@@ -1,0 +1,116 @@
+"""The session: project + annotator + undo stack. Every decision goes through `Session.do`.
+
+A correction (app.corrections) is applied to the project *before* it is pushed, so a failed write never leaves
+a phantom entry on the stack; the QUndoCommand only swaps the command with the inverse its application returned.
+"""
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QUndoCommand, QUndoStack
+
+from app.corrections import SetLabels
+from app.store import Project
+
+DONE = ("accepted", "corrected")
+
+
+def _targets(cmd: SetLabels) -> list[tuple[str, str]]:
+    return list(dict.fromkeys((c.sample_id, c.unit) for c in cmd.changes))
+
+
+class CorrectionCommand(QUndoCommand):
+    """Wraps one SetLabels: redo applies the forward command, undo its inverse; both persist events at once."""
+
+    def __init__(self, session: "Session", forward: SetLabels, inverse: SetLabels) -> None:
+        super().__init__(forward.text)
+        self._session = session
+        self._forward = forward
+        self._inverse = inverse
+        self._applied = True  # the session applied it before pushing
+
+    @property
+    def targets(self) -> list[tuple[str, str]]:
+        return _targets(self._forward)
+
+    def redo(self) -> None:
+        if self._applied:
+            return
+        self._inverse = self._session.execute(self._forward, replay=True)
+        self._applied = True
+
+    def undo(self) -> None:
+        self._forward = self._session.execute(self._inverse, replay=True)
+        self._applied = False
+
+
+class Session(QObject):
+    """Who is labeling which project; emits `changed(sample_id, unit, replay)` after every write."""
+
+    changed = Signal(str, str, bool)
+    failed = Signal(str)
+
+    def __init__(self, project: Project, annotator: str, parent: QObject | None = None, *, record_time: bool = True) -> None:
+        super().__init__(parent)
+        self.project = project
+        self.annotator = annotator.strip()  # stored with the first decision (record() adds the annotator)
+        self.record_time = record_time
+        self.stack = QUndoStack(self)
+        self.started = time.monotonic()
+        self.done_units: set[tuple[str, str]] = set()  # units this session left accepted/corrected
+
+    def execute(self, cmd: SetLabels, *, replay: bool = False) -> SetLabels:
+        try:
+            inverse = cmd.apply(self.project, self.annotator)
+        except Exception as exc:  # noqa: BLE001 - surfaced to the user, never swallowed
+            self.failed.emit(f"Could not save '{cmd.text}': {exc}")
+            raise
+        self._track(cmd)
+        for sid, unit in _targets(cmd):
+            self.changed.emit(sid, unit, replay)
+        return inverse
+
+    def do(self, cmd: SetLabels) -> bool:
+        """Apply and push; returns False when the command changes nothing (no event, no undo step)."""
+        before = {(c.sample_id, c.unit, c.kind): self.project.current(c.sample_id, c.unit, c.kind) for c in cmd.changes}
+        if all(before[(c.sample_id, c.unit, c.kind)] == _norm(c.after) for c in cmd.changes):
+            return False
+        try:
+            inverse = self.execute(cmd)
+        except Exception:  # noqa: BLE001 - `failed` already told the user
+            return False
+        self.stack.push(CorrectionCommand(self, cmd, inverse))
+        return True
+
+    def _track(self, cmd: SetLabels) -> None:
+        for c in cmd.changes:
+            if c.kind == "status":
+                key = (c.sample_id, c.unit)
+                if c.after in DONE:
+                    self.done_units.add(key)
+                else:
+                    self.done_units.discard(key)
+
+    def pace_per_hour(self) -> float:
+        hours = max(time.monotonic() - self.started, 1.0) / 3600.0
+        return len(self.done_units) / hours
+
+    def log_time(self, sample_id: str, unit: str, seconds: float) -> None:
+        if not self.record_time:
+            return
+        try:
+            self.project.log_time(self.annotator, sample_id, unit, seconds)
+        except Exception as exc:  # noqa: BLE001
+            self.failed.emit(f"Could not record time spent: {exc}")
+
+
+def _norm(value: object) -> object:
+    """The value as the store returns it after a JSON round trip (tuples become lists)."""
+    if isinstance(value, tuple):
+        return [_norm(v) for v in value]
+    if isinstance(value, list):
+        return [_norm(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _norm(v) for k, v in value.items()}
+    return value

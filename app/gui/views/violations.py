@@ -1,0 +1,480 @@
+"""Violations view: the text with ground-truth and predicted spans, both lists, and the matcher's candidate
+pairs with every component score and threshold test, so a human sees why the metric decided.
+
+Links shown are the human's matches once the unit is labeled, else the matcher's proposal (a correction
+starts from the proposal). Scores come from app.gui.scoring: a provisional result at once, the real one from
+a worker (cached in memory per unit and config).
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any
+
+from PySide6.QtCore import QItemSelectionModel, Qt
+from PySide6.QtWidgets import (
+    QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel, QSplitter, QTableView, QVBoxLayout, QWidget,
+)
+
+from app.corrections import SetLabels, accept_matches, link, toggle_index, unlink
+from app.gui.models import Column, RecordTableModel, fmt_score
+from app.gui.scoring import UnitScores, full_scores, quick_scores
+from app.gui.spantext import LEGEND, STYLES, Span, SpanTextView
+from app.gui.views.base import DetailView, ViewContext, plain_label
+from app.gui.workers import Task, TaskProgress
+from app.store import Project
+from calibration.schemes.violations.config import MatchConfig
+from calibration.schemes.violations.records import Violation, ViolationSample
+
+Pair = tuple[int, int]
+CACHE_SIZE = 4000
+PASS_NAMES = {"overlap": "IoU", "rule": "rule", "match": "score"}
+PREFETCH = 8
+
+
+def _quote(text: str, v: Violation, limit: int = 60) -> str:
+    q = text[v.start : v.end] if v.grounded else (v.quote or "")
+    q = " ".join(q.split())
+    return q if len(q) <= limit else q[: limit - 1] + "…"
+
+
+def _check(ok: bool) -> str:
+    return "✓" if ok else "✗"
+
+
+def _describe(v: Violation, label: str) -> str:
+    parts = [f"{label}: {v.rule}"]
+    for name in ("category", "explanation", "correction"):
+        val = getattr(v, name)
+        if val:
+            parts.append(f"{name}: {val}")
+    return "\n".join(parts)
+
+
+def make_table(model: RecordTableModel, stretch: int = -1) -> QTableView:
+    t = QTableView()
+    t.setModel(model)
+    t.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    t.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    t.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    t.setAlternatingRowColors(True)
+    t.verticalHeader().setVisible(False)
+    t.verticalHeader().setDefaultSectionSize(22)
+    t.setWordWrap(False)
+    h = t.horizontalHeader()
+    h.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    if stretch >= 0:
+        h.setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)
+    t.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
+    return t
+
+
+GT_COLUMNS = (
+    Column("n", "GT"), Column("rule", "Rule"), Column("category", "Category"), Column("quote", "Text"),
+    Column("linked", "Linked pred", tip="Prediction linked to this GT (human, else proposed)"),
+    Column("state", "Human", tip="'wrong' = the human marked this ground truth as wrong"),
+)
+PRED_COLUMNS = (
+    Column("n", "Pred"), Column("rule", "Rule"), Column("category", "Category"), Column("quote", "Text"),
+    Column("linked", "Linked GT"),
+    Column("state", "Human", tip="'missing GT' = a real violation missing from the ground truth"),
+)
+PAIR_COLUMNS = (
+    Column("gt", "GT"), Column("pred", "Pred"),
+    Column("overlap", "IoU", fmt_score, True, "Character IoU of the two spans"),
+    Column("rule", "Rule", fmt_score, True, "Rule similarity"),
+    Column("category", "Cat", fmt_score, True, "Category match (1/0)"),
+    Column("explanation", "Expl", fmt_score, True, "Explanation similarity"),
+    Column("correction", "Corr", fmt_score, True, "Correction similarity"),
+    Column("score", "Weighted", fmt_score, True, "Weighted match score under the chosen config"),
+    Column("passes", "Thresholds", tip="IoU > t_o, rule > t_r, weighted > t_m (all strict)"),
+    Column("proposed", "Matcher", tip="● = the matcher links this pair"),
+    Column("human", "Human", tip="● = linked in the human decision (or the proposal while unlabeled)"),
+)
+
+
+class ViolationsView(DetailView):
+    scheme = "violations"
+    actions = frozenset({"link", "next_gt", "next_pred", "missing_gt", "gt_wrong", "next_checker", "rescore"})
+
+    def __init__(self, ctx: ViewContext, parent: QWidget | None = None) -> None:
+        super().__init__(ctx, parent)
+        self.sample: ViolationSample | None = None
+        self.labels: dict[tuple[str, str], Any] = {}
+        self.scores: UnitScores | None = None
+        self.sel_gt: int | None = None
+        self.sel_pred: int | None = None
+        self._cache: OrderedDict[tuple[str, str, str], UnitScores] = OrderedDict()
+        self._pending: dict[str, Task] = {}
+        self._build()
+
+    # -- layout ----------------------------------------------------------------------------------------------------
+    def _build(self) -> None:
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(4, 4, 4, 4)
+        head = QHBoxLayout()
+        self.title = plain_label()
+        f = self.title.font()
+        f.setBold(True)
+        self.title.setFont(f)
+        self.checker_box = QComboBox()
+        self.checker_box.setToolTip("Checker whose predictions are shown (C: next checker)")
+        self.checker_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.checker_box.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
+        self.checker_box.activated.connect(self._checker_chosen)
+        self.status = plain_label()
+        head.addWidget(self.title)
+        head.addWidget(QLabel("Checker:"))
+        head.addWidget(self.checker_box)
+        head.addStretch(1)
+        head.addWidget(self.status)
+        lay.addLayout(head)
+
+        legend = QHBoxLayout()
+        for kind in ("gt", "pred"):
+            st = STYLES[kind]
+            lab = plain_label(LEGEND[kind])
+            css = f"background:{st.background};" if st.background else ""
+            css += f"color:{st.foreground};text-decoration:underline;" if st.underline else ""
+            lab.setStyleSheet(css + "padding:1px 4px;")
+            legend.addWidget(lab)
+        self.basis = plain_label()
+        self.basis.setStyleSheet("color:#555;")
+        legend.addStretch(1)
+        legend.addWidget(self.basis)
+        lay.addLayout(legend)
+
+        self.text = SpanTextView()
+        self.text.setObjectName("violations_text")
+        self.gt_model = RecordTableModel(GT_COLUMNS, self)
+        self.pred_model = RecordTableModel(PRED_COLUMNS, self)
+        self.pair_model = RecordTableModel(PAIR_COLUMNS, self)
+        self.gt_table = make_table(self.gt_model, 3)
+        self.pred_table = make_table(self.pred_model, 3)
+        self.pair_table = make_table(self.pair_model)
+        self.gt_table.setObjectName("gt_table")
+        self.pred_table.setObjectName("pred_table")
+        self.pair_table.setObjectName("pair_table")
+        self.gt_table.selectionModel().currentRowChanged.connect(lambda cur, _p: self._select(gt=cur.row(), source="gt"))
+        self.pred_table.selectionModel().currentRowChanged.connect(lambda cur, _p: self._select(pred=cur.row(), source="pred"))
+        self.pair_table.selectionModel().currentRowChanged.connect(self._pair_clicked)
+
+        lists = QSplitter(Qt.Orientation.Horizontal)
+        for title, table in (("Ground truth (G · W: wrong)", self.gt_table), ("Predictions (P · M: missing GT)", self.pred_table)):
+            box = QWidget()
+            bl = QVBoxLayout(box)
+            bl.setContentsMargins(0, 0, 0, 0)
+            bl.addWidget(plain_label(title))
+            bl.addWidget(table)
+            lists.addWidget(box)
+        pairs_box = QWidget()
+        pl = QVBoxLayout(pairs_box)
+        pl.setContentsMargins(0, 0, 0, 0)
+        self.pairs_title = plain_label("Candidate pairs (L: link / unlink)")
+        pl.addWidget(self.pairs_title)
+        pl.addWidget(self.pair_table)
+
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.text)
+        split.addWidget(lists)
+        split.addWidget(pairs_box)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        split.setStretchFactor(2, 2)
+        split.setChildrenCollapsible(False)
+        lay.addWidget(split, 1)
+        self.note = plain_label(wrap=True, selectable=True)
+        self.note.setStyleSheet("color:#5d4037;")
+        lay.addWidget(self.note)
+
+    # -- data ------------------------------------------------------------------------------------------------------
+    @property
+    def checker(self) -> str:
+        return "" if self.row is None else str(self.row["unit"])
+
+    def show_unit(self, row: dict[str, Any]) -> None:
+        same_sample = self.sample is not None and self.row is not None and row["sample_id"] == self.row["sample_id"]
+        self.row = row
+        if not same_sample:
+            self.sample = self.project.violation_sample(row["sample_id"])
+            self.sel_gt = self.sel_pred = None
+        if self.sample is None:
+            self.title.setText(f"{row['sample_id']}: not found in the project")
+            return
+        self.labels = self.project.sample_labels(self.sample.id)
+        self.scores = self._scores_for(self.sample, self.checker)
+        self._fill_header()
+        self._render()
+        if not self.scores.final:
+            self._schedule([self.sample])
+
+    def refresh(self) -> None:
+        if self.sample is None or self.row is None:
+            return
+        self.labels = self.project.sample_labels(self.sample.id)
+        self._fill_header()
+        self._render()
+
+    def _fill_header(self) -> None:
+        assert self.sample is not None
+        self.title.setText(f"Sample {self.sample.id}")
+        self.checker_box.blockSignals(True)
+        self.checker_box.clear()
+        for c in sorted(self.sample.predictions):
+            st = self.labels.get((c, "status")) or "unlabeled"
+            self.checker_box.addItem(f"{c}  [{st}]", c)
+        i = self.checker_box.findData(self.checker)
+        self.checker_box.setCurrentIndex(i)
+        self.checker_box.blockSignals(False)
+        status = self.labels.get((self.checker, "status")) or "unlabeled"
+        n_links = len(self.links())
+        whose = "human" if self.human_matches() is not None else "proposed"
+        self.status.setText(f"Status: {status} · {n_links} link(s), {whose}")
+        note = self.labels.get((self.checker, "note"))
+        self.note.setText(f"Note: {note}" if note else "")
+        self.note.setVisible(bool(note))
+
+    def human_matches(self) -> list[Pair] | None:
+        v = self.labels.get((self.checker, "matches"))
+        return None if v is None else [(int(g), int(p)) for g, p in v]
+
+    def links(self) -> list[Pair]:
+        """What the unit's links are now: the human's if labeled, else the proposal."""
+        h = self.human_matches()
+        if h is not None:
+            return h
+        return self.scores.proposed if self.scores is not None else []
+
+    def _render(self) -> None:
+        s, sc = self.sample, self.scores
+        assert s is not None and sc is not None
+        preds = s.predictions.get(self.checker, ())
+        links = self.links()
+        gt_link = {g: p for g, p in links}
+        pred_link = {p: g for g, p in links}
+        wrong = set(self.labels.get(("", "gt_wrong")) or [])
+        missing = set(self.labels.get((self.checker, "missing_gt")) or [])
+        spans = [Span(v.start, v.end, "gt", ("gt", i), _describe(v, f"GT {i + 1}"))
+                 for i, v in enumerate(s.ground_truth) if v.grounded]
+        spans += [Span(v.start, v.end, "pred", ("pred", j), _describe(v, f"Prediction {j + 1}"))
+                  for j, v in enumerate(preds) if v.grounded]
+        self.text.set_content(s.text, spans)
+        self.gt_model.set_records([
+            {"n": i + 1, "rule": v.rule, "category": v.category or "", "quote": _quote(s.text, v) or "(ungrounded)",
+             "linked": "" if i not in gt_link else f"P{gt_link[i] + 1}", "state": "wrong" if i in wrong else "",
+             "_tip": _describe(v, f"GT {i + 1}"), "_fg": "#9e9e9e" if i in wrong else None}
+            for i, v in enumerate(s.ground_truth)
+        ])
+        self.pred_model.set_records([
+            {"n": j + 1, "rule": v.rule, "category": v.category or "", "quote": _quote(s.text, v) or "(ungrounded)",
+             "linked": "" if j not in pred_link else f"GT{pred_link[j] + 1}",
+             "state": "missing GT" if j in missing else "", "_tip": _describe(v, f"Prediction {j + 1}"),
+             "_bg": "#fff3e0" if j in missing else None}
+            for j, v in enumerate(preds)
+        ])
+        linked = set(links)
+        rows = []
+        for p in sc.pairs:
+            rec: dict[str, Any] = {"gt": p.gt + 1, "pred": p.pred + 1, **p.components, "score": p.score,
+                                   "passes": " ".join(f"{PASS_NAMES[k]} {_check(v)}" for k, v in p.passes.items()),
+                                   "proposed": "●" if p.proposed else "", "human": "●" if (p.gt, p.pred) in linked else "",
+                                   "_gp": (p.gt, p.pred)}
+            if (p.gt, p.pred) in linked:
+                rec["_bg"] = "#e3f2fd"
+            rows.append(rec)
+        rows.sort(key=lambda r: (not r["human"], not r["proposed"], -(r["score"] if r["score"] is not None else -9)))
+        self.pair_model.set_records(rows)
+        t = sc.thresholds
+        self.pairs_title.setText(
+            f"Candidate pairs under {sc.config_ref}: thresholds IoU > {t.get('overlap', 0):g}, rule > {t.get('rule', 0):g}, "
+            f"weighted > {t.get('match', 0):g} · L: link / unlink"
+        )
+        self.basis.setText(("text scores: " + sc.basis) + ("" if sc.final else " (provisional, embedding…)"))
+        self._sync_selection()
+
+    # -- scores ----------------------------------------------------------------------------------------------------
+    def _config(self) -> MatchConfig:
+        return self.ctx.match_config()
+
+    def _scores_for(self, sample: ViolationSample, checker: str) -> UnitScores:
+        cfg = self._config()
+        key = (sample.id, checker, cfg.ref)
+        hit = self._cache.get(key)
+        if hit is not None:
+            self._cache.move_to_end(key)
+            return hit
+        sc = quick_scores(sample, checker, cfg, self.project)
+        if sc.final:
+            self._remember(sc)
+        return sc
+
+    def _remember(self, sc: UnitScores) -> None:
+        self._cache[(sc.sample_id, sc.checker, sc.config_ref)] = sc
+        self._cache.move_to_end((sc.sample_id, sc.checker, sc.config_ref))
+        while len(self._cache) > CACHE_SIZE:
+            self._cache.popitem(last=False)
+
+    def _schedule(self, samples: list[ViolationSample], *, show_progress: bool = True) -> None:
+        cfg = self._config()
+        todo = [s for s in samples if f"{s.id}|{cfg.ref}" not in self._pending]
+        if not todo:
+            return
+        path = str(self.project.path)
+
+        def work(progress: TaskProgress) -> dict[tuple[str, str], UnitScores]:
+            with Project.open(path) as worker_project:  # one connection per thread
+                return full_scores(todo, cfg, worker_project, progress)
+
+        task = Task(work, "scoring")
+        keys = [f"{s.id}|{cfg.ref}" for s in todo]
+        for k in keys:
+            self._pending[k] = task
+        task.signals.finished.connect(self._scored)
+        task.signals.failed.connect(lambda msg: self.message.emit(msg.splitlines()[0]))
+        for sig in (task.signals.finished, task.signals.failed, task.signals.cancelled):
+            sig.connect(lambda *_a, ks=keys: [self._pending.pop(k, None) for k in ks])
+        if show_progress:
+            self.ctx.progress.track(task, "Scoring pairs…")
+        self.ctx.runner.start(task)
+
+    def _scored(self, result: dict[tuple[str, str], UnitScores]) -> None:
+        for sc in result.values():
+            self._remember(sc)
+        if self.sample is not None and (self.sample.id, self.checker) in result:
+            new = result[(self.sample.id, self.checker)]
+            if new.config_ref == self._config().ref:
+                self.scores = new
+                self._fill_header()
+                self._render()
+
+    def rescore(self) -> None:
+        if self.sample is None:
+            return
+        cfg = self._config()
+        for c in self.sample.predictions:
+            self._cache.pop((self.sample.id, c, cfg.ref), None)
+        self.show_unit(dict(self.row or {}))
+        self._schedule([self.sample])
+
+    def prefetch(self, rows: list[dict[str, Any]]) -> None:
+        cfg = self._config()
+        ids = [r["sample_id"] for r in rows[:PREFETCH] if r.get("scheme") == self.scheme
+               and (r["sample_id"], r["unit"], cfg.ref) not in self._cache]
+        ids = list(dict.fromkeys(ids))
+        if not ids or cfg.embedding == "jaccard":
+            return
+        self._schedule(self.project.violation_samples(ids), show_progress=False)
+
+    def shutdown(self) -> None:
+        for t in set(self._pending.values()):
+            t.cancel()
+
+    # -- selection -------------------------------------------------------------------------------------------------
+    def _select(self, gt: int | None = -2, pred: int | None = -2, source: str = "") -> None:
+        if gt != -2:
+            self.sel_gt = gt if gt is not None and gt >= 0 else None
+        if pred != -2:
+            self.sel_pred = pred if pred is not None and pred >= 0 else None
+        if source == "gt" and self.sel_gt is not None:
+            partner = dict(self.links()).get(self.sel_gt)
+            if partner is not None:
+                self.sel_pred = partner
+        if source == "pred" and self.sel_pred is not None:
+            partner = {p: g for g, p in self.links()}.get(self.sel_pred)
+            if partner is not None:
+                self.sel_gt = partner
+        self._sync_selection()
+
+    def _pair_clicked(self, cur: Any, _prev: Any) -> None:
+        rec = self.pair_model.record(cur.row())
+        if rec is not None:
+            self._select(gt=rec["_gp"][0], pred=rec["_gp"][1], source="pair")
+
+    def _sync_selection(self) -> None:
+        def set_row(table: QTableView, row: int | None) -> None:
+            sm = table.selectionModel()
+            sm.blockSignals(True)
+            if row is None or row >= table.model().rowCount():
+                sm.clearSelection()
+                sm.setCurrentIndex(table.model().index(-1, -1), QItemSelectionModel.SelectionFlag.NoUpdate)
+            else:
+                idx = table.model().index(row, 0)
+                sm.setCurrentIndex(idx, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+                table.scrollTo(idx)
+            sm.blockSignals(False)
+            table.viewport().update()
+
+        set_row(self.gt_table, self.sel_gt)
+        set_row(self.pred_table, self.sel_pred)
+        pair_row = None
+        for i, rec in enumerate(self.pair_model.records()):
+            if rec["_gp"] == (self.sel_gt, self.sel_pred):
+                pair_row = i
+        set_row(self.pair_table, pair_row)
+        keys = ([("gt", self.sel_gt)] if self.sel_gt is not None else []) + ([("pred", self.sel_pred)] if self.sel_pred is not None else [])
+        self.text.set_selected(keys)
+
+    def selected_pair(self) -> Pair | None:
+        if self.sel_gt is None or self.sel_pred is None:
+            return None
+        return (self.sel_gt, self.sel_pred)
+
+    # -- actions ---------------------------------------------------------------------------------------------------
+    def accept_command(self) -> SetLabels | None:
+        if self.sample is None or self.scores is None or self.checker not in self.sample.predictions:
+            return None
+        return accept_matches(self.sample.id, self.checker, self.scores.proposed)
+
+    def units_of_sample(self) -> list[str]:
+        return [] if self.sample is None else sorted(self.sample.predictions)
+
+    def _checker_chosen(self, index: int) -> None:
+        checker = self.checker_box.itemData(index)
+        if self.sample is not None and checker is not None and checker != self.checker:
+            self.request_unit.emit(self.sample.id, checker)
+
+    def handle(self, action_id: str) -> bool:
+        if self.sample is None:
+            return False
+        sid, checker = self.sample.id, self.checker
+        preds = self.sample.predictions.get(checker, ())
+        if action_id == "next_gt":
+            n = len(self.sample.ground_truth)
+            if n:
+                self._select(gt=0 if self.sel_gt is None else (self.sel_gt + 1) % n, source="gt")
+            return True
+        if action_id == "next_pred":
+            if preds:
+                self._select(pred=0 if self.sel_pred is None else (self.sel_pred + 1) % len(preds), source="pred")
+            return True
+        if action_id == "rescore":
+            self.rescore()
+            return True
+        if action_id == "next_checker":
+            cs = self.units_of_sample()
+            if len(cs) > 1 and checker in cs:
+                self.request_unit.emit(sid, cs[(cs.index(checker) + 1) % len(cs)])
+            return True
+        cmd: SetLabels | None = None
+        if action_id == "link":
+            pair = self.selected_pair()
+            if pair is None:
+                self.message.emit("Select a ground truth (G) and a prediction (P), or a candidate pair, then press L")
+                return True
+            current = self.links()
+            cmd = unlink(sid, checker, current, pair) if pair in current else link(sid, checker, current, pair)
+        elif action_id == "missing_gt":
+            if self.sel_pred is None:
+                self.message.emit("Select a prediction first (P)")
+                return True
+            cur = self.labels.get((checker, "missing_gt")) or []
+            cmd = toggle_index(sid, checker, "missing_gt", cur, self.sel_pred, f"prediction {self.sel_pred + 1}: missing GT")
+        elif action_id == "gt_wrong":
+            if self.sel_gt is None:
+                self.message.emit("Select a ground-truth violation first (G)")
+                return True
+            cur = self.labels.get(("", "gt_wrong")) or []
+            cmd = toggle_index(sid, "", "gt_wrong", cur, self.sel_gt, f"GT {self.sel_gt + 1}: wrong")
+        else:
+            return False
+        self.ctx.session.do(cmd)
+        return True

@@ -1,0 +1,481 @@
+"""The main window. It only composes: review list + filters on the left, the scheme's detail view on the right,
+menus built from the action registry, a status bar with progress. Decisions go through the Session.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, QSettings, Qt, QTimer
+from PySide6.QtGui import QCloseEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView, QComboBox, QFileDialog, QHeaderView, QInputDialog, QLabel, QMainWindow, QMessageBox,
+    QSplitter, QStackedWidget, QTableView, QToolBar, QVBoxLayout, QWidget,
+)
+
+from app.corrections import SetLabels, set_note, set_status
+from app.errors import UsageError
+from app.gui.actions import ACTIONS, MENUS, build_actions
+from app.gui.cheatsheet import CheatSheet
+from app.gui.filters import FilterBar
+from app.gui.models import UnitListModel
+from app.gui.undo import Session
+from app.gui.views import VIEWS, DetailView, ViewContext
+from app.gui.workers import ProgressPanel, TaskRunner
+from app.store import Project, UnitFilter
+from calibration.schemes.violations.config import STD_MATCH, MatchConfig
+
+SCAN_PAGES = 50  # "next unlabeled" fetches at most this many pages before giving up
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, project: Project | None, annotator: str, settings: QSettings | None = None,
+                 owns_project: bool = True, record_time: bool = True) -> None:
+        super().__init__()
+        self.settings = settings or QSettings()
+        self.annotator = annotator
+        self._owns_project = owns_project
+        self._record_time = record_time
+        self.session: Session | None = None
+        self.runner = TaskRunner(self)
+        self.views: dict[str, DetailView] = {}
+        self._shown: tuple[str, str] | None = None
+        self._shown_at = 0.0
+        self._config: MatchConfig = STD_MATCH
+        self.setWindowTitle("Concord")
+        self._build()
+        self.set_project(project)
+
+    # -- composition -----------------------------------------------------------------------------------------------
+    def _build(self) -> None:
+        self.model = UnitListModel(None, self)
+        self.list = QTableView()
+        self.list.setObjectName("unit_list")
+        self.list.setModel(self.model)
+        self.list.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.list.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.list.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)  # project order until a click
+        self.list.setSortingEnabled(True)
+        self.list.verticalHeader().setVisible(False)
+        self.list.verticalHeader().setDefaultSectionSize(22)
+        self.list.setAlternatingRowColors(True)
+        self.list.setWordWrap(False)
+        h = self.list.horizontalHeader()
+        h.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        for col, width in enumerate((110, 70, 160, 40, 48, 78, 78)):
+            self.list.setColumnWidth(col, width)
+        h.setStretchLastSection(True)
+        self.list.selectionModel().currentRowChanged.connect(self._row_changed)
+
+        self.filters = FilterBar()
+        self.filters.changed.connect(self._filter_changed)
+        left = QWidget()
+        ll = QVBoxLayout(left)
+        ll.setContentsMargins(4, 4, 0, 4)
+        ll.addWidget(self.filters)
+        ll.addWidget(self.list, 1)
+        self.count_label = QLabel()
+        self.count_label.setTextFormat(Qt.TextFormat.PlainText)
+        ll.addWidget(self.count_label)
+
+        self.stack = QStackedWidget()
+        self.placeholder = QLabel("Open a project (Ctrl+O), or pick a unit in the list.")
+        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.placeholder.setTextFormat(Qt.TextFormat.PlainText)
+        self.stack.addWidget(self.placeholder)
+
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(left)
+        split.addWidget(self.stack)
+        split.setStretchFactor(0, 0)
+        split.setStretchFactor(1, 1)
+        split.setSizes([600, 1000])
+        self.setCentralWidget(split)
+
+        self.actions_by_id = build_actions(self, self)
+        bar = self.menuBar()
+        menus = {m: bar.addMenu(m if m != "Decide" else "&Decide") for m in MENUS}
+        for a in ACTIONS:
+            menus[a.menu].addAction(self.actions_by_id[a.id])
+            self.addAction(self.actions_by_id[a.id])  # shortcuts work even when the menu bar is hidden
+        self.actions_by_id["auto_advance"].setChecked(self.settings.value("auto_advance", True, type=bool))
+
+        tb = QToolBar("Main")
+        tb.setObjectName("main_toolbar")
+        tb.setMovable(False)
+        for aid in ("prev", "next", "next_unlabeled", "accept", "skip", "flag", "undo", "redo"):
+            tb.addAction(self.actions_by_id[aid])
+        tb.addSeparator()
+        tb.addWidget(QLabel(" Match config: "))
+        self.config_box = QComboBox()
+        self.config_box.setObjectName("config_box")
+        self.config_box.setToolTip("Match config used for the proposal and the list's machine F1")
+        self.config_box.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
+        self.config_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.config_box.activated.connect(lambda _i: self.set_config(self.config_box.currentData()))
+        tb.addWidget(self.config_box)
+        self.addToolBar(tb)
+
+        self.progress = ProgressPanel()
+        self.progress_label = QLabel()
+        self.progress_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.statusBar().addPermanentWidget(self.progress)
+        self.statusBar().addPermanentWidget(self.progress_label)
+        self._progress_timer = QTimer(self)
+        self._progress_timer.setSingleShot(True)
+        self._progress_timer.setInterval(400)
+        self._progress_timer.timeout.connect(self.update_progress)
+
+    def _view(self, scheme: str) -> DetailView | None:
+        if scheme not in self.views:
+            cls = VIEWS.get(scheme)
+            if cls is None or self.session is None:
+                return None
+            view = cls(ViewContext(self.session, self.runner, self.progress, lambda: self._config))
+            view.request_unit.connect(self.show_unit_by_key)
+            view.message.connect(lambda m: self.statusBar().showMessage(m, 6000))
+            self.views[scheme] = view
+            self.stack.addWidget(view)
+        return self.views[scheme]
+
+    @property
+    def project(self) -> Project | None:
+        return None if self.session is None else self.session.project
+
+    @property
+    def current_view(self) -> DetailView | None:
+        w = self.stack.currentWidget()
+        return w if isinstance(w, DetailView) else None
+
+    # -- project ---------------------------------------------------------------------------------------------------
+    def set_project(self, project: Project | None) -> None:
+        self._leave_unit()
+        for v in self.views.values():
+            v.shutdown()
+            self.stack.removeWidget(v)
+            v.deleteLater()
+        self.views = {}
+        if self.session is not None and self._owns_project:
+            self.runner.wait_all(10000)
+            self.session.project.close()
+        self.session = None
+        if project is not None:
+            self.session = Session(project, self.annotator, self, record_time=self._record_time)
+            self.session.changed.connect(self._changed)
+            self.session.failed.connect(lambda m: QMessageBox.warning(self, "Concord", m))
+            self.session.stack.canUndoChanged.connect(self.actions_by_id["undo"].setEnabled)
+            self.session.stack.canRedoChanged.connect(self.actions_by_id["redo"].setEnabled)
+            self.setWindowTitle(f"Concord — {project.path.name} — {self.annotator}")
+        self.actions_by_id["undo"].setEnabled(False)
+        self.actions_by_id["redo"].setEnabled(False)
+        self._load_configs()
+        self.filters.load(project)
+        self.filters.config_ref = self._config.ref
+        self.model.set_filter(self.filters.current())
+        self.model.set_project(project)
+        self.stack.setCurrentWidget(self.placeholder)
+        self._update_action_state()
+        self.update_progress()
+        if self.model.rowCount():
+            self.select_row(0)
+        self.list.setFocus(Qt.FocusReason.OtherFocusReason)
+
+    def _load_configs(self) -> None:
+        self.config_box.clear()
+        p = self.project
+        if p is None:
+            return
+        refs = p.match_config_refs()
+        stored = [r for r in refs if r.split("@")[0] not in ("std_match", "ha_match")]
+        key = f"projects/{p.project_id}/match_config"
+        wanted = self.settings.value(key, stored[-1] if stored else STD_MATCH.ref, type=str)
+        for r in refs:
+            self.config_box.addItem(r, r)
+        try:
+            self._config = p.match_config(wanted)
+        except UsageError:
+            self._config = STD_MATCH
+        self.config_box.setCurrentIndex(max(0, self.config_box.findData(self._config.ref)))
+
+    def set_config(self, ref: str) -> None:
+        p = self.project
+        if p is None or not ref:
+            return
+        self._config = p.match_config(ref)
+        self.settings.setValue(f"projects/{p.project_id}/match_config", self._config.ref)
+        self.config_box.setCurrentIndex(max(0, self.config_box.findData(self._config.ref)))
+        self.filters.config_ref = self._config.ref
+        self._reload_list(keep=True)
+
+    def open_project_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open Concord project", "", "Concord projects (*.concord);;All files (*)")
+        if path:
+            self.open_project(path)
+
+    def open_project(self, path: str) -> None:
+        try:
+            project = Project.open(path)
+        except UsageError as exc:
+            QMessageBox.warning(self, "Concord", str(exc))
+            return
+        self.set_project(project)
+
+    # -- list ------------------------------------------------------------------------------------------------------
+    def _filter_changed(self, f: UnitFilter) -> None:
+        self.model.set_filter(f)
+        self._after_reload(None)
+
+    def _reload_list(self, keep: bool) -> None:
+        shown = self._shown
+        self.model.set_filter(self.filters.current())
+        self._after_reload(shown if keep else None)
+
+    def _after_reload(self, shown: tuple[str, str] | None) -> None:
+        self._update_count()
+        if shown is not None and self.model.row_of(*shown) >= 0:
+            self.select_row(self.model.row_of(*shown))
+        elif self.model.rowCount():
+            self.select_row(0)
+        else:
+            self._leave_unit()
+            self.stack.setCurrentWidget(self.placeholder)
+
+    def _update_count(self) -> None:
+        self.count_label.setText(f"{self.model.total:,} unit(s) match the filters")
+
+    def select_row(self, row: int) -> None:
+        idx = self.model.index(row, 0)
+        if idx.isValid():
+            self.list.selectionModel().setCurrentIndex(
+                idx, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+            )
+            self.list.scrollTo(idx)
+
+    def current_row(self) -> int:
+        return self.list.selectionModel().currentIndex().row()
+
+    def _row_changed(self, cur: QModelIndex, _prev: QModelIndex) -> None:
+        row = self.model.row(cur.row())
+        if row is not None:
+            self.show_unit(row)
+
+    # -- showing units ---------------------------------------------------------------------------------------------
+    def show_unit(self, row: dict[str, Any]) -> None:
+        key = (row["sample_id"], row["unit"])
+        if key != self._shown:
+            self._leave_unit()
+        view = self._view(row["scheme"])
+        if view is None:
+            self.statusBar().showMessage(f"No view for scheme {row['scheme']!r}", 5000)
+            return
+        self.stack.setCurrentWidget(view)
+        view.show_unit(row)
+        if key != self._shown:
+            self._shown, self._shown_at = key, time.monotonic()
+        self._update_action_state()
+        QTimer.singleShot(0, self._prefetch)
+
+    def show_unit_by_key(self, sample_id: str, unit: str) -> None:
+        i = self.model.row_of(sample_id, unit)
+        if i >= 0:
+            self.select_row(i)
+            return
+        if self.project is None:
+            return
+        for u in self.project.units_for_sample(sample_id):
+            if u["unit"] == unit:
+                self.list.selectionModel().clearSelection()
+                self.show_unit({**u, "status": self.project.current(sample_id, unit, "status") or "unlabeled"})
+                return
+
+    def _prefetch(self) -> None:
+        view, i = self.current_view, self.current_row()
+        if view is None or i < 0:
+            return
+        rows = [r for r in (self.model.row(j) for j in range(i + 1, i + 9)) if r is not None]
+        view.prefetch(rows)
+
+    def _leave_unit(self) -> None:
+        """Record the time spent on the unit being left (the work log the brief asks for)."""
+        if self._shown is not None and self.session is not None:
+            self.session.log_time(self._shown[0], self._shown[1], time.monotonic() - self._shown_at)
+        self._shown = None
+
+    def _update_action_state(self) -> None:
+        view = self.current_view
+        supported = view.actions if view is not None else frozenset()
+        for a in ACTIONS:
+            if a.handler == "view":
+                self.actions_by_id[a.id].setEnabled(a.id in supported)
+        has_unit = view is not None and view.row is not None
+        for aid in ("accept", "skip", "flag", "note", "clear_status"):
+            self.actions_by_id[aid].setEnabled(has_unit)
+
+    # -- decisions -------------------------------------------------------------------------------------------------
+    def _changed(self, sample_id: str, unit: str, replay: bool) -> None:
+        p = self.project
+        if p is None:
+            return
+        if unit:
+            self.model.set_status(sample_id, unit, p.current(sample_id, unit, "status"))
+        view = self.current_view
+        cur = None if view is None else view.current()
+        if replay and cur is not None:  # undo/redo: show the unit the decision belongs to
+            target = unit or (cur[1] if cur[0] == sample_id else self._any_unit(sample_id))
+            if (sample_id, target) != cur:
+                self.show_unit_by_key(sample_id, target)
+                self._progress_timer.start()
+                return
+        if view is not None and cur is not None and cur[0] == sample_id:
+            view.refresh()
+        self._progress_timer.start()
+
+    def _any_unit(self, sample_id: str) -> str:
+        units = self.project.units_for_sample(sample_id) if self.project is not None else []
+        return units[0]["unit"] if units else ""
+
+    def _decide(self, cmd: SetLabels | None, advance: bool) -> None:
+        if cmd is None or self.session is None:
+            return
+        self.session.do(cmd)
+        if advance and self.actions_by_id["auto_advance"].isChecked():
+            self.go_next()
+
+    def _current_key(self) -> tuple[str, str] | None:
+        view = self.current_view
+        return None if view is None else view.current()
+
+    def accept(self) -> None:
+        view = self.current_view
+        if view is not None:
+            self._decide(view.accept_command(), advance=True)
+
+    def _status(self, status: str | None, advance: bool) -> None:
+        key = self._current_key()
+        if key is not None:
+            self._decide(set_status(key[0], key[1], status), advance)
+
+    def skip(self) -> None:
+        self._status("skipped", True)
+
+    def flag(self) -> None:
+        self._status("flagged", True)
+
+    def clear_status(self) -> None:
+        self._status(None, False)
+
+    def edit_note(self) -> None:
+        key = self._current_key()
+        if key is None or self.project is None:
+            return
+        old = self.project.current(key[0], key[1], "note") or ""
+        text, ok = QInputDialog.getMultiLineText(self, "Note", f"Note on {key[0]} / {key[1] or 'ground truth'}:", old)
+        if ok:
+            self._decide(set_note(key[0], key[1], text.strip()), advance=False)
+
+    def undo(self) -> None:
+        if self.session is not None:
+            self.session.stack.undo()
+
+    def redo(self) -> None:
+        if self.session is not None:
+            self.session.stack.redo()
+
+    def view_action(self, action_id: str) -> None:
+        view = self.current_view
+        if view is not None and not view.handle(action_id):
+            self.statusBar().showMessage("Not available for this unit", 3000)
+
+    def set_auto_advance(self, on: bool) -> None:
+        self.settings.setValue("auto_advance", bool(on))
+
+    # -- navigation ------------------------------------------------------------------------------------------------
+    def _ensure_loaded(self, row: int) -> bool:
+        while row >= self.model.rowCount() and self.model.canFetchMore():
+            self.model.fetchMore()
+        return row < self.model.rowCount()
+
+    def go_next(self) -> None:
+        i = self.current_row() + 1
+        if self._ensure_loaded(i):
+            self.select_row(i)
+        else:
+            self.statusBar().showMessage("End of the list", 3000)
+
+    def go_prev(self) -> None:
+        i = self.current_row()
+        if i > 0:
+            self.select_row(i - 1)
+
+    def go_next_unlabeled(self) -> None:
+        i, pages = self.current_row() + 1, 0
+        while True:
+            while i < self.model.rowCount():
+                r = self.model.row(i)
+                if r is not None and r["status"] == "unlabeled":
+                    self.select_row(i)
+                    return
+                i += 1
+            if not self.model.canFetchMore() or pages >= SCAN_PAGES:
+                break
+            self.model.fetchMore()
+            pages += 1
+        self.statusBar().showMessage("No unlabeled unit further down the list (filter Status: unlabeled to see all)", 5000)
+
+    def focus_list(self) -> None:
+        self.list.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    def focus_search(self) -> None:
+        self.filters.search.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.filters.search.selectAll()
+
+    # -- status ----------------------------------------------------------------------------------------------------
+    def update_progress(self) -> None:
+        p, s = self.project, self.session
+        if p is None or s is None:
+            self.progress_label.setText("No project")
+            return
+        total = p.count_units(UnitFilter())
+        done = p.count_units(UnitFilter(statuses=("accepted", "corrected")))
+        pct = 100.0 * done / total if total else 0.0
+        self.progress_label.setText(
+            f"Labeled {done:,} / {total:,} ({pct:.1f}%) · this session: {len(s.done_units)} "
+            f"({s.pace_per_hour():.0f}/h) · {self.annotator}"
+        )
+        self._update_count()
+
+    # -- panels (filled in by later modules) ------------------------------------------------------------------------
+    def open_calibration(self) -> None:
+        try:
+            from app.gui.calibration_panel import CalibrationPanel
+        except ImportError:
+            self.statusBar().showMessage("Calibration panel not available in this build", 5000)
+            return
+        if self.session is not None:
+            CalibrationPanel.open_for(self)
+
+    def open_export_dialog(self) -> None:
+        try:
+            from app.gui.export_dialog import ExportDialog
+        except ImportError:
+            self.statusBar().showMessage("Export dialog not available in this build", 5000)
+            return
+        if self.session is not None:
+            ExportDialog.open_for(self)
+
+    def show_cheatsheet(self) -> None:
+        CheatSheet(self).exec()
+
+    # -- lifecycle -------------------------------------------------------------------------------------------------
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self._leave_unit()
+        for v in self.views.values():
+            v.shutdown()
+        self.runner.cancel_all()
+        self.runner.wait_all(15000)
+        self.settings.setValue("geometry", self.saveGeometry())
+        if self.session is not None and self._owns_project:
+            self.session.project.close()
+            self.session = None
+        super().closeEvent(event)

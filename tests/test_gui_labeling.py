@@ -1,0 +1,143 @@
+"""Labeling a violations unit with real key presses: decisions are stored at once, undo/redo, reopen."""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+
+from app.store import Project
+from tests.gui_data import C1, C2, open_window, project_path, settings  # noqa: F401 - fixtures
+
+CTRL = Qt.KeyboardModifier.ControlModifier
+SHIFT = Qt.KeyboardModifier.ShiftModifier
+
+
+def key(qtbot, w, k, mod=Qt.KeyboardModifier.NoModifier):  # type: ignore[no-untyped-def]
+    """Press a key where the user's focus is (the list), as a real key event."""
+    qtbot.keyClick(w.list, k, mod)
+
+
+def test_accept_undo_redo_close_reopen(qtbot, open_window, project_path):  # type: ignore[no-untyped-def]
+    w = open_window(project_path)
+    view = w.current_view
+    assert view.current() == ("v1", C1)
+    proposal = view.scores.proposed
+    assert proposal == [(0, 0)]  # same rule, overlapping dosage spans
+    key(qtbot, w, Qt.Key.Key_A)
+    p = w.project
+    assert p.current("v1", C1, "status") == "accepted"
+    assert p.current("v1", C1, "matches") == [[0, 0]]
+    assert w.model.row(0)["status"] == "accepted"
+    assert w.current_view.current() == ("v1", C2)  # advanced to the next unit
+    ev = p.events("v1")
+    assert {e["annotator"] for e in ev} == {"tester"} and len(ev) == 2
+
+    key(qtbot, w, Qt.Key.Key_Z, CTRL)
+    assert p.current("v1", C1, "status") is None
+    assert p.current("v1", C1, "matches") is None
+    assert w.current_view.current() == ("v1", C1)  # undo shows the unit it changed
+    assert w.model.row(0)["status"] == "unlabeled"
+
+    key(qtbot, w, Qt.Key.Key_Z, CTRL | SHIFT)
+    assert p.current("v1", C1, "status") == "accepted"
+    assert p.current("v1", C1, "matches") == [[0, 0]]
+
+    key(qtbot, w, Qt.Key.Key_J)
+    key(qtbot, w, Qt.Key.Key_S)  # skip v1/C2 -> advances
+    assert p.current("v1", C2, "status") == "skipped"
+    key(qtbot, w, Qt.Key.Key_F)
+    flagged = w.model.row(2)
+    assert p.current(flagged["sample_id"], flagged["unit"], "status") == "flagged"
+    w.close()
+
+    with Project.open(project_path) as check:
+        assert check.time_spent() > 0  # time per unit logged when leaving it
+        logged = {(r["sample_id"], r["unit"]) for r in check.query("SELECT sample_id, unit FROM work_log")}
+        assert ("v1", C1) in logged and ("v1", C2) in logged
+
+    w2 = open_window(project_path)
+    assert [w2.model.row(i)["status"] for i in range(3)] == ["accepted", "skipped", "flagged"]
+    v = w2.current_view
+    assert v.current() == ("v1", C1)
+    assert v.human_matches() == [(0, 0)]
+    assert "accepted" in v.status.text() and "human" in v.status.text()
+    assert w2.session.stack.count() == 0  # a new session starts with an empty undo stack
+
+
+def test_link_unlink_missing_gt_and_wrong_gt(qtbot, open_window, project_path):  # type: ignore[no-untyped-def]
+    w = open_window(project_path)
+    p, view = w.project, w.current_view
+    key(qtbot, w, Qt.Key.Key_G)  # GT 1, whose proposed partner is prediction 1
+    assert view.selected_pair() == (0, 0)
+    key(qtbot, w, Qt.Key.Key_L)  # linked in the proposal -> unlink
+    assert p.current("v1", C1, "matches") == []
+    assert p.current("v1", C1, "status") == "corrected"
+    assert view.gt_model.record(0)["linked"] == ""
+    key(qtbot, w, Qt.Key.Key_L)  # link again
+    assert p.current("v1", C1, "matches") == [[0, 0]]
+
+    key(qtbot, w, Qt.Key.Key_G)  # GT 2 (contact details), unlinked
+    key(qtbot, w, Qt.Key.Key_P)  # prediction 2 (refunds)
+    assert view.selected_pair() == (1, 1)
+    key(qtbot, w, Qt.Key.Key_L)
+    assert p.current("v1", C1, "matches") == [[0, 0], [1, 1]]
+    assert view.pred_model.record(1)["linked"] == "GT2"
+    key(qtbot, w, Qt.Key.Key_L)
+    assert p.current("v1", C1, "matches") == [[0, 0]]
+
+    key(qtbot, w, Qt.Key.Key_M)  # prediction 2 is a real violation missing from the ground truth
+    assert p.current("v1", C1, "missing_gt") == [1]
+    assert view.pred_model.record(1)["state"] == "missing GT"
+    key(qtbot, w, Qt.Key.Key_W)  # GT 2 is wrong
+    assert p.current("v1", "", "gt_wrong") == [1]
+    assert view.gt_model.record(1)["state"] == "wrong"
+
+    for _ in range(4):  # undo wrong GT, missing GT, unlink, link
+        key(qtbot, w, Qt.Key.Key_Z, CTRL)
+    assert p.current("v1", "", "gt_wrong") is None  # back to "never decided", not just empty
+    assert p.current("v1", C1, "missing_gt") is None
+    assert p.current("v1", C1, "matches") == [[0, 0]]
+    assert view.gt_model.record(1)["state"] == ""
+
+
+def test_pair_table_explains_the_decision(qtbot, open_window, project_path):  # type: ignore[no-untyped-def]
+    w = open_window(project_path)
+    view = w.current_view
+    rows = view.pair_model.records()
+    assert len(rows) == 4  # 2 GT x 2 predictions
+    top = rows[0]
+    assert top["_gp"] == (0, 0) and top["proposed"] == "●"
+    assert top["rule"] == 1.0 and top["category"] == 1.0
+    assert 0 < top["overlap"] < 1
+    assert "IoU ✓" in top["passes"] and "score ✓" in top["passes"]
+    crossing = next(r for r in rows if r["_gp"] == (0, 1))
+    assert crossing["overlap"] == 0.0 and "IoU ✗" in crossing["passes"] and crossing["proposed"] == ""
+
+
+def test_switch_checker_and_note(qtbot, open_window, project_path, monkeypatch):  # type: ignore[no-untyped-def]
+    w = open_window(project_path)
+    key(qtbot, w, Qt.Key.Key_C)
+    assert w.current_view.current() == ("v1", C2)
+    key(qtbot, w, Qt.Key.Key_C)
+    assert w.current_view.current() == ("v1", C1)
+    from PySide6.QtWidgets import QInputDialog
+
+    monkeypatch.setattr(QInputDialog, "getMultiLineText", staticmethod(lambda *a, **k: ("needs a second look", True)))
+    key(qtbot, w, Qt.Key.Key_E)
+    assert w.project.current("v1", C1, "note") == "needs a second look"
+    assert "needs a second look" in w.current_view.note.text()
+    key(qtbot, w, Qt.Key.Key_Z, CTRL)
+    assert w.project.current("v1", C1, "note") is None
+
+
+def test_filters_and_next_unlabeled(qtbot, open_window, project_path):  # type: ignore[no-untyped-def]
+    w = open_window(project_path)
+    key(qtbot, w, Qt.Key.Key_A)  # accept v1/C1 -> v1/C2
+    key(qtbot, w, Qt.Key.Key_K)
+    assert w.current_view.current() == ("v1", C1)
+    key(qtbot, w, Qt.Key.Key_N)
+    assert w.current_view.current() == ("v1", C2)
+    w.filters.set_status("accepted")
+    assert w.model.total == 1 and w.model.row(0)["sample_id"] == "v1"
+    w.filters.set_status(None)
+    qtbot.keyClicks(w.filters.search, "refunds")
+    qtbot.waitUntil(lambda: w.model.total == 2, timeout=3000)  # both checkers of v1
+    assert {w.model.row(i)["sample_id"] for i in range(2)} == {"v1"}
