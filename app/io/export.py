@@ -15,7 +15,7 @@ import json
 import os
 import re
 import shutil
-import tempfile
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -164,13 +164,24 @@ def _write_file(path: Path, data: bytes) -> None:
         os.fsync(fh.fileno())
 
 
+def _fresh_dir(parent: Path, prefix: str) -> Path:
+    """A new hidden directory beside the target (same file system, so the final rename is atomic), umask mode."""
+    while True:
+        path = parent / f"{prefix}{uuid.uuid4().hex[:12]}"
+        try:
+            path.mkdir()
+            return path
+        except FileExistsError:
+            continue
+
+
 def _install(tmp: Path, target: Path, force: bool) -> Path | None:
     """Move the finished temp dir to `target`; an existing target is moved aside first. Returns the moved-aside dir."""
     old: Path | None = None
     if target.exists():
         if not force:
             raise UsageError(f"{target} already exists; use force (--force) to replace it")
-        old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
+        old = _fresh_dir(target.parent, f".{target.name}.old-")
         os.replace(target, old / target.name)
     try:
         os.replace(tmp, target)
@@ -227,7 +238,7 @@ def export_split(project: Project, name: str, version: str, out_dir: str | Path,
     _check_no_secrets({**canonical, **extra})
 
     out.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=out))
+    tmp = _fresh_dir(out, f".{target.name}.tmp-")
     old: Path | None = None
     try:
         for fname, data in {**blobs, **extra}.items():

@@ -162,6 +162,11 @@ def build_manifest(project: Project, name: str, version: str, fmt: str, filters:
     })
 
 
+def _cell(x: Any) -> str:
+    """A Markdown table cell: checker names contain '|', which would split the cell."""
+    return str(x).replace("|", "\\|")
+
+
 def _fmt(x: Any) -> str:
     return f"{x:.3f}" if isinstance(x, float) else ("–" if x is None else str(x))
 
@@ -207,21 +212,21 @@ def readme(manifest: dict[str, Any]) -> str:
         "",
         "| split | violations | rubric |",
         "|---|---|---|",
-        *[f"| {k} | {v['violations']} | {v['rubric']} |" for k, v in c["by_split"].items()],
+        *[f"| {_cell(k)} | {v['violations']} | {v['rubric']} |" for k, v in c["by_split"].items()],
         "",
     ]
     if c["by_category"]:
         lines += ["| category | ground-truth violations |", "|---|---|",
-                  *[f"| {k} | {v} |" for k, v in c["by_category"].items()], ""]
+                  *[f"| {_cell(k)} | {v} |" for k, v in c["by_category"].items()], ""]
     if c["by_checker"]:
         lines += ["Checkers, scored against the human-validated ground truth with the human matches:", "",
                   "| checker | units | predictions | matches | precision | recall | F1 |", "|---|---|---|---|---|---|---|",
-                  *[f"| {k} | {v['units']} | {v['predictions']} | {v['human_matches']} | {_fmt(v['precision'])} | "
+                  *[f"| {_cell(k)} | {v['units']} | {v['predictions']} | {v['human_matches']} | {_fmt(v['precision'])} | "
                     f"{_fmt(v['recall'])} | {_fmt(v['f1'])} |" for k, v in c["by_checker"].items()], ""]
     rubric = manifest["agreement"]["rubric_llm_vs_human"]
     if rubric:
         lines += ["LLM buckets vs human buckets per trait:", "", "| trait | samples | kept share | kappa |", "|---|---|---|---|",
-                  *[f"| {k} | {v['n_samples']} | {_fmt(v['kept_share'])} | {_fmt(v['kappa'])} |" for k, v in rubric.items()], ""]
+                  *[f"| {_cell(k)} | {v['n_samples']} | {_fmt(v['kept_share'])} | {_fmt(v['kappa'])} |" for k, v in rubric.items()], ""]
     lines += [
         "## Provenance",
         "",

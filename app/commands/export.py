@@ -1,0 +1,154 @@
+"""`concord export PROJECT --name NAME --version X.Y.Z --out DIR`: write a curated, versioned evaluation split.
+
+The split lands in DIR/NAME@X.Y.Z/ (data files, manifest.json, README.md) and is recorded in the project; a
+recorded version cannot change content later (bump the version). --dry-run prints the counts only.
+"""
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from app.errors import UsageError
+from app.io.export import export_split, preview_split
+from app.io.export_write import FORMATS
+from app.store import STATUSES, Project
+
+
+def _csv_list(value: str) -> list[str]:
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "export",
+        help="export a curated, versioned evaluation split (NAME@X.Y.Z) of human-validated samples",
+        description="Write DIR/NAME@X.Y.Z/ with the human-validated data (violations with ground truth, predictions "
+        "and the human match decisions; rubric samples with the human buckets and their metrics), manifest.json "
+        "(counts, sha256 of every file, filters, annotators, agreement) and a README.md data card. The same "
+        "selection always gives byte-identical data files; a recorded NAME@X.Y.Z never changes content.",
+    )
+    p.add_argument("project", metavar="PROJECT", help="the .concord project file")
+    p.add_argument("--name", required=True, help="split name: letters, digits, '_' and '-' (e.g. brand_compliance)")
+    p.add_argument("--version", required=True, metavar="X.Y.Z", help="semantic version of this split, e.g. 0.3.2")
+    p.add_argument("--out", metavar="DIR", help="directory to write NAME@X.Y.Z/ into (required unless --dry-run)")
+    p.add_argument("--format", choices=FORMATS, default="jsonl", dest="fmt", help="data file format (default jsonl)")
+    p.add_argument("--status", default="accepted,corrected", metavar="LIST",
+                   help=f"comma-separated unit statuses to include, from {', '.join(STATUSES)}; 'any' for every unit "
+                   "with a human decision (default: accepted,corrected)")
+    p.add_argument("--checker", action="append", metavar="NAME",
+                   help="only these checkers or rubric traits (repeat or comma-separate; default: all)")
+    p.add_argument("--stratify", choices=("category", "split"), help="sample proportionally within these strata")
+    p.add_argument("--sample", type=int, metavar="N", help="draw N samples (reproducibly, with --seed)")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="random seed for --sample (default 0)")
+    p.add_argument("--config", default="std_match@1.0.0", metavar="REF",
+                   help="match config name@version the split is documented with (default std_match@1.0.0)")
+    p.add_argument("--force", action="store_true", help="replace an existing DIR/NAME@X.Y.Z directory")
+    p.add_argument("--dry-run", action="store_true", help="print what would be exported; write nothing")
+    p.set_defaults(func=run)
+
+
+class _Bar:
+    """The Progress protocol on a transient rich bar."""
+
+    def __init__(self, console: Console) -> None:
+        self._bar = Progress(TextColumn("[bold]exporting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                             TextColumn("{task.fields[message]}"), console=console, transient=True)
+        self._task = self._bar.add_task("export", total=None, message="")
+
+    def __enter__(self) -> "_Bar":
+        self._bar.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._bar.stop()
+
+    def update(self, done: int, total: int, message: str = "") -> None:
+        self._bar.update(self._task, completed=done, total=total, message=message)
+
+    def cancelled(self) -> bool:
+        return False
+
+
+def counts_tables(counts: dict[str, Any]) -> list[Table]:
+    """Rich tables of the counts (shared by --dry-run and the summary after an export)."""
+    s = counts["samples"]
+    gt = counts["ground_truth"]
+    overview = Table(title="split", show_header=False)
+    overview.add_row("violations samples", str(s["violations"]))
+    overview.add_row("rubric samples", str(s["rubric"]))
+    overview.add_row("ground-truth violations",
+                     f"{gt['violations']} ({gt['dropped_gt_wrong']} dropped as wrong, {gt['added_missing_gt']} added as missing)")
+    overview.add_row("human decisions", str(counts["labels"]))
+    for reason, n in counts["skipped_units"].items():
+        overview.add_row(f"units skipped: {reason}", str(n))
+    tables = [overview]
+    splits = Table(title="per split")
+    for col in ("split", "violations", "rubric"):
+        splits.add_column(col, justify="left" if col == "split" else "right")
+    for k, v in counts["by_split"].items():
+        splits.add_row(k, str(v["violations"]), str(v["rubric"]))
+    tables.append(splits)
+    if counts["by_checker"]:
+        t = Table(title="per checker (human matches vs human-validated ground truth)")
+        for col in ("checker", "units", "predictions", "matches", "P", "R", "F1"):
+            t.add_column(col, justify="left" if col == "checker" else "right")
+        for k, v in counts["by_checker"].items():
+            t.add_row(k, str(v["units"]), str(v["predictions"]), str(v["human_matches"]),
+                      f"{v['precision']:.3f}", f"{v['recall']:.3f}", f"{v['f1']:.3f}")
+        tables.append(t)
+    if counts["by_category"]:
+        t = Table(title="ground truth per category")
+        t.add_column("category")
+        t.add_column("violations", justify="right")
+        for k, v in counts["by_category"].items():
+            t.add_row(k, str(v))
+        tables.append(t)
+    if counts["by_trait"]:
+        t = Table(title="per trait (human buckets)")
+        for col in ("trait", "units", "tp", "fn", "fp", "tn"):
+            t.add_column(col, justify="left" if col == "trait" else "right")
+        for k, v in counts["by_trait"].items():
+            t.add_row(k, *(str(v.get(c, 0)) for c in ("units", "tp", "fn", "fp", "tn")))
+        tables.append(t)
+    if len(counts["strata"]) > 1:
+        t = Table(title="strata")
+        for col in ("stratum", "available", "selected"):
+            t.add_column(col, justify="left" if col == "stratum" else "right")
+        for k, v in counts["strata"].items():
+            t.add_row(k, str(v["available"]), str(v["selected"]))
+        tables.append(t)
+    return tables
+
+
+def run(args: argparse.Namespace) -> int:
+    console = Console()
+    statuses = None if args.status.strip().lower() == "any" else _csv_list(args.status)
+    checkers = None if not args.checker else [c for item in args.checker for c in _csv_list(item)]
+    options = dict(statuses=statuses, checkers=checkers, stratify=args.stratify, sample=args.sample, seed=args.seed,
+                   config_ref=args.config)
+    if not args.dry_run and not args.out:
+        raise UsageError("--out: the output directory is required (or use --dry-run)")
+    with Project.open(args.project) as project:
+        if args.dry_run:
+            pv = preview_split(project, name=args.name, version=args.version, out_dir=args.out, force=args.force,
+                               **options)
+            for table in counts_tables(pv["counts"]):
+                console.print(table)
+            console.print(f"content sha256: {pv['content_sha256']}")
+            for problem in pv["problems"]:
+                console.print(f"problem: {problem}", style="red", markup=False)
+            console.print("dry run: nothing written")
+            return 2 if pv["problems"] else 0
+        with _Bar(console) as bar:
+            res = export_split(project, args.name, args.version, args.out, fmt=args.fmt, force=args.force,
+                               progress=bar, **options)
+    for table in counts_tables(res.counts):
+        console.print(table)
+    note = " (same content as the recorded version)" if res.already_recorded else ""
+    console.print(f"wrote [bold]{res.ref}[/] to {res.path}{note}")
+    console.print(f"content sha256: {res.content_sha256}")
+    return 0
