@@ -1,0 +1,71 @@
+"""Calibrate the violations match metric on a project's human decisions, persist the run, apply the result."""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from app.errors import UsageError
+from app.progress import Progress
+from app.services.evaluation import human_labels, pair_table
+from app.store import Project
+from calibration.schemes.violations import MatchConfig
+from calibration.schemes.violations.config import DEFAULT_EMBEDDING
+from calibration.search import MatchCalibrator, SearchSpace, SpaceError
+from calibration.search.space import PRESET_COMPONENTS
+
+
+def make_space(components: str | Sequence[str] = "ha", step: float = 0.1, matching: str = "greedy",
+               thresholds: Mapping[str, Sequence[float]] | None = None,
+               fixed_weights: Mapping[str, float] | None = None) -> SearchSpace:
+    comps = PRESET_COMPONENTS.get(components, None) if isinstance(components, str) else tuple(components)
+    if comps is None:
+        comps = tuple(c.strip() for c in str(components).split(",") if c.strip())
+    kwargs: dict[str, Any] = {k: tuple(v) for k, v in (thresholds or {}).items()}
+    try:
+        return SearchSpace(components=comps, step=step, matching=matching, fixed_weights=dict(fixed_weights or {}), **kwargs)
+    except (SpaceError, TypeError) as exc:
+        raise UsageError(f"search space: {exc}") from None
+
+
+def calibrate(project: Project, space: SearchSpace, *, objective: str = "kappa", folds: int = 5,
+              group_by: str = "sample", seed: int = 0, embedding: str = DEFAULT_EMBEDDING,
+              progress: Progress | None = None, n_boot: int = 1000) -> tuple[MatchCalibrator, int]:
+    """Fit on the project's current human match decisions; the run is stored and its id returned."""
+    table = pair_table(project, embedding, progress)
+    labels = human_labels(project, table)
+    if not labels.labeled_groups:
+        raise UsageError("no human match decisions yet: label some (sample, checker) pairs in the app, "
+                         "or `concord labels import`, then calibrate")
+    try:
+        cal = MatchCalibrator(space=space, objective=objective, folds=folds, group_by=group_by, seed=seed, n_boot=n_boot)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(str(exc)) from None
+    n_samples = table.groups.iloc[labels.labeled_groups]["sample_id"].nunique()
+    if group_by == "sample" and n_samples < folds:
+        raise UsageError(f"--folds {folds}: only {n_samples} labeled samples; use fewer folds or label more")
+    cal.fit(table, labels.matches, labels.labeled_groups, progress=progress)
+    result = cal.to_dict() | {"embedding": embedding}
+    params = {"space": space.to_dict(), "objective": objective, "folds": folds, "group_by": group_by, "seed": seed,
+              "embedding": embedding}
+    run_id = project.save_calibration_run(objective, params, result, cal.cv_results_)
+    return cal, run_id
+
+
+def next_version(project: Project, name: str) -> str:
+    versions = [r.split("@", 1)[1] for r in project.match_config_refs() if r.split("@", 1)[0] == name]
+    if not versions:
+        return "1.0.0"
+    major, minor, _ = max(tuple(int(x) for x in v.split(".")) for v in versions)
+    return f"{major}.{minor + 1}.0"
+
+
+def apply_config(project: Project, name: str, params: Mapping[str, Any], matching: str, embedding: str) -> MatchConfig:
+    """Save calibrated weights/thresholds as a new version of `name`, usable by `evaluate --use` and the app."""
+    if not name or "@" in name or "|" in name:
+        raise UsageError(f"--apply {name!r}: a config name without '@' or '|'")
+    config = MatchConfig.from_dict(
+        {"name": name, "version": next_version(project, name), "matching": matching, "embedding": embedding,
+         "weights": params["weights"], "thresholds": params["thresholds"]}
+    )
+    project.save_match_config(config, origin="calibration")
+    return config
