@@ -1,0 +1,110 @@
+"""`concord evaluate` and `concord calibrate` end to end on small generated projects (Jaccard similarity, fast)."""
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from app.cli import main
+from app.store import Change, Project
+from calibration.schemes.violations import Violation, ViolationSample
+
+RULES = ["Do not target minors", "Always add the registered mark", "No health claims", "Include a drinking message"]
+CHECKER = "tight@1.0.0|m"
+LOOSE = "loose@1.0.0|m"
+
+
+def _project(path: Path, n: int = 40, seed: int = 1) -> Project:
+    """Humans call a pair a match iff it has the same rule and IoU > 0.5; the 'loose' checker shifts spans a lot."""
+    rng = random.Random(seed)
+    project = Project.create(path)
+    samples = []
+    for i in range(n):
+        text = " ".join(f"w{i}x{j}" for j in range(60))
+        gts = []
+        for k in range(3):
+            s = 40 * k + rng.randint(0, 5)
+            gts.append(Violation(RULES[(i + k) % 4], s, s + 20))
+        tight = tuple(Violation(g.rule, g.start + rng.randint(0, 3), g.end) for g in gts[:2])
+        loose = tuple(Violation(g.rule if rng.random() < 0.6 else RULES[(i + 2) % 4], g.start + rng.randint(8, 15), g.end + 10)
+                      for g in gts)
+        samples.append(ViolationSample(f"s{i:03d}", text, tuple(gts), {CHECKER: tight, LOOSE: loose}))
+    project.write_violation_samples(samples)
+    for s in samples:
+        for checker, preds in s.predictions.items():
+            pairs = []
+            for gi, g in enumerate(s.ground_truth):
+                for pi, p in enumerate(preds):
+                    inter = max(0, min(g.end, p.end) - max(g.start, p.start))
+                    union = (g.end - g.start) + (p.end - p.start) - inter
+                    if g.rule == p.rule and inter / union > 0.5:
+                        pairs.append([gi, pi])
+            project.record("alice", [Change(s.id, checker, "matches", pairs), Change(s.id, checker, "status", "accepted")])
+    return project
+
+
+@pytest.fixture
+def project_path(tmp_path: Path) -> Path:
+    path = tmp_path / "p.concord"
+    _project(path).close()
+    return path
+
+
+def test_evaluate_json_counts_match_by_hand(project_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["evaluate", str(project_path), "--preset", "std_match", "--embedding", "jaccard", "--json",
+                 "--bootstrap", "50"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    tight = out["checkers"][CHECKER]
+    # every tight prediction has the GT's rule and overlaps it by >= 85%: all 80 match, the third GTs are missed
+    assert (tight["tp"], tight["fp"], tight["fn"]) == (80, 0, 40)
+    assert tight["f1"] == pytest.approx(160 / 200)
+    assert out["human"][CHECKER]["tp"] == 80
+    lo, hi = tight["f1_ci"]
+    assert lo <= tight["f1"] <= hi
+    # the review list now shows machine F1 per unit under this config
+    with Project.open(project_path) as p:
+        rows = p.unit_page(limit=5)
+        assert all(r["machine_f1"] is not None for r in rows)
+
+
+def test_evaluate_rejects_bad_config_file(project_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text('name = "x"\n[weights]\noverlap = -1\n')
+    assert main(["evaluate", str(project_path), "--config", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "bad.toml" in err and "weights.overlap" in err
+
+
+def test_calibrate_beats_defaults_and_applies(project_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["calibrate", str(project_path), "--components", "std", "--embedding", "jaccard", "--folds", "4",
+            "--bootstrap", "100", "--json", "--apply", "calibrated"]
+    assert main(args) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["heldout"]["score"] > out["defaults"]["std_match"]
+    assert out["heldout"]["score"] > 0.9
+    lo, hi = out["heldout"]["ci"]
+    assert lo <= out["heldout"]["score"] <= hi
+    assert set(out["best"]["weights"]) >= {"overlap", "rule"}
+    assert out["applied"] == "calibrated@1.0.0"
+    with Project.open(project_path) as p:
+        runs = p.calibration_runs()
+        assert len(runs) == 1 and runs[0]["objective"] == "kappa"
+        assert p.calibration_cv_results(runs[0]["id"]) is not None
+        cfg = p.match_config("calibrated")
+        assert cfg.thresholds.match == out["best"]["thresholds"]["match"]
+    # a second --apply makes a new version rather than overwriting
+    assert main(args) == 0
+    assert json.loads(capsys.readouterr().out)["applied"] == "calibrated@1.1.0"
+    assert main(["evaluate", str(project_path), "--use", "calibrated@1.0.0", "--json", "--bootstrap", "20"]) == 0
+    assert json.loads(capsys.readouterr().out)["checkers"][LOOSE]["tp"] >= 0
+
+
+def test_calibrate_without_labels_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "empty.concord"
+    p = Project.create(path)
+    p.write_violation_samples([ViolationSample("a", "some text here", (Violation("r", 0, 4),), {CHECKER: (Violation("r", 0, 4),)})])
+    p.close()
+    assert main(["calibrate", str(path), "--embedding", "jaccard"]) == 2
+    assert "no human match decisions" in capsys.readouterr().err
