@@ -55,6 +55,7 @@ class UnitListModel(QAbstractTableModel):
         self._rows: list[dict[str, Any]] = []
         self._where: dict[tuple[str, str], int] = {}
         self._total = 0
+        self._fetching = False
         self.reload()
 
     # -- state -----------------------------------------------------------------------------------------------------
@@ -77,11 +78,15 @@ class UnitListModel(QAbstractTableModel):
 
     def reload(self) -> None:
         """Drop loaded rows and fetch the first page again (after a filter, sort or project change)."""
-        self.beginResetModel()
-        self._rows, self._where = [], {}
-        self._total = 0 if self._project is None else self._project.count_units(self._filter)
-        self._append(self._fetch(0))
-        self.endResetModel()
+        self._fetching = True  # no fetchMore from slots reacting to the reset
+        try:
+            self.beginResetModel()
+            self._rows, self._where = [], {}
+            self._total = 0 if self._project is None else self._project.count_units(self._filter)
+            self._append(self._fetch(0))
+            self.endResetModel()
+        finally:
+            self._fetching = False
 
     def _fetch(self, offset: int) -> list[dict[str, Any]]:
         if self._project is None or offset >= self._total:
@@ -121,18 +126,22 @@ class UnitListModel(QAbstractTableModel):
         return 0 if parent.isValid() else len(self.COLUMNS)
 
     def canFetchMore(self, parent: Index = QModelIndex()) -> bool:
-        return not parent.isValid() and len(self._rows) < self._total
+        return not parent.isValid() and not self._fetching and len(self._rows) < self._total
 
     def fetchMore(self, parent: Index = QModelIndex()) -> None:
-        if parent.isValid():
-            return
-        rows = self._fetch(len(self._rows))
-        if not rows:
-            self._total = len(self._rows)  # the project shrank under us; stop asking
-            return
-        self.beginInsertRows(QModelIndex(), len(self._rows), len(self._rows) + len(rows) - 1)
-        self._append(rows)
-        self.endInsertRows()
+        if parent.isValid() or self._fetching:
+            return  # views may ask again from inside our own insert signals
+        self._fetching = True
+        try:
+            rows = self._fetch(len(self._rows))
+            if not rows:
+                self._total = len(self._rows)  # the project shrank under us; stop asking
+                return
+            self.beginInsertRows(QModelIndex(), len(self._rows), len(self._rows) + len(rows) - 1)
+            self._append(rows)
+            self.endInsertRows()
+        finally:
+            self._fetching = False
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or index.row() >= len(self._rows) or index.column() >= len(self.COLUMNS):

@@ -1,0 +1,81 @@
+"""Every custom Qt model passes qtmodeltester; the unit list pages lazily and sorts/filters in the store."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+
+from app.gui.models import Column, RecordTableModel, UnitListModel
+from app.store import Project, UnitFilter
+from calibration.schemes.violations.records import Violation, ViolationSample
+from tests.gui_data import C1, open_window, project_path, settings  # noqa: F401 - fixtures
+
+
+def _bulk(path: Path, n: int) -> Project:
+    p = Project.create(path)
+    p.write_violation_samples([
+        ViolationSample(f"s{i:04d}", f"text {i}", (Violation("r", 0, 4),), {C1: (Violation("r", 0, 4),) * (i % 3)})
+        for i in range(n)
+    ])
+    return p
+
+
+def test_unit_list_model_passes_modeltester_while_fetching(qtmodeltester, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    p = _bulk(tmp_path / "m.concord", 45)
+    model = UnitListModel(p, page=10)
+    assert model.rowCount() == 10 and model.total == 45 and model.canFetchMore()
+    qtmodeltester.check(model, force_py=True)  # keeps checking on every signal from here on
+    while model.canFetchMore():
+        model.fetchMore()
+    assert model.rowCount() == 45
+    model.sort(4, Qt.SortOrder.DescendingOrder)  # #Pred
+    assert model.rowCount() == 10
+    assert [model.row(i)["n_pred"] for i in range(10)] == [2] * 10
+    model.set_filter(UnitFilter(search="text 1"))  # "text 1", "text 10".."text 19"
+    assert model.total == 11
+    model.set_status("s0010", C1, "accepted")
+    p.close()
+
+
+def test_unit_list_status_updates_in_place(tmp_path: Path) -> None:
+    p = _bulk(tmp_path / "m.concord", 5)
+    model = UnitListModel(p)
+    seen = []
+    model.dataChanged.connect(lambda a, b: seen.append((a.row(), a.column())))
+    model.set_status("s0003", C1, "flagged")
+    assert model.row(3)["status"] == "flagged"
+    assert seen == [(3, 6)]
+    assert model.data(model.index(3, 6)) == "flagged"
+    p.close()
+
+
+def test_record_table_model_passes_modeltester(qtmodeltester) -> None:  # type: ignore[no-untyped-def]
+    model = RecordTableModel([Column("a", "A"), Column("b", "B", lambda v: f"{v:.1f}", True, "tip")])
+    qtmodeltester.check(model, force_py=True)
+    model.set_records([{"a": "x", "b": 1.0, "_bg": "#ffffff", "_tip": "hello"}, {"a": None, "b": 2.5}])
+    assert model.data(model.index(1, 1)) == "2.5"
+    assert model.data(model.index(0, 0), Qt.ItemDataRole.ToolTipRole) == "hello"
+
+
+def test_view_models_pass_modeltester(qtbot, request, open_window, project_path) -> None:  # type: ignore[no-untyped-def]
+    """The models as the window fills them (one tester per model: a tester watches one model)."""
+    from pytestqt.modeltest import ModelTester
+
+    w = open_window(project_path)
+    v = w.current_view
+    models = [w.model, v.gt_model, v.pred_model, v.pair_model]
+    for m in models[1:]:
+        assert m.rowCount() > 0
+    w.filters.scheme.setCurrentIndex(w.filters.scheme.findData("rubric"))
+    r = w.current_view
+    models += [r.metric_model, *r.bucket_models.values()]
+    testers = []
+    for m in models:
+        t = ModelTester(request.config)
+        t.check(m, force_py=True)
+        testers.append(t)
+    qtbot.keyClick(w.list, Qt.Key.Key_X)
+    qtbot.keyClick(w.list, Qt.Key.Key_2)  # bucket and metric models reset under the testers
+    w.filters.scheme.setCurrentIndex(0)  # list model reset under its tester
+    for t in testers:
+        t._cleanup()
