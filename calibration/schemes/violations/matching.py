@@ -10,7 +10,7 @@ bit-identical scores (ties are decided on exact equality).
 
 Thresholds (strict, the spec's `>`): overlap > t_o, rule > t_r, score > t_m. A NaN component fails its
 threshold (a pair without a rule cannot pass the rule check) unless that threshold is -inf, which
-disables the check.
+disables the overlap or rule check. A NaN score (nothing weighted present) always fails.
 
 Greedy (the spec's std_match procedure): repeatedly take the highest-scoring remaining pair; a pair failing
 a threshold is skipped, not a stop; ties by gt index, then pred index. Because failing pairs are only
@@ -97,7 +97,7 @@ def passing_mask(pairs: PairTable | pd.DataFrame, config: MatchConfig, scores: n
     t = config.thresholds
     return (_above(frame["overlap"].to_numpy(dtype=np.float64), t.overlap)
             & _above(frame["rule"].to_numpy(dtype=np.float64), t.rule)
-            & _above(np.asarray(scores, dtype=np.float64), t.match))
+            & (np.asarray(scores, dtype=np.float64) > t.match))  # a NaN score always fails
 
 
 def match(pair_table: PairTable, config: MatchConfig, scores: np.ndarray | None = None,

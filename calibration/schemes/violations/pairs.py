@@ -220,13 +220,14 @@ def build_pair_table(samples: Sequence[ViolationSample],
     cols["category"] = np.where((gc >= 0) & (pc >= 0), (gc == pc).astype(np.float64), np.nan)
     pairs = pd.DataFrame({k: cols[k] for k in ("group", "gt", "pred", *COMPONENT_COLUMNS)})
 
-    gt_cat = np.array(gt.cat_label + [None], dtype=object)[:-1]
+    gt_cat = np.empty(len(gt.cat_label), dtype=object)
+    gt_cat[:] = gt.cat_label
     gt_items = _items_without_category(n_gt)
     if len(gt_items):
         starts = np.array(sample_gt_base, dtype=np.int64)[usample]
-        gt_items["category"] = gt_cat[np.repeat(starts, n_gt) + gt_items["index"].to_numpy()]
+        gt_items["category"] = pd.Series(gt_cat[np.repeat(starts, n_gt) + gt_items["index"].to_numpy()], dtype=object)
     pred_items = _items_without_category(n_pred)
-    pred_items["category"] = np.array(pred.cat_label + [None], dtype=object)[:-1]
+    pred_items["category"] = pd.Series(pred.cat_label, dtype=object)  # None stays None (not NaN)
     return PairTable(groups, pairs, gt_items, pred_items, sim.cache_key)
 
 

@@ -66,7 +66,8 @@ def _above(value: float | None, threshold: float) -> bool:
 
 
 def passes(comps: Components, s: float | None, t: Thresholds) -> bool:
-    return _above(comps.get("overlap"), t.overlap) and _above(comps.get("rule"), t.rule) and _above(s, t.match)
+    score_ok = s is not None and s > t.match  # no -inf bypass: an unscorable pair never passes
+    return _above(comps.get("overlap"), t.overlap) and _above(comps.get("rule"), t.rule) and score_ok
 
 
 def match_unit(n_gt: int, n_pred: int, candidates: Sequence[Candidate], method: str) -> list[tuple[int, int]]:
