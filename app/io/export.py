@@ -88,6 +88,11 @@ def _datasets(sel: Selection) -> dict[str, list[dict[str, Any]]]:
     return {"violations": sel.violations, "labels": sel.labels, "rubric": sel.rubric}
 
 
+def _canonical(sel: Selection) -> dict[str, bytes]:
+    """Each dataset as canonical JSONL: the content hash, the secret check and the JSONL files all use these bytes."""
+    return {name: to_jsonl(records) for name, records in _datasets(sel).items()}
+
+
 def _conflict(project: Project, name: str, version: str, content: str) -> dict[str, Any] | None:
     """The recorded split this export would contradict, or None (not recorded, or the same content)."""
     rec = project.split_record(name, version)
@@ -118,7 +123,7 @@ def preview_split(project: Project, *, statuses: Sequence[str] | None = ("accept
     """
     f = _filters(project, statuses, checkers, stratify, sample, seed, config_ref)
     sel = select(project, f, progress)
-    content = content_sha256(_datasets(sel))
+    content = content_sha256(_canonical(sel))
     problems: list[str] = []
     for value, validate in ((name, validate_name), (version, validate_version)):
         if value is not None:
@@ -216,7 +221,8 @@ def export_split(project: Project, name: str, version: str, out_dir: str | Path,
     if not sel.violations and not sel.rubric:
         raise UsageError("nothing to export: no unit matches the filters (check --status and --checker)")
     datasets = _datasets(sel)
-    content = content_sha256(datasets)
+    jsonl = _canonical(sel)
+    content = content_sha256(jsonl)
     rec = project.split_record(name, version)
     if rec is not None and rec["content_sha256"] != content:
         raise UsageError(_conflict_message(project, name, version, rec))
@@ -228,8 +234,8 @@ def export_split(project: Project, name: str, version: str, out_dir: str | Path,
         if progress is not None:
             progress.update(i, total, f"serialising {ds}")
         if datasets[ds]:
-            blobs[f"{ds}.{fmt}"] = serialise(ds, datasets[ds], fmt)
-            canonical[f"{ds}.{fmt}"] = blobs[f"{ds}.{fmt}"] if fmt == "jsonl" else to_jsonl(datasets[ds])
+            blobs[f"{ds}.{fmt}"] = jsonl[ds] if fmt == "jsonl" else serialise(ds, datasets[ds], fmt)
+            canonical[f"{ds}.{fmt}"] = jsonl[ds]
     files = {fname: sha256(data) for fname, data in blobs.items()}
     config = project.match_config(f.config_ref).to_dict()
     manifest = build_manifest(project, name, version, fmt, f, sel, files, content, config)

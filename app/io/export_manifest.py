@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from app.io.export_select import NO_CATEGORY, NO_SPLIT, Filters, Selection
-from app.store import Project, UnitFilter
+from app.store import Project
 from calibration.agreement import rubric_agreement, spearman
 from calibration.schemes.rubric import MetricTrait, TraitError
 
@@ -86,24 +86,14 @@ def counts(sel: Selection) -> dict[str, Any]:
     }
 
 
-def _machine_f1(project: Project, config_ref: str, checkers: set[str]) -> dict[tuple[str, str], float]:
-    if not checkers:
-        return {}
-    f = UnitFilter(scheme="violations", units=tuple(sorted(checkers)), config_ref=config_ref)
-    out: dict[tuple[str, str], float] = {}
-    total, offset = project.count_units(f), 0
-    while offset < total:
-        page = project.unit_page(f, offset=offset, limit=5000)
-        if not page:
-            break
-        offset += len(page)
-        out.update({(r["sample_id"], r["unit"]): float(r["machine_f1"]) for r in page if r["machine_f1"] is not None})
-    return out
+def _machine_f1(project: Project, config_ref: str) -> dict[tuple[str, str], float]:
+    return {(r["sample_id"], r["unit"]): float(r["machine_f1"])
+            for r in project.unit_rows("violations", config_ref) if r["machine_f1"] is not None}
 
 
 def agreement(project: Project, sel: Selection, config_ref: str) -> dict[str, Any]:
     """Human figures per checker, machine-vs-human unit F1 (when scores for the config exist), rubric agreement."""
-    machine = _machine_f1(project, config_ref, {u.checker for u in sel.violation_units})
+    machine = _machine_f1(project, config_ref) if sel.violation_units else {}
     per_checker: dict[str, dict[str, Any]] = {}
     grouped: dict[str, list[tuple[float, float]]] = defaultdict(list)
     for u in sel.violation_units:

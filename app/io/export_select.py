@@ -29,7 +29,7 @@ import numpy as np
 
 from app.errors import UsageError
 from app.progress import Progress, check
-from app.store import STATUSES, Project, UnitFilter
+from app.store import STATUSES, Project
 from calibration.schemes.rubric import BUCKET_NAMES, BucketError, MetricTrait, TraitError, compute_trait_metrics, validate_buckets
 from calibration.schemes.violations.records import Violation, ViolationSample
 
@@ -228,24 +228,11 @@ def stratified_sample(strata: Mapping[str, Sequence[str]], n: int | None, seed: 
     return out
 
 
-def _units(project: Project, scheme: str) -> list[dict[str, Any]]:
-    """Every review unit of a scheme (the units table also knows checkers that predicted nothing for a sample)."""
-    f = UnitFilter(scheme=scheme)
-    total = project.count_units(f)
-    rows: list[dict[str, Any]] = []
-    while len(rows) < total:
-        page = project.unit_page(f, offset=len(rows), limit=5000)
-        if not page:
-            break
-        rows.extend(page)
-    return rows
-
-
 def _violation_units(project: Project, f: Filters, labels: Mapping, skipped: Counter, progress: Progress | None
                      ) -> tuple[dict[str, ViolationSample], dict[str, list[ViolationUnit]]]:
     samples = {s.id: s for s in project.violation_samples()}
     chosen: dict[str, list[ViolationUnit]] = {}
-    for n, row in enumerate(sorted(_units(project, "violations"), key=lambda r: (r["sample_id"], r["unit"]))):
+    for n, row in enumerate(project.unit_rows("violations")):
         if n % 2000 == 0:
             check(progress)
         sid, checker = row["sample_id"], row["unit"]
@@ -261,13 +248,14 @@ def _violation_units(project: Project, f: Filters, labels: Mapping, skipped: Cou
         if m is None:
             skipped["no human matches"] += 1
             continue
-        pairs = [(int(g), int(p)) for g, p in m[0]]
-        n_pred = len(s.predictions.get(checker, ()))
-        if any(not (0 <= g < len(s.ground_truth) and 0 <= p < n_pred) for g, p in pairs):
+        pairs = {(int(g), int(p)) for g, p in m[0]}
+        n_gt, n_pred = len(s.ground_truth), len(s.predictions.get(checker, ()))
+        if pairs and not (min(g for g, _ in pairs) >= 0 and max(g for g, _ in pairs) < n_gt
+                          and min(p for _, p in pairs) >= 0 and max(p for _, p in pairs) < n_pred):
             skipped["stale human matches (indices out of range)"] += 1
             continue
         chosen.setdefault(sid, []).append(
-            ViolationUnit(sid, checker, m[1], len(s.ground_truth), n_pred, sorted(set(pairs)))
+            ViolationUnit(sid, checker, m[1], n_gt, n_pred, sorted(pairs))
         )
     return samples, chosen
 

@@ -82,10 +82,10 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def content_sha256(datasets: dict[str, Sequence[dict[str, Any]]]) -> str:
+def content_sha256(jsonl: dict[str, bytes]) -> str:
     """Format-independent fingerprint of a split: sha256 over each non-empty dataset's canonical JSONL."""
     h = hashlib.sha256()
-    for name in sorted(datasets):
-        if datasets[name]:
-            h.update(f"{name}\n{sha256(to_jsonl(datasets[name]))}\n".encode())
+    for name in sorted(jsonl):
+        if jsonl[name]:
+            h.update(f"{name}\n{sha256(jsonl[name])}\n".encode())
     return h.hexdigest()

@@ -75,6 +75,15 @@ class UnitsMixin(ProjectBase):
         )
         return self.query(sql, [f.config_ref, *params, limit, offset])
 
+    def unit_rows(self, scheme: str, config_ref: str | None = None) -> list[dict[str, Any]]:
+        """Every unit of a scheme in one query (bulk readers such as export), with the machine F1 under config_ref."""
+        return self.query(
+            "SELECT u.sample_id, u.unit, u.n_gt, u.n_pred, ms.f1 AS machine_f1 FROM units u"
+            " LEFT JOIN machine_scores ms ON ms.unit_id = u.id AND ms.config_ref = ?"
+            " WHERE u.scheme = ? ORDER BY u.sample_id, u.unit",
+            (config_ref or "", scheme),
+        )
+
     def unit(self, unit_id: int) -> dict[str, Any] | None:
         rows = self.query("SELECT * FROM units WHERE id = ?", (unit_id,))
         return rows[0] if rows else None
