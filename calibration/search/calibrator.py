@@ -150,6 +150,7 @@ class MatchCalibrator:
         report(progress, 1, 1, "done")
 
         self.space_ = space
+        self.fold_assignment_ = pd.Series(fold, index=pd.Index(labeled, name="group"), name="fold")
         self.n_configs_ = len(space)
         self.n_folds_ = F
         self.best_index_ = best

@@ -1,0 +1,77 @@
+"""Vectorised objectives agree with scikit-learn / scipy (and calibration.agreement's conventions)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+from sklearn.metrics import accuracy_score, cohen_kappa_score, f1_score, matthews_corrcoef
+
+from calibration import agreement
+from calibration.search.objectives import (
+    UnitTotals, accuracy, checker_score, f1, kappa, kendall_rows, mcc, score_units, spearman_rows,
+)
+
+
+def confusion(y: np.ndarray, d: np.ndarray) -> tuple[int, int, int, int]:
+    return int((y & d).sum()), int((~y & d).sum()), int((y & ~d).sum()), int((~y & ~d).sum())
+
+
+def test_pair_objectives_match_sklearn_on_random_decisions() -> None:
+    rng = np.random.default_rng(0)
+    rows = []
+    for _ in range(200):
+        n = int(rng.integers(2, 40))
+        y = rng.random(n) < rng.random()
+        d = rng.random(n) < rng.random()
+        rows.append((y, d, confusion(y, d)))
+    c = np.array([r[2] for r in rows]).T  # vectorised over 200 "configs" at once
+    k, f, a, m = kappa(*c), f1(*c), accuracy(*c), mcc(*c)
+    for i, (y, d, _) in enumerate(rows):
+        if len(set(y.tolist()) | set(d.tolist())) < 2:
+            assert math.isnan(k[i]) and math.isnan(agreement.cohen_kappa(y.tolist(), d.tolist()))
+        else:
+            assert k[i] == pytest.approx(cohen_kappa_score(y, d))
+        assert f[i] == pytest.approx(f1_score(y, d, labels=[False, True], zero_division=0.0))
+        assert a[i] == pytest.approx(accuracy_score(y, d))
+        if len(set(y.tolist()) | set(d.tolist())) > 1:
+            assert m[i] == pytest.approx(matthews_corrcoef(y, d))
+        else:
+            assert m[i] == 0.0  # scikit-learn's value when a side is constant
+
+
+def test_rank_correlations_match_scipy_with_ties() -> None:
+    rng = np.random.default_rng(1)
+    x = rng.integers(0, 4, size=(300, 5)).astype(float)  # many ties
+    y = rng.integers(0, 4, size=5).astype(float)
+    s, t = spearman_rows(x, y), kendall_rows(x, y)
+    for i in range(len(x)):
+        exp_s, exp_t = agreement.spearman(x[i].tolist(), y.tolist()), agreement.kendall(x[i].tolist(), y.tolist())
+        if math.isnan(exp_s):
+            assert math.isnan(s[i]) and math.isnan(t[i])
+        else:
+            assert s[i] == pytest.approx(stats.spearmanr(x[i], y).statistic)
+            assert t[i] == pytest.approx(stats.kendalltau(x[i], y).statistic)
+            assert (s[i], t[i]) == pytest.approx((exp_s, exp_t))
+
+
+def test_checker_score_ranks_checkers_by_f1() -> None:
+    denom = np.array([10.0, 10.0, 10.0, 10.0])
+    human = np.array([1.0, 2.0, 3.0, 4.0])
+    same_order = np.array([[0.5, 1.0, 1.5, 3.0]])
+    reversed_ = np.array([[4.0, 3.0, 2.0, 1.0]])
+    assert checker_score("spearman", same_order, human, denom)[0] == pytest.approx(1.0)
+    assert checker_score("kendall", reversed_, human, denom)[0] == pytest.approx(-1.0)
+
+
+def test_score_units_selects_units_and_aggregates() -> None:
+    # two units: unit 0 all correct, unit 1 all wrong
+    counts = np.array([[[0, 3], [2, 0]]])  # (1 config, 2 units, [fp, tp])
+    totals = UnitTotals(pairs=np.array([5, 4]), positives=np.array([3, 2]), n_gt=np.array([3, 2]),
+                        n_pred=np.array([3, 2]), checker=np.array([0, 1]), n_checkers=2)
+    assert score_units("accuracy", counts, totals, np.array([True, False]))[0] == 1.0
+    assert score_units("accuracy", counts, totals, np.array([False, True]))[0] == 0.0
+    assert score_units("f1", counts, totals)[0] == pytest.approx(2 * 3 / (2 * 3 + 2 + 2))
+    with pytest.raises(ValueError, match="objective"):
+        score_units("auc", counts, totals)
