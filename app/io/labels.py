@@ -1,0 +1,237 @@
+"""Import human decisions made outside Concord, stored as events exactly like decisions made in the app.
+
+One line per annotator and unit:
+  violations: {"sample", "checker", "annotator", "matches": [[gt_index, pred_index], ...]}
+              (the pairs the human says are the same violation; every other pair of that sample and checker is a
+              human "not a match"; [] says nothing matches)
+  rubric:     {"sample", "trait", "annotator", "buckets": {"tp": [...], "fn": [...], "fp": [...], "tn": [...]}}
+Each line becomes the same changes the app's "accept" / "edit buckets" commands make (app.corrections): the
+matches (or buckets) plus status 'accepted', recorded with origin 'import'. All or nothing, like sample import.
+Re-importing a file changes nothing: a line is skipped when its annotator's newest imported decision for that
+unit already says the same (so a later correction made in the app is not overwritten by importing the file again).
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from app.corrections import SetLabels, set_buckets, set_matches
+from app.io.formats import read_source
+from app.io.problems import Location, Problem, Problems, type_name
+from app.io.records import clip
+from app.progress import Progress, check
+from app.store import Project
+from calibration.schemes.rubric import BucketError, validate_buckets
+
+VIOLATION_LABEL_KEYS = frozenset(("sample", "checker", "annotator", "matches"))
+RUBRIC_LABEL_KEYS = frozenset(("sample", "trait", "annotator", "buckets"))
+STATUS = "accepted"  # what an imported decision says about its unit: a human has decided it
+
+
+@dataclass
+class LabelsReport:
+    path: Path
+    lines: int
+    applied: int  # lines that changed something
+    unchanged: int  # lines already imported with the same decision
+    events: int
+    annotators: list[str] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def changed(self) -> bool:
+        return self.events > 0
+
+    def summary(self) -> str:
+        s = (f"{self.path}: {self.lines} decisions by {len(self.annotators)} annotator(s) in {self.seconds:.1f} s: "
+             f"{self.applied} recorded ({self.events} events), {self.unchanged} already in the project")
+        return s if self.changed else s + "\n  nothing changed"
+
+
+@dataclass(frozen=True)
+class _Line:
+    location: Location
+    annotator: str
+    command: SetLabels
+
+
+class _Checker:
+    """Validates label lines against the project's samples; caches each sample's units."""
+
+    def __init__(self, project: Project, problems: Problems) -> None:
+        self.project = project
+        self.problems = problems
+        self._units: dict[str, dict[str, dict[str, Any]]] = {}
+        self._seen: dict[tuple[str, str, str], Location] = {}
+        self._unknown: dict[str, list[Any]] = {}
+
+    def units(self, sample_id: str) -> dict[str, dict[str, Any]]:
+        if sample_id not in self._units:
+            self._units[sample_id] = {u["unit"]: u for u in self.project.units_for_sample(sample_id)}
+        return self._units[sample_id]
+
+    def line(self, loc: Location, rec: dict[str, Any]) -> _Line | None:
+        err = self.problems.error
+        n_errors = len(self.problems.errors)
+        violations = "checker" in rec or "matches" in rec
+        rubric = "trait" in rec or "buckets" in rec
+        if violations == rubric:
+            err(loc, "", "a decision line has either 'checker' and 'matches' (violations) or 'trait' and "
+                         "'buckets' (rubric)")
+            return None
+        for name in rec.keys() - (VIOLATION_LABEL_KEYS if violations else RUBRIC_LABEL_KEYS):
+            self._unknown.setdefault(name, [loc, 0])[1] += 1
+        annotator = self._text(loc, rec, "annotator")
+        sid = rec.get("sample")
+        sid = str(sid) if type(sid) is int else sid
+        sid = self._text(loc, {"sample": sid}, "sample")
+        unit_key = "checker" if violations else "trait"
+        unit = self._text(loc, rec, unit_key)
+        units = self.units(sid) if sid is not None else {}
+        if sid is not None and not units:
+            err(loc, "sample", f"no sample {clip(sid)} in the project (import the samples first)")
+        elif sid is not None and unit is not None:
+            scheme = next(iter(units.values()))["scheme"]
+            if scheme != ("violations" if violations else "rubric"):
+                err(loc, unit_key, f"sample {clip(sid)} is a {scheme} sample; "
+                                   + ("use 'trait' and 'buckets'" if violations else "use 'checker' and 'matches'"))
+            elif unit not in units:
+                have = sorted(u for u in units if u)
+                err(loc, unit_key, f"sample {clip(sid)} has no {unit_key} {clip(unit)}; it has {have}")
+        if sid is not None and unit is not None and annotator is not None:
+            target = (sid, unit, annotator)
+            first = self._seen.get(target)
+            if first is not None:
+                err(loc, "", f"a second decision by {clip(annotator)} on this {unit_key} (first at {first})")
+            else:
+                self._seen[target] = loc
+        ok = len(self.problems.errors) == n_errors
+        if violations:
+            pairs = self._matches(loc, rec.get("matches"), units.get(unit) if ok else None)
+            if pairs is None or not ok:
+                return None
+            assert sid is not None and unit is not None and annotator is not None
+            return _Line(loc, annotator, set_matches(sid, unit, pairs, STATUS, "import matches"))
+        try:
+            buckets = validate_buckets(rec.get("buckets"), "buckets") if "buckets" in rec else None
+        except BucketError as exc:
+            err(loc, exc.path, exc.message)
+            return None
+        if buckets is None:
+            err(loc, "buckets", "is required")
+            return None
+        if not ok:
+            return None
+        assert sid is not None and unit is not None and annotator is not None
+        return _Line(loc, annotator, set_buckets(sid, unit, dict(buckets), STATUS, "import buckets"))
+
+    def _text(self, loc: Location, rec: dict[str, Any], name: str) -> str | None:
+        value = rec.get(name)
+        if type(value) is not str:
+            self.problems.error(loc, name, "is required" if value is None else f"expected a string, got {type_name(value)}")
+            return None
+        if not value.strip():
+            self.problems.error(loc, name, "must not be empty")
+            return None
+        return value
+
+    def _matches(self, loc: Location, raw: Any, unit: dict[str, Any] | None) -> list[tuple[int, int]] | None:
+        """Pairs [gt, pred] inside the sample's lists, each index used at most once (matching is one-to-one)."""
+        err = self.problems.error
+        if type(raw) is not list:
+            err(loc, "matches", "is required (use [] when nothing matches)" if raw is None
+                else f"expected an array of [gt_index, pred_index] pairs, got {type_name(raw)}")
+            return None
+        pairs: list[tuple[int, int]] = []
+        used_g: dict[int, int] = {}
+        used_p: dict[int, int] = {}
+        ok = True
+        for i, pair in enumerate(raw):
+            path = f"matches[{i}]"
+            if type(pair) is not list or len(pair) != 2 or any(type(x) is not int for x in pair):
+                err(loc, path, f"expected a pair of integer indices [gt_index, pred_index], got {json.dumps(pair)}")
+                ok = False
+                continue
+            g, p = pair
+            if unit is not None:
+                for j, (idx, n, what) in enumerate(((g, unit["n_gt"], "ground-truth"), (p, unit["n_pred"], "predicted"))):
+                    if not 0 <= idx < n:
+                        err(loc, f"{path}[{j}]", f"index {idx} is out of range: the sample has {n} {what} "
+                                                 f"violation{'s' if n != 1 else ''} (indices 0..{n - 1})" if n
+                            else f"index {idx} is out of range: the sample has no {what} violations")
+                        ok = False
+            if g in used_g:
+                err(loc, f"{path}[0]", f"ground-truth violation {g} is already matched in matches[{used_g[g]}] "
+                                       "(matching is one-to-one)")
+                ok = False
+            if p in used_p:
+                err(loc, f"{path}[1]", f"prediction {p} is already matched in matches[{used_p[p]}] (matching is one-to-one)")
+                ok = False
+            used_g.setdefault(g, i)
+            used_p.setdefault(p, i)
+            pairs.append((g, p))
+        return pairs if ok else None
+
+    def finish(self) -> None:
+        for name, (first, count) in self._unknown.items():
+            where = f" (on {count} {first.unit}s)" if count > 1 else ""
+            self.problems.warn(first, name, f"unknown field in a decision line, ignored{where}")
+
+
+def import_labels(project: Project, path: str | Path, *, progress: Progress | None = None) -> LabelsReport:
+    """Validate every line, then record all decisions in one transaction. Raises ImportErrors listing every problem."""
+    t0 = time.perf_counter()
+    path = Path(path)
+    problems = Problems()
+    src = read_source(path, problems, ("matches", "buckets"))
+    checker = _Checker(project, problems)
+    lines: list[_Line] = []
+    total = len(src.records)
+    for i, rec in enumerate(src.records):
+        if i % 500 == 0 and progress is not None:
+            check(progress)
+            progress.update(i, total, "validating")
+        line = checker.line(rec.location, rec.data)
+        if line is not None:
+            lines.append(line)
+    checker.finish()
+    if not src.n_lines:
+        problems.error(Location(str(path), None), "", "the file holds no decisions")
+    problems.raise_if_any(path, "nothing was recorded")
+    applied = unchanged = events = 0
+    imported: dict[str, dict[tuple[str, str, str], Any]] = {}
+    with project.transaction():
+        for i, line in enumerate(lines):
+            if i % 500 == 0 and progress is not None:
+                progress.update(i, len(lines), "recording")
+            sid = line.command.changes[0].sample_id
+            if sid not in imported:
+                imported[sid] = _latest_imported(project, sid)
+            latest = imported[sid]
+            if all(latest.get((line.annotator, c.unit, c.kind), _MISSING) == c.after for c in line.command.changes):
+                unchanged += 1
+                continue
+            ids = project.record(line.annotator, list(line.command.changes), origin="import")
+            for c in line.command.changes:
+                latest[(line.annotator, c.unit, c.kind)] = c.after
+            applied += 1
+            events += len(ids)
+    annotators = sorted({line.annotator for line in lines})
+    return LabelsReport(path, len(lines), applied, unchanged, events, annotators, problems.warnings,
+                        time.perf_counter() - t0)
+
+
+_MISSING = object()
+
+
+def _latest_imported(project: Project, sample_id: str) -> dict[tuple[str, str, str], Any]:
+    """(annotator, unit, kind) -> value of that annotator's newest imported event for the target."""
+    out: dict[tuple[str, str, str], Any] = {}
+    for e in project.events(sample_id):
+        if e["origin"] == "import":
+            out[(e["annotator"], e["unit"], e["kind"])] = None if e["after"] is None else json.loads(e["after"])
+    return out

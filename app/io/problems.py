@@ -1,0 +1,103 @@
+"""Problems found in an input file, collected (all of them, not only the first) and reported as one error.
+
+Every problem names its place as `file:line: field: message`, e.g.
+`data.jsonl:7: predictions["naive@1|gpt-4o"][2].end: 412 is past the end of the text (380 code points)`.
+CSV rows are numbered as in a spreadsheet (the header is row 1); Parquet rows from 1.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from app.errors import UsageError
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """Where a record came from: a file and a line (JSONL) or row (CSV, Parquet)."""
+
+    file: str
+    number: int | None  # None: the whole file
+    unit: str = "line"  # "line" or "row"
+
+    def __str__(self) -> str:
+        if self.number is None:
+            return self.file
+        return f"{self.file}:{self.number}" if self.unit == "line" else f"{self.file}:row {self.number}"
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    location: Location
+    field: str  # a path into the record such as `ground_truth[0].rule`; '' for the whole line
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.location}: {self.field}: {self.message}" if self.field else f"{self.location}: {self.message}"
+
+
+@lru_cache(maxsize=4096)
+def key(name: str) -> str:
+    """A mapping key inside a field path: `predictions["x@1|m"]`."""
+    return "[" + json.dumps(name, ensure_ascii=False) + "]"
+
+
+def type_name(value: object) -> str:
+    """The JSON name of a Python value's type, for messages the file's author understands."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+@dataclass
+class Problems:
+    """A collector shared by the validators of one file."""
+
+    errors: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+
+    def error(self, location: Location, field_path: str, message: str) -> None:
+        self.errors.append(Problem(location, field_path, message))
+
+    def warn(self, location: Location, field_path: str, message: str) -> None:
+        self.warnings.append(Problem(location, field_path, message))
+
+    def raise_if_any(self, path: str | Path, what: str = "nothing was imported") -> None:
+        if self.errors:
+            raise ImportErrors(str(path), self.errors, self.warnings, what)
+
+
+class ImportErrors(UsageError):
+    """The file has problems; nothing was written. `problems` lists every one, in file order."""
+
+    def __init__(self, path: str, problems: Iterable[Problem], warnings: Iterable[Problem] = (),
+                 what: str = "nothing was imported") -> None:
+        self.path = path
+        self.problems = sorted(problems, key=_order)
+        self.warnings = list(warnings)
+        n = len(self.problems)
+        head = f"{path}: {n} problem{'s' if n != 1 else ''} found, {what}:"
+        super().__init__("\n".join([head, *(f"  {p}" for p in self.problems)]))
+
+    @property
+    def numbers(self) -> list[int]:
+        """The line (or row) numbers with problems, ascending, without repeats."""
+        return sorted({p.location.number for p in self.problems if p.location.number is not None})
+
+
+def _order(p: Problem) -> tuple[int, int]:
+    n = p.location.number
+    return (0, 0) if n is None else (1, n)
