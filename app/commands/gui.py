@@ -1,0 +1,31 @@
+"""`concord gui [PROJECT]`: open the desktop app on a project (Qt is imported only here, on demand)."""
+from __future__ import annotations
+
+import argparse
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "gui",
+        help="open the desktop app on a project",
+        description="Open the Concord window on PROJECT. With --screenshot, render the main window offscreen to "
+        "a PNG and exit (for docs and smoke tests).",
+        epilog="examples:\n  concord gui demo/demo.concord\n"
+        "  QT_QPA_PLATFORM=offscreen concord gui demo/demo.concord --screenshot window.png",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("project", metavar="PROJECT", nargs="?", help="the .concord project file (optional: open one later)")
+    p.add_argument("--screenshot", metavar="FILE.png", help="save a screenshot of the window and exit")
+    p.add_argument("--annotator", metavar="NAME", help="record decisions under this name (default: asked or remembered)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from app.store import Project
+
+    if args.project is not None:
+        Project.open(args.project).close()  # a bad path is a clear message (exit 2) before any window appears
+    from app.gui.main import run_gui  # PySide6 loads only for this command
+
+    extra = {"annotator": args.annotator} if args.annotator else {}
+    return int(run_gui(args.project, screenshot=args.screenshot, **extra) or 0)

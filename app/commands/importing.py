@@ -1,0 +1,88 @@
+"""`concord import PROJECT FILE`: add samples from JSONL, CSV or Parquet, all or nothing.
+
+The module is not called `import` because that is a Python keyword; the command is.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+EXAMPLES = """\
+examples:
+  concord init brand.concord
+  concord import brand.concord checks.jsonl
+  concord import brand.concord reviews.csv --dataset reviews-2024-06
+  concord import brand.concord rubric.parquet
+
+Violations records: {"id", "text", "ground_truth": [V], "predictions": {"name@version|model": [V]}}
+plus optional "context", "split", "meta"; V = {"start", "end", "quote", "rule", "category", "explanation",
+"correction"} with start/end (code points, end exclusive) or a quote, and a rule.
+Rubric records: {"id", "question", "response", "traits": [trait], "buckets": {"<trait>": {"tp","fn","fp","tn"}}}.
+CSV/Parquet: one column per field; list and object columns hold JSON. See docs/formats.md and
+resources/schema/. Any problem: nothing is imported, every problem is listed (file:line: field: message), exit 2.
+Importing the same file again changes nothing."""
+
+MAX_WARNINGS = 20
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "import",
+        help="import samples (violations or rubric records) from JSONL, CSV or Parquet",
+        description="Validate every record of FILE (format by extension: .jsonl, .csv, .parquet) and add the samples "
+        "to the project in one transaction. Quotes without offsets are located in the text (exact, "
+        "case-insensitive, then fuzzy); those that cannot be found are kept and flagged as ungrounded.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("project", metavar="PROJECT", help="the .concord project file (create it with `concord init`)")
+    p.add_argument("file", metavar="FILE", help="the records to import: .jsonl, .csv or .parquet")
+    p.add_argument("--dataset", metavar="NAME", help="dataset name the samples are filed under (default: the file name "
+                   "without extension)")
+    p.set_defaults(func=run)
+
+
+class Bar:
+    """The Progress protocol on a transient rich bar on stderr (drawn only on a terminal)."""
+
+    def __init__(self, console: Console, title: str) -> None:
+        self._bar = Progress(TextColumn(f"[bold]{title}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                             TextColumn("{task.fields[message]}"), console=console, transient=True,
+                             disable=not console.is_terminal)
+        self._task = self._bar.add_task(title, total=None, message="")
+
+    def __enter__(self) -> "Bar":
+        self._bar.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._bar.stop()
+
+    def update(self, done: int, total: int, message: str = "") -> None:
+        self._bar.update(self._task, completed=done, total=total or None, message=message)
+
+    def cancelled(self) -> bool:
+        return False  # Ctrl-C raises KeyboardInterrupt; the open transaction rolls back
+
+
+def print_warnings(warnings: list[Any]) -> None:
+    for w in warnings[:MAX_WARNINGS]:
+        print(f"warning: {w}", file=sys.stderr)
+    if len(warnings) > MAX_WARNINGS:
+        print(f"warning: ... and {len(warnings) - MAX_WARNINGS} more warnings", file=sys.stderr)
+
+
+def run(args: argparse.Namespace) -> int:
+    from app.io.imports import import_file  # heavy imports stay out of `concord --help`
+    from app.store import Project
+
+    console = Console(stderr=True)
+    with Project.open(args.project) as project, Bar(console, "importing") as bar:
+        report = import_file(project, args.file, dataset=args.dataset, progress=bar)
+    print_warnings(report.warnings)
+    print(report.summary())
+    return 0

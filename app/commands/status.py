@@ -1,0 +1,68 @@
+"""`concord status PROJECT [--json]`: what a project holds and how much of it humans have decided."""
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "status",
+        help="print counts: samples, violations per checker, labeled and unlabeled units, events",
+        description="Summarise a project: samples per scheme, ground-truth and predicted violations (per checker), "
+        "ungrounded quotes, units (sample x checker or trait) with and without a human decision, events and "
+        "annotators. A unit counts as labeled once a human has decided its matches (or buckets).",
+        epilog="examples:\n  concord status brand.concord\n  concord status brand.concord --json | jq .units",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("project", metavar="PROJECT", help="the .concord project file")
+    p.add_argument("--json", action="store_true", help="print the counts as JSON (for scripts)")
+    p.set_defaults(func=run)
+
+
+def collect(project: Any) -> dict[str, Any]:
+    counts = project.status_counts()
+    for u in counts["units"]:
+        u["labeled"] = int(u["labeled"] or 0)
+        u["with_status"] = int(u["with_status"] or 0)
+        u["unlabeled"] = int(u["total"]) - u["labeled"]
+    return {"project": str(project.path), "schema_version": project.schema_version, **counts}
+
+
+def run(args: argparse.Namespace) -> int:
+    from app.store import Project
+
+    with Project.open(args.project) as project:
+        data = collect(project)
+    if args.json:
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+        return 0
+    _print(data)
+    return 0
+
+
+def _print(data: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=200)  # piped: no terminal width to respect, don't wrap the table
+    samples = data["samples"]
+    console.print(f"[bold]{data['project']}[/] (schema {data['schema_version']})", highlight=False)
+    console.print("samples: " + (", ".join(f"{n} {scheme}" for scheme, n in sorted(samples.items())) or "none")
+                  + f"; ground-truth violations: {data['ground_truth_violations']}"
+                  + f"; ungrounded quotes: {data['ungrounded_violations']}", highlight=False)
+    predicted = data["predicted_violations"]
+    if data["units"]:
+        table = Table(title="units (sample x checker or trait)", title_justify="left")
+        for col, justify in (("scheme", "left"), ("checker / trait", "left"), ("predicted", "right"),
+                             ("units", "right"), ("labeled", "right"), ("unlabeled", "right"), ("with status", "right")):
+            table.add_column(col, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+        for u in data["units"]:
+            pred = str(predicted.get(u["unit"], 0)) if u["scheme"] == "violations" else ""
+            table.add_row(u["scheme"], u["unit"] or "(no predictions)", pred, str(u["total"]), str(u["labeled"]),
+                          str(u["unlabeled"]), str(u["with_status"]))
+        console.print(table)
+    console.print(f"decisions: {data['events']} events by {data['annotators']} annotator(s)", highlight=False)
