@@ -1,0 +1,79 @@
+"""Build the bundled demo project from resources/demo/ through the real importers.
+
+Going through `import_file` and `import_labels` (rather than writing the store directly) means the demo is also a
+standing end-to-end check of the import path: if the shipped data stops validating, `concord demo` says so.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from app.errors import UsageError
+from app.progress import Progress
+from app.store import Project
+from calibration.schemes.violations.config import PRESETS
+
+DEMO_FILES = ("violations.jsonl", "rubric.jsonl")
+LABELS_FILE = "labels.jsonl"
+DATASETS = {"violations.jsonl": "hirschkraut_violations", "rubric.jsonl": "hirschkraut_rubric"}
+DEFAULT_PATH = Path("demo") / "demo.concord"
+
+
+def demo_dir() -> Path:
+    """resources/demo/ of this checkout (the app runs from the repository, `pip install -e`)."""
+    here = Path(__file__).resolve().parents[2] / "resources" / "demo"
+    if not all((here / f).is_file() for f in (*DEMO_FILES, LABELS_FILE)):
+        raise UsageError(f"{here}: the demo data files are missing (run `python resources/demo/make_demo_data.py`)")
+    return here
+
+
+@dataclass
+class DemoReport:
+    """What `create_demo` imported, for the CLI summary."""
+
+    path: Path
+    lines: list[str] = field(default_factory=list)
+
+
+def _remove_project(path: Path) -> None:
+    for p in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        p.unlink(missing_ok=True)
+
+
+def import_demo(project: Project, progress: Progress | None = None, report: DemoReport | None = None) -> None:
+    """Import the demo files and presets into `project`. Safe to repeat: a second run changes nothing."""
+    from app.io.imports import import_file
+    from app.io.labels import import_labels
+
+    src = demo_dir()
+    for name in DEMO_FILES:
+        r = import_file(project, src / name, dataset=DATASETS[name], progress=progress)
+        if report is not None:
+            report.lines.append(r.summary())
+    r = import_labels(project, src / LABELS_FILE, progress=progress)
+    if report is not None:
+        summary = getattr(r, "summary", None)
+        report.lines.append(summary() if callable(summary) else f"{src / LABELS_FILE}: labels imported")
+    for config in PRESETS.values():
+        project.save_match_config(config, origin="demo")
+
+
+def create_demo(path: str | Path = DEFAULT_PATH, *, force: bool = False, progress: Progress | None = None,
+                report: DemoReport | None = None) -> Project:
+    """Create the demo project at `path` and return it open. An existing file is refused unless `force`."""
+    path = Path(path)
+    if path.exists() and not force:
+        raise UsageError(f"{path}: already exists; pass --force to replace it")
+    if path.is_dir():
+        raise UsageError(f"{path}: is a directory; give a file name such as {path / 'demo.concord'}")
+    demo_dir()  # fail before touching anything if the data is not there
+    if force:
+        _remove_project(path)
+    project = Project.create(path)
+    try:
+        import_demo(project, progress, report)
+    except BaseException:
+        project.close()
+        _remove_project(path)  # never leave a half-built demo behind
+        raise
+    return project

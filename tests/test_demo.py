@@ -1,0 +1,171 @@
+"""The bundled demo project: it builds through the real importers, has the promised shape, and its data is exact."""
+from __future__ import annotations
+
+import json
+import runpy
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from app.cli import main as cli_main
+from app.errors import UsageError
+from app.io.demo import create_demo, demo_dir, import_demo
+from app.store import Project
+from calibration.schemes.violations.config import STD_MATCH, Thresholds
+from calibration.schemes.violations.matching import match
+from calibration.schemes.violations.pairs import build_pair_table
+from calibration.schemes.violations.records import Violation
+
+CHECKERS = {
+    "prompt-baseline@1.1.0|gpt-3.5-turbo-0613",
+    "brute-context-classifier@1.7.5|gpt-3.5-turbo-0613",
+    "zeroshot-index@2.2.5|gpt-3.5-turbo-0613",
+    "self-consistent-explainer@2.1.3|gpt-3.5-turbo-0613",
+}
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Project:
+    project = create_demo(tmp_path_factory.mktemp("demo") / "demo.concord")
+    yield project
+    project.close()
+
+
+def _jsonl(name: str) -> list[dict]:
+    return [json.loads(line) for line in (demo_dir() / name).read_text(encoding="utf-8").splitlines()]
+
+
+def test_demo_has_the_promised_shape(demo: Project) -> None:
+    samples = demo.violation_samples()
+    assert 55 <= len(samples) <= 65
+    assert set(demo.checkers()) == CHECKERS
+    assert {s.split for s in samples} == {"train", "test"}
+    assert 0.2 <= sum(s.split == "test" for s in samples) / len(samples) <= 0.4
+    assert sum(not s.ground_truth for s in samples) >= 3  # a few texts with nothing wrong
+    n_gt = sum(len(s.ground_truth) for s in samples)
+    assert 60 <= n_gt <= 120
+    assert {v.category for s in samples for v in s.ground_truth} >= {"compliance", "brand", "legal", "tone"}
+    # every checker behaves differently: the over-flagger predicts most, the baseline least
+    n_pred = {c: sum(len(s.predictions.get(c, ())) for s in samples) for c in CHECKERS}
+    assert n_pred["brute-context-classifier@1.7.5|gpt-3.5-turbo-0613"] > n_gt > n_pred["prompt-baseline@1.1.0|gpt-3.5-turbo-0613"]
+
+    rubric_ids = {u["sample_id"] for u in demo.rubric_units()}
+    assert 18 <= len(rubric_ids) <= 22
+    modes = {t["evaluation_mode"] for t in demo.traits()}
+    assert modes == {"tp_only", "full_matrix"}
+    assert demo.table_counts()["match_configs"] == 2
+    assert {"std_match@1.0.0", "ha_match@1.0.0"} <= set(demo.match_config_refs())
+
+
+def test_about_half_is_labeled_by_two_annotators(demo: Project) -> None:
+    human = demo.human_matches()
+    labeled = {sid for sid, _ in human}
+    assert 25 <= len(labeled) <= 35
+    assert {c for _, c in human} == CHECKERS
+    assert {"alice", "bob"} <= set(demo.annotators())
+    assert sum(len(pairs) for pairs in human.values()) >= 60
+    buckets = demo.human_buckets()
+    assert 8 <= len({sid for sid, _ in buckets}) <= 12
+    # the human corrections really differ from the LLM's buckets somewhere, and are verbatim in the response
+    changed = 0
+    for (sid, trait), b in buckets.items():
+        response = demo.rubric_sample(sid)["response"]
+        assert all(x in response for x in b["tp"] + b["fp"]), (sid, trait)
+        changed += b != demo.bucket_assignment(sid, trait, source="import")["buckets"]
+    assert changed >= 5
+
+
+def test_offsets_agree_with_quotes(demo: Project) -> None:
+    records = _jsonl("violations.jsonl")
+    seen = 0
+    for rec in records:
+        for v in rec["ground_truth"] + [v for vs in rec["predictions"].values() for v in vs]:
+            if "start" in v and "quote" in v:
+                assert rec["text"][v["start"]:v["end"]] == v["quote"], (rec["id"], v)
+                seen += 1
+    assert seen > 300
+    # in the project too, including quotes placed by grounding (exact or case-insensitive)
+    by_id = {s.id: s for s in demo.violation_samples()}
+    hows = set()
+    for sid, s in by_id.items():
+        groundings = demo.violation_groundings(sid)
+        lists = [("", s.ground_truth)] + sorted(s.predictions.items())
+        for checker, vs in lists:
+            for v, how in zip(vs, groundings.get(checker, [])):
+                hows.add(how)
+                if how in ("offsets", "exact") and v.quote is not None:
+                    assert s.text[v.start:v.end] == v.quote
+                elif how == "casefold":
+                    assert s.text[v.start:v.end].casefold() == v.quote.casefold()
+    assert {"offsets", "exact", "casefold", "fuzzy", "ungrounded"} <= hows
+    # the texts really exercise code-point offsets (emoji outside the BMP, a right-to-left word)
+    texts = "".join(s.text for s in by_id.values())
+    assert any(ord(ch) > 0xFFFF for ch in texts) and "\u05d7" in texts
+
+
+def test_importing_again_changes_nothing(demo: Project) -> None:
+    before = demo.table_counts()
+    events = len(demo.events())
+    import_demo(demo)
+    assert demo.table_counts() == before
+    assert len(demo.events()) == events
+
+
+def _rule_only(v: Violation) -> Violation:
+    return replace(v, explanation=None, correction=None)
+
+
+def test_human_judgement_differs_from_std_match(demo: Project) -> None:
+    """Calibration has something to find: std_match defaults disagree with the humans in both directions,
+    and a stricter rule threshold removes the wrong-rule matches humans reject."""
+    human = demo.human_matches()
+    # std_match reads only overlap and rule: drop the other text fields so only the rules are embedded (fast)
+    samples = [
+        replace(s, ground_truth=tuple(map(_rule_only, s.ground_truth)),
+                predictions={c: tuple(map(_rule_only, vs)) for c, vs in s.predictions.items()})
+        for s in demo.violation_samples(sorted({sid for sid, _ in human}))
+    ]
+    table = build_pair_table(samples, STD_MATCH.embedding, cache=demo)
+    g = table.groups
+    keys = list(zip(g["sample_id"], g["checker"]))
+    p = table.pairs
+    labeled = np.array([keys[i] in human for i in p["group"]])
+    truth = np.array([(int(gt), int(pr)) in human.get(keys[gi], set())
+                      for gi, gt, pr in zip(p["group"], p["gt"], p["pred"])])
+
+    def confusion(config) -> tuple[int, int, int]:
+        m = match(table, config)[labeled]
+        t = truth[labeled]
+        return int((m & t).sum()), int((m & ~t).sum()), int((~m & t).sum())
+
+    agree, machine_only, human_only = confusion(STD_MATCH)
+    assert machine_only > 0 and human_only > 0
+    assert agree > 4 * (machine_only + human_only)  # mostly agree: the labels are not noise
+    stricter = STD_MATCH.with_(thresholds=Thresholds(overlap=0.0, rule=0.4, match=0.5))
+    assert confusion(stricter)[1] < machine_only
+
+
+def test_generator_reproduces_the_committed_files(tmp_path: Path) -> None:
+    module = runpy.run_path(str(demo_dir() / "make_demo_data.py"), run_name="demo_generator")
+    module["main"](tmp_path)
+    for name in ("violations.jsonl", "rubric.jsonl", "labels.jsonl"):
+        assert (tmp_path / name).read_bytes() == (demo_dir() / name).read_bytes(), name
+
+
+def test_cli_refuses_to_overwrite_without_force(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "d" / "demo.concord"
+    target.parent.mkdir()
+    target.write_bytes(b"precious")
+    assert cli_main(["demo", str(target)]) == 2
+    assert "--force" in capsys.readouterr().err
+    assert target.read_bytes() == b"precious"
+    assert cli_main(["demo", str(target), "--force"]) == 0
+    n = len(_jsonl("violations.jsonl"))
+    out = capsys.readouterr().out
+    assert f"{n} violations samples" in out and f"{len(CHECKERS)} checkers" in out
+    with Project.open(target) as project:
+        assert len(project.violation_samples()) == n
+    with pytest.raises(UsageError):
+        create_demo(target)
