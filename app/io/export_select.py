@@ -3,10 +3,12 @@
 A split is built from *units* (sample x checker, sample x trait) a human has decided on. A unit is selected when
 its status is one of the requested statuses (None: any unit with a human decision), its checker/trait passes the
 filter, and a human decision exists for it:
-- violations: a 'matches' label whose indices still fit the sample (a stale label after a re-import is skipped);
+- violations: a one-to-one 'matches' label whose indices still fit the sample (a stale label after a re-import
+  is skipped and counted);
 - rubric: a 'buckets' label, or status 'accepted' alone, which means the human accepted the machine's buckets.
 A sample is in the split when at least one of its units is; only its selected units' predictions and labels are
-written, so every prediction list in a split has a human decision behind it.
+written, so every prediction list in a split has a human decision behind it. Ground-truth-only samples (no checker)
+are left out: the label format has no decision to carry for them, so they could not survive a round trip.
 
 Human-validated ground truth (the choice that makes a split round-trip through import unchanged):
 - GT violations the human marked wrong ('gt_wrong') are dropped;
@@ -15,8 +17,9 @@ Human-validated ground truth (the choice that makes a split round-trip through i
 - human matches are re-indexed to the new GT; a pair whose GT was dropped is removed; each added GT violation is
   matched to the prediction it came from. A missing-GT mark on a prediction the human also matched is contradictory
   and ignored. For the other checkers of the sample an added violation is unmatched (the human did not link it).
-Importing the split gives a project without gt_wrong/missing_gt marks whose GT and matches are exactly these, so
-exporting it again writes the same files.
+Importing the split (import_file for the data, import_labels for the decisions, which marks each unit 'accepted')
+gives a project without gt_wrong/missing_gt marks whose GT and matches are exactly these, so exporting it again
+with statuses that include 'accepted' writes the same files.
 """
 from __future__ import annotations
 
@@ -172,6 +175,7 @@ def curate_sample(
     for u in sorted(units, key=lambda u: u.checker):
         pairs = {(new_index[g], p) for g, p in u.matches_original if g in new_index}
         matched = {p for _, p in pairs}
+        used_gt = {g for g, _ in pairs}
         preds = s.predictions.get(u.checker, ())
         for j in sorted({int(j) for j in missing.get(u.checker, ())}):
             if not 0 <= j < len(preds):
@@ -184,7 +188,11 @@ def curate_sample(
                 added_at[key] = len(gt)
                 gt.append(preds[j])
                 n_added += 1
+            if added_at[key] in used_gt:  # the checker flagged the same violation twice: one match only
+                n_ignored += 1
+                continue
             pairs.add((added_at[key], j))
+            used_gt.add(added_at[key])
         u.matches = sorted(pairs)
     return gt, {"dropped_gt_wrong": len(wrong), "added_missing_gt": n_added, "ignored_missing_gt": n_ignored}
 
@@ -238,9 +246,9 @@ def _violation_units(project: Project, f: Filters, labels: Mapping, skipped: Cou
         sid, checker = row["sample_id"], row["unit"]
         s = samples[sid]
         status = labels.get((sid, checker, "status"), (None, ""))[0]
-        if checker == "":  # a ground-truth-only sample: nothing to match, the status alone selects it
-            if f.checkers is None and status is not None and _unit_wanted(status, "", f):
-                chosen.setdefault(sid, [])
+        if checker == "":  # a ground-truth-only sample: no checker, so no decision the split's labels could carry
+            if status is not None and f.checkers is None and _unit_wanted(status, "", f):
+                skipped["ground truth only (no checker to decide on)"] += 1
             continue
         if not _unit_wanted(status, checker, f):
             continue
@@ -253,6 +261,9 @@ def _violation_units(project: Project, f: Filters, labels: Mapping, skipped: Cou
         if pairs and not (min(g for g, _ in pairs) >= 0 and max(g for g, _ in pairs) < n_gt
                           and min(p for _, p in pairs) >= 0 and max(p for _, p in pairs) < n_pred):
             skipped["stale human matches (indices out of range)"] += 1
+            continue
+        if len({g for g, _ in pairs}) != len(pairs) or len({p for _, p in pairs}) != len(pairs):
+            skipped["invalid human matches (not one-to-one)"] += 1
             continue
         chosen.setdefault(sid, []).append(
             ViolationUnit(sid, checker, m[1], n_gt, n_pred, sorted(pairs))
