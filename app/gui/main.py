@@ -9,6 +9,7 @@ from PySide6.QtCore import QCoreApplication, QSettings, QTimer
 from PySide6.QtWidgets import QApplication, QInputDialog, QMessageBox, QWidget
 
 from app.errors import UsageError
+from app.gui.compat import guard_none_refcount
 from app.store import Project
 
 ORG, APP = "Concord", "Concord"
@@ -22,6 +23,7 @@ def application() -> QApplication:
         QCoreApplication.setOrganizationName(ORG)
         QCoreApplication.setApplicationName(APP)
         app = QApplication(sys.argv[:1])
+        guard_none_refcount()
     assert isinstance(app, QApplication)
     return app
 

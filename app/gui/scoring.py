@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-
 from calibration.schemes.violations.config import COMPONENTS, MatchConfig
 from calibration.schemes.violations.records import ViolationSample
 from calibration.similarity.embeddings import CachedEmbedder, Embedder, VectorCache, make_embedder, parse_spec
@@ -85,6 +84,8 @@ class _Locked:
 
 def shared_embedder(spec: str) -> Embedder:
     """One embedder per spec for the whole app (the model loads once, on first encode)."""
+    if parse_spec(spec)[0] == "openai":
+        import app.llm.openai_embedder  # noqa: F401 - registers the backend; imported only when a config needs it
     with _LOCK:
         if spec not in _EMBEDDERS:
             _EMBEDDERS[spec] = make_embedder(spec)

@@ -21,7 +21,8 @@ from app.gui.filters import FilterBar
 from app.gui.models import UnitListModel
 from app.gui.undo import Session
 from app.gui.views import VIEWS, DetailView, ViewContext
-from app.gui.workers import ProgressPanel, TaskRunner
+from app.gui.workers import ProgressPanel, Task, TaskProgress, TaskRunner
+from app.progress import check
 from app.store import Project, UnitFilter
 from calibration.schemes.violations.config import STD_MATCH, MatchConfig
 
@@ -180,6 +181,7 @@ class MainWindow(QMainWindow):
         if self.model.rowCount():
             self.select_row(0)
         self.list.setFocus(Qt.FocusReason.OtherFocusReason)
+        self._hint_machine_scores()
 
     def _load_configs(self) -> None:
         self.config_box.clear()
@@ -444,6 +446,39 @@ class MainWindow(QMainWindow):
             f"({s.pace_per_hour():.0f}/h) · {self.annotator}"
         )
         self._update_count()
+
+    # -- background work -------------------------------------------------------------------------------------------
+    def compute_machine_scores(self) -> None:
+        """Evaluate every unit under the chosen config in a worker; the list's Machine F1 column follows."""
+        p = self.project
+        if p is None:
+            return
+        cfg, path = self._config, str(p.path)
+
+        def work(progress: TaskProgress) -> str:
+            from app.services.evaluation import pair_table, store_machine_scores
+
+            with Project.open(path) as wp:  # the worker's own connection
+                table = pair_table(wp, cfg.embedding, progress)
+                check(progress)
+                progress.update(2, 3, "matching and storing machine scores")
+                store_machine_scores(wp, table, cfg, cfg.matching)
+            return cfg.ref
+
+        task = Task(work, "machine scores")
+        task.signals.finished.connect(lambda ref: (self._reload_list(keep=True),
+                                                   self.statusBar().showMessage(f"Machine scores stored for {ref}", 5000)))
+        task.signals.failed.connect(lambda m: QMessageBox.warning(self, "Concord", m.splitlines()[0]))
+        self.progress.track(task, f"Machine scores under {cfg.ref}…")
+        self.runner.start(task)
+
+    def _hint_machine_scores(self) -> None:
+        rows = [self.model.row(i) for i in range(min(self.model.rowCount(), 50))]
+        viol = [r for r in rows if r is not None and r["scheme"] == "violations"]
+        if viol and all(r["machine_f1"] is None for r in viol):
+            keys = self.actions_by_id["evaluate"].shortcut().toString()
+            self.statusBar().showMessage(
+                f"No machine scores for {self._config.ref} yet: Tools ▸ Compute machine scores ({keys})", 15000)
 
     # -- panels (filled in by later modules) ------------------------------------------------------------------------
     def open_calibration(self) -> None:
