@@ -85,8 +85,10 @@ def _import_file(project: Project, path: Path, dataset: str | None, progress: Pr
         progress.update(0, 0, f"reading {path.name}")
     src = read_source(path, problems, JSON_COLUMNS)
     if src.columns is not None:
+        n_errors = len(problems.errors)
         _check_columns(src, problems)
-        problems.raise_if_any(path)
+        if len(problems.errors) > n_errors:  # a missing column: don't repeat it for every row
+            problems.raise_if_any(path)
     out = _validate(project, src, problems, progress)
     if not src.n_lines:
         raise UsageError(f"{path}: the file holds no records")
