@@ -137,3 +137,22 @@ def test_second_evaluation_encodes_nothing(minilm: SentenceTransformerEmbedder) 
     assert second.encoded == 0 and second.hits == len(distinct)
     assert calls == [len(distinct)]  # no new encode call at all
     np.testing.assert_array_equal(t1.pairs.to_numpy(), t2.pairs.to_numpy())
+
+
+def test_dense_and_gathered_cosines_agree(monkeypatch: pytest.MonkeyPatch) -> None:
+    from calibration.similarity import pairwise
+
+    texts = [f"text {i}" for i in range(40)]
+    rng = np.random.default_rng(5)
+    a, b = rng.integers(0, 20, 500), rng.integers(10, 40, 500)
+    sim = EmbeddingSimilarity(CountingEmbedder(dim=16))
+    dense = sim.pair_similarities(texts, a, b)
+    monkeypatch.setattr(pairwise, "_DENSE_FACTOR", 0)  # force the per-pair gather path
+    gathered = sim.pair_similarities(texts, a, b)
+    np.testing.assert_allclose(dense, gathered, atol=1e-6)
+    vecs = CountingEmbedder(dim=16).encode(texts)
+    want = np.where(a == b, 1.0, np.einsum("ij,ij->i", vecs[a].astype(np.float64), vecs[b].astype(np.float64)))
+    np.testing.assert_allclose(dense, want, atol=1e-6)
+    monkeypatch.setattr(pairwise, "_DENSE_BLOCK_CELLS", 7)  # many small blocks
+    monkeypatch.setattr(pairwise, "_DENSE_FACTOR", 64)
+    np.testing.assert_allclose(sim.pair_similarities(texts, a, b), dense, atol=1e-6)

@@ -135,32 +135,61 @@ class _Interner:
 
 
 class _Items:
-    """Column-wise store of violations: spans (NaN if ungrounded) and interned text/category ids."""
+    """Column-wise store of violations: spans (NaN if ungrounded) and interned text/category ids.
+
+    This loop touches every violation once; it is kept lean (no per-field helper calls) because it is the
+    Python part of building a million-pair table.
+    """
 
     def __init__(self, texts: _Interner, cats: _Interner) -> None:
         self.texts, self.cats = texts, cats
         self.start: list[float] = []
         self.end: list[float] = []
-        self.field_ids: dict[str, list[int]] = {f: [] for f in TEXT_FIELDS}
+        self.rule: list[int] = []
+        self.explanation: list[int] = []
+        self.correction: list[int] = []
         self.cat: list[int] = []
         self.cat_label: list[str | None] = []
 
-    def add(self, v: Violation) -> None:
-        grounded = v.start is not None and v.end is not None
-        self.start.append(float(v.start) if grounded else np.nan)  # type: ignore[arg-type]
-        self.end.append(float(v.end) if grounded else np.nan)  # type: ignore[arg-type]
-        for f in TEXT_FIELDS:
-            self.field_ids[f].append(self.texts(normalise_text(getattr(v, f))))
-        key = normalise_category(v.category)
-        self.cat.append(self.cats(key))
-        self.cat_label.append(key)
+    def extend(self, violations: Sequence[Violation]) -> None:
+        ids = self.texts.ids
+        cat_ids = self.cats.ids
+        nan = np.nan
+        for v in violations:
+            s, e = v.start, v.end
+            if s is None or e is None:
+                self.start.append(nan)
+                self.end.append(nan)
+            else:
+                self.start.append(float(s))
+                self.end.append(float(e))
+            for value, out in ((v.rule, self.rule), (v.explanation, self.explanation), (v.correction, self.correction)):
+                if value is not None:
+                    value = value.strip()
+                if not value:
+                    out.append(-1)
+                    continue
+                i = ids.get(value)
+                if i is None:
+                    i = ids[value] = len(ids)
+                out.append(i)
+            c = v.category
+            key = c.strip().casefold() if c is not None else None
+            if not key:
+                self.cat.append(-1)
+                self.cat_label.append(None)
+            else:
+                i = cat_ids.get(key)
+                if i is None:
+                    i = cat_ids[key] = len(cat_ids)
+                self.cat.append(i)
+                self.cat_label.append(key)
 
     def arrays(self) -> dict[str, np.ndarray]:
-        out = {"start": np.array(self.start, dtype=np.float64), "end": np.array(self.end, dtype=np.float64),
-               "category": np.array(self.cat, dtype=np.int64)}
-        for f in TEXT_FIELDS:
-            out[f] = np.array(self.field_ids[f], dtype=np.int64)
-        return out
+        return {"start": np.array(self.start, dtype=np.float64), "end": np.array(self.end, dtype=np.float64),
+                "category": np.array(self.cat, dtype=np.int64), "rule": np.array(self.rule, dtype=np.int64),
+                "explanation": np.array(self.explanation, dtype=np.int64),
+                "correction": np.array(self.correction, dtype=np.int64)}
 
 
 def _checkers_of(samples: Sequence[ViolationSample]) -> list[str]:
@@ -190,16 +219,14 @@ def build_pair_table(samples: Sequence[ViolationSample],
     unit_pred_base: list[int] = []
     for si, s in enumerate(samples):
         sample_gt_base.append(len(gt.start))
-        for v in s.ground_truth:
-            gt.add(v)
+        gt.extend(s.ground_truth)
         for c in wanted:
             preds = s.predictions.get(c)
             if preds is None:
                 continue
             unit_sample.append(si)
             unit_pred_base.append(len(pred.start))
-            for v in preds:
-                pred.add(v)
+            pred.extend(preds)
             rows.append((s.id, c, len(s.ground_truth), len(preds)))
 
     groups = pd.DataFrame(rows, columns=["sample_id", "checker", "n_gt", "n_pred"])
@@ -235,18 +262,16 @@ def _text_components(sim: TextSimilarity, texts: list[str], ga: dict[str, np.nda
                      g_src: np.ndarray, p_src: np.ndarray) -> dict[str, np.ndarray]:
     """Similarity of rule/explanation/correction for all pairs with one call (one batched encode)."""
     n = g_src.size
-    masks, a_parts, b_parts = {}, [], []
+    masks, parts = {}, []
     for f in TEXT_FIELDS:
         a, b = ga[f][g_src], pa[f][p_src]
         m = (a >= 0) & (b >= 0)
         masks[f] = m
-        a_parts.append(a[m])
-        b_parts.append(b[m])
-    sims = sim.pair_similarities(texts, np.concatenate(a_parts), np.concatenate(b_parts)) if n else np.zeros(0)
-    out, pos = {}, 0
-    for f, part in zip(TEXT_FIELDS, a_parts):
+        parts.append((a[m], b[m]))
+    sims = sim.pair_similarities_many(texts, parts)
+    out = {}
+    for f, values in zip(TEXT_FIELDS, sims):
         col = np.full(n, np.nan)
-        col[masks[f]] = sims[pos : pos + part.size]
-        pos += part.size
+        col[masks[f]] = values
         out[f] = col
     return out
