@@ -316,13 +316,14 @@ def select(project: Project, f: Filters, progress: Progress | None = None) -> Se
         curated[sid], changes = curate_sample(samples[sid], units, gt_wrong, missing)
         gt_changes.update(changes)
 
-    rows = {sid: project.sample_row(sid) for sid in sorted(r_units)}
+    rows = project.sample_rows("rubric") if r_units else {}
+    v_rows = project.sample_rows("violations") if v_units else {}
     strata: dict[str, list[str]] = {}
     for sid in v_units:
         key = _dominant_category(curated[sid]) if f.stratify == "category" else (samples[sid].split or NO_SPLIT)
         strata.setdefault(key if f.stratify else "all", []).append(sid)
     for sid in r_units:
-        key = RUBRIC_STRATUM if f.stratify == "category" else ((rows[sid] or {}).get("split") or NO_SPLIT)
+        key = RUBRIC_STRATUM if f.stratify == "category" else (rows[sid]["split"] or NO_SPLIT)
         strata.setdefault(key if f.stratify else "all", []).append(sid)
     picked = stratified_sample(strata, f.sample, f.seed)
     keep = {sid for ids in picked.values() for sid in ids}
@@ -333,7 +334,7 @@ def select(project: Project, f: Filters, progress: Progress | None = None) -> Se
     ru_out: list[RubricUnit] = []
     for sid in sorted(keep & set(v_units)):
         s, units = samples[sid], sorted(v_units[sid], key=lambda u: u.checker)
-        meta = (project.sample_row(sid) or {}).get("meta")
+        meta = v_rows[sid]["meta"]
         violations.append({
             "id": sid, "text": s.text, "context": s.context, "split": s.split, "meta": meta,
             "ground_truth": [violation_dict(v, s.text) for v in curated[sid]],
@@ -345,7 +346,7 @@ def select(project: Project, f: Filters, progress: Progress | None = None) -> Se
                                "matches": [list(p) for p in u.matches]})
         vu_out.extend(units)
     for sid in sorted(keep & set(r_units)):
-        row = rows[sid] or {}
+        row = rows[sid]
         units = sorted(r_units[sid], key=lambda u: u.trait)
         metrics = {}
         for u in units:

@@ -296,6 +296,13 @@ class SamplesMixin(ProjectBase):
         row["buckets"] = None if row["buckets"] is None else json.loads(row["buckets"])
         return row
 
+    def sample_rows(self, scheme: str) -> dict[str, dict[str, Any]]:
+        """Every sample of a scheme by id, meta parsed, in one query (bulk readers such as export)."""
+        rows = self.query("SELECT id, text, question, context, split, meta FROM samples WHERE scheme = ?", (scheme,))
+        for row in rows:
+            row["meta"] = None if row["meta"] is None else json.loads(row["meta"])
+        return {row["id"]: row for row in rows}
+
     def sample_row(self, sample_id: str) -> dict[str, Any] | None:
         rows = self.query("SELECT * FROM samples WHERE id = ?", (sample_id,))
         if not rows:
