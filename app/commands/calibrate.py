@@ -13,7 +13,7 @@ from rich.table import Table
 from app.cli_progress import rich_progress
 from app.errors import UsageError
 from app.store import Project
-from calibration.schemes.violations.config import DEFAULT_EMBEDDING
+from calibration.schemes.violations.config import COMPONENTS, DEFAULT_EMBEDDING
 from calibration.search import OBJECTIVES
 
 EPILOG = """examples:
@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result, indent=2, sort_keys=True))
         return 0
-    console = Console()
+    console = Console(width=None if sys.stdout.isatty() else 140)
     for w in result["warnings"]:
         console.print(f"[yellow]warning:[/] {w}")
     best = result["best"]
@@ -104,11 +104,15 @@ def run(args: argparse.Namespace) -> int:
     console.print("best weights: " + ", ".join(f"{k} {v:.2f}" for k, v in best["weights"].items() if v)
                   + " | thresholds: " + ", ".join(f"{k} > {v:g}" for k, v in best["thresholds"].items()))
     top = cal.cv_results_.head(args.top)
-    tt = Table(title=f"Top {len(top)} configs (score on all labeled data)")
-    for col in top.columns[: min(len(top.columns), 12)]:
-        tt.add_column(str(col), justify="right")
+    tt = Table(title=f"Top {len(top)} of {result['n_configs']:,} configs")
+    for col in ("rank", "weights (overlap rule category explanation correction)", "thresholds (overlap rule match)",
+                "all labeled", "held-out folds mean ± sd"):
+        tt.add_column(col, justify="right")
     for _, row in top.iterrows():
-        tt.add_row(*[f"{v:.3f}" if isinstance(v, float) else str(v) for v in row.to_numpy()[: min(len(top.columns), 12)]])
+        weights = " ".join(f"{row[f'w_{c}']:.2f}" for c in COMPONENTS)
+        thresholds = " ".join(f"{row[t]:g}" for t in ("t_overlap", "t_rule", "t_match"))
+        tt.add_row(str(int(row["rank"])), weights, thresholds, _fmt(row["score"]),
+                   f"{_fmt(row['mean_test_score'])} ± {_fmt(row['std_test_score'])}")
     console.print(tt)
     if args.apply:
         console.print(f"saved as [bold]{result['applied']}[/]: use it with `concord evaluate {args.project} --use {result['applied']}`")
