@@ -55,7 +55,7 @@ def test_dry_run_writes_nothing(project_path: Path, tmp_path: Path, capsys: pyte
     assert rc == 0
     printed = capsys.readouterr().out
     assert "dry run: nothing written" in printed and "careful@2.0|gpt-y" in printed
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["src.concord"]
+    assert [p.name for p in tmp_path.iterdir() if not p.name.startswith("src.concord")] == []
     with Project.open(project_path) as p:
         assert p.splits() == []
 

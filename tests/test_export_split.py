@@ -241,7 +241,10 @@ def test_same_version_with_other_content_is_refused(project: Project, tmp_path: 
         export_split(project, "curated", "0.3.2", tmp_path / "c")
     assert not (tmp_path / "c" / "curated@0.3.2").exists()
     assert "bump the version" in preview_split(project, name="curated", version="0.3.2")["problems"][0]
+    assert export_mod.next_version(project, "curated") == "0.3.3"
+    assert export_mod.next_version(project, "brand_new") == "0.1.0"
     bumped = export_split(project, "curated", "0.3.3", tmp_path / "c")
+    assert export_mod.next_version(project, "curated") == "0.3.4"
     assert [(s["name"], s["version"]) for s in project.splits()] == [("curated", "0.3.2"), ("curated", "0.3.3")]
     assert project.split_record("curated", "0.3.3")["content_sha256"] == bumped.content_sha256
 
@@ -358,3 +361,24 @@ def test_preview_matches_export_and_writes_nothing(project: Project, tmp_path: P
     assert pv["counts"] == res.counts and pv["content_sha256"] == res.content_sha256
     bad = preview_split(project, name="bad name", version="1.0")
     assert len(bad["problems"]) == 2
+
+
+def test_cancel_from_progress_writes_nothing(project: Project, tmp_path: Path) -> None:
+    from app.progress import Cancelled
+
+    class CancelWhileWriting:
+        def __init__(self) -> None:
+            self.messages: list[str] = []
+
+        def update(self, done: int, total: int, message: str = "") -> None:
+            self.messages.append(message)
+
+        def cancelled(self) -> bool:
+            return "serialising rubric" in self.messages
+
+    progress = CancelWhileWriting()
+    with pytest.raises(Cancelled):
+        export_split(project, "curated", "1.0.0", tmp_path, progress=progress)
+    assert progress.messages[:2] == ["selecting samples", "serialising violations"]
+    assert not [p for p in tmp_path.iterdir() if "curated" in p.name or p.name.startswith(".")]
+    assert project.splits() == []

@@ -23,10 +23,10 @@ from typing import Any
 
 from app.errors import UsageError
 from app.io.export_manifest import build_manifest, clean, counts, readme
-from app.io.export_select import Filters, Selection, normalize_filters, select
+from app.io.export_select import STRATIFY_KEYS, Filters, Selection, normalize_filters, select
 from app.io.export_write import FORMATS, content_sha256, serialise, sha256, to_jsonl
 from app.progress import Progress, check
-from app.store import Project
+from app.store import STATUSES, Project
 
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
 VERSION_RE = re.compile(r"(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)")
@@ -69,10 +69,16 @@ def _version_key(v: str) -> tuple[int, ...]:
     return tuple(int(x) for x in v.split(".")) if VERSION_RE.fullmatch(v) else (-1,)
 
 
-def next_version(project: Project, name: str, version: str) -> str:
-    """A suggestion for a refused export: the patch after the newest version recorded under this name."""
-    known = [r["version"] for r in project.splits() if r["name"] == name] + [version]
-    major, minor, patch = max((_version_key(v) for v in known if _version_key(v) != (-1,)), default=(0, 0, 0))
+def next_version(project: Project, name: str, version: str | None = None) -> str:
+    """The patch after the newest version recorded under this name (and `version`); 0.1.0 for a new name.
+
+    Used in the message of a refused export and as the version a dialog proposes.
+    """
+    known = [r["version"] for r in project.splits() if r["name"] == name] + ([version] if version else [])
+    keys = [_version_key(v) for v in known if _version_key(v) != (-1,)]
+    if not keys:
+        return "0.1.0"
+    major, minor, patch = max(keys)
     return f"{major}.{minor}.{patch + 1}"
 
 
@@ -269,4 +275,5 @@ def export_split(project: Project, name: str, version: str, out_dir: str | Path,
     return ExportResult(name, version, target, files, content, manifest["counts"], manifest, rec is not None)
 
 
-__all__ = ["ExportResult", "export_split", "preview_split", "validate_name", "validate_version", "next_version"]
+__all__ = ["FORMATS", "STATUSES", "STRATIFY_KEYS", "ExportResult", "export_split", "next_version", "preview_split",
+           "validate_name", "validate_version"]
