@@ -1,0 +1,54 @@
+"""An older project file is migrated on open: schema 1 data (with events) gains the derived labels of schema 2."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from app.store import SCHEMA_VERSION, Project
+from calibration.schemes.violations.records import Violation, ViolationSample
+
+CHECKER = "naive@1.0|gpt-3.5-turbo"
+
+
+def v1_project(path: Path) -> None:
+    """Build a schema-1 file the way Concord 1 did: samples, units and events, no labels table."""
+    with Project(path, create=True, migrate_to=1) as p:
+        assert p.schema_version == 1
+        assert "labels" not in p.db.table_names()
+        sample = ViolationSample("s1", "Buy now, best price ever!", (Violation("No pressure", 0, 7, "Buy now"),),
+                                 {CHECKER: (Violation("Pressure", 0, 7), Violation("Superlative", 9, 24))})
+        p.write_violation_samples([sample])
+        with p.transaction() as c:
+            c.execute("INSERT INTO annotators VALUES ('ana', '2024-01-01T00:00:00+00:00')")
+            rows = [
+                ("2024-01-01T10:00:00+00:00", "s1", CHECKER, "matches", None, "[[0,1]]"),
+                ("2024-01-01T10:01:00+00:00", "s1", CHECKER, "matches", "[[0,1]]", "[[0,0]]"),  # newest wins
+                ("2024-01-01T10:01:00+00:00", "s1", CHECKER, "status", None, '"corrected"'),
+                ("2024-01-01T10:02:00+00:00", "s1", "", "note", None, '"check the price claim"'),
+            ]
+            c.executemany("INSERT INTO events (ts, annotator, sample_id, unit, kind, before, after, origin) "
+                          "VALUES (?, 'ana', ?, ?, ?, ?, ?, 'app')", rows)
+
+
+def test_schema_1_is_migrated_on_open_with_labels_backfilled(tmp_path: Path) -> None:
+    path = tmp_path / "old.concord"
+    v1_project(path)
+    with Project.open(path) as p:
+        assert p.schema_version == SCHEMA_VERSION == 2
+        assert [m["version"] for m in p.query("SELECT version FROM migrations ORDER BY version")] == [1, 2]
+        assert len(p.events()) == 4  # the audit trail is untouched
+        assert p.current("s1", CHECKER, "matches") == [[0, 0]]
+        assert p.current("s1", CHECKER, "status") == "corrected"
+        assert p.current("s1", "", "note") == "check the price claim"
+        assert p.human_matches() == {("s1", CHECKER): {(0, 0)}}
+        labels_before = p.sample_labels("s1")
+        p.rebuild_labels()
+        assert p.sample_labels("s1") == labels_before  # the backfill equals a derivation from the events
+        # The migrated project works like a new one.
+        p.record("ana", [])
+        from app.store import Change
+
+        ids = p.record("ben", [Change("s1", CHECKER, "matches", [[0, 1]])])
+        assert len(ids) == 1 and p.current("s1", CHECKER, "matches") == [[0, 1]]
+        assert p.violation_sample("s1").predictions[CHECKER][1].rule == "Superlative"  # type: ignore[union-attr]
+    with Project.open(path) as p:  # opening again does not migrate again
+        assert len(p.query("SELECT version FROM migrations")) == 2 and len(p.events()) == 5
