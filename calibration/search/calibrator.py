@@ -266,7 +266,8 @@ class _Bootstrap:
         out = []
         for lo in range(0, self.n_boot, chunk):
             n = min(chunk, self.n_boot - lo)
-            w = rng.multinomial(S, np.full(S, 1.0 / S), size=n).astype(np.float64)  # (n, S): resampling counts
+            draws = rng.integers(0, S, size=(n, S)) + (np.arange(n) * S)[:, None]
+            w = np.bincount(draws.ravel(), minlength=n * S).reshape(n, S).astype(np.float64)  # times drawn
             tot = np.einsum("bs,sck->bck", w, agg)  # (n, cols, 5)
             if cols == 1:
                 t = tot[:, 0]

@@ -70,8 +70,12 @@ def combine(num: np.ndarray, den: np.ndarray, total: np.ndarray) -> np.ndarray:
     and bins the same way (only t_match = -inf lets it match).
     """
     with np.errstate(invalid="ignore", divide="ignore"):
-        s = (total * num) / den
-    return np.where(den > 0, s, NO_SCORE)
+        s = np.multiply(total, num, out=num if num.shape == np.broadcast_shapes(num.shape, np.shape(total)) else None)
+        np.divide(s, den, out=s)
+    bad = den <= 0
+    if bad.any():
+        s[np.broadcast_to(bad, s.shape)] = NO_SCORE
+    return s
 
 
 @dataclass(frozen=True)
@@ -86,7 +90,7 @@ class _Bucket:
     valid: np.ndarray  # (n*R*C,) bool: a passing pair sits here
     pos: np.ndarray  # (n*R*C,) index into PairData, -1 for padding
     uh: np.ndarray  # (n*R*C,) unit*2 + human (0 for padding)
-    kill: np.ndarray  # (R*C, R*C) bool: entries sharing the row or column of an entry
+    all_valid: bool
 
 
 @dataclass(frozen=True)
@@ -136,9 +140,7 @@ def structure(data: PairData, t_overlap: float, t_rule: float, max_cells: int = 
         pat[cell] = pattern[sel]
         uhb = np.zeros(size, dtype=np.int64)
         uhb[cell] = uh[sel]
-        ii = np.arange(rc)
-        kill = (ii[:, None] // c == ii[None, :] // c) | (ii[:, None] % c == ii[None, :] % c)
-        buckets.append(_Bucket(r, c, comps_k.size, comps_t, pat, valid, pos, uhb, kill))
+        buckets.append(_Bucket(r, c, comps_k.size, comps_t, pat, valid, pos, uhb, bool(valid.all())))
     return Structure(tuple(buckets), int(pp.size))
 
 
@@ -166,7 +168,8 @@ def _bucket_scores(bk: _Bucket, W: np.ndarray, total: np.ndarray, den_pat: np.nd
     if num is None:
         num = np.zeros_like(tmp)
     s = combine(num, den_pat[:, bk.pattern], total[:, None])
-    s[:, ~bk.valid] = -np.inf
+    if not bk.all_valid:
+        s[:, ~bk.valid] = -np.inf
     return s
 
 
@@ -185,17 +188,33 @@ def greedy_pass(st: Structure, W: np.ndarray) -> Iterator[tuple[_Bucket, np.ndar
             yield bk, np.broadcast_to(np.arange(bk.n), (B, bk.n)), S, None
             continue
         X = S.reshape(B, bk.n, rc)
+        X4 = S.reshape(B, bk.n, bk.R, bk.C)
         base = np.arange(bk.n) * rc
+        bi, ki = np.arange(B)[:, None], np.arange(bk.n)[None, :]
         steps = min(bk.R, bk.C)
         for step in range(steps):
             am = X.argmax(axis=2)
-            val = np.take_along_axis(X, am[..., None], axis=2)[..., 0]
+            val = X[bi, ki, am]
             ok = val > -np.inf
             if not ok.any():
                 break
             yield bk, base + am, val, ok
-            if step + 1 < steps:
-                X[bk.kill[am]] = -np.inf
+            if step + 1 < steps:  # strike out the matched gt (row) and prediction (column)
+                r, c = np.divmod(am, bk.C)
+                X4[bi, ki, r, :] = -np.inf
+                X4[bi, ki, :, c] = -np.inf
+
+
+def n_below(thresholds: np.ndarray, val: np.ndarray) -> np.ndarray:
+    """How many (sorted) thresholds lie strictly below each score: decision "score > t_j" holds iff j < result."""
+    if thresholds.size > 24:
+        return np.searchsorted(thresholds, val)
+    k = np.zeros(val.shape, dtype=np.uint8)  # a few compares beat a binary search per element
+    tmp = np.empty(val.shape, dtype=bool)
+    for t in thresholds.tolist():
+        np.greater(val, t, out=tmp)
+        k += tmp.view(np.uint8)
+    return k
 
 
 def count_batch(st: Structure, W: np.ndarray, thresholds: np.ndarray, n_units: int) -> np.ndarray:
@@ -205,7 +224,7 @@ def count_batch(st: Structure, W: np.ndarray, thresholds: np.ndarray, n_units: i
     hist = np.zeros(B * U2 * (T + 1), dtype=np.int64)
     b_idx = np.arange(B)[:, None] * U2
     for bk, cell, val, ok in greedy_pass(st, W):
-        k = np.searchsorted(thresholds, val)  # thresholds strictly below the score: decisions "score > t"
+        k = n_below(thresholds, val)
         key = (b_idx + bk.uh[cell]) * (T + 1) + k
         hist += np.bincount((key if ok is None else key[ok]).ravel(), minlength=hist.size)
     h = hist.reshape(B, U2, T + 1)
