@@ -59,23 +59,35 @@ def human_key_set(
     table: PairTableLike, human_matches: Iterable[tuple[int, int, int]], labeled: np.ndarray
 ) -> set[tuple[int, int, int]]:
     """Validated set of (group, gt, pred) the humans matched; every one must be a candidate pair of a labeled unit."""
-    labeled_set = set(labeled.tolist())
     out: set[tuple[int, int, int]] = set()
     for item in human_matches:
         try:
             g, a, b = (int(x) for x in item)
         except (TypeError, ValueError):
             raise ValueError(f"human_matches: expected (group, gt, pred) triples of ints, got {item!r}") from None
-        if g not in labeled_set:
-            raise ValueError(f"human_matches: ({g}, {a}, {b}) is in group {g}, which is not in labeled_groups")
         out.add((g, a, b))
-    if out:
-        p = table.pairs
-        keys = set(zip(p["group"].to_numpy().tolist(), p["gt"].to_numpy().tolist(), p["pred"].to_numpy().tolist()))
-        missing = sorted(out - keys)
-        if missing:
-            raise ValueError(f"human_matches: {missing[:3]} not candidate pair(s) of the pair table ({len(missing)} in all)")
+    if not out:
+        return out
+    hk = np.array(sorted(out), dtype=np.int64)
+    outside = ~np.isin(hk[:, 0], labeled)
+    if outside.any():
+        g, a, b = hk[outside][0].tolist()
+        raise ValueError(f"human_matches: ({g}, {a}, {b}) is in group {g}, which is not in labeled_groups")
+    p = table.pairs
+    codes = _pair_codes(p["group"].to_numpy(dtype=np.int64), p["gt"].to_numpy(dtype=np.int64),
+                        p["pred"].to_numpy(dtype=np.int64), hk)
+    missing = hk[(hk[:, 1:] < 0).any(axis=1) | ~np.isin(codes[1], codes[0])]
+    if missing.size:
+        raise ValueError(f"human_matches: {[tuple(m) for m in missing[:3].tolist()]} not candidate pair(s) of the "
+                         f"pair table ({len(missing)} in all)")
     return out
+
+
+def _pair_codes(group: np.ndarray, gt: np.ndarray, pred: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One int64 code per (group, gt, pred), for the table's pairs and for `keys` (n, 3) alike."""
+    ma = int(max(gt.max(initial=0), keys[:, 1].max(initial=0))) + 1
+    mb = int(max(pred.max(initial=0), keys[:, 2].max(initial=0))) + 1
+    return (group * ma + gt) * mb + pred, (keys[:, 0] * ma + keys[:, 1]) * mb + keys[:, 2]
 
 
 @dataclass(frozen=True)
@@ -117,12 +129,8 @@ class PairData:
         pred = p["pred"].to_numpy(dtype=np.int64)[keep]
         comps = np.ascontiguousarray(p[list(COMPONENTS)].to_numpy(dtype=np.float64)[keep])
         if human:
-            hk = np.array(sorted(human), dtype=np.int64)
-            ma = int(max(gt.max(initial=0), hk[:, 1].max())) + 1
-            mb = int(max(pred.max(initial=0), hk[:, 2].max())) + 1
-            code = (group * ma + gt) * mb + pred
-            hcode = (hk[:, 0] * ma + hk[:, 1]) * mb + hk[:, 2]
-            hum = np.isin(code, hcode)
+            codes, hcodes = _pair_codes(group, gt, pred, np.array(sorted(human), dtype=np.int64))
+            hum = np.isin(codes, hcodes)
         else:
             hum = np.zeros(len(group), dtype=bool)
         unit = unit_of_group[group]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
 import numpy as np
@@ -70,7 +70,7 @@ def combine(num: np.ndarray, den: np.ndarray, total: np.ndarray) -> np.ndarray:
     and bins the same way (only t_match = -inf lets it match).
     """
     with np.errstate(invalid="ignore", divide="ignore"):
-        s = np.multiply(total, num, out=num if num.shape == np.broadcast_shapes(num.shape, np.shape(total)) else None)
+        s = np.multiply(num, total, out=num)  # in place: num is a fresh (B, N) array
         np.divide(s, den, out=s)
     bad = den <= 0
     if bad.any():
@@ -101,7 +101,7 @@ class Structure:
     n_passing: int
 
 
-def structure(data: PairData, t_overlap: float, t_rule: float, max_cells: int = 4096) -> Structure:
+def structure(data: PairData, t_overlap: float, t_rule: float) -> Structure:
     """Decompose the passing pairs into connected components and stack them by shape."""
     pp = np.flatnonzero(passing_mask(data.comps, t_overlap, t_rule))
     if pp.size == 0:
@@ -271,37 +271,32 @@ def evaluate_space(
         for i, (to, tr) in enumerate(space.threshold_pairs()):
             out[i // nr, i % nr] = optimal_counts(data, W, passing_mask(data.comps, to, tr), tm, _above, tick)
         return out
-    jobs: list[tuple[int, int, Structure, int, int]] = []
-    for i, (to, tr) in enumerate(space.threshold_pairs()):
-        st = structure(data, to, tr)
-        cells = sum(bk.pattern.size for bk in st.buckets)
-        bs = _batch_size(cells, nw)
-        jobs += [(i // nr, i % nr, st, lo, min(nw, lo + bs)) for lo in range(0, nw, bs)]
-    total_work = sum((hi - lo) * max(1, st.n_passing) for _, _, st, lo, hi in jobs)
-    done = 0
+    pairs = space.threshold_pairs()
+    passing = [int(passing_mask(data.comps, to, tr).sum()) for to, tr in pairs]
+    total_work = nw * sum(max(1, n) for n in passing)
     n_jobs = n_jobs or min(2, os.cpu_count() or 1)
-
-    def run(job: tuple[int, int, Structure, int, int]) -> np.ndarray:
-        return count_batch(job[2], W[job[3] : job[4]], tm, data.n_units)
-
+    done = 0
     report(progress, 0, total_work, "evaluating configs")
     with ThreadPoolExecutor(max_workers=n_jobs) as pool:
-        pending = {}
-        queue = list(jobs)
-        while queue or pending:
-            while queue and len(pending) < 2 * n_jobs:
-                job = queue.pop(0)
-                pending[pool.submit(run, job)] = job
-            finished, _ = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
-            if is_cancelled(progress, cancel):
-                for f in pending:
-                    f.cancel()
-                raise Cancelled("calibration cancelled")
-            for f in finished:
-                io, ir, _, lo, hi = job = pending.pop(f)
-                out[io, ir, lo:hi] = f.result()
-                done += (hi - lo) * max(1, job[2].n_passing)
-                report(progress, done, total_work, "evaluating configs")
+        for i, (to, tr) in enumerate(pairs):  # one structure alive at a time keeps memory flat
+            st = structure(data, to, tr)
+            bs = _batch_size(sum(bk.pattern.size for bk in st.buckets), nw)
+            queue = [(lo, min(nw, lo + bs)) for lo in range(0, nw, bs)]
+            pending: dict[Future[np.ndarray], tuple[int, int]] = {}
+            while queue or pending:
+                while queue and len(pending) < 2 * n_jobs:
+                    lo, hi = queue.pop(0)
+                    pending[pool.submit(count_batch, st, W[lo:hi], tm, data.n_units)] = (lo, hi)
+                finished, _ = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+                if is_cancelled(progress, cancel):
+                    for f in pending:
+                        f.cancel()
+                    raise Cancelled("calibration cancelled")
+                for f in finished:
+                    lo, hi = pending.pop(f)
+                    out[i // nr, i % nr, lo:hi] = f.result()
+                    done += (hi - lo) * max(1, passing[i])
+                    report(progress, done, total_work, "evaluating configs")
     return out
 
 
