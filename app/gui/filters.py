@@ -1,6 +1,8 @@
 """Filter bar over the review list: scheme, status, checker/trait, category and a debounced text search."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QComboBox, QGridLayout, QLabel, QLineEdit, QWidget
@@ -26,8 +28,32 @@ class SearchEdit(QLineEdit):
         return super().event(e)
 
 
-def _combo(tip: str) -> QComboBox:
-    c = QComboBox()
+class LazyCombo(QComboBox):
+    """A filter combo whose choices are queried when first opened (distinct values over 100k rows cost time)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.loader: Callable[[], list[tuple[str, str]]] | None = None
+
+    def ensure_loaded(self) -> None:
+        if self.loader is not None:
+            loader, self.loader = self.loader, None
+            self.blockSignals(True)
+            for text, data in loader():
+                self.addItem(text, data)
+            self.blockSignals(False)
+
+    def showPopup(self) -> None:
+        self.ensure_loaded()
+        super().showPopup()
+
+    def select_data(self, data: str | None) -> None:
+        self.ensure_loaded()
+        self.setCurrentIndex(max(0, self.findData(data)))
+
+
+def _combo(tip: str, lazy: bool = False) -> QComboBox:
+    c = LazyCombo() if lazy else QComboBox()
     c.setToolTip(tip)
     c.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
     c.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
@@ -42,8 +68,8 @@ class FilterBar(QWidget):
         super().__init__(parent)
         self.scheme = _combo("Scheme")
         self.status = _combo("Human status")
-        self.unit = _combo("Checker (violations) or trait (rubric)")
-        self.category = _combo("Samples with a violation of this category")
+        self.unit: LazyCombo = _combo("Checker (violations) or trait (rubric)", lazy=True)  # type: ignore[assignment]
+        self.category: LazyCombo = _combo("Samples with a violation of this category", lazy=True)  # type: ignore[assignment]
         self.search = SearchEdit()
         self.search.setObjectName("search")
         self.search.setPlaceholderText("Search text or id (Ctrl+F)")
@@ -85,13 +111,11 @@ class FilterBar(QWidget):
             self.unit.addItem(ALL, None)
             self.category.clear()
             self.category.addItem(ALL, None)
+            self.unit.loader = self.category.loader = None
             if project is not None:
-                for c in project.checkers():
-                    self.unit.addItem(c, c)
-                for t in project.traits():
-                    self.unit.addItem(f"trait: {t['name']}", t["name"])
-                for c in project.categories():
-                    self.category.addItem(c, c)
+                self.unit.loader = lambda: [(c, c) for c in project.checkers()] + [
+                    (f"trait: {t['name']}", t["name"]) for t in project.traits()]
+                self.category.loader = lambda: [(c, c) for c in project.categories()]
             self.search.clear()
         finally:
             self._loading = False

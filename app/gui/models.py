@@ -17,14 +17,25 @@ from app.store import Project, UnitFilter
 
 Index = QModelIndex | QPersistentModelIndex
 PAGE = 200
+# roles and alignment as plain ints: data() runs thousands of times per repaint, enum arithmetic is slow there
+DISPLAY = int(Qt.ItemDataRole.DisplayRole)
+TOOLTIP = int(Qt.ItemDataRole.ToolTipRole)
+BACKGROUND = int(Qt.ItemDataRole.BackgroundRole)
+FOREGROUND = int(Qt.ItemDataRole.ForegroundRole)
+ALIGNMENT = int(Qt.ItemDataRole.TextAlignmentRole)
+USER = int(Qt.ItemDataRole.UserRole)
+RIGHT = int((Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter).value)
+_BRUSHES: dict[str, QBrush] = {}
 
-STATUS_COLOURS = {
-    "accepted": QColor("#2e7d32"),
-    "corrected": QColor("#1565c0"),
-    "skipped": QColor("#757575"),
-    "flagged": QColor("#c62828"),
-    "unlabeled": QColor("#9e9e9e"),
-}
+
+def brush(colour: str) -> QBrush:
+    b = _BRUSHES.get(colour)
+    if b is None:
+        b = _BRUSHES[colour] = QBrush(QColor(colour))
+    return b
+
+STATUS_COLOURS = {"accepted": "#2e7d32", "corrected": "#1565c0", "skipped": "#757575", "flagged": "#c62828",
+                  "unlabeled": "#9e9e9e"}
 
 
 def fmt_score(v: Any, digits: int = 2) -> str:
@@ -143,30 +154,32 @@ class UnitListModel(QAbstractTableModel):
         finally:
             self._fetching = False
 
-    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or index.row() >= len(self._rows) or index.column() >= len(self.COLUMNS):
+    def data(self, index: Index, role: int = DISPLAY) -> Any:
+        role = int(role)
+        if role not in (DISPLAY, TOOLTIP, FOREGROUND, ALIGNMENT, USER):
             return None
-        r = self._rows[index.row()]
-        key = self.COLUMNS[index.column()][0]
+        row, col = index.row(), index.column()
+        if not index.isValid() or row >= len(self._rows) or col >= len(self.COLUMNS):
+            return None
+        r = self._rows[row]
+        key = self.COLUMNS[col][0]
         v = r.get(key)
-        if role == Qt.ItemDataRole.DisplayRole:
+        if role == DISPLAY:
             if key == "machine_f1":
                 return fmt_score(v)
             if key == "unit" and r.get("scheme") == "violations" and not v:
                 return "(ground truth only)"
             return "" if v is None else str(v)
-        if role == Qt.ItemDataRole.ToolTipRole and key in ("sample_id", "unit"):
-            return "" if v is None else str(v)
-        if role == Qt.ItemDataRole.ForegroundRole and key == "status":
-            return QBrush(STATUS_COLOURS.get(str(v), QColor("#000000")))
-        if role == Qt.ItemDataRole.TextAlignmentRole and key in ("n_gt", "n_pred", "machine_f1"):
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        if role == Qt.ItemDataRole.UserRole:
-            return r
-        return None
+        if role == TOOLTIP:
+            return None if key not in ("sample_id", "unit") or v is None else str(v)
+        if role == FOREGROUND:
+            return brush(STATUS_COLOURS.get(str(v), "#000000")) if key == "status" else None
+        if role == ALIGNMENT:
+            return RIGHT if key in ("n_gt", "n_pred", "machine_f1") else None
+        return r
 
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if role != Qt.ItemDataRole.DisplayRole:
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = DISPLAY) -> Any:
+        if int(role) != DISPLAY:
             return None
         if orientation == Qt.Orientation.Horizontal:
             return self.COLUMNS[section][1] if 0 <= section < len(self.COLUMNS) else None
@@ -216,33 +229,36 @@ class RecordTableModel(QAbstractTableModel):
     def columnCount(self, parent: Index = QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self._columns)
 
-    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or index.row() >= len(self._records) or index.column() >= len(self._columns):
+    def data(self, index: Index, role: int = DISPLAY) -> Any:
+        role = int(role)
+        if role not in (DISPLAY, TOOLTIP, BACKGROUND, FOREGROUND, ALIGNMENT, USER):
             return None
-        rec = self._records[index.row()]
-        col = self._columns[index.column()]
-        if role == Qt.ItemDataRole.DisplayRole:
+        row, c = index.row(), index.column()
+        if not index.isValid() or row >= len(self._records) or c >= len(self._columns):
+            return None
+        rec = self._records[row]
+        col = self._columns[c]
+        if role == DISPLAY:
             return col.fmt(rec.get(col.key))
-        if role == Qt.ItemDataRole.ToolTipRole:
+        if role == TOOLTIP:
             tip = rec.get(f"_tip_{col.key}", rec.get("_tip"))
             return None if tip is None else str(tip)
-        if role == Qt.ItemDataRole.BackgroundRole and rec.get("_bg"):
-            return QBrush(QColor(rec["_bg"]))
-        if role == Qt.ItemDataRole.ForegroundRole and rec.get("_fg"):
-            return QBrush(QColor(rec["_fg"]))
-        if role == Qt.ItemDataRole.TextAlignmentRole and col.align_right:
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        if role == Qt.ItemDataRole.UserRole:
-            return rec
-        return None
+        if role == BACKGROUND:
+            return brush(rec["_bg"]) if rec.get("_bg") else None
+        if role == FOREGROUND:
+            return brush(rec["_fg"]) if rec.get("_fg") else None
+        if role == ALIGNMENT:
+            return RIGHT if col.align_right else None
+        return rec
 
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and 0 <= section < len(self._columns):
-            if role == Qt.ItemDataRole.DisplayRole:
-                return self._columns[section].title
-            if role == Qt.ItemDataRole.ToolTipRole and self._columns[section].tip:
-                return self._columns[section].tip
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = DISPLAY) -> Any:
+        role = int(role)
+        if role not in (DISPLAY, TOOLTIP):
             return None
-        if orientation == Qt.Orientation.Vertical and role == Qt.ItemDataRole.DisplayRole:
+        if orientation == Qt.Orientation.Horizontal and 0 <= section < len(self._columns):
+            if role == DISPLAY:
+                return self._columns[section].title
+            return self._columns[section].tip or None
+        if orientation == Qt.Orientation.Vertical and role == DISPLAY:
             return section + 1
         return None

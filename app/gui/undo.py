@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
 from app.corrections import SetLabels
@@ -56,6 +56,11 @@ class Session(QObject):
         self.project = project
         self.annotator = annotator.strip()  # stored with the first decision (record() adds the annotator)
         self.record_time = record_time
+        self._time_log: list[tuple[str, str, float]] = []
+        self._flush_timer = QTimer(self)  # time logs are batched off the navigation path
+        self._flush_timer.setSingleShot(True)
+        self._flush_timer.setInterval(2000)
+        self._flush_timer.timeout.connect(self.flush_time)
         self.stack = QUndoStack(self)
         self.started = time.monotonic()
         self.done_units: set[tuple[str, str]] = set()  # units this session left accepted/corrected
@@ -97,10 +102,20 @@ class Session(QObject):
         return len(self.done_units) / hours
 
     def log_time(self, sample_id: str, unit: str, seconds: float) -> None:
-        if not self.record_time:
+        """Queue a work-log entry; entries are written together (one fsync) by `flush_time`, soon after."""
+        if self.record_time:
+            self._time_log.append((sample_id, unit, seconds))
+            if not self._flush_timer.isActive():
+                self._flush_timer.start()
+
+    def flush_time(self) -> None:
+        entries, self._time_log = self._time_log, []
+        if not entries:
             return
         try:
-            self.project.log_time(self.annotator, sample_id, unit, seconds)
+            with self.project.transaction():
+                for sid, unit, seconds in entries:
+                    self.project.log_time(self.annotator, sid, unit, seconds)
         except Exception as exc:  # noqa: BLE001
             self.failed.emit(f"Could not record time spent: {exc}")
 

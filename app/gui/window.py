@@ -43,6 +43,9 @@ class MainWindow(QMainWindow):
         self._shown: tuple[str, str] | None = None
         self._shown_at = 0.0
         self._config: MatchConfig = STD_MATCH
+        self._progress_task: Task | None = None
+        self._progress_dirty = False
+        self.labeled_counts: tuple[int, int] | None = None
         self.setWindowTitle("Concord")
         self._build()
         self.set_project(project)
@@ -158,6 +161,7 @@ class MainWindow(QMainWindow):
             v.deleteLater()
         self.views = {}
         if self.session is not None and self._owns_project:
+            self.session.flush_time()
             self.runner.wait_all(10000)
             self.session.project.close()
         self.session = None
@@ -177,6 +181,7 @@ class MainWindow(QMainWindow):
         self.model.set_project(project)
         self.stack.setCurrentWidget(self.placeholder)
         self._update_action_state()
+        self._update_count()
         self.update_progress()
         if self.model.rowCount():
             self.select_row(0)
@@ -243,7 +248,7 @@ class MainWindow(QMainWindow):
             self._leave_unit()
             self.stack.setCurrentWidget(self.placeholder)
 
-    def _update_count(self) -> None:
+    def _update_count(self) -> None:  # noqa: D401 - rows matching the filters (already counted by the model)
         self.count_label.setText(f"{self.model.total:,} unit(s) match the filters")
 
     def select_row(self, row: int) -> None:
@@ -293,9 +298,9 @@ class MainWindow(QMainWindow):
 
     def _prefetch(self) -> None:
         view, i = self.current_view, self.current_row()
-        if view is None or i < 0:
+        if view is None or i < 0 or self.session is None:
             return
-        rows = [r for r in (self.model.row(j) for j in range(i + 1, i + 9)) if r is not None]
+        rows = [r for r in (self.model.row(j) for j in range(i + 1, i + 17)) if r is not None]
         view.prefetch(rows)
 
     def _leave_unit(self) -> None:
@@ -434,18 +439,44 @@ class MainWindow(QMainWindow):
 
     # -- status ----------------------------------------------------------------------------------------------------
     def update_progress(self) -> None:
+        """Labeled / total, counted in a worker (a COUNT over 100k units must not stall the UI thread)."""
         p, s = self.project, self.session
         if p is None or s is None:
             self.progress_label.setText("No project")
             return
-        total = p.count_units(UnitFilter())
-        done = p.count_units(UnitFilter(statuses=("accepted", "corrected")))
+        if self._progress_task is not None:
+            self._progress_dirty = True
+            return
+        path = str(p.path)
+
+        def count(_progress: TaskProgress) -> tuple[int, int]:
+            with Project.open(path) as wp:
+                return (wp.count_units(UnitFilter(statuses=("accepted", "corrected"))), wp.count_units(UnitFilter()))
+
+        task = Task(count, "progress")
+        task.signals.finished.connect(self._show_progress)
+        for sig in (task.signals.finished, task.signals.failed, task.signals.cancelled):
+            sig.connect(lambda *_a: self._progress_ended())
+        self._progress_task = task
+        self.runner.start(task)
+
+    def _progress_ended(self) -> None:
+        self._progress_task = None
+        if self._progress_dirty:
+            self._progress_dirty = False
+            self._progress_timer.start()
+
+    def _show_progress(self, counts: tuple[int, int]) -> None:
+        s = self.session
+        if s is None:
+            return
+        done, total = counts
+        self.labeled_counts = counts
         pct = 100.0 * done / total if total else 0.0
         self.progress_label.setText(
             f"Labeled {done:,} / {total:,} ({pct:.1f}%) · this session: {len(s.done_units)} "
             f"({s.pace_per_hour():.0f}/h) · {self.annotator}"
         )
-        self._update_count()
 
     # -- background work -------------------------------------------------------------------------------------------
     def compute_machine_scores(self) -> None:
@@ -505,6 +536,8 @@ class MainWindow(QMainWindow):
     # -- lifecycle -------------------------------------------------------------------------------------------------
     def closeEvent(self, event: QCloseEvent) -> None:
         self._leave_unit()
+        if self.session is not None:
+            self.session.flush_time()
         for v in self.views.values():
             v.shutdown()
         self.runner.cancel_all()

@@ -28,7 +28,7 @@ from calibration.schemes.violations.records import Violation, ViolationSample
 Pair = tuple[int, int]
 CACHE_SIZE = 4000
 PASS_NAMES = {"overlap": "IoU", "rule": "rule", "match": "score"}
-PREFETCH = 8
+PREFETCH = 16
 
 
 def _quote(text: str, v: Violation, limit: int = 60) -> str:
@@ -105,6 +105,7 @@ class ViolationsView(DetailView):
         self.sel_pred: int | None = None
         self._cache: OrderedDict[tuple[str, str, str], UnitScores] = OrderedDict()
         self._pending: dict[str, Task] = {}
+        self._closed = False
         self._build()
 
     # -- layout ----------------------------------------------------------------------------------------------------
@@ -337,6 +338,8 @@ class ViolationsView(DetailView):
         self.ctx.runner.start(task)
 
     def _scored(self, result: dict[tuple[str, str], UnitScores]) -> None:
+        if self._closed:
+            return
         for sc in result.values():
             self._remember(sc)
         if self.sample is not None and (self.sample.id, self.checker) in result:
@@ -356,15 +359,19 @@ class ViolationsView(DetailView):
         self._schedule([self.sample])
 
     def prefetch(self, rows: list[dict[str, Any]]) -> None:
+        """Score the next units in one background batch, unless the next one is already cached or underway."""
         cfg = self._config()
-        ids = [r["sample_id"] for r in rows[:PREFETCH] if r.get("scheme") == self.scheme
-               and (r["sample_id"], r["unit"], cfg.ref) not in self._cache]
-        ids = list(dict.fromkeys(ids))
-        if not ids or cfg.embedding == "jaccard":
+        if cfg.embedding == "jaccard":
+            return  # provisional scores are final: nothing to prefetch
+        todo = [r for r in rows if r.get("scheme") == self.scheme and (r["sample_id"], r["unit"], cfg.ref) not in self._cache
+                and f"{r['sample_id']}|{cfg.ref}" not in self._pending]
+        if not todo or todo[0] is not rows[0]:
             return
+        ids = list(dict.fromkeys(r["sample_id"] for r in todo))[:PREFETCH]
         self._schedule(self.project.violation_samples(ids), show_progress=False)
 
     def shutdown(self) -> None:
+        self._closed = True
         for t in set(self._pending.values()):
             t.cancel()
 

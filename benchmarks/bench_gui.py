@@ -1,0 +1,191 @@
+"""GUI speed on a generated 100,000-sample project (2 checkers -> 200,000 review units).
+
+Prints: window shown with the list populated (goal < 1.5 s), next sample with the detail pane rendered
+(goal < 50 ms median), a labeling action committed (goal < 10 ms median), resident memory (goal < 500 MB).
+Reference: the same list loaded eagerly into a QStandardItemModel (what a non-lazy list would cost).
+
+    QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/bench_gui.py [--samples 100000] [--keep PATH]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import subprocess
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import psutil  # noqa: E402
+from PySide6.QtCore import QSettings  # noqa: E402
+from PySide6.QtGui import QStandardItem, QStandardItemModel  # noqa: E402
+
+from app.corrections import accept_matches  # noqa: E402
+from app.gui.main import application  # noqa: E402
+from app.store import Project, UnitFilter  # noqa: E402
+from calibration.schemes.violations.config import STD_MATCH  # noqa: E402
+from calibration.schemes.violations.records import Violation, ViolationSample  # noqa: E402
+
+CHECKERS = ("prompt-baseline@1.1.0|gpt-3.5-turbo-0613", "prompt-cot@2.0.0|gpt-4o")
+RULES = [f"rule {i}: do not {w}" for i, w in enumerate(
+    "promise cures|give dosage|mention minors|use superlatives|share emails|claim guarantees|shame users|"
+    "invent statistics|use slurs|mock competitors|ask for passwords|encourage drinking".split("|"))]
+WORDS = "the a herbal liqueur tastes bold smooth best ever guaranteed doctor cure party friends tonight 😀 🚀 ok".split()
+
+
+def _sample(i: int, rng: random.Random) -> ViolationSample:
+    text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(40, 120)))
+    n = len(text)
+
+    def viol() -> Violation:
+        a = rng.randrange(0, max(1, n - 20))
+        return Violation(rng.choice(RULES), a, min(n, a + rng.randint(5, 30)), category=rng.choice(["health", "tone", "legal"]))
+
+    gt = tuple(viol() for _ in range(rng.randint(0, 3)))
+    preds = {c: tuple(viol() for _ in range(rng.randint(0, 3))) for c in CHECKERS}
+    return ViolationSample(f"s{i:06d}", text, gt, preds)
+
+
+def generate(path: Path, n: int) -> None:
+    """Fast generation through the store API: chunks of 10,000 samples, then machine scores and some labels."""
+    rng = random.Random(7)
+    t = time.perf_counter()
+    with Project.create(path) as p:
+        for start in range(0, n, 10_000):
+            p.write_violation_samples([_sample(i, rng) for i in range(start, min(n, start + 10_000))])
+        rows = [(f"s{i:06d}", c, 1, 1, 1, rng.random()) for i in range(n) for c in CHECKERS]
+        p.set_machine_scores(STD_MATCH.ref, rows)
+        from calibration.schemes.violations.pairs import build_pair_table
+
+        build_pair_table(p.violation_samples([f"s{i:06d}" for i in range(200)]), STD_MATCH.embedding, cache=p)
+        p.record("bench", [])
+    print(f"generated {n:,} samples x {len(CHECKERS)} checkers in {time.perf_counter() - t:.1f} s -> {path}")
+
+
+def median_ms(xs: list[float]) -> float:
+    return statistics.median(xs) * 1000
+
+
+def bench(path: Path, runs: int) -> None:
+    from app.gui.window import MainWindow
+
+    app = application()
+    settings = QSettings(str(path.with_suffix(".ini")), QSettings.Format.IniFormat)
+    settings.setValue("auto_advance", False)
+    proc = psutil.Process()
+
+    # 1. window shown, list populated, first unit rendered
+    opens = []
+    for _ in range(runs + 1):  # the first run imports the views: reported separately
+        t = time.perf_counter()
+        w = MainWindow(Project.open(path), "bench", settings=settings)
+        w.resize(1500, 940)
+        w.show()
+        app.processEvents()
+        assert w.model.rowCount() > 0 and w.current_view is not None and w.current_view.row is not None
+        opens.append(time.perf_counter() - t)
+        w.close()
+        app.processEvents()
+    first, opens = opens[0], opens[1:]
+    total = Project.open(path).count_units(UnitFilter())
+
+    # 2. next sample with the detail pane rendered (embeddings cached: the steady state after one evaluation)
+    w = MainWindow(Project.open(path), "bench", settings=settings)
+    w.resize(1500, 940)
+    w.show()
+    app.processEvents()
+    nexts, full = [], []
+    for i in range(120):
+        t = time.perf_counter()
+        w.go_next()
+        if i % 2:
+            w.current_view.repaint()  # what changes: the detail pane and the list
+            w.list.viewport().repaint()
+        else:
+            w.repaint()  # the whole window, toolbar and status bar included
+        app.processEvents()
+        (nexts if i % 2 else full).append(time.perf_counter() - t)
+    final = w.current_view.scores.final
+
+    # 3. a labeling action committed (event + label written, list row and detail pane updated)
+    commits, accepts = [], []
+    view = w.current_view
+    for _ in range(60):
+        sid, checker = view.current()
+        cmd = accept_matches(sid, checker, view.scores.proposed)
+        t = time.perf_counter()
+        w.session.do(cmd)
+        commits.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        w.undo()
+        w.accept()  # the full handler (accept through the window, view refresh)
+        app.processEvents()
+        accepts.append(time.perf_counter() - t)
+        w.go_next()
+    rss = proc.memory_info().rss / 2**20
+    scroll = []
+    for _ in range(20):
+        t = time.perf_counter()
+        w.model.fetchMore()
+        scroll.append(time.perf_counter() - t)
+    w.close()
+    app.processEvents()
+    t = time.perf_counter()
+    with Project.open(path) as p:
+        ref = QStandardItemModel(total, 7)
+        keys = ("sample_id", "scheme", "unit", "n_gt", "n_pred", "machine_f1", "status")
+        i = 0
+        for off in range(0, total, 20_000):
+            for r in p.unit_page(UnitFilter(), off, 20_000):
+                for j, k in enumerate(keys):
+                    ref.setItem(i, j, QStandardItem(str(r[k])))
+                i += 1
+    eager = time.perf_counter() - t
+    assert ref.rowCount() == total
+    del ref
+
+
+    print(f"units in list: {total:,}")
+    print(f"open window + list + first detail: median {median_ms(opens):.0f} ms over {runs} runs "
+          f"(goal < 1500 ms), first (cold) {first * 1000:.0f} ms; eager QStandardItemModel reference: {eager * 1000:.0f} ms "
+          f"-> {eager / statistics.median(opens):.1f}x faster")
+    print(f"next sample (detail pane + list painted): median {median_ms(nexts):.1f} ms, p90 "
+          f"{sorted(nexts)[int(0.9 * len(nexts))] * 1000:.1f} ms over {len(nexts)} (goal < 50 ms); "
+          f"whole window repainted: median {median_ms(full):.1f} ms; scores final from cache: {bool(final)}")
+    print(f"labeling action committed (session.do): median {median_ms(commits):.2f} ms (goal < 10 ms); "
+          f"undo + accept through the window incl. refresh: median {median_ms(accepts):.1f} ms")
+    print(f"fetch one more list page of 200: median {median_ms(scroll):.1f} ms")
+    print(f"resident memory: {rss:.0f} MB (goal < 500 MB)")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--samples", type=int, default=100_000)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--keep", type=Path, help="project path to reuse (generated if missing)")
+    ap.add_argument("--generate-only", type=Path, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.generate_only:
+        generate(args.generate_only, args.samples)
+        return 0
+    with tempfile.TemporaryDirectory() as tmp:
+        path = args.keep or Path(tmp) / "bench.concord"
+        if not path.exists():  # in a child process, so its memory does not count against the GUI's
+            subprocess.run([sys.executable, __file__, "--samples", str(args.samples), "--generate-only", str(path)],
+                           check=True)
+        work = Path(tmp) / "work.concord"  # the benchmark labels units: measure on a fresh copy every time
+        shutil.copyfile(path, work)
+        bench(work, args.runs)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
