@@ -143,8 +143,11 @@ def test_human_judgement_differs_from_std_match(demo: Project) -> None:
     agree, machine_only, human_only = confusion(STD_MATCH)
     assert machine_only > 0 and human_only > 0
     assert agree > 4 * (machine_only + human_only)  # mostly agree: the labels are not noise
-    stricter = STD_MATCH.with_(thresholds=Thresholds(overlap=0.0, rule=0.4, match=0.5))
-    assert confusion(stricter)[1] < machine_only
+    # humans never accept a different rule but accept paraphrases with little overlap: a rule threshold instead
+    # of a score threshold agrees with them better
+    calibrated = STD_MATCH.with_(thresholds=Thresholds(overlap=0.0, rule=0.4, match=0.0))
+    _, c_machine_only, c_human_only = confusion(calibrated)
+    assert c_machine_only < machine_only and c_human_only < human_only
 
 
 def test_generator_reproduces_the_committed_files(tmp_path: Path) -> None:

@@ -141,7 +141,7 @@ def simulate(key: str, n: int, t: T, gt_spans: list[tuple[int, int]]) -> list[Pr
         if key == "prompt-baseline":
             if rng.random() >= 0.45:
                 continue
-            wrong = rng.random() < 0.35
+            wrong = rng.random() < 0.45
             stated = RULES[rule.confusable] if wrong else rule
             p = Pred(s, e, stated.text, gi, not wrong)
             if rng.random() < 0.5:
@@ -154,7 +154,7 @@ def simulate(key: str, n: int, t: T, gt_spans: list[tuple[int, int]]) -> list[Pr
             if rng.random() >= 0.92:
                 continue
             ss, se = sentence_span(text, s, e)
-            paraphrase = rng.random() < 0.25
+            paraphrase = rng.random() < 0.35
             p = Pred(ss, se, rule.paraphrases[0] if paraphrase else rule.text, gi, True, category=rule.category)
             p.explanation = rng.choice(BRUTE_EXPLANATIONS) if rng.random() < 0.6 else None
             p.correction = rule.correction if rng.random() < 0.1 else None
@@ -283,6 +283,13 @@ def human_matches(annotator: str, text: str, gt_spans: list[tuple[int, int]], pr
             used_g.add(gi)
             used_p.add(pi)
             pairs.append([gi, pi])
+    # Identical predictions (same span and rule) cannot be told apart on screen: a human links them in order.
+    same: dict[tuple, list[int]] = {}
+    for k, (gi, pi) in enumerate(pairs):
+        same.setdefault((shown_span(text, preds[pi]), preds[pi].rule), []).append(k)
+    for ks in same.values():
+        for k, pi in zip(ks, sorted(pairs[k][1] for k in ks)):
+            pairs[k][1] = pi
     return sorted(pairs)
 
 
