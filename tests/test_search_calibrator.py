@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 
 import numpy as np
 import pandas as pd
@@ -174,6 +175,10 @@ def test_progress_reports_and_cancel_stops(planted: tuple) -> None:
         MatchCalibrator(space=SPACE).fit(table, human, labeled, progress=Recorder(stop_after=1))
     with pytest.raises(Cancelled):
         MatchCalibrator(space=SPACE).fit(table, human, labeled, cancel=lambda: True)
+    stop = threading.Event()
+    stop.set()
+    with pytest.raises(Cancelled):
+        MatchCalibrator(space=SPACE).fit(table, human, labeled, cancel=stop)
 
 
 @pytest.mark.parametrize("kwargs, message", [

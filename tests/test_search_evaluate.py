@@ -119,3 +119,18 @@ def test_explicit_configs_and_mask_use_the_matcher() -> None:
     assert matched_pairs(data, optimal).tolist() == [False, True, True, False]
     counts = evaluate_configs(data, [greedy, optimal])
     assert counts[:, 0].tolist() == [[1, 0], [0, 2]]  # [human-negative, human-positive] matches
+
+
+def test_threads_give_the_same_counts() -> None:
+    from calibration.search.synthetic import human_labels, synthetic_table
+
+    table = synthetic_table(300, seed=5)
+    units = np.arange(len(table.groups)) % 3
+    data = PairData.build(table, human_labels(table), units, 3)
+    space = SearchSpace.preset("ha", step=0.2, overlap=(0.0, 0.2), rule=(0.01,))
+    one = evaluate_space(data, space, n_jobs=1)
+    two = evaluate_space(data, space, n_jobs=2)
+    np.testing.assert_array_equal(one, two)
+    assert one.sum() > 0
+    # every config's counts per unit never exceed that unit's candidate pairs / human positives
+    assert (one[..., 1] <= data.unit_positives).all() and (one.sum(-1) <= data.unit_pairs).all()

@@ -2,7 +2,7 @@
 
 Mirrors app.progress (calibration may not import app): a progress object has `update(done, total, message)`
 and may have `cancelled() -> bool`; a separate `cancel` may be a callable returning bool or an object with
-`cancelled()`.
+`cancelled()` (or a threading.Event).
 """
 from __future__ import annotations
 
@@ -27,10 +27,11 @@ def is_cancelled(progress: Any, cancel: Any) -> bool:
     for src in (cancel, progress):
         if src is None:
             continue
-        probe = getattr(src, "cancelled", None)
-        if callable(probe) and probe():
-            return True
-        if src is cancel and probe is None and callable(src) and src():
+        probe = getattr(src, "cancelled", None) or getattr(src, "is_set", None)  # is_set: a threading.Event
+        if callable(probe):
+            if probe():
+                return True
+        elif src is cancel and callable(src) and src():
             return True
     return False
 
