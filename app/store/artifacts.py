@@ -3,13 +3,15 @@ from __future__ import annotations
 
 import io
 import json
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from app.errors import UsageError
 from app.store.project import ProjectBase, dumps, now
-from calibration.schemes.violations.config import PRESETS, MatchConfig
+
+if TYPE_CHECKING:  # imported where used: pandas and the matching package are slow to load for `concord status`
+    import pandas as pd
+
+    from calibration.schemes.violations.config import MatchConfig
 
 
 class ArtifactsMixin(ProjectBase):
@@ -28,6 +30,8 @@ class ArtifactsMixin(ProjectBase):
 
     def match_config(self, ref: str) -> MatchConfig:
         """`name@version`, or `name` for its newest version; the presets are always available."""
+        from calibration.schemes.violations.config import PRESETS, MatchConfig
+
         name, _, version = ref.partition("@")
         if version:
             row = self.scalar("SELECT config FROM match_configs WHERE name = ? AND version = ?", (name, version))
@@ -42,6 +46,8 @@ class ArtifactsMixin(ProjectBase):
         return MatchConfig.from_dict(json.loads(row), source=ref)
 
     def match_config_refs(self) -> list[str]:
+        from calibration.schemes.violations.config import PRESETS
+
         stored = [f"{n}@{v}" for n, v in self.conn.execute("SELECT name, version FROM match_configs ORDER BY created_at")]
         return [c.ref for c in PRESETS.values() if c.ref not in stored] + stored
 
@@ -67,6 +73,8 @@ class ArtifactsMixin(ProjectBase):
         return rows
 
     def calibration_cv_results(self, run_id: int) -> pd.DataFrame | None:
+        import pandas as pd
+
         blob = self.scalar("SELECT cv_results FROM calibration_runs WHERE id = ?", (run_id,))
         return None if blob is None else pd.read_parquet(io.BytesIO(blob))
 

@@ -11,13 +11,15 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
+from functools import cached_property
 from pathlib import Path
-from typing import Any
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Any
 
 from app.errors import NotAProjectError
 from app.store.schema import APPLICATION_ID, LATEST, MIGRATIONS
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -59,8 +61,14 @@ class ProjectBase:
         except Exception:
             conn.close()
             raise
-        self.db = sqlite_utils.Database(conn)
         self._depth = 0
+
+    @cached_property
+    def db(self) -> "sqlite_utils.Database":
+        """sqlite-utils over the same connection; imported on first use (it loads pandas: slow for `concord status`)."""
+        import sqlite_utils
+
+        return sqlite_utils.Database(self.conn)
 
     # -- lifecycle -------------------------------------------------------------------------------------------------
     @classmethod

@@ -1,33 +1,73 @@
-"""The `violations` scheme: match predicted violations to ground truth (std_match / ha_match) and score checkers."""
-from calibration.schemes.violations.config import (
-    COMPONENTS,
-    HA_MATCH,
-    PRESETS,
-    STD_MATCH,
-    ConfigError,
-    MatchConfig,
-    Thresholds,
-)
-from calibration.schemes.violations.matching import (
-    match,
-    match_arrays,
-    matched_pairs,
-    passing_mask,
-    score_pairs,
-    weighted_score,
-)
-from calibration.schemes.violations.metrics import (
-    Counts,
-    compare_leaderboards,
-    count,
-    evaluate,
-    evaluate_counts,
-    leaderboard,
-    prf,
-    unit_counts,
-)
-from calibration.schemes.violations.pairs import NO_CATEGORY, PairTable, build_pair_table
-from calibration.schemes.violations.records import GROUND_TRUTH, Violation, ViolationSample
+"""The `violations` scheme: match predicted violations to ground truth (std_match / ha_match) and score checkers.
+
+Names are loaded on first use (PEP 562): `app.store` imports the record types from here, and pulling in scipy and
+pandas for them would cost every `concord status` half a second.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from calibration.schemes.violations.config import (
+        COMPONENTS,
+        HA_MATCH,
+        PRESETS,
+        STD_MATCH,
+        ConfigError,
+        MatchConfig,
+        Thresholds,
+    )
+    from calibration.schemes.violations.matching import (
+        match,
+        match_arrays,
+        matched_pairs,
+        passing_mask,
+        score_pairs,
+        weighted_score,
+    )
+    from calibration.schemes.violations.metrics import (
+        Counts,
+        compare_leaderboards,
+        count,
+        evaluate,
+        evaluate_counts,
+        leaderboard,
+        prf,
+        unit_counts,
+    )
+    from calibration.schemes.violations.pairs import NO_CATEGORY, PairTable, build_pair_table
+    from calibration.schemes.violations.records import GROUND_TRUTH, Violation, ViolationSample
+
+_EXPORTS: dict[str, str] = {
+    "COMPONENTS": "config",
+    "HA_MATCH": "config",
+    "PRESETS": "config",
+    "STD_MATCH": "config",
+    "ConfigError": "config",
+    "MatchConfig": "config",
+    "Thresholds": "config",
+    "match": "matching",
+    "match_arrays": "matching",
+    "matched_pairs": "matching",
+    "passing_mask": "matching",
+    "score_pairs": "matching",
+    "weighted_score": "matching",
+    "Counts": "metrics",
+    "compare_leaderboards": "metrics",
+    "count": "metrics",
+    "evaluate": "metrics",
+    "evaluate_counts": "metrics",
+    "leaderboard": "metrics",
+    "prf": "metrics",
+    "unit_counts": "metrics",
+    "NO_CATEGORY": "pairs",
+    "PairTable": "pairs",
+    "build_pair_table": "pairs",
+    "GROUND_TRUTH": "records",
+    "Violation": "records",
+    "ViolationSample": "records",
+}
 
 __all__ = [
     "COMPONENTS", "HA_MATCH", "PRESETS", "STD_MATCH", "ConfigError", "MatchConfig", "Thresholds",
@@ -36,3 +76,16 @@ __all__ = [
     "match", "match_arrays", "matched_pairs", "passing_mask", "score_pairs", "weighted_score",
     "Counts", "compare_leaderboards", "count", "evaluate", "evaluate_counts", "leaderboard", "prf", "unit_counts",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
