@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import runpy
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -27,7 +28,7 @@ CHECKERS = {
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Project:
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Project]:
     project = create_demo(tmp_path_factory.mktemp("demo") / "demo.concord")
     yield project
     project.close()
@@ -172,3 +173,20 @@ def test_cli_refuses_to_overwrite_without_force(tmp_path: Path, capsys: pytest.C
         assert len(project.violation_samples()) == n
     with pytest.raises(UsageError):
         create_demo(target)
+
+
+def test_a_failed_build_leaves_no_half_built_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    broken = tmp_path / "data"
+    broken.mkdir()
+    for name in ("violations.jsonl", "rubric.jsonl", "labels.jsonl"):
+        (broken / name).write_bytes((demo_dir() / name).read_bytes())
+    lines = (broken / "labels.jsonl").read_text(encoding="utf-8").splitlines()
+    bad = json.loads(lines[3])
+    bad["matches"] = [[99, 0]]  # out of range: the labels import must refuse the whole file
+    lines[3] = json.dumps(bad)
+    (broken / "labels.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    monkeypatch.setattr("app.io.demo.demo_dir", lambda: broken)
+    target = tmp_path / "demo.concord"
+    with pytest.raises(UsageError, match=r"labels.jsonl:4: matches\[0\]\[0\]"):
+        create_demo(target)
+    assert not target.exists()
