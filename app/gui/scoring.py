@@ -31,6 +31,7 @@ class PairScore:
     score: float | None
     passes: dict[str, bool]  # overlap / rule / match, each strict ">" its threshold
     proposed: bool
+    reason: str = ""  # why the matcher did or did not link this pair, in words
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,32 @@ def _opt(v: float) -> float | None:
     return None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
 
 
+NAMES = {"overlap": "IoU", "rule": "rule", "match": "score"}
+
+
+def explain(pairs: list[PairScore]) -> list[PairScore]:
+    """Attach the reason for each decision: matched, which threshold failed, or which better pair took a side."""
+    by_gt = {p.gt: p for p in pairs if p.proposed}
+    by_pred = {p.pred: p for p in pairs if p.proposed}
+    out = []
+    for p in pairs:
+        failed = [NAMES[k] for k, ok in p.passes.items() if not ok]
+        if p.proposed:
+            reason = "matched"
+        elif failed:
+            reason = "fails " + ", ".join(failed)
+        elif p.gt in by_gt:
+            q = by_gt[p.gt]
+            reason = f"GT {p.gt + 1} went to P{q.pred + 1} ({q.score:.2f})" if q.score is not None else "GT taken"
+        elif p.pred in by_pred:
+            q = by_pred[p.pred]
+            reason = f"P{p.pred + 1} went to GT {q.gt + 1} ({q.score:.2f})" if q.score is not None else "prediction taken"
+        else:
+            reason = "passes, not chosen"  # optimal matching can leave a passing pair out for a larger total
+        out.append(PairScore(p.gt, p.pred, p.components, p.score, p.passes, p.proposed, reason))
+    return out
+
+
 def _above(value: float | None, threshold: float) -> bool:
     """The engine's strict test; a -inf threshold disables the check (even for an absent component)."""
     return threshold == -math.inf or (value is not None and value > threshold)
@@ -133,7 +160,8 @@ def score_samples(samples: Sequence[ViolationSample], checkers: Sequence[str] | 
         rows_by_group.setdefault(g, []).append(PairScore(gi, pi, c, s, passes, bool(matched[k])))
     out: dict[tuple[str, str], UnitScores] = {}
     for g, (sid, checker) in enumerate(zip(table.groups["sample_id"].tolist(), table.groups["checker"].tolist())):
-        out[(sid, checker)] = UnitScores(sid, checker, config.ref, basis, final, tuple(rows_by_group.get(g, ())), th)
+        pairs = explain(rows_by_group.get(g, []))
+        out[(sid, checker)] = UnitScores(sid, checker, config.ref, basis, final, tuple(pairs), th)
     return out
 
 

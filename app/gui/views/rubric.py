@@ -28,9 +28,19 @@ HINTS = {
     "fp": "answer excerpts that are wrong or match a TN instruction",
     "tn": "TN instructions the answer correctly avoids",
 }
+def _value(v: Any) -> str:
+    return str(v) if isinstance(v, int) else fmt_score(v)
+
+
+def _delta(v: Any) -> str:
+    if v is None:
+        return ""
+    return f"{v:+d}" if isinstance(v, int) else f"{v:+.2f}"
+
+
 METRIC_COLUMNS = (
-    Column("metric", "Metric"), Column("llm", "LLM", fmt_score, True), Column("human", "Human", fmt_score, True),
-    Column("delta", "Δ", lambda v: "" if v is None else f"{v:+.2f}", True),
+    Column("metric", "Metric"), Column("llm", "LLM", _value, True), Column("human", "Human", _value, True),
+    Column("delta", "Δ (human − LLM)", _delta, True),
 )
 
 
@@ -287,7 +297,7 @@ class RubricView(DetailView):
             a = None if llm is None else llm[1][k]
             b = None if human is None else human[1][k]
             recs.append({"metric": f"count {k.upper()}", "llm": a, "human": b,
-                         "delta": None if a is None or b is None else float(b - a), "_fg": "#616161"})
+                         "delta": None if a is None or b is None else b - a, "_fg": "#616161"})
         self.metric_model.set_records(recs)
 
     # -- selection -------------------------------------------------------------------------------------------------

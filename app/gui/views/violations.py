@@ -50,7 +50,7 @@ def _describe(v: Violation, label: str) -> str:
     return "\n".join(parts)
 
 
-def make_table(model: RecordTableModel, stretch: int = -1) -> QTableView:
+def make_table(model: RecordTableModel, stretch: int | tuple[int, ...] = -1) -> QTableView:
     t = QTableView()
     t.setModel(model)
     t.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -62,8 +62,10 @@ def make_table(model: RecordTableModel, stretch: int = -1) -> QTableView:
     t.setWordWrap(False)
     h = t.horizontalHeader()
     h.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-    if stretch >= 0:
-        h.setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)
+    for col in (stretch,) if isinstance(stretch, int) else stretch:
+        if col >= 0:
+            h.setSectionResizeMode(col, QHeaderView.ResizeMode.Stretch)
+    t.setTextElideMode(Qt.TextElideMode.ElideRight)
     t.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
     return t
 
@@ -89,6 +91,7 @@ PAIR_COLUMNS = (
     Column("passes", "Thresholds", tip="IoU > t_o, rule > t_r, weighted > t_m (all strict)"),
     Column("proposed", "Matcher", tip="● = the matcher links this pair"),
     Column("human", "Human", tip="● = linked in the human decision (or the proposal while unlabeled)"),
+    Column("reason", "Why", tip="Why the matcher did or did not link this pair"),
 )
 
 
@@ -149,9 +152,9 @@ class ViolationsView(DetailView):
         self.gt_model = RecordTableModel(GT_COLUMNS, self)
         self.pred_model = RecordTableModel(PRED_COLUMNS, self)
         self.pair_model = RecordTableModel(PAIR_COLUMNS, self)
-        self.gt_table = make_table(self.gt_model, 3)
-        self.pred_table = make_table(self.pred_model, 3)
-        self.pair_table = make_table(self.pair_model)
+        self.gt_table = make_table(self.gt_model, (1, 3))
+        self.pred_table = make_table(self.pred_model, (1, 3))
+        self.pair_table = make_table(self.pair_model, len(PAIR_COLUMNS) - 1)
         self.gt_table.setObjectName("gt_table")
         self.pred_table.setObjectName("pred_table")
         self.pair_table.setObjectName("pair_table")
@@ -180,7 +183,8 @@ class ViolationsView(DetailView):
         split.addWidget(pairs_box)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
-        split.setStretchFactor(2, 2)
+        split.setStretchFactor(2, 3)
+        split.setSizes([260, 220, 300])
         split.setChildrenCollapsible(False)
         lay.addWidget(split, 1)
         self.note = plain_label(wrap=True, selectable=True)
@@ -278,6 +282,7 @@ class ViolationsView(DetailView):
             rec: dict[str, Any] = {"gt": p.gt + 1, "pred": p.pred + 1, **p.components, "score": p.score,
                                    "passes": " ".join(f"{PASS_NAMES[k]} {_check(v)}" for k, v in p.passes.items()),
                                    "proposed": "●" if p.proposed else "", "human": "●" if (p.gt, p.pred) in linked else "",
+                                   "reason": p.reason,
                                    "_gp": (p.gt, p.pred)}
             if (p.gt, p.pred) in linked:
                 rec["_bg"] = "#e3f2fd"

@@ -1,0 +1,94 @@
+"""Render the README screenshots offscreen: `python -m app.gui.screenshots PROJECT OUTDIR`.
+
+Works on a temporary copy of the project (machine scores are computed there, nothing is recorded in yours),
+then grabs the violations view, the rubric view and, when present, the calibration panel.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from PySide6.QtCore import QSettings  # noqa: E402
+
+from app.gui.main import SCREENSHOT_SIZE, application, grab  # noqa: E402
+from app.store import Project  # noqa: E402
+
+
+def _select(window, sample_id: str | None, scheme: str) -> None:  # type: ignore[no-untyped-def]
+    """Show `sample_id` (or the unit with the most predictions of `scheme`)."""
+    window.filters.scheme.setCurrentIndex(window.filters.scheme.findData(scheme))
+    best, best_n = 0, -1
+    for i in range(window.model.rowCount()):
+        r = window.model.row(i)
+        if sample_id is not None and r["sample_id"] == sample_id:
+            best = i
+            break
+        if sample_id is None and r["n_pred"] + r["n_gt"] > best_n:
+            best, best_n = i, r["n_pred"] + r["n_gt"]
+    window.select_row(best)
+
+
+def render(project_path: str | Path, out_dir: str | Path, *, violations: str | None = None,
+           rubric: str | None = None, calibrate: bool = True) -> list[Path]:
+    from app.gui.window import MainWindow
+
+    app = application()
+    out = Path(out_dir)
+    written: list[Path] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / "shot.concord"
+        shutil.copyfile(project_path, copy)
+        settings = QSettings(str(Path(tmp) / "settings.ini"), QSettings.Format.IniFormat)
+        window = MainWindow(Project.open(copy), "screenshots", settings=settings, record_time=False)
+        window.resize(*SCREENSHOT_SIZE)
+        window.show()
+        window.compute_machine_scores()
+        window.runner.wait_all(300_000)
+        app.processEvents()
+        _select(window, violations, "violations")
+        grab(window, out / "violations.png")
+        written.append(out / "violations.png")
+        _select(window, rubric, "rubric")
+        view = window.current_view
+        if view is not None and hasattr(view, "next_excerpt"):
+            view.next_excerpt()
+        grab(window, out / "rubric.png")
+        written.append(out / "rubric.png")
+        if calibrate:
+            try:
+                from app.gui.calibration_panel import CalibrationPanel
+            except ImportError:
+                CalibrationPanel = None  # type: ignore[assignment,misc]  # noqa: N806
+            if CalibrationPanel is not None:
+                panel = CalibrationPanel.open_for(window)
+                panel.resize(*SCREENSHOT_SIZE)
+                panel.run_for_screenshot()
+                grab(panel, out / "calibration.png", wait_ms=600_000)
+                written.append(out / "calibration.png")
+                panel.close()
+        window.close()
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("project")
+    ap.add_argument("out_dir")
+    ap.add_argument("--violations", help="sample id for the violations view")
+    ap.add_argument("--rubric", help="sample id for the rubric view")
+    ap.add_argument("--no-calibration", action="store_true")
+    args = ap.parse_args(argv)
+    for p in render(args.project, args.out_dir, violations=args.violations, rubric=args.rubric,
+                    calibrate=not args.no_calibration):
+        print(p)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
