@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from calibration.search.progress import Cancelled  # one class for app and calibration: `except Cancelled` catches both
 
-class Cancelled(Exception):
-    """Raised by long work when its progress object reports cancellation."""
+__all__ = ["Cancelled", "NullProgress", "Progress", "check"]
 
 
 class Progress(Protocol):
