@@ -25,7 +25,7 @@ sys.path.insert(0, str(HERE.parent.parent))  # the repository root, for calibrat
 from calibration.grounding import locate  # noqa: E402
 from demo_rubric import RUBRIC_LABELS, RUBRIC_SAMPLES, TRAITS  # noqa: E402
 from demo_rules import RULES  # noqa: E402
-from demo_texts import OMIT, TEXTS, G, T, X  # noqa: E402
+from demo_texts import OMIT, TEXTS, T, X  # noqa: E402
 
 MODEL = "gpt-3.5-turbo-0613"
 CHECKERS: dict[str, str] = {
