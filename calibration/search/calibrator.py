@@ -38,7 +38,9 @@ def _first_best(scores: np.ndarray) -> int:
 class MatchCalibrator:
     """Search `space` for the match config whose decisions agree best with the humans' under `objective`.
 
-    group_by="sample": grouped k-fold over samples (shuffled with `seed`); "checker": leave-one-checker-out.
+    group_by="sample": grouped k-fold over samples (shuffled with `seed`); "checker": leave-one-checker-out
+    (one fold per checker; `folds` is then ignored). Equal scores go to the lowest config id (space order).
+    The held-out score pools every fold's out-of-fold decisions into one objective; `fold_scores_` has each fold's.
     `min_labels` / `min_positives`: below these many labeled units / human matches the result gets a warning.
     """
 
