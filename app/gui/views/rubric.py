@@ -11,7 +11,8 @@ from typing import Any
 from PySide6.QtCore import QEvent, QItemSelectionModel, QObject, Qt
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
-    QComboBox, QHBoxLayout, QLineEdit, QPlainTextEdit, QPushButton, QSplitter, QTableView, QVBoxLayout, QWidget,
+    QComboBox, QHBoxLayout, QHeaderView, QLineEdit, QPlainTextEdit, QPushButton, QSplitter, QTableView, QVBoxLayout,
+    QWidget,
 )
 
 from app.corrections import SetLabels, set_buckets
@@ -19,7 +20,9 @@ from app.gui.models import Column, RecordTableModel, fmt_score
 from app.gui.spantext import LEGEND, STYLES, Span, SpanTextView
 from app.gui.views.base import DetailView, ViewContext, plain_label
 from app.gui.views.violations import make_table
-from calibration.schemes.rubric import BUCKET_NAMES, MetricTrait, bucket_counts, compute_trait_metrics, ground_buckets
+from calibration.schemes.rubric import (
+    BUCKET_NAMES, EXCERPT_BUCKETS, MetricTrait, bucket_counts, compute_trait_metrics, ground_buckets,
+)
 
 TITLES = {"tp": "TP · 1", "fn": "FN · 2", "fp": "FP · 3", "tn": "TN · 4"}
 HINTS = {
@@ -137,6 +140,8 @@ class RubricView(DetailView):
             table = make_table(model, 0)
             table.setObjectName(f"bucket_{name}")
             table.setWordWrap(True)
+            table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+            table.setColumnHidden(1, name not in EXCERPT_BUCKETS)  # FN/TN hold instructions, not quotes
             table.selectionModel().currentRowChanged.connect(lambda cur, _p, b=name: self._clicked(b, cur.row()))
             self.bucket_models[name] = model
             self.bucket_tables[name] = table
@@ -177,6 +182,7 @@ class RubricView(DetailView):
         split.addWidget(bottom)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
+        split.setSizes([420, 320])
         split.setChildrenCollapsible(False)
         lay.addWidget(split, 1)
         self.note = plain_label(wrap=True, selectable=True)

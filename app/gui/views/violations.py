@@ -425,6 +425,10 @@ class ViolationsView(DetailView):
         keys = ([("gt", self.sel_gt)] if self.sel_gt is not None else []) + ([("pred", self.sel_pred)] if self.sel_pred is not None else [])
         self.text.set_selected(keys)
 
+    def select_pair(self, gt: int, pred: int) -> None:
+        """Select one candidate pair (e.g. from the calibration panel's disagreement list)."""
+        self._select(gt=gt, pred=pred, source="pair")
+
     def selected_pair(self) -> Pair | None:
         if self.sel_gt is None or self.sel_pred is None:
             return None

@@ -1,0 +1,185 @@
+"""Two small charts drawn with QPainter (no plotting dependency): a heatmap of the calibration objective over two
+dimensions and a line chart of the objective against the match threshold."""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QFont, QMouseEvent, QPainter, QPaintEvent, QPen, QPolygonF
+from PySide6.QtWidgets import QSizePolicy, QWidget
+
+# viridis, 6 stops: perceptually ordered and readable for colour-blind users
+_STOPS = [(0.0, (68, 1, 84)), (0.2, (65, 68, 135)), (0.4, (42, 120, 142)), (0.6, (34, 168, 132)),
+          (0.8, (122, 209, 81)), (1.0, (253, 231, 37))]
+
+
+def colour(t: float) -> QColor:
+    """Viridis colour for t in [0, 1]; NaN is light grey."""
+    if t != t:
+        return QColor("#e0e0e0")
+    t = min(1.0, max(0.0, t))
+    for (a, ca), (b, cb) in zip(_STOPS, _STOPS[1:]):
+        if t <= b:
+            f = (t - a) / (b - a)
+            return QColor(*(round(x + (y - x) * f) for x, y in zip(ca, cb)))
+    return QColor(*_STOPS[-1][1])
+
+
+def _fmt(v: float) -> str:
+    return "—" if v != v else f"{v:.2f}"
+
+
+class Heatmap(QWidget):
+    """values[row][col] with row labels (y) and column labels (x); click a cell to emit its (x, y) values."""
+
+    cell_clicked = Signal(float, float)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setMinimumSize(260, 200)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        self.x_values: list[float] = []
+        self.y_values: list[float] = []
+        self.values: list[list[float]] = []
+        self.x_label = self.y_label = ""
+        self.best: tuple[int, int] | None = None
+
+    def set_data(self, x_values: Sequence[float], y_values: Sequence[float], values: Sequence[Sequence[float]],
+                 x_label: str, y_label: str) -> None:
+        self.x_values, self.y_values = [float(v) for v in x_values], [float(v) for v in y_values]
+        self.values = [[float(v) for v in row] for row in values]
+        self.x_label, self.y_label = x_label, y_label
+        finite = [(v, i, j) for i, row in enumerate(self.values) for j, v in enumerate(row) if v == v]
+        self.best = None if not finite else max(finite)[1:]
+        self.update()
+
+    def _plot_rect(self) -> QRectF:
+        return QRectF(58, 10, max(10, self.width() - 110), max(10, self.height() - 52))
+
+    def _cell(self, i: int, j: int) -> QRectF:
+        r = self._plot_rect()
+        w, h = r.width() / max(1, len(self.x_values)), r.height() / max(1, len(self.y_values))
+        return QRectF(r.left() + j * w, r.bottom() - (i + 1) * h, w, h)
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        p.fillRect(self.rect(), self.palette().base())
+        if not self.values:
+            p.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "Run a calibration to see the objective surface")
+            return
+        finite = [v for row in self.values for v in row if v == v]
+        lo, hi = (min(finite), max(finite)) if finite else (0.0, 1.0)
+        span = (hi - lo) or 1.0
+        small = QFont(self.font())
+        small.setPointSizeF(max(6.0, small.pointSizeF() * 0.8))
+        p.setFont(small)
+        for i, row in enumerate(self.values):
+            for j, v in enumerate(row):
+                rect = self._cell(i, j)
+                c = colour((v - lo) / span)
+                p.fillRect(rect, c)
+                if rect.width() > 26 and rect.height() > 12:
+                    p.setPen(QColor("white") if c.lightness() < 140 else QColor("black"))
+                    p.drawText(rect, Qt.AlignmentFlag.AlignCenter, _fmt(v))
+        if self.best is not None:
+            p.setPen(QPen(QColor("#d50000"), 2))
+            p.drawRect(self._cell(*self.best).adjusted(1, 1, -1, -1))
+        p.setPen(self.palette().text().color())
+        r = self._plot_rect()
+        step_x = max(1, math.ceil(len(self.x_values) * 34 / max(1.0, r.width())))
+        for j, x in enumerate(self.x_values):
+            if j % step_x == 0:
+                c = self._cell(0, j)
+                p.drawText(QRectF(c.left() - 10, r.bottom() + 2, c.width() + 20, 14), Qt.AlignmentFlag.AlignCenter, f"{x:g}")
+        step_y = max(1, math.ceil(len(self.y_values) * 14 / max(1.0, r.height())))
+        for i, y in enumerate(self.y_values):
+            if i % step_y == 0:
+                c = self._cell(i, 0)
+                p.drawText(QRectF(0, c.top(), r.left() - 4, c.height()), Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, f"{y:g}")
+        p.drawText(QRectF(r.left(), r.bottom() + 18, r.width(), 16), Qt.AlignmentFlag.AlignCenter, self.x_label)
+        p.save()
+        p.translate(10, r.center().y())
+        p.rotate(-90)
+        p.drawText(QRectF(-r.height() / 2, -8, r.height(), 16), Qt.AlignmentFlag.AlignCenter, self.y_label)
+        p.restore()
+        # colour bar
+        bar = QRectF(r.right() + 10, r.top(), 12, r.height())
+        for k in range(int(bar.height())):
+            p.fillRect(QRectF(bar.left(), bar.bottom() - k - 1, bar.width(), 1), colour(k / max(1.0, bar.height() - 1)))
+        p.drawText(QRectF(bar.right() + 2, bar.top() - 2, 40, 14), Qt.AlignmentFlag.AlignLeft, _fmt(hi))
+        p.drawText(QRectF(bar.right() + 2, bar.bottom() - 12, 40, 14), Qt.AlignmentFlag.AlignLeft, _fmt(lo))
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        for i in range(len(self.y_values)):
+            for j in range(len(self.x_values)):
+                if self._cell(i, j).contains(event.position()):
+                    self.cell_clicked.emit(self.x_values[j], self.y_values[i])
+                    return
+
+
+class LineChart(QWidget):
+    """y against x with dots, axes and a marker at `mark_x`."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setMinimumSize(260, 160)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        self.xs: list[float] = []
+        self.ys: list[float] = []
+        self.x_label = self.y_label = ""
+        self.mark_x: float | None = None
+
+    def set_data(self, xs: Sequence[float], ys: Sequence[float], x_label: str, y_label: str,
+                 mark_x: float | None = None) -> None:
+        self.xs, self.ys = [float(x) for x in xs], [float(y) for y in ys]
+        self.x_label, self.y_label, self.mark_x = x_label, y_label, mark_x
+        self.update()
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        p.fillRect(self.rect(), self.palette().base())
+        pts = [(x, y) for x, y in zip(self.xs, self.ys) if y == y]
+        if not pts:
+            p.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "Run a calibration to see the threshold curve")
+            return
+        r = QRectF(50, 24, max(10, self.width() - 64), max(10, self.height() - 62))
+        x0, x1 = min(x for x, _ in pts), max(x for x, _ in pts)
+        y0, y1 = min(y for _, y in pts), max(y for _, y in pts)
+        if x1 == x0:
+            x0, x1 = x0 - 0.5, x1 + 0.5
+        pad = (y1 - y0) * 0.1 or 0.05
+        y0, y1 = y0 - pad, y1 + pad
+
+        def at(x: float, y: float) -> QPointF:
+            return QPointF(r.left() + (x - x0) / (x1 - x0) * r.width(), r.bottom() - (y - y0) / (y1 - y0) * r.height())
+
+        text = self.palette().text().color()
+        p.setPen(QPen(QColor("#bdbdbd"), 1))
+        for k in range(5):
+            y = y0 + (y1 - y0) * k / 4
+            a = at(x0, y)
+            p.drawLine(QPointF(r.left(), a.y()), QPointF(r.right(), a.y()))
+            p.setPen(text)
+            p.drawText(QRectF(0, a.y() - 7, r.left() - 4, 14), Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, f"{y:.2f}")
+            p.setPen(QPen(QColor("#bdbdbd"), 1))
+        p.setPen(text)
+        p.drawLine(r.bottomLeft(), r.bottomRight())
+        p.drawLine(r.bottomLeft(), r.topLeft())
+        for x, _ in pts:
+            a = at(x, y0)
+            p.drawText(QRectF(a.x() - 18, r.bottom() + 2, 36, 14), Qt.AlignmentFlag.AlignCenter, f"{x:g}")
+        p.drawText(QRectF(r.left(), r.bottom() + 18, r.width(), 16), Qt.AlignmentFlag.AlignCenter, self.x_label)
+        if self.mark_x is not None:
+            p.setPen(QPen(QColor("#d50000"), 1, Qt.PenStyle.DashLine))
+            a = at(self.mark_x, y0)
+            p.drawLine(QPointF(a.x(), r.top()), QPointF(a.x(), r.bottom()))
+        p.setPen(QPen(QColor("#1565c0"), 2))
+        p.drawPolyline(QPolygonF([at(x, y) for x, y in pts]))
+        p.setBrush(QColor("#1565c0"))
+        for x, y in pts:
+            p.drawEllipse(at(x, y), 3, 3)
+        p.setPen(text)
+        p.drawText(QRectF(r.left(), 4, r.width(), 16), Qt.AlignmentFlag.AlignLeft, self.y_label)
