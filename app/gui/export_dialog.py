@@ -1,0 +1,271 @@
+"""Export dialog: the options of `concord export`, a live preview of the counts (and of anything that would make
+the export fail) before writing, and the export itself in a worker. Both call app.io.export, like the CLI."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import (
+    QCheckBox, QComboBox, QDialog, QFileDialog, QFormLayout, QHBoxLayout, QLineEdit, QListWidget, QListWidgetItem,
+    QPushButton, QSpinBox, QVBoxLayout, QWidget,
+)
+
+from app.gui.models import Column, RecordTableModel
+from app.gui.views.base import plain_label
+from app.gui.views.violations import make_table
+from app.gui.workers import ProgressPanel, Task, TaskProgress
+from app.store import STATUSES, Project
+
+if TYPE_CHECKING:
+    from app.gui.window import MainWindow
+
+COUNT_COLUMNS = (Column("what", "What"), Column("value", "Count", align_right=True))
+
+
+def count_rows(counts: dict[str, Any]) -> list[dict[str, Any]]:
+    """The preview's counts as (what, value) rows, grouped like the CLI's tables."""
+    rows: list[dict[str, Any]] = []
+
+    def head(title: str) -> None:
+        rows.append({"what": title, "value": "", "_bg": "#eceff1"})
+
+    s, gt = counts.get("samples", {}), counts.get("ground_truth", {})
+    head("Split")
+    rows += [{"what": "violations samples", "value": s.get("violations", 0)},
+             {"what": "rubric samples", "value": s.get("rubric", 0)},
+             {"what": "ground-truth violations", "value": gt.get("violations", 0)},
+             {"what": "  dropped as wrong / added as missing", "value": f"{gt.get('dropped_gt_wrong', 0)} / {gt.get('added_missing_gt', 0)}"},
+             {"what": "human decisions", "value": counts.get("labels", 0)}]
+    rows += [{"what": f"units skipped: {k}", "value": v, "_fg": "#757575"} for k, v in counts.get("skipped_units", {}).items()]
+    if counts.get("by_split"):
+        head("Per split (violations / rubric)")
+        rows += [{"what": k, "value": f"{v['violations']} / {v['rubric']}"} for k, v in counts["by_split"].items()]
+    if counts.get("by_checker"):
+        head("Per checker (units · human F1)")
+        rows += [{"what": k, "value": f"{v['units']} · {v['f1']:.3f}"} for k, v in counts["by_checker"].items()]
+    if counts.get("by_category"):
+        head("Ground truth per category")
+        rows += [{"what": k, "value": v} for k, v in counts["by_category"].items()]
+    if counts.get("by_trait"):
+        head("Per trait (units)")
+        rows += [{"what": k, "value": v.get("units", 0)} for k, v in counts["by_trait"].items()]
+    return rows
+
+
+class ExportDialog(QDialog):
+    def __init__(self, window: "MainWindow") -> None:
+        super().__init__(window)
+        self.window_ = window
+        self.setWindowTitle("Export a curated split")
+        self.preview: dict[str, Any] | None = None
+        self.preview_task: Task | None = None
+        self.export_task: Task | None = None
+        self._dirty = False
+        self.result: Any = None
+        self._build()
+        self.resize(980, 640)
+        self.schedule_preview()
+
+    @classmethod
+    def open_for(cls, window: "MainWindow") -> "ExportDialog":
+        dlg = cls(window)
+        dlg.show()
+        return dlg
+
+    @property
+    def project(self) -> Project:
+        assert self.window_.project is not None
+        return self.window_.project
+
+    def _build(self) -> None:
+        from app.io.export import next_version
+        from app.io.export_write import FORMATS
+
+        p = self.project
+        form = QFormLayout()
+        self.name = QLineEdit("curated_split")
+        self.version = QLineEdit(next_version(p, "curated_split"))
+        self.version.setToolTip("X.Y.Z; a recorded version never changes content (bump it)")
+        self.out = QLineEdit(str(Path(p.path).parent / "splits"))
+        browse = QPushButton("Browse…")
+        browse.setAutoDefault(False)
+        browse.clicked.connect(self._browse)
+        out_row = QHBoxLayout()
+        out_row.addWidget(self.out, 1)
+        out_row.addWidget(browse)
+        self.fmt = QComboBox()
+        self.fmt.addItems(list(FORMATS))
+        self.status_boxes = {s: QCheckBox(s) for s in STATUSES}
+        status_row = QHBoxLayout()
+        for s, box in self.status_boxes.items():
+            box.setChecked(s in ("accepted", "corrected"))
+            status_row.addWidget(box)
+        self.units = QListWidget()
+        self.units.setMaximumHeight(110)
+        for u in [*p.checkers(), *(t["name"] for t in p.traits())]:
+            item = QListWidgetItem(u)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Unchecked)
+            self.units.addItem(item)
+        self.units.setToolTip("Only these checkers / traits (none checked = all)")
+        self.stratify = QComboBox()
+        self.stratify.addItem("no stratification", None)
+        self.stratify.addItem("by category", "category")
+        self.stratify.addItem("by split", "split")
+        self.sample = QSpinBox()
+        self.sample.setRange(0, 10_000_000)
+        self.sample.setSpecialValueText("all")
+        self.seed = QSpinBox()
+        self.seed.setRange(0, 2**31 - 1)
+        sample_row = QHBoxLayout()
+        sample_row.addWidget(self.sample, 1)
+        sample_row.addWidget(plain_label("seed"))
+        sample_row.addWidget(self.seed)
+        self.config = QComboBox()
+        self.config.addItems(p.match_config_refs())
+        self.config.setCurrentText(self.window_._config.ref)
+        self.force = QCheckBox("replace an existing NAME@VERSION directory")
+        for label, w in (("Name", self.name), ("Version", self.version)):
+            form.addRow(label, w)
+        form.addRow("Output directory", out_row)
+        form.addRow("Format", self.fmt)
+        form.addRow("Statuses", status_row)
+        form.addRow("Checkers / traits", self.units)
+        form.addRow("Stratify", self.stratify)
+        form.addRow("Sample N", sample_row)
+        form.addRow("Match config", self.config)
+        form.addRow("", self.force)
+        left = QWidget()
+        left.setLayout(form)
+
+        self.count_model = RecordTableModel(COUNT_COLUMNS, self)
+        self.count_table = make_table(self.count_model, 0)
+        self.count_table.setObjectName("export_counts")
+        self.problems = plain_label(wrap=True)
+        self.problems.setStyleSheet("color:#b71c1c;")
+        right = QWidget()
+        rl = QVBoxLayout(right)
+        rl.setContentsMargins(0, 0, 0, 0)
+        rl.addWidget(plain_label("Preview (nothing written yet)"))
+        rl.addWidget(self.count_table, 1)
+        rl.addWidget(self.problems)
+
+        top = QHBoxLayout()
+        top.addWidget(left, 3)
+        top.addWidget(right, 2)
+        self.progress = ProgressPanel()
+        self.export_button = QPushButton("Export")
+        self.export_button.setAutoDefault(False)
+        self.export_button.clicked.connect(self.export)
+        close = QPushButton("Close")
+        close.setAutoDefault(False)
+        close.clicked.connect(self.close)
+        self.status = plain_label(wrap=True, selectable=True)
+        bottom = QHBoxLayout()
+        bottom.addWidget(self.status, 1)
+        bottom.addWidget(self.progress)
+        bottom.addWidget(self.export_button)
+        bottom.addWidget(close)
+        lay = QVBoxLayout(self)
+        lay.addLayout(top, 1)
+        lay.addLayout(bottom)
+
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(300)
+        self._timer.timeout.connect(self._run_preview)
+        for e in (self.name, self.version, self.out):
+            e.textChanged.connect(self.schedule_preview)
+        for c in (self.fmt, self.stratify, self.config):
+            c.currentIndexChanged.connect(self.schedule_preview)
+        for b in (*self.status_boxes.values(), self.force):
+            b.toggled.connect(self.schedule_preview)
+        for sp in (self.sample, self.seed):
+            sp.valueChanged.connect(self.schedule_preview)
+        self.units.itemChanged.connect(self.schedule_preview)
+
+    def _browse(self) -> None:
+        d = QFileDialog.getExistingDirectory(self, "Output directory", self.out.text())
+        if d:
+            self.out.setText(d)
+
+    def options(self) -> dict[str, Any]:
+        """The filters exactly as `concord export` passes them to app.io.export."""
+        statuses = [s for s, b in self.status_boxes.items() if b.isChecked()]
+        checked = [self.units.item(i).text() for i in range(self.units.count())
+                   if self.units.item(i).checkState() == Qt.CheckState.Checked]
+        return {"statuses": statuses or None, "checkers": checked or None, "stratify": self.stratify.currentData(),
+                "sample": self.sample.value() or None, "seed": self.seed.value(), "config_ref": self.config.currentText()}
+
+    # -- preview ---------------------------------------------------------------------------------------------------
+    def schedule_preview(self, *_args: Any) -> None:
+        self.export_button.setEnabled(False)
+        self._timer.start()
+
+    def _run_preview(self) -> None:
+        if self.preview_task is not None:
+            self._dirty = True
+            return
+        path, opts = str(self.project.path), self.options()
+        target = {"name": self.name.text().strip(), "version": self.version.text().strip(),
+                  "out_dir": self.out.text().strip() or None, "force": self.force.isChecked()}
+
+        def work(progress: TaskProgress) -> dict[str, Any]:
+            from app.io.export import preview_split
+
+            with Project.open(path) as wp:
+                return preview_split(wp, progress=progress, **opts, **target)
+
+        task = Task(work, "preview")
+        task.signals.finished.connect(self._show_preview)
+        task.signals.failed.connect(lambda m: self._show_problems([m.splitlines()[0].removeprefix("preview failed: ")]))
+        for sig in (task.signals.finished, task.signals.failed, task.signals.cancelled):
+            sig.connect(lambda *_a: self._preview_ended())
+        self.preview_task = task
+        self.window_.runner.start(task)
+
+    def _preview_ended(self) -> None:
+        self.preview_task = None
+        if self._dirty:
+            self._dirty = False
+            self._run_preview()
+
+    def _show_preview(self, pv: dict[str, Any]) -> None:
+        self.preview = pv
+        self.count_model.set_records(count_rows(pv.get("counts", {})))
+        self._show_problems(pv.get("problems", []))
+
+    def _show_problems(self, problems: list[str]) -> None:
+        self.problems.setText("\n".join(problems))
+        self.export_button.setEnabled(not problems and self.export_task is None and self.preview is not None)
+
+    # -- export ----------------------------------------------------------------------------------------------------
+    def export(self) -> None:
+        if self.export_task is not None:
+            return
+        path, opts = str(self.project.path), self.options()
+        name, version, out, fmt, force = (self.name.text().strip(), self.version.text().strip(), self.out.text().strip(),
+                                          self.fmt.currentText(), self.force.isChecked())
+
+        def work(progress: TaskProgress) -> Any:
+            from app.io.export import export_split
+
+            with Project.open(path) as wp:
+                return export_split(wp, name, version, out, fmt=fmt, force=force, progress=progress, **opts)
+
+        task = Task(work, "export")
+        task.signals.finished.connect(self._exported)
+        task.signals.failed.connect(lambda m: self.status.setText(m.splitlines()[0]))
+        for sig in (task.signals.finished, task.signals.failed, task.signals.cancelled):
+            sig.connect(lambda *_a: setattr(self, "export_task", None))
+        self.export_task = task
+        self.export_button.setEnabled(False)
+        self.progress.track(task, "Exporting…")
+        self.window_.runner.start(task)
+
+    def _exported(self, result: Any) -> None:
+        self.result = result
+        again = " (already recorded with the same content)" if getattr(result, "already_recorded", False) else ""
+        self.status.setText(f"Wrote {result.path}{again}: {len(result.files)} data file(s), manifest.json, README.md")
+        self.schedule_preview()  # the same name/version is now recorded: the preview says so

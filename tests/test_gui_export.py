@@ -1,0 +1,42 @@
+"""Export dialog: live preview counts, problems shown before writing, export in a worker (same code as the CLI)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from app.corrections import set_matches
+from app.gui.export_dialog import ExportDialog
+from tests.gui_data import C1, C2, open_window, project_path, settings  # noqa: F401 - fixtures
+
+
+def test_export_dialog_previews_then_writes(qtbot, qtmodeltester, open_window, project_path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    w = open_window(project_path)
+    w.session.do(set_matches("v1", C1, [(0, 0)], "accepted", "accept"))
+    w.session.do(set_matches("v1", C2, [(1, 0)], "corrected", "fix"))
+    dlg = ExportDialog.open_for(w)
+    qtbot.addWidget(dlg)
+    qtmodeltester.check(dlg.count_model, force_py=True)
+    dlg.out.setText(str(tmp_path / "out"))
+    dlg.name.setText("brand_split")
+    qtbot.waitUntil(lambda: dlg.preview is not None and dlg.preview_task is None and not dlg._timer.isActive(), timeout=20000)
+    rows = {r["what"]: r["value"] for r in dlg.count_model.records()}
+    assert rows["violations samples"] == 1 and rows["human decisions"] > 0
+    assert dlg.export_button.isEnabled() and dlg.problems.text() == ""
+
+    dlg.version.setText("not-a-version")
+    qtbot.waitUntil(lambda: "version" in dlg.problems.text().lower(), timeout=20000)
+    assert not dlg.export_button.isEnabled()
+    dlg.version.setText("0.1.0")
+    qtbot.waitUntil(lambda: dlg.export_button.isEnabled(), timeout=20000)
+
+    dlg.export()
+    qtbot.waitUntil(lambda: dlg.result is not None, timeout=30000)
+    target = tmp_path / "out" / "brand_split@0.1.0"
+    manifest = json.loads((target / "manifest.json").read_text())
+    assert manifest["filters"]["statuses"] == ["accepted", "corrected"]
+    assert w.project.split_record("brand_split", "0.1.0") is not None
+    assert "Wrote" in dlg.status.text()
+    # the directory exists now: the preview says so before anyone presses Export again
+    qtbot.waitUntil(lambda: "already exists" in dlg.problems.text(), timeout=20000)
+    assert not dlg.export_button.isEnabled()
+    dlg.close()
