@@ -130,7 +130,10 @@ def test_switch_checker_and_note(qtbot, open_window, project_path, monkeypatch):
 
 def test_filters_and_next_unlabeled(qtbot, open_window, project_path):  # type: ignore[no-untyped-def]
     w = open_window(project_path)
+    qtbot.waitUntil(lambda: w.labeled_counts == (0, 7), timeout=10000)
     key(qtbot, w, Qt.Key.Key_A)  # accept v1/C1 -> v1/C2
+    qtbot.waitUntil(lambda: w.labeled_counts == (1, 7), timeout=10000)  # status bar: labeled / total, pace
+    assert "Labeled 1 / 7" in w.progress_label.text() and "this session: 1" in w.progress_label.text()
     key(qtbot, w, Qt.Key.Key_K)
     assert w.current_view.current() == ("v1", C1)
     key(qtbot, w, Qt.Key.Key_N)
@@ -138,6 +141,23 @@ def test_filters_and_next_unlabeled(qtbot, open_window, project_path):  # type: 
     w.filters.set_status("accepted")
     assert w.model.total == 1 and w.model.row(0)["sample_id"] == "v1"
     w.filters.set_status(None)
-    qtbot.keyClicks(w.filters.search, "refunds")
+    qtbot.keyClicks(w.filters.search, "refunds")  # typing J/K/N... in the search box types, it does not navigate
     qtbot.waitUntil(lambda: w.model.total == 2, timeout=3000)  # both checkers of v1
     assert {w.model.row(i)["sample_id"] for i in range(2)} == {"v1"}
+    w.filters.search.clear()
+    w.filters.category.select_data("tone")  # v2 has a "tone" ground truth
+    qtbot.waitUntil(lambda: w.model.total == 1, timeout=3000)
+    assert w.model.row(0)["sample_id"] == "v2"
+    w.filters.category.select_data(None)
+    w.filters.unit.select_data(C2)
+    assert w.model.total == 2 and {w.model.row(i)["unit"] for i in range(2)} == {C2}
+    w.list.horizontalHeader().setSortIndicator(0, Qt.SortOrder.DescendingOrder)  # click-sort: done by the store
+    assert [w.model.row(i)["sample_id"] for i in range(2)] == ["v3", "v1"]
+
+
+def test_cheat_sheet_on_question_mark(qtbot, open_window, project_path):  # type: ignore[no-untyped-def]
+    w = open_window(project_path)
+    qtbot.keyClick(w.list, "?")
+    assert w.cheatsheet.isVisible()
+    keys = {r["action"]: r["keys"] for r in w.cheatsheet.model.records()}
+    assert keys["Next sample"] == "J" and "A" in keys["Accept"]

@@ -146,6 +146,7 @@ class CalibrationPanel(QDialog):
         self.top_table = make_table(self.top_model)
         self.top_table.setObjectName("top_configs")
         self.top_table.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.top_table.horizontalHeader().setStretchLastSection(True)
         self.top_table.selectionModel().currentRowChanged.connect(self._row_selected)
         apply_row = QHBoxLayout()
         self.apply_name = QLineEdit("calibrated")

@@ -531,7 +531,10 @@ class MainWindow(QMainWindow):
             ExportDialog.open_for(self)
 
     def show_cheatsheet(self) -> None:
-        CheatSheet(self).exec()
+        if getattr(self, "cheatsheet", None) is None:
+            self.cheatsheet = CheatSheet(self)
+        self.cheatsheet.show()
+        self.cheatsheet.raise_()
 
     # -- lifecycle -------------------------------------------------------------------------------------------------
     def closeEvent(self, event: QCloseEvent) -> None:
