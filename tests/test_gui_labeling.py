@@ -130,10 +130,10 @@ def test_switch_checker_and_note(qtbot, open_window, project_path, monkeypatch):
 
 def test_filters_and_next_unlabeled(qtbot, open_window, project_path):  # type: ignore[no-untyped-def]
     w = open_window(project_path)
-    qtbot.waitUntil(lambda: w.labeled_counts == (0, 7), timeout=10000)
+    qtbot.waitUntil(lambda: w.session_progress.counts == (0, 7), timeout=10000)
     key(qtbot, w, Qt.Key.Key_A)  # accept v1/C1 -> v1/C2
-    qtbot.waitUntil(lambda: w.labeled_counts == (1, 7), timeout=10000)  # status bar: labeled / total, pace
-    assert "Labeled 1 / 7" in w.progress_label.text() and "this session: 1" in w.progress_label.text()
+    qtbot.waitUntil(lambda: w.session_progress.counts == (1, 7), timeout=10000)  # status bar: labeled / total, pace
+    assert "Labeled 1 / 7" in w.session_progress.label.text() and "this session: 1" in w.session_progress.label.text()
     key(qtbot, w, Qt.Key.Key_K)
     assert w.current_view.current() == ("v1", C1)
     key(qtbot, w, Qt.Key.Key_N)

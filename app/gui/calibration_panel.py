@@ -12,7 +12,7 @@ import pandas as pd
 from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtWidgets import (
     QComboBox, QDialog, QFormLayout, QGroupBox, QHBoxLayout, QLineEdit, QMessageBox, QPushButton, QSpinBox,
-    QSplitter, QTableView, QVBoxLayout, QWidget,
+    QSplitter, QVBoxLayout, QWidget,
 )
 
 from app.gui.charts import Heatmap, LineChart
@@ -221,10 +221,12 @@ class CalibrationPanel(QDialog):
         components, step, matching = self.components.currentData(), float(self.step.currentText()), self.matching.currentText()
 
         def work(progress: TaskProgress) -> dict[str, Any]:
+            from app.gui.embedproc import ensure_vectors
             from app.services.calibration import calibrate, make_space
             from app.services.evaluation import human_labels, pair_table
 
             with Project.open(path) as wp:
+                ensure_vectors(path, wp, emb, wp.violation_samples(), progress)  # the model stays out of the app
                 space = make_space(components, step, matching)
                 cal, run_id = calibrate(wp, space, embedding=emb, progress=progress, **opts)
                 table = pair_table(wp, emb)  # vectors are cached now: cheap, and needed for the disagreements
@@ -263,10 +265,12 @@ class CalibrationPanel(QDialog):
         self._show_result(run["result"] | {"embedding": emb}, self.project.calibration_cv_results(run["id"]), run["id"])
         path = str(self.project.path)
 
-        def work(_progress: TaskProgress) -> dict[str, Any]:
+        def work(progress: TaskProgress) -> dict[str, Any]:
+            from app.gui.embedproc import ensure_vectors
             from app.services.evaluation import human_labels, pair_table
 
             with Project.open(path) as wp:
+                ensure_vectors(path, wp, emb, wp.violation_samples(), progress)
                 table = pair_table(wp, emb)
                 return {"table": table, "labels": human_labels(wp, table)}
 

@@ -181,12 +181,23 @@ def quick_scores(sample: ViolationSample, checker: str, config: MatchConfig, cac
 
 
 def full_scores(samples: Sequence[ViolationSample], config: MatchConfig, cache: VectorCache | None,
-                progress: Any = None) -> dict[tuple[str, str], UnitScores]:
-    """Final scores for every unit of `samples` (loads the model if needed); for workers."""
+                progress: Any = None, project_path: str | None = None) -> dict[tuple[str, str], UnitScores]:
+    """Final scores for every unit of `samples`; for workers.
+
+    With `project_path`, texts missing from the project's cache are embedded by the helper process first
+    (app.gui.embedproc), so this process never loads the model."""
     if progress is not None:
         progress.update(0, 1, f"Scoring {len(samples)} sample(s) with {config.embedding}…")
-    sim = similarity_for(config, cache, allow_model=True)
-    out = score_samples(samples, None, config, sim, basis=sim.cache_key, final=True)
+    if project_path is not None and cache is not None:
+        from app.gui.embedproc import ensure_vectors
+
+        ensure_vectors(project_path, cache, config.embedding, samples, progress)
+    try:
+        sim = similarity_for(config, cache, allow_model=False)
+        out = score_samples(samples, None, config, sim, basis=sim.cache_key, final=True)
+    except MissingVectors:
+        sim = similarity_for(config, cache, allow_model=True)
+        out = score_samples(samples, None, config, sim, basis=sim.cache_key, final=True)
     if progress is not None:
         progress.update(1, 1, "Scored")
     return out

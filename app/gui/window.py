@@ -4,6 +4,7 @@ menus built from the action registry, a status bar with progress. Decisions go t
 from __future__ import annotations
 
 import time
+from functools import partial
 from typing import Any
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, QSettings, Qt, QTimer
@@ -19,6 +20,7 @@ from app.gui.actions import ACTIONS, MENUS, build_actions
 from app.gui.cheatsheet import CheatSheet
 from app.gui.filters import FilterBar
 from app.gui.models import UnitListModel
+from app.gui.statusbar import SessionProgress
 from app.gui.undo import Session
 from app.gui.views import VIEWS, DetailView, ViewContext
 from app.gui.workers import ProgressPanel, Task, TaskProgress, TaskRunner
@@ -27,6 +29,20 @@ from app.store import Project, UnitFilter
 from calibration.schemes.violations.config import STD_MATCH, MatchConfig
 
 SCAN_PAGES = 50  # "next unlabeled" fetches at most this many pages before giving up
+
+
+def machine_scores(path: str, cfg: MatchConfig, progress: TaskProgress) -> str:
+    """Worker: match every unit under `cfg` and store per-unit TP/FP/FN/F1 (the list's Machine F1 column)."""
+    from app.gui.embedproc import ensure_vectors
+    from app.services.evaluation import pair_table, store_machine_scores
+
+    with Project.open(path) as wp:  # the worker's own connection
+        ensure_vectors(path, wp, cfg.embedding, wp.violation_samples(), progress)  # the model stays out of the app
+        table = pair_table(wp, cfg.embedding, progress)
+        check(progress)
+        progress.update(2, 3, "matching and storing machine scores")
+        store_machine_scores(wp, table, cfg, cfg.matching)
+    return cfg.ref
 
 
 class MainWindow(QMainWindow):
@@ -43,9 +59,6 @@ class MainWindow(QMainWindow):
         self._shown: tuple[str, str] | None = None
         self._shown_at = 0.0
         self._config: MatchConfig = STD_MATCH
-        self._progress_task: Task | None = None
-        self._progress_dirty = False
-        self.labeled_counts: tuple[int, int] | None = None
         self.setWindowTitle("Concord")
         self._build()
         self.set_project(project)
@@ -122,14 +135,9 @@ class MainWindow(QMainWindow):
         self.addToolBar(tb)
 
         self.progress = ProgressPanel()
-        self.progress_label = QLabel()
-        self.progress_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.session_progress = SessionProgress(self.runner, lambda: self.session, self)
         self.statusBar().addPermanentWidget(self.progress)
-        self.statusBar().addPermanentWidget(self.progress_label)
-        self._progress_timer = QTimer(self)
-        self._progress_timer.setSingleShot(True)
-        self._progress_timer.setInterval(400)
-        self._progress_timer.timeout.connect(self.update_progress)
+        self.statusBar().addPermanentWidget(self.session_progress.label)
 
     def _view(self, scheme: str) -> DetailView | None:
         if scheme not in self.views:
@@ -182,7 +190,7 @@ class MainWindow(QMainWindow):
         self.stack.setCurrentWidget(self.placeholder)
         self._update_action_state()
         self._update_count()
-        self.update_progress()
+        self.session_progress.refresh()
         if self.model.rowCount():
             self.select_row(0)
         self.list.setFocus(Qt.FocusReason.OtherFocusReason)
@@ -332,11 +340,11 @@ class MainWindow(QMainWindow):
             target = unit or (cur[1] if cur[0] == sample_id else self._any_unit(sample_id))
             if (sample_id, target) != cur:
                 self.show_unit_by_key(sample_id, target)
-                self._progress_timer.start()
+                self.session_progress.schedule()
                 return
         if view is not None and cur is not None and cur[0] == sample_id:
             view.refresh()
-        self._progress_timer.start()
+        self.session_progress.schedule()
 
     def _any_unit(self, sample_id: str) -> str:
         units = self.project.units_for_sample(sample_id) if self.project is not None else []
@@ -438,65 +446,14 @@ class MainWindow(QMainWindow):
         self.filters.search.selectAll()
 
     # -- status ----------------------------------------------------------------------------------------------------
-    def update_progress(self) -> None:
-        """Labeled / total, counted in a worker (a COUNT over 100k units must not stall the UI thread)."""
-        p, s = self.project, self.session
-        if p is None or s is None:
-            self.progress_label.setText("No project")
-            return
-        if self._progress_task is not None:
-            self._progress_dirty = True
-            return
-        path = str(p.path)
-
-        def count(_progress: TaskProgress) -> tuple[int, int]:
-            with Project.open(path) as wp:
-                return (wp.count_units(UnitFilter(statuses=("accepted", "corrected"))), wp.count_units(UnitFilter()))
-
-        task = Task(count, "progress")
-        task.signals.finished.connect(self._show_progress)
-        for sig in (task.signals.finished, task.signals.failed, task.signals.cancelled):
-            sig.connect(lambda *_a: self._progress_ended())
-        self._progress_task = task
-        self.runner.start(task)
-
-    def _progress_ended(self) -> None:
-        self._progress_task = None
-        if self._progress_dirty:
-            self._progress_dirty = False
-            self._progress_timer.start()
-
-    def _show_progress(self, counts: tuple[int, int]) -> None:
-        s = self.session
-        if s is None:
-            return
-        done, total = counts
-        self.labeled_counts = counts
-        pct = 100.0 * done / total if total else 0.0
-        self.progress_label.setText(
-            f"Labeled {done:,} / {total:,} ({pct:.1f}%) · this session: {len(s.done_units)} "
-            f"({s.pace_per_hour():.0f}/h) · {self.annotator}"
-        )
-
     # -- background work -------------------------------------------------------------------------------------------
     def compute_machine_scores(self) -> None:
         """Evaluate every unit under the chosen config in a worker; the list's Machine F1 column follows."""
         p = self.project
         if p is None:
             return
-        cfg, path = self._config, str(p.path)
-
-        def work(progress: TaskProgress) -> str:
-            from app.services.evaluation import pair_table, store_machine_scores
-
-            with Project.open(path) as wp:  # the worker's own connection
-                table = pair_table(wp, cfg.embedding, progress)
-                check(progress)
-                progress.update(2, 3, "matching and storing machine scores")
-                store_machine_scores(wp, table, cfg, cfg.matching)
-            return cfg.ref
-
-        task = Task(work, "machine scores")
+        cfg = self._config
+        task = Task(partial(machine_scores, str(p.path), cfg), "machine scores")
         task.signals.finished.connect(lambda ref: (self._reload_list(keep=True),
                                                    self.statusBar().showMessage(f"Machine scores stored for {ref}", 5000)))
         task.signals.failed.connect(lambda m: QMessageBox.warning(self, "Concord", m.splitlines()[0]))
@@ -511,22 +468,16 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(
                 f"No machine scores for {self._config.ref} yet: Tools ▸ Compute machine scores ({keys})", 15000)
 
-    # -- panels (filled in by later modules) ------------------------------------------------------------------------
+    # -- panels (imported on first use: they pull in the calibration search and the exporter) -----------------------
     def open_calibration(self) -> None:
-        try:
-            from app.gui.calibration_panel import CalibrationPanel
-        except ImportError:
-            self.statusBar().showMessage("Calibration panel not available in this build", 5000)
-            return
+        from app.gui.calibration_panel import CalibrationPanel
+
         if self.session is not None:
             CalibrationPanel.open_for(self)
 
     def open_export_dialog(self) -> None:
-        try:
-            from app.gui.export_dialog import ExportDialog
-        except ImportError:
-            self.statusBar().showMessage("Export dialog not available in this build", 5000)
-            return
+        from app.gui.export_dialog import ExportDialog
+
         if self.session is not None:
             ExportDialog.open_for(self)
 
@@ -545,6 +496,9 @@ class MainWindow(QMainWindow):
             v.shutdown()
         self.runner.cancel_all()
         self.runner.wait_all(15000)
+        from app.gui.embedproc import shutdown
+
+        shutdown()
         self.settings.setValue("geometry", self.saveGeometry())
         if self.session is not None and self._owns_project:
             self.session.project.close()

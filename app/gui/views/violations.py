@@ -328,7 +328,7 @@ class ViolationsView(DetailView):
 
         def work(progress: TaskProgress) -> dict[tuple[str, str], UnitScores]:
             with Project.open(path) as worker_project:  # one connection per thread
-                return full_scores(todo, cfg, worker_project, progress)
+                return full_scores(todo, cfg, worker_project, progress, project_path=path)
 
         task = Task(work, "scoring")
         keys = [f"{s.id}|{cfg.ref}" for s in todo]

@@ -1,0 +1,127 @@
+"""Sentence-transformers embeddings for the app, computed in a separate process.
+
+Loading torch and the model costs about 550 MB and holds CPU threads; the window must stay small and responsive
+for hours. So texts missing from the project's vector cache are encoded by a child process that writes them to
+the project (its own connection; SQLite WAL) and exits after a minute of idleness. In the app process every
+lookup is then a cache hit and the model is never loaded there. No Qt here: workers call this.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import threading
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor, TimeoutError as FutureTimeout
+from typing import Any
+
+from app.progress import Cancelled
+from calibration.schemes.violations.records import ViolationSample
+from calibration.similarity.embeddings import VectorCache, make_embedder, parse_spec, text_key
+
+IDLE_SECONDS = 60.0
+CHUNK = 512
+_lock = threading.Lock()
+_executor: ProcessPoolExecutor | None = None
+_idle: threading.Timer | None = None
+
+
+def _child_encode(project_path: str, spec: str, texts: list[str]) -> int:
+    """Runs in the child: encode `texts` with the cache in front, so they land in the project."""
+    from app.store import Project
+
+    with Project.open(project_path) as p:
+        make_embedder(spec, cache=p).encode(texts)
+    return len(texts)
+
+
+def _pool() -> ProcessPoolExecutor:
+    global _executor, _idle
+    with _lock:
+        if _idle is not None:
+            _idle.cancel()
+            _idle = None
+        if _executor is None:
+            _executor = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+        return _executor
+
+
+def _arm_idle_shutdown() -> None:
+    global _idle
+    with _lock:
+        if _idle is not None:
+            _idle.cancel()
+        _idle = threading.Timer(IDLE_SECONDS, shutdown)
+        _idle.daemon = True
+        _idle.start()
+
+
+def shutdown() -> None:
+    """Stop the child process (the app calls this on exit; it also happens after a minute of idleness)."""
+    global _executor, _idle
+    with _lock:
+        ex, _executor = _executor, None
+        if _idle is not None:
+            _idle.cancel()
+            _idle = None
+    if ex is not None:
+        ex.shutdown(wait=True, cancel_futures=True)
+
+
+def child_pids() -> list[int]:
+    with _lock:
+        return [] if _executor is None else [p.pid for p in getattr(_executor, "_processes", {}).values() if p.pid]
+
+
+def texts_of(samples: Iterable[ViolationSample]) -> list[str]:
+    """The distinct texts the pair table compares (rule, explanation, correction; stripped, non-empty)."""
+    seen: dict[str, None] = {}
+    for s in samples:
+        for vs in (s.ground_truth, *s.predictions.values()):
+            for v in vs:
+                for f in (v.rule, v.explanation, v.correction):
+                    t = (f or "").strip()
+                    if t:
+                        seen[t] = None
+    return list(seen)
+
+
+def cache_namespace(spec: str) -> str:
+    return make_embedder(spec).cache_key  # constructing the embedder does not load the model
+
+
+def missing_texts(cache: VectorCache, spec: str, texts: Sequence[str]) -> list[str]:
+    ns = cache_namespace(spec)
+    keys = {text_key(t): t for t in texts}
+    found = cache.get_vectors(ns, list(keys))
+    return [t for k, t in keys.items() if k not in found]
+
+
+def ensure_vectors(project_path: str, cache: VectorCache, spec: str, samples: Iterable[ViolationSample],
+                   progress: Any = None) -> int:
+    """Fill the project's vector cache for `samples` under `spec`; returns how many texts were encoded.
+
+    Only sentence-transformers backends go to the child process (others are light or remote)."""
+    if parse_spec(spec)[0] != "sentence-transformers":
+        return 0
+    todo = missing_texts(cache, spec, texts_of(samples))
+    if not todo:
+        return 0
+    pool = _pool()
+    done = 0
+    try:
+        for i in range(0, len(todo), CHUNK):
+            chunk = todo[i : i + CHUNK]
+            if progress is not None:
+                progress.update(done, len(todo), f"embedding {len(todo)} new text(s) in a helper process")
+            future = pool.submit(_child_encode, project_path, spec, chunk)
+            while True:
+                try:
+                    done += future.result(timeout=0.2)
+                    break
+                except FutureTimeout:
+                    if progress is not None and progress.cancelled():
+                        raise Cancelled() from None
+    finally:
+        _arm_idle_shutdown()
+    if progress is not None:
+        progress.update(done, len(todo), "embedded")
+    return done
