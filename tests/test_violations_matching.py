@@ -92,7 +92,13 @@ def test_missing_rule_fails_unless_rule_threshold_disabled() -> None:
     assert match(t, off).tolist() == [True]
     only_expl = MatchConfig("only_expl", {"explanation": 1.0}, Thresholds(-math.inf, -math.inf, -math.inf))
     assert math.isnan(score_pairs(t, only_expl)[0])  # nothing weighted is present
-    assert passing_mask(t, only_expl).tolist() == [False]
+    assert passing_mask(t, only_expl.with_(thresholds=Thresholds(0.0, 0.01, 0.5))).tolist() == [False]
+    # with every check disabled an unscored pair passes: greedy takes it (ranked last), optimal never does
+    assert passing_mask(t, only_expl).tolist() == [True]
+    two = table([(0, 0, 0, 1.0, NAN, NAN, NAN, NAN), (0, 0, 1, 1.0, 0.5, NAN, 0.2, NAN)])
+    assert match(two, only_expl).tolist() == [False, True]
+    assert match(two, only_expl, method="optimal").tolist() == [False, True]
+    assert match(t, only_expl).tolist() == [True] and match(t, only_expl, method="optimal").tolist() == [False]
 
 
 def test_greedy_skips_a_failing_pair_instead_of_stopping() -> None:

@@ -49,7 +49,7 @@ thresholds_st = st.builds(
     Thresholds,
     overlap=st.sampled_from([0.0, 0.1, 0.5, -math.inf]),
     rule=st.sampled_from([0.01, 0.0, 0.5, -math.inf]),
-    match=st.sampled_from([0.5, 0.0, 0.25, 0.3, -0.1]),
+    match=st.sampled_from([0.5, 0.0, 0.25, 0.3, -0.1, -math.inf]),
 )
 config_st = st.builds(lambda w, t: MatchConfig("prop", w, t), weights_st, thresholds_st)
 comp_st = st.one_of(st.sampled_from(GRID), st.floats(0, 1))

@@ -10,7 +10,8 @@ bit-identical scores (ties are decided on exact equality).
 
 Thresholds (strict, the spec's `>`): overlap > t_o, rule > t_r, score > t_m. A NaN component fails its
 threshold (a pair without a rule cannot pass the rule check) unless that threshold is -inf, which
-disables the overlap or rule check. A NaN score (nothing weighted present) always fails.
+disables the check. So a NaN score passes only a -inf match threshold; greedy then ranks it after every
+scored pair (ties by gt, pred as usual), and optimal never takes it (it cannot raise the total).
 
 Greedy (the spec's std_match procedure): repeatedly take the highest-scoring remaining pair; a pair failing
 a threshold is skipped, not a stop; ties by gt index, then pred index. Because failing pairs are only
@@ -97,7 +98,7 @@ def passing_mask(pairs: PairTable | pd.DataFrame, config: MatchConfig, scores: n
     t = config.thresholds
     return (_above(frame["overlap"].to_numpy(dtype=np.float64), t.overlap)
             & _above(frame["rule"].to_numpy(dtype=np.float64), t.rule)
-            & (np.asarray(scores, dtype=np.float64) > t.match))  # a NaN score always fails
+            & _above(np.asarray(scores, dtype=np.float64), t.match))
 
 
 def match(pair_table: PairTable, config: MatchConfig, scores: np.ndarray | None = None,

@@ -66,14 +66,15 @@ def _above(value: float | None, threshold: float) -> bool:
 
 
 def passes(comps: Components, s: float | None, t: Thresholds) -> bool:
-    score_ok = s is not None and s > t.match  # no -inf bypass: an unscorable pair never passes
-    return _above(comps.get("overlap"), t.overlap) and _above(comps.get("rule"), t.rule) and score_ok
+    return _above(comps.get("overlap"), t.overlap) and _above(comps.get("rule"), t.rule) and _above(s, t.match)
 
 
 def match_unit(n_gt: int, n_pred: int, candidates: Sequence[Candidate], method: str) -> list[tuple[int, int]]:
     """Matches of one unit, sorted by (gt, pred)."""
     if method == "greedy":
-        ranked = sorted((c for c in candidates if c[3]), key=lambda c: (-c[2], c[0], c[1]))  # type: ignore[operator]
+        # an unscored pair (passing only a -inf match threshold) ranks after every scored one
+        ranked = sorted((c for c in candidates if c[3]),
+                        key=lambda c: (c[2] is None, -c[2] if c[2] is not None else 0.0, c[0], c[1]))
         used_g: set[int] = set()
         used_p: set[int] = set()
         out = []
@@ -90,8 +91,8 @@ def match_unit(n_gt: int, n_pred: int, candidates: Sequence[Candidate], method: 
         matrix = [[0.0] * n_pred for _ in range(n_gt)]
         any_positive = False
         for gi, pi, s, ok in candidates:
-            if ok:
-                q = float(round(s * 2.0**30))  # type: ignore[operator]
+            if ok and s is not None:
+                q = float(round(s * 2.0**30))
                 if q > 0:
                     matrix[gi][pi] = q
                     any_positive = True
