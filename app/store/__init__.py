@@ -7,10 +7,11 @@ from app.store.decisions import KINDS, STATUSES, Change, DecisionsMixin
 from app.store.project import ProjectBase
 from app.store.samples import RubricSample, SamplesMixin, WriteCounts
 from app.store.schema import LATEST as SCHEMA_VERSION
+from app.store.staging import StagingMixin
 from app.store.units import UnitFilter, UnitsMixin
 
 
-class Project(SamplesMixin, DecisionsMixin, UnitsMixin, CachesMixin, ArtifactsMixin, ProjectBase):
+class Project(SamplesMixin, StagingMixin, DecisionsMixin, UnitsMixin, CachesMixin, ArtifactsMixin, ProjectBase):
     """A Concord project file. Open one per thread."""
 
 

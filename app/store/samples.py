@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,6 +45,41 @@ def content_hash(payload: Any) -> str:
 
 def _violation_dict(v: Violation) -> dict[str, Any]:
     return {k: getattr(v, k) for k in VIOLATION_FIELDS}
+
+
+PreparedSample = tuple[str, str, tuple[Any, ...], list[tuple[Any, ...]], list[tuple[Any, ...]]]
+
+
+def prepare_violation_samples(
+    samples: Iterable[ViolationSample],
+    groundings: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
+    metas: Mapping[str, Mapping[str, Any] | None] | None = None,
+) -> Iterator[PreparedSample]:
+    """Per sample: (id, content hash, (id, text, context, split, meta json, hash), violation rows, unit rows).
+
+    The pure half of a write (no connection), so import workers can run it in other processes (app.store.staging).
+    """
+    groundings = groundings or {}
+    metas = metas or {}
+    for s in samples:
+        meta = metas.get(s.id)
+        payload = {
+            "text": s.text, "context": s.context, "split": s.split, "meta": meta,
+            "gt": [_violation_dict(v) for v in s.ground_truth],
+            "pred": {k: [_violation_dict(v) for v in vs] for k, vs in sorted(s.predictions.items())},
+        }
+        h = content_hash(payload)
+        viol_rows = []
+        how = groundings.get(s.id, {})
+        lists = [(GROUND_TRUTH, s.ground_truth)] + sorted(s.predictions.items())
+        for checker, vs in lists:
+            hows = how.get(checker, ())
+            for i, v in enumerate(vs):
+                g = hows[i] if i < len(hows) else ("offsets" if v.grounded else "ungrounded")
+                viol_rows.append((s.id, checker, i, v.start, v.end, v.quote, v.rule, v.category, v.explanation, v.correction, g))
+        checkers = sorted(s.predictions) or [GROUND_TRUTH]
+        unit_rows = [(s.id, "violations", c, len(s.ground_truth), len(s.predictions.get(c, ()))) for c in checkers]
+        yield s.id, h, (s.id, s.text, s.context, s.split, None if meta is None else dumps(meta), h), viol_rows, unit_rows
 
 
 class SamplesMixin(ProjectBase):
@@ -90,41 +125,24 @@ class SamplesMixin(ProjectBase):
         `groundings[sample_id][checker]` lists how each violation was located ('offsets', 'exact', 'casefold',
         'fuzzy', 'ungrounded'), parallel to the violation lists.
         """
-        groundings = groundings or {}
-        metas = metas or {}
         counts = WriteCounts()
         existing = self._existing_hashes(s.id for s in samples)
         sample_rows, viol_rows, unit_rows, replaced = [], [], [], []
-        for s in samples:
-            payload = {
-                "text": s.text, "context": s.context, "split": s.split, "meta": metas.get(s.id),
-                "gt": [_violation_dict(v) for v in s.ground_truth],
-                "pred": {k: [_violation_dict(v) for v in vs] for k, vs in sorted(s.predictions.items())},
-            }
-            h = content_hash(payload)
-            old = existing.get(s.id)
+        for sid, h, row, vrows, urows in prepare_violation_samples(samples, groundings, metas):
+            old = existing.get(sid)
             if old is not None:
                 if old[0] != "violations":
-                    raise ValueError(f"sample {s.id!r} already exists as a {old[0]} sample")
+                    raise ValueError(f"sample {sid!r} already exists as a {old[0]} sample")
                 if old[1] == h:
                     counts.unchanged += 1
                     continue
-                replaced.append(s.id)
+                replaced.append(sid)
                 counts.updated += 1
             else:
                 counts.added += 1
-            meta = metas.get(s.id)
-            sample_rows.append((s.id, dataset_id, s.text, s.context, s.split, None if meta is None else dumps(meta), h))
-            how = groundings.get(s.id, {})
-            lists = [(GROUND_TRUTH, s.ground_truth)] + sorted(s.predictions.items())
-            for checker, vs in lists:
-                hows = how.get(checker, ())
-                for i, v in enumerate(vs):
-                    g = hows[i] if i < len(hows) else ("offsets" if v.grounded else "ungrounded")
-                    viol_rows.append((s.id, checker, i, v.start, v.end, v.quote, v.rule, v.category, v.explanation, v.correction, g))
-            checkers = sorted(s.predictions) or [GROUND_TRUTH]
-            for checker in checkers:
-                unit_rows.append((s.id, "violations", checker, len(s.ground_truth), len(s.predictions.get(checker, ()))))
+            sample_rows.append((sid, dataset_id, *row[1:]))
+            viol_rows.extend(vrows)
+            unit_rows.extend(urows)
         with self.transaction() as c:
             for sid in replaced:
                 c.execute("DELETE FROM violations WHERE sample_id = ?", (sid,))
