@@ -59,15 +59,21 @@ def read_source(path: str | Path, problems: Problems, json_columns: Collection[s
 def _read_jsonl(path: Path, problems: Problems) -> Source:
     src = Source(path, "jsonl")
     data = path.read_bytes()
-    if data.startswith(b"\xef\xbb\xbf"):
+    src.records, src.n_lines = parse_jsonl(data, str(path), problems)
+    return src
+
+
+def parse_jsonl(data: bytes, name: str, problems: Problems, first_line: int = 1) -> tuple[list[RawRecord], int]:
+    """Parse JSONL bytes (the whole file, or a slice starting at line `first_line`); returns (records, non-blank lines)."""
+    if first_line == 1 and data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
-    name = str(path)
     loads = orjson.loads  # strict JSON (no NaN), several times faster than json for large files
-    records = src.records
-    for number, raw in enumerate(data.split(b"\n"), 1):
+    records: list[RawRecord] = []
+    n_lines = 0
+    for number, raw in enumerate(data.split(b"\n"), first_line):
         if not raw.strip():
             continue
-        src.n_lines += 1
+        n_lines += 1
         try:
             obj = loads(raw)
         except orjson.JSONDecodeError as exc:
@@ -79,7 +85,7 @@ def _read_jsonl(path: Path, problems: Problems) -> Source:
             problems.error(Location(name, number), "", f"expected a JSON object, got {type_name(obj)}")
             continue
         records.append(RawRecord(Location(name, number), obj))
-    return src
+    return records, n_lines
 
 
 def _read_table(path: Path, fmt: str, problems: Problems, json_columns: Collection[str]) -> Source:

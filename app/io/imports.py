@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import tempfile
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.errors import UsageError
-from app.io.formats import Source, read_source
+from app.io.formats import Source, detect_format, read_source
+from app.io.parallel import MIN_PARALLEL_BYTES, Part, default_workers, run_parts, split, stage_paths
 from app.io.problems import ImportErrors, Location, Problem, Problems
 from app.io.records import JSON_COLUMNS, RecordValidator, Validated
 from app.progress import Progress, check
@@ -65,14 +68,24 @@ class ImportReport:
 
 
 def import_file(project: Project, path: str | Path, *, dataset: str | None = None,
-                progress: Progress | None = None) -> ImportReport:
-    """Validate `path` completely, then write it in one transaction. Raises ImportErrors listing every problem."""
+                progress: Progress | None = None, workers: int | None = None) -> ImportReport:
+    """Validate `path` completely, then write it in one transaction. Raises ImportErrors listing every problem.
+
+    `workers`: processes for a JSONL file (None: all cores for files over 16 MB, else 1); see app.io.parallel.
+    """
+    path = Path(path)
+    if workers is None:
+        big = path.suffix.lower() in (".jsonl", ".ndjson") and path.is_file() and path.stat().st_size >= MIN_PARALLEL_BYTES
+        workers = default_workers() if big else 1
+    parallel = workers > 1 and detect_format(path) == "jsonl" and path.is_file() and not project.conn.in_transaction
     # Millions of short-lived containers make the cyclic GC rescan everything again and again (a third of the
     # time at 100k samples); nothing here builds cycles, so pause it for the duration.
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _import_file(project, Path(path), dataset, progress)
+        if parallel:
+            return _import_parallel(project, path, dataset, progress, workers)
+        return _import_file(project, path, dataset, progress)
     finally:
         if was_enabled:
             gc.enable()
@@ -100,11 +113,7 @@ def _import_file(project: Project, path: Path, dataset: str | None, progress: Pr
     sha = _sha256(path)
     try:
         with project.transaction():
-            known = project.dataset(name)
-            if known is not None and known["sha256"] == sha:
-                dataset_id = int(known["id"])  # the same file again: leave its row (and import time) alone
-            else:
-                dataset_id = project.add_dataset(name, str(path.resolve()), sha, total)
+            dataset_id = _dataset_id(project, name, path, sha, total)
             vc = project.write_violation_samples(out.violations, out.groundings, out.metas, dataset_id)
             rc = project.write_rubric_samples(out.rubric, dataset_id)
     except ValueError as exc:  # the store's own consistency checks; validation should have caught these first
@@ -113,6 +122,69 @@ def _import_file(project: Project, path: Path, dataset: str | None, progress: Pr
     n_viol = sum(len(s.ground_truth) + sum(len(v) for v in s.predictions.values()) for s in out.violations)
     return ImportReport(path, src.format, name, total, vc, rc, n_viol, dict(out.how), checkers,
                         problems.warnings, time.perf_counter() - t0)
+
+
+def _import_parallel(project: Project, path: Path, dataset: str | None, progress: Progress | None,
+                     workers: int) -> ImportReport:
+    t0 = time.perf_counter()
+    if progress is not None:
+        progress.update(0, 0, f"reading {path.name} ({workers} processes)")
+    data = path.read_bytes()
+    sha = hashlib.sha256(data).hexdigest()
+    ranges = split(data, workers)
+    del data
+    traits = {t["name"]: t for t in project.traits()}
+    with tempfile.TemporaryDirectory(prefix="concord-import-") as tmp:
+        parts = [Part(str(path), a, b, line, str(Path(tmp) / f"part{i}.sqlite"), traits)
+                 for i, (a, b, line) in enumerate(ranges)]
+        results = run_parts(parts, check=lambda: check(progress))
+        problems = Problems()
+        merged = RecordValidator(problems, traits.get)
+        for r in results:
+            problems.errors.extend(r.errors)
+            problems.warnings.extend(r.warnings)
+            merged.absorb(r.state)
+        merged.finish()
+        total = sum(r.records for r in results)
+        if not sum(r.lines for r in results):
+            raise UsageError(f"{path}: the file holds no records")
+        rubric = [s for r in results for s in r.rubric]
+        wanted = {sid: "violations" for r in results for sid in r.violation_ids} | {s.id: "rubric" for s in rubric}
+        _check_schemes(project, wanted, merged, problems)
+        problems.raise_if_any(path)
+        if progress is not None:
+            progress.update(total, total, "writing")
+        name = dataset or path.stem
+        vc = WriteCounts()
+        try:
+            with project.staged(stage_paths(results, parts)) as aliases, project.transaction():
+                dataset_id = _dataset_id(project, name, path, sha, total)
+                for alias in aliases:
+                    c = project.write_staged_violation_samples(alias, dataset_id)
+                    vc.added, vc.updated, vc.unchanged = vc.added + c.added, vc.updated + c.updated, vc.unchanged + c.unchanged
+                rc = project.write_rubric_samples(rubric, dataset_id)
+        except ValueError as exc:
+            raise UsageError(f"{path}: {exc}") from None
+    how: Counter[str] = Counter()
+    for r in results:
+        how.update(r.how)
+    checkers = sorted(set().union(*(r.checkers for r in results)))
+    return ImportReport(path, "jsonl", name, total, vc, rc, sum(r.violations for r in results), dict(how), checkers,
+                        problems.warnings, time.perf_counter() - t0)
+
+
+def _dataset_id(project: Project, name: str, path: Path, sha: str, total: int) -> int:
+    known = project.dataset(name)
+    if known is not None and known["sha256"] == sha:
+        return int(known["id"])  # the same file again: leave its row (and import time) alone
+    return project.add_dataset(name, str(path.resolve()), sha, total)
+
+
+def _check_schemes(project: Project, wanted: dict[str, str], validator: RecordValidator, problems: Problems) -> None:
+    """An id may not switch scheme: a violations sample cannot be replaced by a rubric one (or vice versa)."""
+    for sid, scheme in project.sample_schemes(wanted).items():
+        if scheme != wanted[sid]:
+            problems.error(validator.location_of(sid), "id", f"{sid!r} already exists in the project as a {scheme} sample")
 
 
 def _validate(project: Project, src: Source, problems: Problems, progress: Progress | None) -> Validated:
@@ -126,12 +198,8 @@ def _validate(project: Project, src: Source, problems: Problems, progress: Progr
             progress.update(i, total, "validating")
         add(rec.location, rec.data)
     out = validator.finish()
-    # An id may not switch scheme: a violations sample cannot be replaced by a rubric one (or vice versa).
     wanted = {s.id: "violations" for s in out.violations} | {s.id: "rubric" for s in out.rubric}
-    for sid, scheme in project.sample_schemes(wanted).items():
-        if scheme != wanted[sid]:
-            problems.error(validator.location_of(sid), "id",
-                           f"{sid!r} already exists in the project as a {scheme} sample")
+    _check_schemes(project, wanted, validator, problems)
     return out
 
 

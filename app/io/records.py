@@ -43,6 +43,16 @@ class Validated:
     how: Counter[str] = field(default_factory=Counter)  # how each violation was grounded
 
 
+@dataclass
+class ValidatorState:
+    """What cross-record rules need from the records seen so far; workers hand it back to be merged in file order."""
+
+    ids: dict[str, Location]
+    traits: dict[str, tuple[dict[str, Any], Location, str]]
+    unknown: dict[tuple[str, str], list[Any]]
+    odd_checkers: dict[str, Location]
+
+
 class RecordValidator:
     """Validates records one by one; cross-record rules (unique ids, consistent traits) need the shared state.
 
@@ -54,11 +64,12 @@ class RecordValidator:
         self.problems = problems
         self.out = Validated()
         self._ids: dict[str, Location] = {}
-        self._traits: dict[str, tuple[dict[str, Any], Location]] = {}
+        self._traits: dict[str, tuple[dict[str, Any], Location, str]] = {}
         self._project_trait = project_trait
         self._project_traits: dict[str, Mapping[str, Any] | None] = {}
         self._unknown: dict[tuple[str, str], list[Any]] = {}
         self._odd_checkers: dict[str, Location] = {}
+        self._good_checkers: set[str] = set()  # names already checked (a file repeats a few checkers everywhere)
 
     # -- entry point ---------------------------------------------------------------------------------------------
     def add(self, loc: Location, rec: dict[str, Any]) -> None:
@@ -79,6 +90,32 @@ class RecordValidator:
             self.problems.warn(first, f"predictions{key(name)}",
                                "checker names should look like name@version|model (e.g. baseline@1.0|gpt-4o)")
         return self.out
+
+    def state(self) -> ValidatorState:
+        return ValidatorState(self._ids, self._traits, self._unknown, self._odd_checkers)
+
+    def absorb(self, other: ValidatorState) -> None:
+        """Merge the state of a later part of the file, reporting what clashes across the parts."""
+        for sid, loc in other.ids.items():
+            first = self._ids.get(sid)
+            if first is not None:
+                self.problems.error(loc, "id", f"duplicate id {clip(sid)} (first used at {first})")
+            else:
+                self._ids[sid] = loc
+        for name, (definition, loc, path) in other.traits.items():
+            seen = self._traits.get(name)
+            if seen is None:
+                self._traits[name] = (definition, loc, path)
+            elif seen[0] != definition:
+                self.problems.error(loc, path, f"trait {clip(name)} is defined differently at {seen[1]}")
+        for k, (loc, count) in other.unknown.items():
+            entry = self._unknown.get(k)
+            if entry is None:
+                self._unknown[k] = [loc, count]
+            else:
+                entry[1] += count
+        for name, loc in other.odd_checkers.items():
+            self._odd_checkers.setdefault(name, loc)
 
     def location_of(self, sample_id: str) -> Location:
         return self._ids[sample_id]
@@ -151,30 +188,36 @@ class RecordValidator:
         hows: dict[str, list[str]] = {}
         gt: list[Violation] = []
         if gt_raw is not None:
-            gt = self._violation_list(loc, gt_raw, "ground_truth", text, hows.setdefault(GROUND_TRUTH, []))
+            gt = self._violation_list(loc, gt_raw, GROUND_TRUTH, text, hows.setdefault(GROUND_TRUTH, []))
+        lists = preds_raw.items() if preds_raw is not None else ()
         preds: dict[str, tuple[Violation, ...]] = {}
-        if preds_raw is not None:
-            for checker, vs in preds_raw.items():
-                path = f"predictions{key(str(checker))}"
+        for checker, vs in lists:
+            if checker not in self._good_checkers:
                 if type(checker) is not str or not checker.strip():
-                    self.problems.error(loc, path, "checker name must not be empty")
+                    self.problems.error(loc, f"predictions{key(str(checker))}", "checker name must not be empty")
                     continue
-                if checker not in self._odd_checkers and not CHECKER_RE.match(checker):
-                    self._odd_checkers[checker] = loc
-                if type(vs) is not list:
-                    self.problems.error(loc, path, f"expected an array of violations, got {type_name(vs)}")
-                    continue
-                preds[checker] = tuple(self._violation_list(loc, vs, path, text, hows.setdefault(checker, [])))
+                if not CHECKER_RE.match(checker):
+                    self._odd_checkers.setdefault(checker, loc)
+                self._good_checkers.add(checker)
+            if type(vs) is not list:
+                self.problems.error(loc, f"predictions{key(checker)}", f"expected an array of violations, got {type_name(vs)}")
+                continue
+            preds[checker] = tuple(self._violation_list(loc, vs, checker, text, hows.setdefault(checker, [])))
         if sid is None or len(self.problems.errors) != n_errors:
             return
-        self.out.violations.append(ViolationSample(sid, text, tuple(gt), preds, context, split))
-        self.out.groundings[sid] = hows
+        out = self.out
+        out.violations.append(ViolationSample(sid, text, tuple(gt), preds, context, split))
         if meta is not None:
-            self.out.metas[sid] = meta
+            out.metas[sid] = meta
         for hs in hows.values():
-            self.out.how.update(hs)
+            if hs.count("offsets") != len(hs):  # only quotes located in the text need a note for the store
+                out.groundings[sid] = hows
+                out.how.update(hs)
+            elif hs:
+                out.how["offsets"] += len(hs)
 
-    def _violation_list(self, loc: Location, items: list[Any], path: str, text: str, hows: list[str]) -> list[Violation]:
+    def _violation_list(self, loc: Location, items: list[Any], checker: str, text: str, hows: list[str]) -> list[Violation]:
+        """`checker` is '' for the ground truth; field paths are only built for problems."""
         out: list[Violation] = []
         n = len(text)
         keys_ok = VIOLATION_KEYS.issuperset
@@ -189,6 +232,7 @@ class RecordValidator:
                     out.append(Violation(rule, start, end, quote, cat, expl, corr))
                     hows.append("offsets")
                     continue
+            path = "ground_truth" if checker == GROUND_TRUTH else f"predictions{key(checker)}"
             got = self._violation(loc, v, f"{path}[{i}]", text, n)
             if got is not None:
                 out.append(got[0])
@@ -352,7 +396,7 @@ class RecordValidator:
             return dict(stored)  # written verbatim, so the store sees the same definition
         first = self._traits.get(name)
         if first is None:
-            self._traits[name] = (canonical, loc)
+            self._traits[name] = (canonical, loc, path)
         elif first[0] != canonical:
             self.problems.error(loc, path, f"trait {clip(name)} is defined differently at {first[1]}")
             return None

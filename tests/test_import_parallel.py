@@ -1,0 +1,153 @@
+"""The multi-process JSONL import gives exactly what the single-process one gives: samples, counts, problems."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.io import parallel
+from app.io.imports import ImportReport, import_file
+from app.io.problems import ImportErrors
+from app.store import Project
+
+A, B = "naive@1.0|gpt-3.5-turbo", "careful@2.0|gpt-4o"
+TEXT = "Limited stock! Our #1 tea cures colds 🍵 and costs less than anywhere else. Order today."
+
+
+def v(quote: str, rule: str, offsets: bool = True) -> dict[str, Any]:
+    if not offsets:
+        return {"quote": quote, "rule": rule}
+    s = TEXT.index(quote)
+    return {"start": s, "end": s + len(quote), "quote": quote, "rule": rule}
+
+
+def violations(i: int) -> dict[str, Any]:
+    return {"id": f"s{i:03d}", "text": TEXT, "split": "train" if i % 3 else "test", "meta": {"i": i},
+            "ground_truth": [v("Limited stock", "No fake scarcity"), v("cures colds", "No medical claims")],
+            "predictions": {A: [v("#1 tea", "No superlatives", offsets=i % 2 == 0)],
+                            B: [v("cures colds", "Medical"), v("ORDER TODAY", "pressure", offsets=False),
+                                v("costs less than anywhere", "Comparative", offsets=False)] if i % 4 else []}}
+
+
+def rubric(i: int, tp: str = "States the price") -> dict[str, Any]:
+    return {"id": f"r{i:03d}", "question": "Price?", "response": "It costs 3 euros.",
+            "traits": [{"name": "price", "metrics": ["recall"], "tp_instructions": [tp]}],
+            "buckets": {"price": {"tp": ["3 euros"]}}}
+
+
+def write(path: Path, rows: list[Any]) -> Path:
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r, ensure_ascii=False)) + "\n" for r in rows),
+                    encoding="utf-8")
+    return path
+
+
+def snapshot(p: Project) -> dict[str, Any]:
+    ids = [s.id for s in p.violation_samples()]
+    return {
+        "samples": p.violation_samples(),
+        "rows": [p.sample_row(i) for i in ids],
+        "groundings": {i: p.violation_groundings(i) for i in ids},
+        "units": [p.units_for_sample(i) for i in ids],
+        "rubric": [p.bucket_assignment(u["sample_id"], u["trait"], "import")["buckets"]  # type: ignore[index]
+                   for u in p.rubric_units()],
+        "status": p.status_counts(),
+    }
+
+
+def summary(r: ImportReport) -> tuple[Any, ...]:
+    return (r.records, r.violation_samples, r.rubric_samples, r.violations, r.grounding, r.checkers,
+            [str(w) for w in r.warnings], r.dataset)
+
+
+def test_same_result_as_single_process(tmp_path: Path) -> None:
+    rows: list[Any] = [violations(i) for i in range(40)] + [rubric(i) for i in range(5)]
+    rows[7]["severity"] = "high"  # unknown field: one aggregated warning
+    rows[33]["predictions"]["odd checker"] = []
+    data = write(tmp_path / "data.jsonl", rows)
+    reports, snaps = [], []
+    for workers in (1, 3):
+        with Project.create(tmp_path / f"w{workers}.concord") as p:
+            reports.append(import_file(p, data, workers=workers))
+            snaps.append(snapshot(p))
+            again = import_file(p, data, workers=workers)
+            assert not again.changed and again.violation_samples.unchanged == 40
+    assert summary(reports[0]) == summary(reports[1])
+    assert snaps[0] == snaps[1]
+    assert reports[1].violation_samples.added == 40 and reports[1].rubric_samples.added == 5
+    assert any("on 1 line" not in str(w) and w.field == "severity" for w in reports[1].warnings)
+
+
+def test_parallel_reimport_of_a_serial_import_and_updates(tmp_path: Path) -> None:
+    data = write(tmp_path / "data.jsonl", [violations(i) for i in range(30)])
+    with Project.create(tmp_path / "p.concord") as p:
+        import_file(p, data, workers=1)
+        counts = p.table_counts()
+        assert not import_file(p, data, workers=2).changed
+        assert p.table_counts() == counts
+        rows = [violations(i) for i in range(30)]
+        rows[25]["ground_truth"] = rows[25]["ground_truth"][:1]
+        report = import_file(p, write(tmp_path / "data.jsonl", [*rows, violations(30)]), workers=2)
+        assert (report.violation_samples.added, report.violation_samples.updated,
+                report.violation_samples.unchanged) == (1, 1, 29)
+        assert len(p.violation_sample("s025").ground_truth) == 1  # type: ignore[union-attr]
+        assert p.units_for_sample("s025")[0]["n_gt"] == 1
+
+
+def test_same_problems_as_single_process_and_nothing_written(tmp_path: Path) -> None:
+    rows: list[Any] = [violations(i) for i in range(36)] + [rubric(90)]
+    rows[2] = "{broken"
+    rows[20] = violations(5)  # duplicate of line 6, in another part
+    rows[30]["ground_truth"][0]["end"] = 400
+    rows.append(rubric(91, tp="Mentions the currency"))  # trait 'price' redefined, in the last part
+    data = write(tmp_path / "bad.jsonl", rows)
+    messages = []
+    for workers in (1, 3):
+        with Project.create(tmp_path / f"b{workers}.concord") as p:
+            before = p.table_counts()
+            with pytest.raises(ImportErrors) as exc:
+                import_file(p, data, workers=workers)
+            messages.append([str(e) for e in exc.value.problems])
+            assert p.table_counts() == before
+    assert messages[0] == messages[1]
+    assert [m.split(": ")[0].rsplit(":", 1)[1] for m in messages[1]] == ["3", "21", "31", "38"]
+    assert f"duplicate id 's005' (first used at {data}:6)" in messages[1][1]
+    assert f"defined differently at {data}:37" in messages[1][3]
+
+
+def test_scheme_clash_found_in_parallel(tmp_path: Path) -> None:
+    with Project.create(tmp_path / "p.concord") as p:
+        import_file(p, write(tmp_path / "a.jsonl", [rubric(1)]))
+        rows = [violations(i) for i in range(20)]
+        rows[15]["id"] = "r001"
+        with pytest.raises(ImportErrors) as exc:
+            import_file(p, write(tmp_path / "b.jsonl", rows), workers=2)
+        assert [str(e) for e in exc.value.problems] == [
+            f"{tmp_path / 'b.jsonl'}:16: id: 'r001' already exists in the project as a rubric sample"]
+
+
+def test_a_failing_worker_is_redone_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(part: parallel.Part) -> subprocess.Popen[bytes]:
+        return subprocess.Popen([sys.executable, "-c", "import sys; sys.exit(3)"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE)
+
+    monkeypatch.setattr(parallel, "_start", broken)
+    data = write(tmp_path / "d.jsonl", [violations(i) for i in range(12)])
+    with Project.create(tmp_path / "p.concord") as p:
+        report = import_file(p, data, workers=3)
+        assert report.violation_samples.added == 12 and len(p.violation_samples()) == 12
+
+
+@pytest.mark.parametrize("parts", [1, 2, 3, 7])
+def test_split_cuts_after_newlines_and_counts_lines(parts: int) -> None:
+    data = b'{"a": 1}\n\n{"b": 2}\n{"c": "x\\ny"}\n' * 5 + b'{"last": true}'
+    ranges = parallel.split(data, parts)
+    assert ranges[0][0] == 0 and ranges[-1][1] == len(data)
+    for (a, b, line), nxt in zip(ranges, ranges[1:] + [None]):
+        assert data[a - 1:a] in (b"", b"\n")
+        assert line == data.count(b"\n", 0, a) + 1
+        if nxt is not None:
+            assert nxt[0] == b
