@@ -46,6 +46,7 @@ def test_accept_undo_redo_close_reopen(qtbot, open_window, project_path):  # typ
     key(qtbot, w, Qt.Key.Key_F)
     flagged = w.model.row(2)
     assert p.current(flagged["sample_id"], flagged["unit"], "status") == "flagged"
+    last = w.current_view.current()
     w.close()
 
     with Project.open(project_path) as check:
@@ -55,6 +56,8 @@ def test_accept_undo_redo_close_reopen(qtbot, open_window, project_path):  # typ
 
     w2 = open_window(project_path)
     assert [w2.model.row(i)["status"] for i in range(3)] == ["accepted", "skipped", "flagged"]
+    assert w2.current_view.current() == last  # resumes where the session stopped
+    qtbot.keyClick(w2.list, Qt.Key.Key_Home, CTRL)  # the list has focus: Ctrl+Home goes to the first unit
     v = w2.current_view
     assert v.current() == ("v1", C1)
     assert v.human_matches() == [(0, 0)]
@@ -161,3 +164,15 @@ def test_cheat_sheet_on_question_mark(qtbot, open_window, project_path):  # type
     assert w.cheatsheet.isVisible()
     keys = {r["action"]: r["keys"] for r in w.cheatsheet.model.records()}
     assert keys["Next sample"] == "J" and "A" in keys["Accept"]
+
+
+def test_checker_without_predictions_and_escape(qtbot, open_window, project_path):  # type: ignore[no-untyped-def]
+    w = open_window(project_path)
+    w.show_unit_by_key("v3", C2)  # C2 ran on v3 and found nothing: every GT is a miss
+    view = w.current_view
+    assert view.pred_model.rowCount() == 0 and view.pair_model.rowCount() == 0
+    assert view.gt_model.rowCount() == 1
+    assert view.units_of_sample() == [C1, C2]  # both checkers ran on v3
+    qtbot.keyClick(w.list, Qt.Key.Key_A)
+    assert w.project.current("v3", C2, "matches") == [] and w.project.current("v3", C2, "status") == "accepted"
+    qtbot.keyClick(w.list, Qt.Key.Key_Escape)  # nothing running: harmless

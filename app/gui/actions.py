@@ -72,6 +72,8 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("calibrate", "&Calibration…", ("Ctrl+K",), "open_calibration", "Tools", "Calibrate the match metric against human labels"),
     ActionSpec("evaluate", "Compute &machine scores", ("Ctrl+Shift+M",), "compute_machine_scores", "Tools",
                "Match every unit under the chosen config and fill the list's Machine F1 column"),
+    ActionSpec("cancel_tasks", "Cancel background work", ("Esc",), "cancel_tasks", "Tools",
+               "Cancel running scoring, evaluation or calibration"),
     ActionSpec("rescore", "Re&score sample", ("Ctrl+R",), "view", "Tools", "Recompute the matcher's scores for this sample"),
     # help
     ActionSpec("cheatsheet", "&Keyboard shortcuts", ("?", "F1"), "show_cheatsheet", "Help", "Show every shortcut"),

@@ -192,9 +192,18 @@ class MainWindow(QMainWindow):
         self._update_count()
         self.session_progress.refresh()
         if self.model.rowCount():
-            self.select_row(0)
+            last = self._last_unit()
+            self.select_row(max(0, self.model.row_of(*last)) if last else 0)
         self.list.setFocus(Qt.FocusReason.OtherFocusReason)
         self._hint_machine_scores()
+
+    def _last_unit(self) -> tuple[str, str] | None:
+        """The unit shown when this project was last closed (restored if it is on the first page)."""
+        p = self.project
+        value = None if p is None else self.settings.value(f"projects/{p.project_id}/last_unit", None)
+        if isinstance(value, (list, tuple)) and len(value) == 2:
+            return str(value[0]), str(value[1])
+        return None
 
     def _load_configs(self) -> None:
         self.config_box.clear()
@@ -312,9 +321,10 @@ class MainWindow(QMainWindow):
         view.prefetch(rows)
 
     def _leave_unit(self) -> None:
-        """Record the time spent on the unit being left (the work log the brief asks for)."""
+        """Record the time spent on the unit being left, and remember it to resume there next time."""
         if self._shown is not None and self.session is not None:
             self.session.log_time(self._shown[0], self._shown[1], time.monotonic() - self._shown_at)
+            self.settings.setValue(f"projects/{self.session.project.project_id}/last_unit", list(self._shown))
         self._shown = None
 
     def _update_action_state(self) -> None:
@@ -401,6 +411,13 @@ class MainWindow(QMainWindow):
         view = self.current_view
         if view is not None and not view.handle(action_id):
             self.statusBar().showMessage("Not available for this unit", 3000)
+
+    def cancel_tasks(self) -> None:
+        running = self.runner.running()
+        for t in running:
+            t.cancel()
+        if running:
+            self.statusBar().showMessage(f"Cancelling {len(running)} background task(s)…", 3000)
 
     def set_auto_advance(self, on: bool) -> None:
         self.settings.setValue("auto_advance", bool(on))

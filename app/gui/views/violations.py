@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (
     QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel, QSplitter, QTableView, QVBoxLayout, QWidget,
 )
 
-from app.corrections import SetLabels, accept_matches, link, toggle_index, unlink
+from app.corrections import SetLabels, accept_matches, link, set_status, toggle_index, unlink
 from app.gui.models import Column, RecordTableModel, fmt_score
 from app.gui.scoring import UnitScores, full_scores, quick_scores
 from app.gui.spantext import LEGEND, STYLES, Span, SpanTextView
@@ -103,6 +103,7 @@ class ViolationsView(DetailView):
         super().__init__(ctx, parent)
         self.sample: ViolationSample | None = None
         self.labels: dict[tuple[str, str], Any] = {}
+        self.checkers: list[str] = []
         self.scores: UnitScores | None = None
         self.sel_gt: int | None = None
         self.sel_pred: int | None = None
@@ -201,6 +202,8 @@ class ViolationsView(DetailView):
         self.row = row
         if not same_sample:
             self.sample = self.project.violation_sample(row["sample_id"])
+            # from the units table: a checker that ran and found nothing has no prediction rows but is a unit
+            self.checkers = [u["unit"] for u in self.project.units_for_sample(row["sample_id"])]
             self.sel_gt = self.sel_pred = None
         if self.sample is None:
             self.title.setText(f"{row['sample_id']}: not found in the project")
@@ -224,9 +227,9 @@ class ViolationsView(DetailView):
         self.title.setText(f"Sample {self.sample.id}")
         self.checker_box.blockSignals(True)
         self.checker_box.clear()
-        for c in sorted(self.sample.predictions):
+        for c in self.checkers:
             st = self.labels.get((c, "status")) or "unlabeled"
-            self.checker_box.addItem(f"{c}  [{st}]", c)
+            self.checker_box.addItem(f"{c or '(ground truth only)'}  [{st}]", c)
         i = self.checker_box.findData(self.checker)
         self.checker_box.setCurrentIndex(i)
         self.checker_box.blockSignals(False)
@@ -358,7 +361,7 @@ class ViolationsView(DetailView):
         if self.sample is None:
             return
         cfg = self._config()
-        for c in self.sample.predictions:
+        for c in self.checkers:
             self._cache.pop((self.sample.id, c, cfg.ref), None)
         self.show_unit(dict(self.row or {}))
         self._schedule([self.sample])
@@ -436,12 +439,15 @@ class ViolationsView(DetailView):
 
     # -- actions ---------------------------------------------------------------------------------------------------
     def accept_command(self) -> SetLabels | None:
-        if self.sample is None or self.scores is None or self.checker not in self.sample.predictions:
+        if self.sample is None or self.scores is None:
             return None
+        if not self.checker:  # a ground-truth-only unit: accepting = the ground truth is verified
+            return set_status(self.sample.id, self.checker, "accepted")
+        # a checker that ran and found nothing has no prediction rows (and no pairs): accepting = no matches
         return accept_matches(self.sample.id, self.checker, self.scores.proposed)
 
     def units_of_sample(self) -> list[str]:
-        return [] if self.sample is None else sorted(self.sample.predictions)
+        return [] if self.sample is None else list(self.checkers)
 
     def _checker_chosen(self, index: int) -> None:
         checker = self.checker_box.itemData(index)
