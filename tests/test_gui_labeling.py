@@ -176,3 +176,22 @@ def test_checker_without_predictions_and_escape(qtbot, open_window, project_path
     qtbot.keyClick(w.list, Qt.Key.Key_A)
     assert w.project.current("v3", C2, "matches") == [] and w.project.current("v3", C2, "status") == "accepted"
     qtbot.keyClick(w.list, Qt.Key.Key_Escape)  # nothing running: harmless
+
+
+def test_failed_write_is_reported_and_not_pushed(qtbot, open_window, project_path, monkeypatch):  # type: ignore[no-untyped-def]
+    import sqlite3
+
+    from PySide6.QtWidgets import QMessageBox
+
+    w = open_window(project_path)
+    shown = []
+    monkeypatch.setattr(QMessageBox, "warning", staticmethod(lambda *a, **k: shown.append(a[2])))
+
+    def locked(*_a, **_k):  # type: ignore[no-untyped-def]
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(w.project, "record", locked)
+    key(qtbot, w, Qt.Key.Key_A)
+    assert shown and "database is locked" in shown[0]
+    assert w.session.stack.count() == 0  # nothing to undo: nothing was stored
+    assert w.model.row(0)["status"] == "unlabeled"

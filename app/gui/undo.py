@@ -37,11 +37,17 @@ class CorrectionCommand(QUndoCommand):
     def redo(self) -> None:
         if self._applied:
             return
-        self._inverse = self._session.execute(self._forward, replay=True)
+        try:
+            self._inverse = self._session.execute(self._forward, replay=True)
+        except Exception:  # noqa: BLE001 - the session reported it; the stored state is unchanged
+            return
         self._applied = True
 
     def undo(self) -> None:
-        self._forward = self._session.execute(self._inverse, replay=True)
+        try:
+            self._forward = self._session.execute(self._inverse, replay=True)
+        except Exception:  # noqa: BLE001 - the session reported it; the stored state is unchanged
+            return
         self._applied = False
 
 
