@@ -195,3 +195,20 @@ def test_failed_write_is_reported_and_not_pushed(qtbot, open_window, project_pat
     assert shown and "database is locked" in shown[0]
     assert w.session.stack.count() == 0  # nothing to undo: nothing was stored
     assert w.model.row(0)["status"] == "unlabeled"
+
+
+def test_navigation_fetches_further_pages(qtbot, open_window, project_path):  # type: ignore[no-untyped-def]
+    w = open_window(project_path)
+    w.model._page = 2  # tiny pages: every second step crosses a page boundary
+    w.model.reload()
+    w.select_row(0)
+    assert w.model.rowCount() == 2
+    for _ in range(4):
+        key(qtbot, w, Qt.Key.Key_J)
+    assert w.current_row() == 4 and w.model.rowCount() >= 5
+    w.select_row(0)
+    for _ in range(4):  # skip the first four units; row 4 stays unlabeled
+        key(qtbot, w, Qt.Key.Key_S)
+    w.select_row(0)
+    key(qtbot, w, Qt.Key.Key_N)
+    assert w.current_row() == 4 and w.model.row(4)["status"] == "unlabeled"
