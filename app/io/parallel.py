@@ -59,7 +59,7 @@ def default_workers() -> int:
 
 
 def split(data: bytes, parts: int) -> list[tuple[int, int, int]]:
-    """(start, end, first line number) of `parts` ranges of roughly equal size, cut after newlines."""
+    """(start, end, first line number) of up to `parts` ranges of about equal size, cut after newlines."""
     bounds = [0]
     for k in range(1, parts):
         cut = data.find(b"\n", max(bounds[-1], len(data) * k // parts))
