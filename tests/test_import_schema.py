@@ -165,3 +165,28 @@ def test_label_lines_schema_agrees_with_the_importer(project: Project, tmp_path:
         with pytest.raises(ImportErrors) as exc:
             import_labels(project, write(tmp_path / "bad.jsonl", [line]))
         assert any(fragment in str(p) for p in exc.value.problems), (line, [str(p) for p in exc.value.problems])
+
+
+def documented_blocks() -> list[str]:
+    """```json blocks of the "Data formats" section (docs/formats.md, or README.md once it is merged there)."""
+    root = SCHEMAS.parents[1]
+    for doc in (root / "docs" / "formats.md", root / "README.md"):
+        if doc.is_file() and "## Data formats" in (text := doc.read_text(encoding="utf-8")):
+            section = text.split("## Data formats", 1)[1].split("\n## ", 1)[0]
+            return [b.split("```", 1)[0] for b in section.split("```json\n")[1:]]
+    raise AssertionError("no 'Data formats' section found")
+
+
+def test_documented_examples_validate_and_import(project: Project, tmp_path: Path) -> None:
+    blocks = documented_blocks()
+    assert len(blocks) == 3
+    records = [json.loads(blocks[0]), json.loads(blocks[1])]
+    for rec in records:
+        RECORD.validate(rec)
+    report = import_file(project, write(tmp_path / "doc.jsonl", records))
+    assert report.grounding == {"offsets": 1, "exact": 3}
+    labels = [json.loads(line) for line in blocks[2].replace("\n ", " ").splitlines() if line.strip()]
+    for line in labels:
+        LABEL.validate(line)
+    import_file(project, write(tmp_path / "doc2.jsonl", [dict(records[0], id="ad-018")]))  # the 2nd line's sample
+    assert import_labels(project, write(tmp_path / "doc-labels.jsonl", labels)).applied == 3
