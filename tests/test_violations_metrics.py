@@ -153,3 +153,14 @@ def test_count_matches_bincount_of_matches(table) -> None:  # noqa: ANN001
     assert c.by_sample_cat[..., 0].sum() == m.sum()
     assert c.by_sample_cat[..., 1].sum() == c.by_sample[..., 1].sum()
     assert c.by_sample_cat[..., 2].sum() == c.by_sample[..., 2].sum()
+
+
+def test_empty_inputs_evaluate_cleanly() -> None:
+    assert evaluate(build_pair_table([], "jaccard"), STD_MATCH)["checkers"] == {}
+    assert leaderboard(build_pair_table([], "jaccard"), STD_MATCH).empty
+    clean = build_pair_table([ViolationSample("a", "t", (), {"c": ()})], "jaccard")
+    m = evaluate(clean, HA_MATCH, n_boot=20)["checkers"]["c"]
+    assert (m["tp"], m["fp"], m["fn"], m["f1"], m["f1_ci"]) == (0, 0, 0, 1.0, [1.0, 1.0])
+    assert m["macro_f1"] is None and m["per_category"] == {}
+    assert evaluate(clean, HA_MATCH, n_boot=0)["checkers"]["c"]["f1_ci"] == [None, None]
+    json.dumps(m)

@@ -154,10 +154,13 @@ def _num(x: Any) -> float | int | None:
 def evaluate_counts(counts: Counts, n_boot: int = DEFAULT_BOOT, seed: int = 0, ci: float = 0.95) -> dict[str, Any]:
     """JSON-able metrics per checker (micro, macro, per category, bootstrap intervals)."""
     S, C, K = len(counts.samples), len(counts.checkers), len(counts.categories)
+    if C == 0:
+        return {}
     flat = np.concatenate([counts.by_sample.reshape(S, C * 3), counts.by_sample_cat.reshape(S, C * K * 3)], axis=1)
     boots = bootstrap_sums(flat, n_boot, seed) if n_boot > 0 else np.zeros((0, flat.shape[1]))
-    b_main = boots[:, : C * 3].reshape(-1, C, 3)
-    b_cat = boots[:, C * 3 :].reshape(-1, C, K, 3)
+    reps = boots.shape[0]
+    b_main = boots[:, : C * 3].reshape(reps, C, 3)
+    b_cat = boots[:, C * 3 :].reshape(reps, C, K, 3)
     bp, br, bf = prf(b_main[..., 0], b_main[..., 1], b_main[..., 2])
     cat_seen_b = b_cat.sum(axis=-1) > 0
     _, _, bcf = prf(b_cat[..., 0], b_cat[..., 1], b_cat[..., 2])
