@@ -11,6 +11,7 @@ import hashlib
 import tempfile
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -130,9 +131,10 @@ def _import_parallel(project: Project, path: Path, dataset: str | None, progress
     if progress is not None:
         progress.update(0, 0, f"reading {path.name} ({workers} processes)")
     data = path.read_bytes()
-    sha = hashlib.sha256(data).hexdigest()
     ranges = split(data, workers)
-    del data
+    hasher = ThreadPoolExecutor(1)  # hashlib releases the GIL: hash the file while the parts are validated
+    sha_future = hasher.submit(lambda: hashlib.sha256(data).hexdigest())
+    hasher.shutdown(wait=False)
     traits = {t["name"]: t for t in project.traits()}
     with tempfile.TemporaryDirectory(prefix="concord-import-") as tmp:
         parts = [Part(str(path), a, b, line, str(Path(tmp) / f"part{i}.sqlite"), traits)
@@ -155,6 +157,8 @@ def _import_parallel(project: Project, path: Path, dataset: str | None, progress
         if progress is not None:
             progress.update(total, total, "writing")
         name = dataset or path.stem
+        sha = sha_future.result()
+        del data
         vc = WriteCounts()
         try:
             with project.staged(stage_paths(results, parts)) as aliases, project.transaction():
