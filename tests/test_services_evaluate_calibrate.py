@@ -108,3 +108,21 @@ def test_calibrate_without_labels_is_a_clear_error(tmp_path: Path, capsys: pytes
     p.close()
     assert main(["calibrate", str(path), "--embedding", "jaccard"]) == 2
     assert "no human match decisions" in capsys.readouterr().err
+
+
+def test_checker_that_found_nothing_still_owes_false_negatives(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "silent.concord"
+    p = Project.create(path)
+    gt = (Violation("No health claims", 0, 4), Violation("Do not target minors", 5, 9))
+    p.write_violation_samples([
+        ViolationSample("a", "aaaa bbbb cccc", gt, {CHECKER: (Violation("No health claims", 0, 4),), LOOSE: ()}),
+        ViolationSample("b", "dddd eeee ffff", gt, {CHECKER: (), LOOSE: ()}),
+    ])
+    loaded = {s.id: s for s in p.violation_samples()}
+    assert loaded["b"].predictions == {CHECKER: (), LOOSE: ()}
+    assert p.checkers() == sorted([CHECKER, LOOSE])
+    p.close()
+    assert main(["evaluate", str(path), "--preset", "std_match", "--embedding", "jaccard", "--json", "--bootstrap", "10"]) == 0
+    out = json.loads(capsys.readouterr().out)["checkers"]
+    assert (out[CHECKER]["tp"], out[CHECKER]["fp"], out[CHECKER]["fn"]) == (1, 0, 3)
+    assert (out[LOOSE]["tp"], out[LOOSE]["fn"]) == (0, 4)

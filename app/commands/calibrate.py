@@ -46,7 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                               description=__doc__, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("project", metavar="PROJECT")
     p.add_argument("--objective", choices=sorted(OBJECTIVES), default="kappa", help="what to maximise (default kappa)")
-    p.add_argument("--components", default="ha", help="weights to search: std (overlap,rule), ha (all five) or a list")
+    p.add_argument("--components", default="std", help="weights to search: std (overlap,rule; default), ha (all five) or a list")
     p.add_argument("--step", type=float, default=0.1, help="simplex grid step for the weights (default 0.1)")
     p.add_argument("--fix", type=_fixes, default={}, metavar="C=W", help="fix weights, e.g. overlap=0.3,rule=0.3")
     p.add_argument("--overlap", type=_floats, default=None, metavar="T,..", help="overlap thresholds (strict >)")

@@ -39,7 +39,10 @@ class DecisionsMixin(ProjectBase):
         return [r[0] for r in self.conn.execute("SELECT name FROM annotators ORDER BY created_at")]
 
     def record(self, annotator: str, changes: Sequence[Change], *, origin: str = "app", command: str | None = None) -> list[int]:
-        """Append one event per change that actually changes its target, atomically; returns the event ids."""
+        """Append one event per change, atomically; returns the event ids.
+
+        A change that repeats the value its own annotator already set is skipped, so re-applying is a no-op.
+        """
         for ch in changes:
             if ch.kind not in KINDS:
                 raise ValueError(f"kind: unknown decision kind {ch.kind!r}")
@@ -50,11 +53,15 @@ class DecisionsMixin(ProjectBase):
         with self.transaction() as c:
             c.execute("INSERT OR IGNORE INTO annotators VALUES (?, ?)", (annotator, now()))
             for ch in changes:
-                before = self.scalar(
-                    "SELECT value FROM labels WHERE sample_id=? AND unit=? AND kind=?", (ch.sample_id, ch.unit, ch.kind)
-                )
+                row = c.execute(
+                    "SELECT value, annotator FROM labels WHERE sample_id=? AND unit=? AND kind=?",
+                    (ch.sample_id, ch.unit, ch.kind),
+                ).fetchone()
+                before, holder = row if row is not None else (None, None)
                 after = None if ch.after is None else dumps(ch.after)
-                if before == after:
+                # A no-op is skipped only when it is the same person's; a second annotator who agrees is
+                # evidence for inter-annotator agreement and gets an event of their own.
+                if before == after and (holder == annotator or (row is None and after is None)):
                     continue
                 ts = now()
                 cur = c.execute(

@@ -181,6 +181,13 @@ class SamplesMixin(ProjectBase):
             params,
         ):
             viols[sid].setdefault(checker, []).append(Violation(rule, start, end, quote, cat, expl, corr))
+        # A checker that ran on a sample and found nothing has a unit but no violation rows: it still owes the
+        # sample's ground truth as false negatives, so it must come back as an empty prediction list.
+        for sid, checker in self.conn.execute(
+            f"SELECT sample_id, unit FROM units WHERE scheme = 'violations' AND unit != ''{vwhere}", params
+        ):
+            if sid in viols:
+                viols[sid].setdefault(checker, [])
         out = []
         for sid, (text, context, split) in texts.items():
             by = viols[sid]
@@ -201,7 +208,8 @@ class SamplesMixin(ProjectBase):
         return out
 
     def checkers(self) -> list[str]:
-        return [r[0] for r in self.conn.execute("SELECT DISTINCT checker FROM violations WHERE checker != '' ORDER BY checker")]
+        return [r[0] for r in self.conn.execute(
+            "SELECT DISTINCT unit FROM units WHERE scheme = 'violations' AND unit != '' ORDER BY unit")]
 
     def categories(self) -> list[str]:
         return [
