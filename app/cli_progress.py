@@ -1,31 +1,45 @@
-"""A rich progress bar that implements app.progress.Progress for CLI commands (stderr, so --json stays clean)."""
+"""One rich progress bar implementing app.progress.Progress for every CLI command (on stderr, so --json stays
+clean). Cancellation comes from an optional threading.Event (set by a SIGINT handler where a command has one)."""
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 
 class RichBar:
-    def __init__(self, bar: Progress) -> None:
-        self._bar = bar
-        self._task = bar.add_task("working", total=None, message="")
+    def __init__(self, console: Console | None = None, label: str = "working", cancel: threading.Event | None = None,
+                 transient: bool = True) -> None:
+        self._cancel = cancel
+        self._bar = Progress(
+            TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
+            TextColumn("{task.fields[message]}"), console=console or Console(stderr=True), transient=transient,
+        )
+        self._task = self._bar.add_task(label, total=None, message="")
+
+    def __enter__(self) -> "RichBar":
+        self._bar.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._bar.stop()
 
     def update(self, done: int, total: int, message: str = "") -> None:
         self._bar.update(self._task, completed=done, total=total or None, message=message)
 
     def cancelled(self) -> bool:
-        return False  # Ctrl-C raises KeyboardInterrupt, which the CLI reports
+        return self._cancel is not None and self._cancel.is_set()
 
 
 @contextmanager
-def rich_progress(enabled: bool = True) -> Iterator[RichBar | None]:
+def rich_progress(enabled: bool = True, label: str = "working") -> Iterator[RichBar | None]:
+    """A bar when `enabled` (usually: stderr is a terminal), else None so the work runs silently."""
     if not enabled:
         yield None
         return
-    console = Console(stderr=True)
-    with Progress(TextColumn("[bold]{task.fields[message]}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, transient=True) as bar:
-        yield RichBar(bar)
+    with RichBar(label=label) as bar:
+        yield bar

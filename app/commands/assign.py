@@ -14,8 +14,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from app.cli_progress import RichBar
 from app.errors import UsageError
 from app.llm.assigner import RunSummary, assign_buckets
 from app.llm.settings import DEFAULT_MODEL, LLMConfigError, LLMSettings
@@ -46,31 +46,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--timeout", type=float, default=60.0, metavar="S", help="seconds per request (default 60)")
     p.add_argument("--source", default=None, help="source id to save under (default: bucket-assigner@VERSION|MODEL)")
     p.set_defaults(func=run)
-
-
-class RichProgress:
-    """The Progress protocol on a rich progress bar; cancellation comes from the SIGINT flag."""
-
-    def __init__(self, console: Console, cancel: threading.Event) -> None:
-        self._cancel = cancel
-        self._bar = Progress(
-            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            TimeRemainingColumn(), TextColumn("{task.fields[message]}"), console=console, transient=False,
-        )
-        self._task = self._bar.add_task("assigning", total=None, message="")
-
-    def __enter__(self) -> "RichProgress":
-        self._bar.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._bar.stop()
-
-    def update(self, done: int, total: int, message: str = "") -> None:
-        self._bar.update(self._task, completed=done, total=total, message=message)
-
-    def cancelled(self) -> bool:
-        return self._cancel.is_set()
 
 
 @contextmanager
@@ -160,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
         def sink(sample_id: str, trait_name: str, buckets: Any, error: str | None) -> None:
             project.save_bucket_assignment(sample_id, trait_name, source, buckets, error)
 
-        with sigint_cancels(console) as cancel, RichProgress(console, cancel) as progress:
+        with sigint_cancels(console) as cancel, RichBar(console, label="assigning", cancel=cancel, transient=False) as progress:
             try:
                 summary = assign_buckets(todo, trait, settings, project, sink, progress=progress)
             except LLMConfigError as exc:

@@ -11,7 +11,6 @@ from rich.console import Console
 from rich.table import Table
 
 from app.cli_progress import rich_progress
-from app.errors import UsageError
 from app.store import Project
 from calibration.schemes.violations.config import COMPONENTS, DEFAULT_EMBEDDING
 from calibration.search import OBJECTIVES

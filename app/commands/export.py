@@ -9,9 +9,9 @@ import argparse
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from app.cli_progress import RichBar
 from app.errors import UsageError
 from app.io.export import export_split, preview_split
 from app.io.export_write import FORMATS
@@ -49,28 +49,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--force", action="store_true", help="replace an existing DIR/NAME@X.Y.Z directory")
     p.add_argument("--dry-run", action="store_true", help="print what would be exported; write nothing")
     p.set_defaults(func=run)
-
-
-class _Bar:
-    """The Progress protocol on a transient rich bar."""
-
-    def __init__(self, console: Console) -> None:
-        self._bar = Progress(TextColumn("[bold]exporting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                             TextColumn("{task.fields[message]}"), console=console, transient=True)
-        self._task = self._bar.add_task("export", total=None, message="")
-
-    def __enter__(self) -> "_Bar":
-        self._bar.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._bar.stop()
-
-    def update(self, done: int, total: int, message: str = "") -> None:
-        self._bar.update(self._task, completed=done, total=total, message=message)
-
-    def cancelled(self) -> bool:
-        return False
 
 
 def counts_tables(counts: dict[str, Any]) -> list[Table]:
@@ -143,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
                 console.print(f"problem: {problem}", style="red", markup=False)
             console.print("dry run: nothing written")
             return 2 if pv["problems"] else 0
-        with _Bar(console) as bar:
+        with RichBar(console, label="exporting") as bar:
             res = export_split(project, args.name, args.version, args.out, fmt=args.fmt, force=args.force,
                                progress=bar, **options)
     for table in counts_tables(res.counts):

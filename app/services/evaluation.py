@@ -14,7 +14,7 @@ from app.progress import Progress
 from app.store import Project
 from calibration.agreement import rubric_agreement
 from calibration.schemes.rubric import MetricTrait, compute_trait_metrics
-from calibration.schemes.violations import MatchConfig, PairTable, build_pair_table, evaluate, match, unit_counts
+from calibration.schemes.violations import MatchConfig, PairTable, build_pair_table, evaluate, unit_counts
 from calibration.schemes.violations.metrics import prf
 
 
