@@ -15,9 +15,11 @@ class RichBar:
     def __init__(self, console: Console | None = None, label: str = "working", cancel: threading.Event | None = None,
                  transient: bool = True) -> None:
         self._cancel = cancel
+        console = console or Console(stderr=True)
         self._bar = Progress(
             TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
-            TextColumn("{task.fields[message]}"), console=console or Console(stderr=True), transient=transient,
+            TextColumn("{task.fields[message]}"), console=console, transient=transient,
+            disable=not console.is_terminal,  # no bar control codes in logs, pipes or tests
         )
         self._task = self._bar.add_task(label, total=None, message="")
 

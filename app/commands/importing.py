@@ -9,7 +9,8 @@ import sys
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from app.cli_progress import RichBar
 
 EXAMPLES = """\
 examples:
@@ -46,29 +47,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-class Bar:
-    """The Progress protocol on a transient rich bar on stderr (drawn only on a terminal)."""
-
-    def __init__(self, console: Console, title: str) -> None:
-        self._bar = Progress(TextColumn(f"[bold]{title}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                             TextColumn("{task.fields[message]}"), console=console, transient=True,
-                             disable=not console.is_terminal)
-        self._task = self._bar.add_task(title, total=None, message="")
-
-    def __enter__(self) -> "Bar":
-        self._bar.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._bar.stop()
-
-    def update(self, done: int, total: int, message: str = "") -> None:
-        self._bar.update(self._task, completed=done, total=total or None, message=message)
-
-    def cancelled(self) -> bool:
-        return False  # Ctrl-C raises KeyboardInterrupt; the open transaction rolls back
-
-
 def print_warnings(warnings: list[Any]) -> None:
     for w in warnings[:MAX_WARNINGS]:
         print(f"warning: {w}", file=sys.stderr)
@@ -81,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     from app.store import Project
 
     console = Console(stderr=True)
-    with Project.open(args.project) as project, Bar(console, "importing") as bar:
+    with Project.open(args.project) as project, RichBar(console, label="importing") as bar:
         report = import_file(project, args.file, dataset=args.dataset, progress=bar)
     print_warnings(report.warnings)
     print(report.summary())

@@ -5,7 +5,8 @@ import argparse
 
 from rich.console import Console
 
-from app.commands.importing import Bar, print_warnings
+from app.cli_progress import RichBar
+from app.commands.importing import print_warnings
 
 EXAMPLES = """\
 examples:
@@ -44,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     from app.store import Project
 
     console = Console(stderr=True)
-    with Project.open(args.project) as project, Bar(console, "recording") as bar:
+    with Project.open(args.project) as project, RichBar(console, label="recording") as bar:
         report = import_labels(project, args.file, progress=bar)
     print_warnings(report.warnings)
     print(report.summary())

@@ -36,6 +36,15 @@ def plain_label(text: str = "", *, wrap: bool = False, selectable: bool = False)
     return label
 
 
+def title_label() -> QLabel:
+    """The bold heading at the top of a detail view."""
+    label = plain_label()
+    font = label.font()
+    font.setBold(True)
+    label.setFont(font)
+    return label
+
+
 class DetailView(QWidget):
     """Base class; subclasses set `scheme` and `actions` and implement the hooks."""
 

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 from app.corrections import SetLabels, set_buckets
 from app.gui.models import Column, RecordTableModel, fmt_score
 from app.gui.spantext import LEGEND, STYLES, Span, SpanTextView
-from app.gui.views.base import DetailView, ViewContext, plain_label
+from app.gui.views.base import DetailView, ViewContext, plain_label, title_label
 from app.gui.views.violations import make_table
 from calibration.schemes.rubric import (
     BUCKET_NAMES, EXCERPT_BUCKETS, MetricTrait, bucket_counts, compute_trait_metrics, ground_buckets,
@@ -83,10 +83,7 @@ class RubricView(DetailView):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         head = QHBoxLayout()
-        self.title = plain_label()
-        f = self.title.font()
-        f.setBold(True)
-        self.title.setFont(f)
+        self.title = title_label()
         self.status = plain_label()
         head.addWidget(self.title)
         head.addStretch(1)

@@ -19,7 +19,7 @@ from app.corrections import SetLabels, accept_matches, link, set_status, toggle_
 from app.gui.models import Column, RecordTableModel, fmt_score
 from app.gui.scoring import UnitScores, full_scores, quick_scores
 from app.gui.spantext import LEGEND, STYLES, Span, SpanTextView
-from app.gui.views.base import DetailView, ViewContext, plain_label
+from app.gui.views.base import DetailView, ViewContext, plain_label, title_label
 from app.gui.workers import Task, TaskProgress
 from app.store import Project
 from calibration.schemes.violations.config import MatchConfig
@@ -117,10 +117,7 @@ class ViolationsView(DetailView):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         head = QHBoxLayout()
-        self.title = plain_label()
-        f = self.title.font()
-        f.setBold(True)
-        self.title.setFont(f)
+        self.title = title_label()
         self.checker_box = QComboBox()
         self.checker_box.setToolTip("Checker whose predictions are shown (C: next checker)")
         self.checker_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
