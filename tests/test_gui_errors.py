@@ -139,6 +139,26 @@ def test_damaged_project_is_reported_on_open(qtbot, open_window, tmp_path):  # t
     assert text.startswith("The project file is damaged") and f"concord check --repair {path}" in text
 
 
+def test_damaged_list_pages_give_repair_advice_without_a_traceback(qtbot, open_window, tmp_path, capsys):  # type: ignore[no-untyped-def]
+    """QA: `concord gui` on a file whose units pages are damaged printed a traceback to the terminal. A damaged
+    file is a known condition: the bar says what to do and the log gets one line."""
+    path = project_with_events(tmp_path / "hurt.concord")
+    conn = sqlite3.connect(path)
+    size = conn.execute("PRAGMA page_size").fetchone()[0]
+    page = conn.execute("SELECT rootpage FROM sqlite_schema WHERE name = 'units'").fetchone()[0]
+    conn.close()
+    with open(path, "r+b") as fh:
+        fh.seek((page - 1) * size)
+        fh.write(b"\xee" * 64)
+    capsys.readouterr()
+    w = open_window(path)
+    texts = " | ".join(w.messages.texts())
+    assert "malformed" in texts and f"concord check --repair {path}" in texts
+    err = capsys.readouterr().err
+    assert "Concord: Could not open the project: DatabaseError: database disk image is malformed" in err
+    assert "Traceback" not in err
+
+
 def test_a_damaged_project_is_not_backed_up(qtbot, open_window, tmp_path):  # type: ignore[no-untyped-def]
     """A backup of a damaged file is a copy of the damage, and only the newest few backups are kept: each one would
     push out an older, healthy backup. The hourly backup waits for the open-time check and is skipped on damage."""

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QToolButton, QVB
 
 from app.errors import UsageError
 from app.gui.plaintext import plain_label, plain_tooltip
-from app.store.project import is_store_error
+from app.store.project import is_corrupt, is_store_error
 
 LEVELS = {  # background, border, text
     "error": ("#fdecea", "#c62828", "#7f0000"),
@@ -139,8 +139,8 @@ class MessageBar(QWidget):
         """An exception as a message: "<what>: <error>" and what to do; the traceback goes to the tooltip (and to
         stderr, unless `echo` is False because it was printed already)."""
         detail = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, limit=6))
-        if echo:
-            print(f"Concord: {what}: {describe(exc)}\n{detail}", file=sys.stderr)
+        if echo:  # a damaged file is a known condition with its own advice, not a bug: no traceback in the log
+            print(f"Concord: {what}: {describe(exc)}" + ("" if is_corrupt(exc) else f"\n{detail}"), file=sys.stderr)
         return self.show_message(key, f"{what}: {describe(exc)}", todo if todo is not None else advice(exc, project),
                                  detail=detail, action=action)
 
