@@ -1,9 +1,10 @@
-"""The LLM bucket assigner: one chat request per (sample, trait), validated JSON buckets, cached and resumable.
+"""The `rubric` scheme's LLM bucket assigner: one chat request per (sample, trait), validated JSON buckets, cached
+and resumable.
 
 A run is a plain function (`assign_buckets`) so the CLI and a GUI worker drive it the same way. The requests go
 through the one chat engine (engine.run_chat: bounded concurrency, retries, cache, the sink on the calling thread);
-this module only says what to ask (prompts.build_messages), how to check an answer (`parse_buckets`) and what to
-count (grounding of the excerpts, empty excerpts dropped).
+this module only says what to ask (rubric_prompts.build_messages), how to check an answer (`parse_buckets`) and
+what to count (grounding of the excerpts, empty excerpts dropped).
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import openai
 
 from app.llm.cache import LLMCache
 from app.llm.engine import ChatJob, make_client, run_chat
-from app.llm.prompts import build_messages
+from app.llm.rubric_prompts import build_messages
 from app.llm.settings import LLMSettings
 from app.progress import Progress
 from calibration.schemes.answers import answer_json
