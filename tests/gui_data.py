@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.store import Project, RubricSample
+from app.store import Project
+from calibration.schemes.rubric.records import RubricSample
 from calibration.schemes.violations.config import MatchConfig
 from calibration.schemes.violations.records import Violation, ViolationSample
 

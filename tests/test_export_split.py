@@ -15,7 +15,8 @@ from app.errors import UsageError
 from app.io import export as export_mod
 from app.io.export import export_split, preview_split
 from app.io.export_select import allocate, stratified_sample
-from app.store import Change, Project, RubricSample
+from app.store import Change, Project
+from calibration.schemes.rubric.records import RubricSample
 from calibration.schemes.violations.records import Violation, ViolationSample
 
 NAIVE = "naive@1.0|gpt-x"

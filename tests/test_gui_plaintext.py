@@ -14,7 +14,8 @@ from app.gui.calibration_panel import CalibrationPanel
 from app.gui.export_dialog import ExportDialog
 from app.gui.models import TOOLTIP
 from app.gui.plaintext import ask_text, plain_message, plain_tooltip
-from app.store import Project, RubricSample
+from app.store import Project
+from calibration.schemes.rubric.records import RubricSample
 from calibration.schemes.violations.records import Violation, ViolationSample
 from tests.gui_data import JACCARD_STD, TRAIT, open_window, settings, shown_tooltip  # noqa: F401 - fixtures
 

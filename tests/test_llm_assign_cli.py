@@ -9,7 +9,8 @@ import pytest
 
 from app.cli import main
 from app.commands.assign import default_source
-from app.store import Project, RubricSample
+from app.store import Project
+from calibration.schemes.rubric.records import RubricSample
 from calibration.schemes.rubric import MetricTrait
 from tests.fake_openai import FakeOpenAI, chat_completion
 
