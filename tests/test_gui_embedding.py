@@ -2,7 +2,8 @@
 embeddings come from a helper process, so the app process never loads the model."""
 from __future__ import annotations
 
-from app.gui import embedproc, scoring
+from app.gui import embedproc
+from app.gui.views import violations_scoring as scoring
 from tests.gui_data import C1, open_window, project_path, settings  # noqa: F401 - fixtures
 
 SPEC = "sentence-transformers:all-MiniLM-L6-v2"

@@ -176,12 +176,12 @@ class CalibrationPanel(QDialog, MatchResults):
         components, step, matching = self.components.currentData(), float(self.step.currentText()), self.matching.currentText()
 
         def work(progress: TaskProgress) -> dict[str, Any]:
-            from app.gui.embedproc import ensure_vectors
+            from app.gui.views.violations_scoring import ensure_sample_vectors
             from app.services.calibration import calibrate, make_space
             from app.services.evaluation import human_labels, pair_table
 
             with Project.open(path) as wp:
-                ensure_vectors(path, wp, emb, wp.violation_samples(), progress)  # the model stays out of the app
+                ensure_sample_vectors(path, wp, emb, wp.violation_samples(), progress)  # the model stays out of the app
                 space = make_space(components, step, matching)
                 cal, run_id = calibrate(wp, space, embedding=emb, progress=progress, **opts)
                 table = pair_table(wp, emb)  # vectors are cached now: cheap, and needed for the disagreements
@@ -242,9 +242,9 @@ class CalibrationPanel(QDialog, MatchResults):
                 "matching": self.matching.currentText(), "embedding": emb}
 
         def prepare(path: str, wp: Project, progress: Any) -> None:
-            from app.gui.embedproc import ensure_vectors
+            from app.gui.views.violations_scoring import ensure_sample_vectors
 
-            ensure_vectors(path, wp, emb, wp.violation_samples(), progress)  # the model stays out of the app
+            ensure_sample_vectors(path, wp, emb, wp.violation_samples(), progress)  # the model stays out of the app
 
         return (scheme.name, opts, self.objective.currentText(), self.folds.value(), self.group_by.currentData(), prepare)
 
@@ -282,11 +282,11 @@ class CalibrationPanel(QDialog, MatchResults):
         path = str(self.project.path)
 
         def work(progress: TaskProgress) -> dict[str, Any]:
-            from app.gui.embedproc import ensure_vectors
+            from app.gui.views.violations_scoring import ensure_sample_vectors
             from app.services.evaluation import human_labels, pair_table
 
             with Project.open(path) as wp:
-                ensure_vectors(path, wp, emb, wp.violation_samples(), progress)
+                ensure_sample_vectors(path, wp, emb, wp.violation_samples(), progress)
                 table = pair_table(wp, emb)
                 return {"table": table, "labels": human_labels(wp, table)}
 

@@ -17,7 +17,6 @@ from concurrent.futures import ProcessPoolExecutor, TimeoutError as FutureTimeou
 from typing import Any
 
 from app.progress import Cancelled
-from calibration.schemes.violations.records import ViolationSample
 from calibration.similarity.embeddings import CachedEmbedder, VectorCache, make_embedder, parse_spec, text_key
 
 IDLE_SECONDS = 60.0
@@ -87,19 +86,6 @@ def child_pids() -> list[int]:
         return [] if _executor is None else [p.pid for p in getattr(_executor, "_processes", {}).values() if p.pid]
 
 
-def texts_of(samples: Iterable[ViolationSample]) -> list[str]:
-    """The distinct texts the pair table compares (rule, explanation, correction; stripped, non-empty)."""
-    seen: dict[str, None] = {}
-    for s in samples:
-        for vs in (s.ground_truth, *s.predictions.values()):
-            for v in vs:
-                for f in (v.rule, v.explanation, v.correction):
-                    t = (f or "").strip()
-                    if t:
-                        seen[t] = None
-    return list(seen)
-
-
 def cache_namespace(spec: str) -> str:
     return make_embedder(spec).cache_key  # constructing the embedder does not load the model
 
@@ -111,14 +97,16 @@ def missing_texts(cache: VectorCache, spec: str, texts: Sequence[str]) -> list[s
     return [t for k, t in keys.items() if k not in found]
 
 
-def ensure_vectors(project_path: str, cache: VectorCache, spec: str, samples: Iterable[ViolationSample],
+def ensure_vectors(project_path: str, cache: VectorCache, spec: str, texts: Iterable[str],
                    progress: Any = None) -> int:
-    """Fill the project's vector cache for `samples` under `spec`; returns how many texts were encoded.
+    """Fill the project's vector cache for `texts` under `spec`; returns how many texts were encoded.
 
-    Only local-model backends go to the child process (others are light or remote)."""
+    Which texts a scheme compares is the scheme's business (its view's adapter lists them, e.g.
+    app.gui.views.violations_scoring.ensure_sample_vectors). Only local-model backends go to the child process
+    (others are light or remote)."""
     if parse_spec(spec)[0] not in LOCAL_BACKENDS:
         return 0
-    todo = missing_texts(cache, spec, texts_of(samples))
+    todo = missing_texts(cache, spec, list(dict.fromkeys(texts)))
     if not todo:
         return 0
     pool = _pool()

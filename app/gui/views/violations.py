@@ -2,7 +2,7 @@
 pairs with every component score and threshold test, so a human sees why the metric decided.
 
 Links shown are the human's matches once the unit is labeled, else the matcher's proposal (a correction
-starts from the proposal). Scores come from app.gui.scoring: a provisional result at once, the real one from
+starts from the proposal). Scores come from app.gui.views.violations_scoring: a provisional result at once, the real one from
 a worker (cached in memory per unit and config).
 """
 from __future__ import annotations
@@ -16,10 +16,10 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QTableView, QVBoxL
 from app.corrections import SetLabels, accept_matches, link, set_status, toggle_index, unlink
 from app.gui.models import RecordTableModel
 from app.gui.plaintext import ElidedLabel, plain_label
-from app.gui.scoring import UnitScores, full_scores, quick_scores
 from app.gui.spantext import LEGEND, STYLES, Span, SpanTextView
 from app.gui.views import violations_curation as curation
 from app.gui.views.base import DetailView, ViewContext, make_table, status_label, title_label, unit_combo
+from app.gui.views.violations_scoring import UnitScores, full_scores, quick_scores
 from app.gui.views.violations_tables import (
     CATEGORY_FILTER, CURATION_ACTIONS, GT_COLUMNS, OWN_ACTIONS, PAIR_COLUMNS, PRED_COLUMNS, check_mark, describe,
     export_count_rows, gt_signature, machine_scores, quote_of,

@@ -96,12 +96,12 @@ CATEGORY_FILTER = FilterSpec("category", "Category", "Samples with a violation o
 
 def machine_scores(path: str, cfg: MatchConfig, progress: TaskProgress) -> str:
     """Worker: match every unit under `cfg` and store per-unit TP/FP/FN/F1 (the list's machine-score column)."""
-    from app.gui.embedproc import ensure_vectors
+    from app.gui.views.violations_scoring import ensure_sample_vectors
     from app.progress import check
     from app.services.evaluation import pair_table, store_machine_scores
 
     with Project.open(path) as wp:  # the worker's own connection
-        ensure_vectors(path, wp, cfg.embedding, wp.violation_samples(), progress)  # the model stays out of the app
+        ensure_sample_vectors(path, wp, cfg.embedding, wp.violation_samples(), progress)  # the model stays out of the app
         table = pair_table(wp, cfg.embedding, progress)
         check(progress)
         progress.update(2, 3, "matching and storing machine scores")

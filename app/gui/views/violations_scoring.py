@@ -4,13 +4,15 @@ weighted score, which thresholds it passes, and the proposed one-to-one matching
 Computed by the violations engine (calibration.schemes.violations.pairs/matching). The embedding model is
 slow to load, so the view first shows a *provisional* result that needs no model (vectors already in the
 project cache, else token Jaccard for the text components) and a worker replaces it with the real one.
-No Qt here: the same functions run on the UI thread and in workers.
+No Qt here: the same functions run on the UI thread and in workers. Part of the violations view's adapter (the
+generic window never imports it): the texts a violations pair table compares are listed here for the scheme-agnostic
+embedding helper (app.gui.embedproc).
 """
 from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -93,6 +95,28 @@ def shared_embedder(spec: str) -> Embedder:
         return _Locked(_EMBEDDERS[spec])
 
 
+def sample_texts(samples: Iterable[ViolationSample]) -> list[str]:
+    """The distinct texts the pair table compares (rule, explanation, correction; stripped, non-empty)."""
+    seen: dict[str, None] = {}
+    for s in samples:
+        for vs in (s.ground_truth, *s.predictions.values()):
+            for v in vs:
+                for f in (v.rule, v.explanation, v.correction):
+                    t = (f or "").strip()
+                    if t:
+                        seen[t] = None
+    return list(seen)
+
+
+def ensure_sample_vectors(project_path: str, cache: VectorCache, spec: str, samples: Iterable[ViolationSample],
+                          progress: Any = None) -> int:
+    """Embed the texts of `samples` missing from the project's cache in the helper process (the model stays out of
+    the app); returns how many were encoded."""
+    from app.gui.embedproc import ensure_vectors
+
+    return ensure_vectors(project_path, cache, spec, sample_texts(samples), progress)
+
+
 def similarity_for(config: MatchConfig, cache: VectorCache | None, *, allow_model: bool) -> TextSimilarity:
     """The config's similarity over `cache`; without `allow_model`, misses raise MissingVectors."""
     backend, _ = parse_spec(config.embedding)
@@ -171,9 +195,7 @@ def full_scores(samples: Sequence[ViolationSample], config: MatchConfig, cache: 
     if progress is not None:
         progress.update(0, 1, f"Scoring {len(samples)} sample(s) with {config.embedding}…")
     if project_path is not None and cache is not None:
-        from app.gui.embedproc import ensure_vectors
-
-        ensure_vectors(project_path, cache, config.embedding, samples, progress)
+        ensure_sample_vectors(project_path, cache, config.embedding, samples, progress)
     try:
         sim = similarity_for(config, cache, allow_model=False)
         out = score_samples(samples, None, config, sim, basis=sim.cache_key, final=True)
