@@ -1,6 +1,9 @@
 """`concord assign PROJECT [--scheme NAME] ...`: start a scheme's LLM run (app/llm/<scheme>.py `assign_cli`), e.g.
 rubric buckets for a trait (`--trait NAME`) or RGB's judged checks (`--scheme rgb --judge`).
 
+This command is generic: it finds the run through the registry and the app/llm/<scheme>.py lookup below and imports
+no scheme's module; only its options' help text says what each scheme's run reads (`--trait`, `--judge`).
+
 Results are saved one by one, and units that already have buckets from the same source are skipped, so a run
 that was interrupted (Ctrl-C, crash, network) continues where it stopped; answers are cached in the project, so
 asking again costs nothing. The API key comes from OPENAI_API_KEY only (no flag: it would land in shell history).
@@ -18,7 +21,6 @@ from rich.console import Console
 
 from app.cli_options import positive_int
 from app.errors import UsageError
-from app.llm.rubric import ASSIGNER_VERSION, default_source  # noqa: F401  (the bucket assigner's source id)
 from app.llm.settings import DEFAULT_MODEL
 
 
