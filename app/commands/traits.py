@@ -1,4 +1,9 @@
-"""`concord traits import PROJECT FILE`: add metric trait definitions, e.g. Karenina `MetricRubricTrait` JSON as is."""
+"""`concord traits import PROJECT FILE`: add metric trait definitions, e.g. Karenina `MetricRubricTrait` JSON as is.
+
+A command of the `rubric` scheme's own (so it imports calibration.schemes.rubric): metric traits are the rubric's
+definitions, stored project-wide in the rubric store adapter's `traits` table before any sample names them, and
+Karenina's trait files are a format only that scheme reads. No other scheme has a catalogue of this kind to import.
+"""
 from __future__ import annotations
 
 import argparse
