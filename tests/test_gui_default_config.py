@@ -40,6 +40,6 @@ def test_window_takes_the_default_from_the_shared_rule(open_window, path: Path, 
         seen.append(project)
         return "calibrated@1.0.0"
 
-    monkeypatch.setattr("app.gui.window.default_config_ref", rule)
+    monkeypatch.setattr("app.services.configs.default_config_ref", rule)  # read by the violations view's MATCH_CONFIGS
     w = open_window(path)
     assert seen and w._config.ref == "calibrated@1.0.0"

@@ -134,7 +134,7 @@ def test_toy_scheme_listed_opened_accepted_and_undone(qtbot, open_window, toy_pr
     assert _cells(w, 0)[:5] == ["t1", NAME, "judge-1", "0.91", "yes"]
     assert _cells(w, 2)[3:5] == ["", ""]  # nothing judged: no figures
     assert "#GT" not in _headers(w)
-    assert not any(a.isVisible() for a in w._config_actions)  # no scheme of this project follows a match config
+    assert not any(a.isVisible() for a in w.configs.actions)  # no scheme of this project follows a match config
     w.select_row(0)
     view = w.current_view
     assert isinstance(view, GenericView) and view.current() == ("t1", "judge-1")

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, QSettings, Qt, QTimer
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
-    QAbstractItemView, QComboBox, QFileDialog, QHeaderView, QLabel, QMainWindow, QSplitter, QStackedWidget, QTableView,
+    QAbstractItemView, QFileDialog, QHeaderView, QLabel, QMainWindow, QSplitter, QStackedWidget, QTableView,
     QToolBar, QVBoxLayout, QWidget,
 )
 
@@ -29,6 +29,7 @@ from app.errors import UsageError
 from app.gui.actions import build_actions
 from app.gui.banner import MessageBar
 from app.gui.cheatsheet import CheatSheet
+from app.gui.config_box import ConfigBox, window_config_choice
 from app.gui.filters import FilterBar
 from app.gui.main import quiet_model_loading
 from app.gui.models import SUMMARY, UnitListModel
@@ -38,10 +39,8 @@ from app.gui.statusbar import SessionProgress
 from app.gui.undo import Session
 from app.gui.views import DetailView, ViewContext, all_actions, menus, view_class, view_classes
 from app.gui.workers import ProgressPanel, Task, TaskProgress, TaskRunner
-from app.services.configs import default_config_ref
 from app.store import Project, UnitFilter
 from calibration.schemes.base import registry
-from calibration.schemes.violations.config import STD_MATCH, MatchConfig
 
 SCAN_PAGES = 50  # "next unlabeled" fetches at most this many pages before giving up
 DECIDE = ("accept", "skip", "flag", "note", "clear_status")
@@ -91,7 +90,6 @@ class MainWindow(QMainWindow):
         self.views: dict[str, DetailView] = {}
         self._shown: tuple[str, str] | None = None  # the unit the detail pane rendered (None: nothing or failed)
         self._shown_at = 0.0
-        self._config: MatchConfig = STD_MATCH
         self.blind_as: str | None = None  # blind mode: whose labels the app shows (None: the resolved ones)
         self._queue_of: str | None = None  # blind mode with work assigned to this annotator: only their units
         self.setWindowTitle("Concord")
@@ -181,14 +179,10 @@ class MainWindow(QMainWindow):
         for aid in ("prev", "next", "next_unlabeled", "accept", "skip", "flag", "undo", "redo"):
             tb.addAction(self.actions_by_id[aid])
         tb.addSeparator()
-        self._config_actions = [tb.addWidget(QLabel(" Match config: "))]
-        self.config_box = QComboBox()
-        self.config_box.setObjectName("config_box")
-        self.config_box.setToolTip("Match config used for the proposal and the list's machine F1")
-        self.config_box.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
-        self.config_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.configs = ConfigBox(self.settings, window_config_choice(), self)
+        self.configs.add_to(tb)
+        self.config_box = self.configs.box
         self.config_box.activated.connect(lambda _i: self.set_config(self.config_box.currentData()))
-        self._config_actions.append(tb.addWidget(self.config_box))
         self.addToolBar(tb)
 
         self.progress = ProgressPanel()
@@ -212,7 +206,7 @@ class MainWindow(QMainWindow):
             cls = view_class(scheme)  # the scheme's own view, else the generic one
             if self.session is None:
                 return None
-            view = cls(ViewContext(self.session, self.runner, self.progress, lambda: self._config,
+            view = cls(ViewContext(self.session, self.runner, self.progress, lambda: self.configs.current,
                                    lambda: self.blind_as))
             view.request_unit.connect(self.show_unit_by_key)
             view.message.connect(lambda m: self.status_message(m, 6000))
@@ -294,6 +288,11 @@ class MainWindow(QMainWindow):
             self._status_timer.start(msecs)
 
     @property
+    def _config(self) -> Any:
+        """The config chosen in the toolbar's box: opaque here, the views that declared the choice read it."""
+        return self.configs.current
+
+    @property
     def project(self) -> Project | None:
         return None if self.session is None else self.session.project
 
@@ -356,9 +355,9 @@ class MainWindow(QMainWindow):
         self._load_configs()
         self.filters.load(project)
         follow = {v.scheme for v in view_classes() if v.scores_follow_config}
-        for act in self._config_actions:  # the match config only matters to schemes whose scores follow it
-            act.setVisible(project is None or bool(follow & set(self.filters.schemes)))
-        self.filters.config_ref = self._config.ref
+        # the config only matters to schemes whose scores follow it
+        self.configs.set_visible(project is None or bool(follow & set(self.filters.schemes)))
+        self.filters.config_ref = self.configs.ref
         self.stack.setCurrentWidget(self.placeholder)
         self._update_action_state()
         self._set_list_schemes()
@@ -384,31 +383,15 @@ class MainWindow(QMainWindow):
         return None
 
     def _load_configs(self) -> None:
-        self.config_box.clear()
-        p = self.project
-        if p is None:
-            return
-        refs = p.match_config_refs()
-        key = f"projects/{p.project_id}/match_config"
-        # one rule for the default config, shared with `concord export` (the last one applied, else std_match)
-        wanted = self.settings.value(key, default_config_ref(p), type=str)
-        for r in refs:
-            self.config_box.addItem(r, r)
-        try:
-            self._config = p.match_config(wanted)
-        except UsageError:
-            self._config = STD_MATCH
-        self.config_box.setCurrentIndex(max(0, self.config_box.findData(self._config.ref)))
+        self.configs.load(self.project)
 
     @guarded("Could not switch the match config", "config")
     def set_config(self, ref: str) -> None:
         p = self.project
         if p is None or not ref:
             return
-        self._config = p.match_config(ref)
-        self.settings.setValue(f"projects/{p.project_id}/match_config", self._config.ref)
-        self.config_box.setCurrentIndex(max(0, self.config_box.findData(self._config.ref)))
-        self.filters.config_ref = self._config.ref
+        self.configs.choose(p, ref)
+        self.filters.config_ref = self.configs.ref
         self._reload_list(keep=True)
 
     def open_project_dialog(self) -> None:
@@ -811,7 +794,7 @@ class MainWindow(QMainWindow):
         if scored and all(r["machine_f1"] is None for r in scored):
             keys = self.actions_by_id["evaluate"].shortcut().toString()
             self.messages.show_message(
-                "hint_scores", f"No machine scores for {self._config.ref} yet: the list's Machine F1 column is empty.",
+                "hint_scores", f"No machine scores for {self.configs.ref} yet: the list's Machine F1 column is empty.",
                 f"Tools ▸ Compute machine scores ({keys}) fills it in the background.", level="info",
                 action=("Compute now", self.compute_machine_scores))
         else:

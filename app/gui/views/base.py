@@ -4,14 +4,15 @@ they build app.corrections commands and hand them to the session.
 
 A view also declares what the window composes around it, so that adding a scheme's view is one new module and
 no edit elsewhere: its actions and their menu (`action_specs`, `menu`), the filters it adds to the filter bar
-(`filters`), how the list names an empty unit, the title of the list's machine-score column, and the rows it
-adds to the export preview (`export_count_rows`).
+(`filters`), how the list names an empty unit, the title of the list's machine-score column, the rows it
+adds to the export preview (`export_count_rows`), the versioned config its machine scores follow (`config_choice`:
+the window keeps the chosen one as an opaque object and hands it back through `ViewContext.config`).
 """
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -24,7 +25,6 @@ from app.gui.models import RecordTableModel
 from app.gui.plaintext import ElidedLabel, plain_label
 from app.gui.undo import Session
 from app.gui.workers import ProgressPanel, TaskRunner
-from calibration.schemes.violations.config import MatchConfig
 
 
 @dataclass
@@ -32,7 +32,8 @@ class ViewContext:
     session: Session
     runner: TaskRunner
     progress: ProgressPanel
-    match_config: Callable[[], MatchConfig]
+    # the config chosen in the window's config box (the object the view's `config_choice` loaded; None without one)
+    config: Callable[[], Any]
     # blind mode (issue #15): the annotator whose own labels the views show; None: the resolved labels
     blind_as: Callable[[], str | None] = lambda: None
 
@@ -47,6 +48,39 @@ class FilterSpec:
     label: str
     tip: str
     choices: Callable[[Any], list[tuple[str, Any]]]
+
+
+class Versioned(Protocol):
+    """What the window reads of a chosen config: its `name@version`."""
+
+    @property
+    def ref(self) -> str: ...
+
+
+class ConfigChoice(Protocol):
+    """The versioned configs a scheme's machine scores follow, stored in the project (for violations: the match
+    configs). The window shows them in its toolbar box and remembers the choice per project under
+    `projects/<project_id>/<settings_key>`; what a config holds is the view's business."""
+
+    title: str  # the box's label, e.g. "Match config"
+    tip: str
+    settings_key: str
+
+    def refs(self, project: Any) -> list[str]:
+        """Every config of the project, oldest first."""
+        ...
+
+    def default_ref(self, project: Any) -> str:
+        """The config to open on when the user chose none for this project."""
+        ...
+
+    def load(self, project: Any, ref: str) -> Versioned:
+        """The config `ref` (raises app.errors.UsageError if the project has none by that name)."""
+        ...
+
+    def fallback(self) -> Versioned:
+        """The config to use when the remembered one is gone."""
+        ...
 
 
 def make_table(model: RecordTableModel, stretch: int | tuple[int, ...] = -1) -> QTableView:
@@ -134,11 +168,13 @@ class DetailView(QWidget):
     empty_unit: ClassVar[str] = "(whole sample)"  # the list's text for a unit named '' (a per-sample unit)
     score_title: ClassVar[str] = "Score"  # the list's machine-score column (machine_scores.score)
     scores_follow_config: ClassVar[bool] = False  # Tools ▸ Compute machine scores fills that column for it
+    config_choice: ClassVar[ConfigChoice | None] = None  # the configs those scores follow (the window's config box)
 
     @staticmethod
     def export_count_rows(counts: Mapping[str, Any]) -> list[dict[str, Any]]:
         """Rows ({what, value}) the export preview adds for this scheme, read from the preview's counts."""
         return []
+
     request_unit = Signal(str, str)  # ask the window to show another unit (e.g. another checker)
     message = Signal(str)  # a transient status-bar message
 

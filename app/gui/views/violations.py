@@ -21,8 +21,8 @@ from app.gui.views import violations_curation as curation
 from app.gui.views.base import DetailView, ViewContext, make_table, status_label, title_label, unit_combo
 from app.gui.views.violations_scoring import UnitScores, full_scores, quick_scores
 from app.gui.views.violations_tables import (
-    CATEGORY_FILTER, CURATION_ACTIONS, GT_COLUMNS, OWN_ACTIONS, PAIR_COLUMNS, PRED_COLUMNS, check_mark, describe,
-    export_count_rows, gt_signature, machine_scores, quote_of,
+    CATEGORY_FILTER, CURATION_ACTIONS, GT_COLUMNS, MATCH_CONFIGS, OWN_ACTIONS, PAIR_COLUMNS, PRED_COLUMNS, check_mark,
+    describe, export_count_rows, gt_signature, machine_scores, quote_of,
 )
 from app.gui.workers import Task, TaskProgress
 from app.store import Project
@@ -45,6 +45,7 @@ class ViolationsView(DetailView):
     empty_unit = "(ground truth only)"
     score_title = "F1"
     scores_follow_config = True
+    config_choice = MATCH_CONFIGS
     export_count_rows = staticmethod(export_count_rows)
     score_task = staticmethod(machine_scores)
 
@@ -262,7 +263,7 @@ class ViolationsView(DetailView):
 
     # -- scores ----------------------------------------------------------------------------------------------------
     def _config(self) -> MatchConfig:
-        return self.ctx.match_config()
+        return self.ctx.config()  # what MATCH_CONFIGS loaded: a MatchConfig
 
     def _scores_for(self, sample: ViolationSample, checker: str) -> UnitScores:
         cfg = self._config()

@@ -1,9 +1,11 @@
 """The violations view's tables, actions and hooks (the window and the export dialog call the hooks through the view
 class): the columns of the ground-truth, prediction and candidate-pair tables, how a violation is quoted and
-described, the view's own actions, its category filter, the machine-score worker and the export preview's rows."""
+described, the view's own actions, its category filter, the match configs its scores follow (the window's config
+box), the machine-score worker and the export preview's rows."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from app.gui.actions import ActionSpec
@@ -11,7 +13,7 @@ from app.gui.models import Column, fmt_score
 from app.gui.views.base import FilterSpec
 from app.gui.workers import TaskProgress
 from app.store import Project
-from calibration.schemes.violations.config import MatchConfig
+from calibration.schemes.violations.config import STD_MATCH, MatchConfig
 from calibration.schemes.violations.records import Violation, ViolationSample
 
 
@@ -92,6 +94,33 @@ OWN_ACTIONS = (
 CURATION_ACTIONS = frozenset(a.id for a in OWN_ACTIONS if a.id.startswith("gt_") and a.id != "gt_wrong")
 CATEGORY_FILTER = FilterSpec("category", "Category", "Samples with a violation of this category",
                              lambda project: [(c, c) for c in project.categories()])
+
+
+@dataclass(frozen=True)
+class MatchConfigs:
+    """The project's match configs (app.gui.views.base.ConfigChoice): the proposal and the list's machine F1 follow
+    the chosen one; the app opens on the same default as `concord export` (app.services.configs)."""
+
+    title: str = "Match config"
+    tip: str = "Match config used for the proposal and the list's machine F1"
+    settings_key: str = "match_config"
+
+    def refs(self, project: Any) -> list[str]:
+        return list(project.match_config_refs())
+
+    def default_ref(self, project: Any) -> str:
+        from app.services.configs import default_config_ref
+
+        return default_config_ref(project)
+
+    def load(self, project: Any, ref: str) -> MatchConfig:
+        return project.match_config(ref)
+
+    def fallback(self) -> MatchConfig:
+        return STD_MATCH
+
+
+MATCH_CONFIGS = MatchConfigs()
 
 
 def machine_scores(path: str, cfg: MatchConfig, progress: TaskProgress) -> str:
