@@ -4,5 +4,6 @@
 """
 from app.store.schemes.rubric import RubricStoreMixin
 from app.store.schemes.violations import ViolationsStoreMixin
+from app.store.schemes.violations_configs import MatchConfigsMixin
 
-ADAPTERS = (ViolationsStoreMixin, RubricStoreMixin)
+ADAPTERS = (ViolationsStoreMixin, MatchConfigsMixin, RubricStoreMixin)
