@@ -63,6 +63,12 @@ def test_spec_names_map_to_backends_and_cache_keys(monkeypatch: pytest.MonkeyPat
 
 def test_threads_one_per_free_core(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CONCORD_EMBED_THREADS", raising=False)
+    assert choose_threads(cores=2, busy=0.0) == 2  # measured idle
+    assert choose_threads(cores=2, busy=0.3) == 2  # a little noise from other processes
+    assert choose_threads(cores=2, busy=0.9) == 1  # another job holds a core
+    assert choose_threads(cores=2, busy=2.0) == 1  # never fewer than one
+    assert choose_threads(cores=8, busy=2.6) == 5
+    # without a measurement (no /proc/stat): the load average less this process's own part of it
     assert choose_threads(cores=2, load=0.1, own=0.0) == 2  # quiet
     assert choose_threads(cores=2, load=1.1, own=0.0) == 1  # another job holds a core
     assert choose_threads(cores=2, load=6.0, own=0.0) == 1  # never fewer than one
@@ -71,6 +77,46 @@ def test_threads_one_per_free_core(monkeypatch: pytest.MonkeyPatch) -> None:
     assert 1 <= choose_threads() <= (len(os.sched_getaffinity(0)))
     monkeypatch.setenv("CONCORD_EMBED_THREADS", "3")
     assert choose_threads(cores=2, load=5.0, own=0.0) == 3
+
+
+def test_busy_cores_of_other_processes_from_cpu_snapshots() -> None:
+    from calibration.similarity.onnx_backend import busy_between
+
+    # (monotonic s, machine busy CPU s, our CPU s): 0.1 s in which the machine used 0.15 CPU-s, 0.05 of them ours
+    assert busy_between((10.0, 500.0, 3.0), (10.1, 500.15, 3.05)) == pytest.approx(1.0)
+    assert busy_between((10.0, 500.0, 3.0), (10.1, 500.1, 3.1)) == pytest.approx(0.0, abs=1e-9)  # all of it was us
+    assert busy_between((10.0, 500.0, 3.0), (10.1, 500.0, 3.01)) == 0.0  # tick rounding never goes negative
+    assert busy_between((10.0, 500.0, 3.0), (10.0, 500.0, 3.0)) == 0.0  # no window
+
+
+def test_cpu_snapshot_reads_this_machine() -> None:
+    from calibration.similarity.onnx_backend import busy_between, cpu_snapshot
+
+    before = cpu_snapshot()
+    assert before is not None  # Linux: /proc/stat is there
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 0.3:  # a busy loop of our own: counted in ours, subtracted from the machine's
+        pass
+    after = cpu_snapshot()
+    assert after[0] - before[0] >= 0.3 and after[2] - before[2] > 0.0 and after[1] >= before[1]
+    assert 0.0 <= busy_between(before, after) <= len(os.sched_getaffinity(0)) + 0.2
+
+
+def test_busy_measurement_is_reused(monkeypatch: pytest.MonkeyPatch) -> None:
+    from calibration.similarity import onnx_backend
+
+    calls = []
+    monkeypatch.setattr(onnx_backend, "cpu_snapshot", lambda: calls.append(1) or (time.monotonic(), 0.0, 0.0))
+    busy = onnx_backend._OtherBusy()
+    assert busy() == 0.0 and busy() == 0.0 and len(calls) == 2  # one window, then the cached value
+    monkeypatch.setattr(onnx_backend, "cpu_snapshot", lambda: None)  # no /proc/stat: the load-average fallback
+    assert onnx_backend._OtherBusy()() is None
+    monkeypatch.setattr(onnx_backend, "other_busy", lambda: None)
+    monkeypatch.delenv("CONCORD_EMBED_THREADS", raising=False)
+    monkeypatch.setattr(onnx_backend.os, "getloadavg", lambda: (1.1, 1.0, 1.0))
+    assert onnx_backend.choose_threads(cores=2, own=0.0) == 1
+    monkeypatch.setattr(onnx_backend.os, "getloadavg", lambda: (0.2, 1.0, 1.0))
+    assert onnx_backend.choose_threads(cores=2, own=0.0) == 2
 
 
 def test_own_load_follows_this_process_cpu() -> None:

@@ -12,10 +12,13 @@ fp32), so some "cosine > t" decisions flip: it has its own cache key and warns t
 backend need recalibrating.
 
 Threads: before every `encode` call, `choose_threads()` gives ONNX Runtime one intra-op thread per free core, free =
-usable cores minus the 1-minute load average that other processes cause (the load average less this process's own
-part of it, which `own_load` tracks with the same 60 s exponential average), at least one. Two threads on a core
-another job holds run slower than one, so a loaded machine gets fewer threads; a session per thread count is kept.
-`CONCORD_EMBED_THREADS` overrides the choice.
+usable cores minus the cores other processes keep busy. That is measured, not guessed from the load average:
+`/proc/stat`'s busy CPU time over a short window (SAMPLE_SECONDS) less this process's own CPU time in it, reused for
+REUSE_SECONDS so repeated encode calls do not pay for sampling. (The 1-minute load average also counts tasks that
+barely run: it read ~0.9 on a machine `top` showed idle, and one thread instead of two halved the throughput.)
+Where /proc/stat is missing, the load average less this process's own part of it (`own_load`, the same 60 s
+exponential average) stands in. At least one thread: two threads on a core another job holds run slower than one,
+so a loaded machine gets fewer threads; a session per thread count is kept. `CONCORD_EMBED_THREADS` overrides it.
 """
 from __future__ import annotations
 
@@ -37,22 +40,78 @@ INT8_WARNING = ("onnx-int8 embeddings differ from the fp32 model's (cosine ~0.99
 _SUPPORTED_MODULES = {"Transformer", "Pooling", "Normalize"}
 
 
-def choose_threads(cores: int | None = None, load: float | None = None, own: float | None = None) -> int:
-    """One intra-op thread per free core: max(1, cores - round(load_1min - own)), at most `cores`.
+SAMPLE_SECONDS = 0.08  # /proc/stat window: 8 clock ticks per core at 100 Hz, little next to a first encode
+REUSE_SECONDS = 10.0  # a measured value is reused this long
 
-    `own` is this process's part of the load average (`own_load()`), so our own threads never count as another
-    job's. `CONCORD_EMBED_THREADS` overrides the choice.
+
+def choose_threads(cores: int | None = None, busy: float | None = None, load: float | None = None,
+                   own: float | None = None) -> int:
+    """One intra-op thread per free core: max(1, cores - round(busy)), at most `cores`.
+
+    `busy`: cores other processes keep busy (default: `other_busy()`, a short /proc/stat sample). Without it --
+    no /proc/stat, or `load` given -- busy = load_1min - own, `own` being this process's part of the load average
+    (`own_load()`), so our own threads never count as another job's. `CONCORD_EMBED_THREADS` overrides the choice.
     """
     env = os.environ.get("CONCORD_EMBED_THREADS", "").strip()
     if env:
         return max(1, int(env))
     if cores is None:
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    if load is None:
-        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
-    if own is None:
-        own = own_load()
-    return max(1, min(cores, cores - round(max(0.0, load - own))))
+    if busy is None and load is None:
+        busy = other_busy()
+    if busy is None:
+        if load is None:
+            load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+        if own is None:
+            own = own_load()
+        busy = load - own
+    return max(1, min(cores, cores - round(max(0.0, busy))))
+
+
+def cpu_snapshot() -> tuple[float, float, float] | None:
+    """(monotonic seconds, busy CPU seconds of the whole machine, this process's CPU seconds); None without
+    /proc/stat. Busy = every field of its `cpu` line but idle and iowait (steal counts: those cycles are not ours)."""
+    try:
+        with open("/proc/stat", "rb") as f:
+            fields = f.readline().split()
+    except OSError:
+        return None
+    if len(fields) < 5 or fields[0] != b"cpu":
+        return None
+    ticks = [int(x) for x in fields[1:9]]  # user nice system idle iowait irq softirq steal (guest is inside user)
+    busy = sum(ticks) - ticks[3] - ticks[4]
+    return time.monotonic(), busy / os.sysconf("SC_CLK_TCK"), _cpu_seconds()
+
+
+def busy_between(before: tuple[float, float, float], after: tuple[float, float, float]) -> float:
+    """Cores other processes kept busy between two `cpu_snapshot`s: machine busy time less ours, per second."""
+    dt = after[0] - before[0]
+    if dt <= 0:
+        return 0.0
+    return max(0.0, ((after[1] - before[1]) - (after[2] - before[2])) / dt)
+
+
+class _OtherBusy:
+    """`busy_between` over a SAMPLE_SECONDS window, measured at most every REUSE_SECONDS; None without /proc/stat."""
+
+    def __init__(self) -> None:
+        self.at: float | None = None
+        self.value: float | None = None
+
+    def __call__(self) -> float | None:
+        now = time.monotonic()
+        if self.at is not None and now - self.at < REUSE_SECONDS:
+            return self.value
+        before = cpu_snapshot()
+        if before is not None:
+            time.sleep(SAMPLE_SECONDS)
+            after = cpu_snapshot()
+            self.value = None if after is None else busy_between(before, after)
+        self.at = time.monotonic()
+        return self.value
+
+
+other_busy = _OtherBusy()
 
 
 class _OwnLoad:
