@@ -13,7 +13,7 @@ from app.errors import UsageError
 from app.progress import Progress
 from app.store import Project
 from app.store.backup import install_database
-from calibration.schemes.violations.config import PRESETS
+from calibration.schemes.base import registry
 
 DEMO_FILES = ("violations.jsonl", "rubric.jsonl")
 LABELS_FILE = "labels.jsonl"
@@ -69,8 +69,15 @@ def import_demo(project: Project, progress: Progress | None = None, report: Demo
         lr = import_labels(project, src / labels, progress=progress)
         if report is not None:
             report.lines += [r.summary(), lr.summary()]
-    for config in PRESETS.values():
-        project.save_match_config(config, origin="demo")
+    pin_presets(project)
+
+
+def pin_presets(project: Project, origin: str = "demo") -> list[str]:
+    """Save every registered scheme's versioned presets (`name@version`, e.g. the match configs) in the project as
+    they are, so the settings the demo's reports and splits name travel with the file; returns their refs. A preset
+    without a version has no ref to pin: its scheme resolves it by name."""
+    return [project.save_params(scheme.name, name, params, origin=origin, version=str(params["version"]))
+            for scheme in registry() for name, params in scheme.presets().items() if params.get("version")]
 
 
 def create_demo(path: str | Path = DEFAULT_PATH, *, force: bool = False, progress: Progress | None = None,

@@ -313,20 +313,30 @@ class SchemeDataMixin(ProjectBase):
         return [k[len(prefix):] for (k,) in self.conn.execute(
             "SELECT key FROM meta WHERE key >= ? AND key < ? ORDER BY rowid", (prefix, prefix + "\uffff"))]
 
-    def save_params(self, scheme_name: str, name: str, params: dict[str, Any], origin: str = "calibration") -> str:
-        """Save `params` as the next version of `name` (1.0.0, then 1.1.0, ...); returns `name@version`."""
+    def save_params(self, scheme_name: str, name: str, params: dict[str, Any], origin: str = "calibration",
+                    version: str | None = None) -> str:
+        """Save `params` as the next version of `name` (1.0.0, then 1.1.0, ...); returns `name@version`. An explicit
+        `version` (a preset's own, pinned in the project) is stored as given; storing it again is a no-op, with
+        different content it is refused (bump the version)."""
         if not name or "@" in name or "|" in name or "/" in name:
             raise ValueError(f"{name!r}: a parameter set name without '@', '|' or '/'")
-        versions = [r.split("@", 1)[1] for r in self.param_refs(scheme_name) if r.split("@", 1)[0] == name]
-        version = "1.0.0"
-        if versions:
-            major, minor, _ = max(tuple(int(x) for x in v.split(".")) for v in versions)
-            version = f"{major}.{minor + 1}.0"
+        if version is not None and not all(x.isdigit() for x in version.split(".")):
+            raise ValueError(f"{version!r}: a version of dot-separated numbers, e.g. 1.0.0")
+        if version is None:
+            versions = [r.split("@", 1)[1] for r in self.param_refs(scheme_name) if r.split("@", 1)[0] == name]
+            version = "1.0.0"
+            if versions:
+                major, minor, _ = max(tuple(int(x) for x in v.split(".")) for v in versions)
+                version = f"{major}.{minor + 1}.0"
         hook = getattr(store_adapter(scheme_name), "save_params", None)
         if hook is not None:
             return str(hook(self, name, version, params, origin))
         ref = f"{name}@{version}"
-        self.set_meta(f"params/{scheme_name}/{ref}", dumps(params))
+        key, data = f"params/{scheme_name}/{ref}", dumps(params)
+        old = self.get_meta(key)
+        if old is not None and old != data:
+            raise ValueError(f"{scheme_name} parameters {ref} already exist with different settings; bump the version")
+        self.set_meta(key, data)
         return ref
 
     def load_params(self, scheme_name: str, ref: str) -> dict[str, Any]:
