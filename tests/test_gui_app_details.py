@@ -14,9 +14,10 @@ from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
 
 from app.corrections import set_matches
-from app.gui.calibration_panel import DIM_TITLES, CalibrationPanel
+from app.gui.calibration_panel import CalibrationPanel
 from app.gui.export_dialog import PREVIEW_HEADING, ExportDialog
 from app.gui.main import install_excepthook, place_window, quiet_model_loading
+from app.gui.views.violations_calibration import DIM_TITLES
 from app.gui.window import DEFAULT_SIZE, UNIT_COLUMN
 from app.store import Project
 from tests.gui_data import C1, C2, open_window, project_path, settings  # noqa: F401 - fixtures
@@ -104,16 +105,16 @@ def test_heatmap_marker_follows_the_selected_config(qtbot, open_window, project_
     w = open_window(project_path)
     panel = _panel(qtbot, w)
     assert set(DIM_TITLES) >= {"w_overlap", "t_match"}
-    panel._show_result({"objective": "kappa", "embedding": "jaccard"}, _fake_cv(), 1)
-    hm = panel.heatmap
+    panel.page._show_result({"objective": "kappa", "embedding": "jaccard"}, _fake_cv(), 1)
+    hm = panel.page.heatmap
     assert hm.best == (2, 2)  # best: w_overlap 1.0 (x), t_match 0.75 (y)
     assert hm.marker == hm.best  # the first row (rank 1) is selected
-    for row in range(panel.top_model.rowCount()):
-        panel.top_table.selectRow(row)
-        rec = panel.top_model.record(row)
+    for row in range(panel.page.top_model.rowCount()):
+        panel.page.top_table.selectRow(row)
+        rec = panel.page.top_model.record(row)
         assert (hm.y_values[hm.marker[0]], hm.x_values[hm.marker[1]]) == (rec["t_match"], rec["w_overlap"])
-    panel.dim_y.setCurrentIndex(panel.dim_y.findData("w_rule"))  # other dimensions: the marker moves with them
-    rec = panel.selected
+    panel.page.dim_y.setCurrentIndex(panel.page.dim_y.findData("w_rule"))  # other dimensions: the marker moves with them
+    rec = panel.page.selected
     assert (hm.y_values[hm.marker[0]], hm.x_values[hm.marker[1]]) == (rec["w_rule"], rec["w_overlap"])
     panel.close()
 
@@ -126,12 +127,12 @@ def test_opening_a_disagreement_clears_hiding_filters_and_raises_the_window(qtbo
     w.filters.unit.select_data(C2)
     w.filters.search.setText("zzz-nothing")
     qtbot.waitUntil(lambda: w.model.total == 0, timeout=5000)
-    panel.dis_model.set_records([{"sample_id": "v2", "checker": C1, "gt": 1, "pred": 1, "gt_n": 2, "pred_n": 2,
+    panel.page.dis_model.set_records([{"sample_id": "v2", "checker": C1, "gt": 1, "pred": 1, "gt_n": 2, "pred_n": 2,
                                   "score": 0.5, "machine": "no", "human": "match"}])
     panel.show()
     panel.activateWindow()
     qtbot.waitUntil(lambda: QApplication.activeWindow() is panel, timeout=3000)
-    panel.open_disagreement(panel.dis_model.index(0, 0))
+    panel.page.open_disagreement(panel.page.dis_model.index(0, 0))
     f = w.filters.current()
     assert f.statuses == () and f.units == () and f.search == ""  # the filters that hid the unit are cleared
     row = w.model.row_of("v2", C1)

@@ -27,33 +27,33 @@ def test_calibration_panel_runs_applies_and_opens_disagreements(qtbot, qtmodelte
     panel = CalibrationPanel.open_for(w)
     qtbot.addWidget(panel)
     assert CalibrationPanel.open_for(w) is panel  # one panel per window
-    assert "No calibration run yet" in panel.summary.text()
-    panel.folds.setValue(2)
-    panel.step.setCurrentText("0.25")
-    panel.run()
-    assert not panel.run_button.isEnabled()  # running in the background; the UI stays responsive
+    assert "No calibration run yet" in panel.page.summary.text()
+    panel.page.folds.setValue(2)
+    panel.page.step.setCurrentText("0.25")
+    panel.page.run()
+    assert not panel.page.run_button.isEnabled()  # running in the background; the UI stays responsive
     qtbot.waitUntil(lambda: panel.task is None, timeout=120000)
-    assert panel.run_button.isEnabled()
-    assert "Held-out score" in panel.summary.text()
-    qtmodeltester.check(panel.top_model, force_py=True)
-    assert panel.top_model.rowCount() > 10
-    best = panel.top_model.record(0)
+    assert panel.page.run_button.isEnabled()
+    assert "Held-out score" in panel.page.summary.text()
+    qtmodeltester.check(panel.page.top_model, force_py=True)
+    assert panel.page.top_model.rowCount() > 10
+    best = panel.page.top_model.record(0)
     assert best["rank"] == 1
     runs = w.project.calibration_runs()
     assert len(runs) == 1 and runs[0]["objective"] == "kappa"
-    assert panel.heatmap.values and len(panel.heatmap.values) == len(panel.heatmap.y_values)
-    assert panel.curve.xs == sorted(panel.curve.xs) and len(panel.curve.xs) > 1
+    assert panel.page.heatmap.values and len(panel.page.heatmap.values) == len(panel.page.heatmap.y_values)
+    assert panel.page.curve.xs == sorted(panel.page.curve.xs) and len(panel.page.curve.xs) > 1
 
-    panel.apply_name.setText("tuned")
-    panel.apply_selected()
+    panel.page.apply_name.setText("tuned")
+    panel.page.apply_selected()
     assert "tuned@1.0.0" in w.project.match_config_refs()
     assert w._config.ref == "tuned@1.0.0" and w.config_box.currentText() == "tuned@1.0.0"
 
     # disagreements are listed and open the pair in the review window
-    panel.top_table.selectRow(panel.top_model.rowCount() - 1)  # the worst config disagrees somewhere
-    qtbot.waitUntil(lambda: panel.dis_model.rowCount() > 0, timeout=5000)
-    rec = panel.dis_model.record(0)
-    panel.open_disagreement(panel.dis_model.index(0, 0))
+    panel.page.top_table.selectRow(panel.page.top_model.rowCount() - 1)  # the worst config disagrees somewhere
+    qtbot.waitUntil(lambda: panel.page.dis_model.rowCount() > 0, timeout=5000)
+    rec = panel.page.dis_model.record(0)
+    panel.page.open_disagreement(panel.page.dis_model.index(0, 0))
     assert w.current_view.current() == (rec["sample_id"], rec["checker"])
     assert w.current_view.selected_pair() == (rec["gt"], rec["pred"])
     panel.close()
@@ -64,18 +64,18 @@ def test_panel_shows_the_latest_stored_run(qtbot, open_window, project_path) -> 
     _label(w)
     first = CalibrationPanel(w)
     qtbot.addWidget(first)
-    first.folds.setValue(2)
-    first.objective.setCurrentText("f1")
-    first.run()
+    first.page.folds.setValue(2)
+    first.page.objective.setCurrentText("f1")
+    first.page.run()
     qtbot.waitUntil(lambda: first.task is None, timeout=120000)
     first.close()
     again = CalibrationPanel(w)  # a new panel loads the stored run and rebuilds the pairs in a worker
     qtbot.addWidget(again)
-    assert "objective f1" in again.summary.text()
+    assert "objective f1" in again.page.summary.text()
     qtbot.waitUntil(lambda: again.task is None, timeout=60000)
-    assert again.top_model.rowCount() > 0 and again.table is not None
-    qtbot.keyClick(again.top_table, Qt.Key.Key_Down)
-    assert again.selected == again.top_model.record(1)
+    assert again.page.top_model.rowCount() > 0 and again.page.table is not None
+    qtbot.keyClick(again.page.top_table, Qt.Key.Key_Down)
+    assert again.page.selected == again.page.top_model.record(1)
 
 
 def test_top_configs_show_the_ranking_column_and_enough_decimals(qtbot, open_window, project_path) -> None:  # type: ignore[no-untyped-def]
@@ -86,11 +86,11 @@ def test_top_configs_show_the_ranking_column_and_enough_decimals(qtbot, open_win
     _label(w)
     panel = CalibrationPanel.open_for(w)
     qtbot.addWidget(panel)
-    panel.folds.setValue(2)
-    panel.step.setCurrentText("0.25")
-    panel.run()
+    panel.page.folds.setValue(2)
+    panel.page.step.setCurrentText("0.25")
+    panel.page.run()
     qtbot.waitUntil(lambda: panel.task is None, timeout=120000)
-    m = panel.top_model
+    m = panel.page.top_model
     titles = [m.headerData(c, Qt.Orientation.Horizontal) for c in range(m.columnCount())]
     ranked = titles.index("All labeled (rank)")
     assert "CV test" in titles
@@ -100,8 +100,8 @@ def test_top_configs_show_the_ranking_column_and_enough_decimals(qtbot, open_win
     for (a, b), (sa, sb) in zip(zip(scores, scores[1:]), zip(shown, shown[1:])):
         assert (a == b) == (sa == sb)  # different scores read differently
         assert a >= b  # and the rows follow this column
-    panel.curve.grab()
-    _assert_round(panel.curve.tick_labels, min(panel.curve.ys), max(panel.curve.ys))
+    panel.page.curve.grab()
+    _assert_round(panel.page.curve.tick_labels, min(panel.page.curve.ys), max(panel.page.curve.ys))
     panel.close()
 
 

@@ -16,18 +16,18 @@ def test_panel_runs_on_the_scheduler_from_the_settings(qtbot, open_window, proje
     _label(w)
     panel = CalibrationPanel.open_for(w)
     qtbot.addWidget(panel)
-    assert "Runs on: this machine" in panel.embedding.text()
-    panel.folds.setValue(2)
-    panel.step.setCurrentText("0.25")
-    panel.run()
+    assert "Runs on: this machine" in panel.page.embedding.text()
+    panel.page.folds.setValue(2)
+    panel.page.step.setCurrentText("0.25")
+    panel.page.run()
     qtbot.waitUntil(lambda: panel.task is None, timeout=120000)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, host="127.0.0.1",
                                   protocol="tcp://", dashboard_address=None) as cluster:
         settings.setValue(SCHEDULER_KEY, cluster.scheduler_address)
-        panel._refresh_embedding()
-        assert f"Runs on: {cluster.scheduler_address}" in panel.embedding.text()
+        panel.refresh_engine()
+        assert f"Runs on: {cluster.scheduler_address}" in panel.page.embedding.text()
         with distributed.Client(cluster, set_as_default=False) as client:
-            panel.run()
+            panel.page.run()
             qtbot.waitUntil(lambda: panel.task is None, timeout=120000)
             prefixes = client.run_on_scheduler(lambda dask_scheduler: list(dask_scheduler.task_prefixes))
             assert any(str(p).startswith("concord") for p in prefixes), prefixes  # the chunks ran on this cluster

@@ -12,6 +12,7 @@ from PySide6.QtCore import Qt
 from app.gui.calibration_engine import ENGINE_KEY, SCHEDULER_KEY
 from app.gui.calibration_panel import CalibrationPanel
 from app.gui.ceiling_chart import bars
+from app.gui.views.violations_calibration import MatchPage
 from app.io.demo import create_demo
 from app.services.schemes import scheme_options
 from app.store import Change, Project
@@ -45,7 +46,7 @@ def test_panel_calibrates_trace_applies_and_draws_the_learning_curve(qtbot, open
     panel = CalibrationPanel.open_for(w)
     qtbot.addWidget(panel)
     names = [panel.scheme_box.itemData(i) for i in range(panel.scheme_box.count())]
-    assert names[0] == panel.scheme_box.currentData() and panel.pages.currentWidget() is panel.match_page
+    assert names[0] == panel.scheme_box.currentData() and isinstance(panel.page, MatchPage)
     assert "trace" in names and "rubric" not in names  # rubric says calibrates = False
     qtbot.waitUntil(lambda: panel.task is None, timeout=60000)
 
@@ -111,7 +112,7 @@ def test_panel_calibrates_trace_applies_and_draws_the_learning_curve(qtbot, open
     # switching back keeps the match metric's page and controls
     _back = panel.scheme_box.findData(names[0])
     panel.scheme_box.setCurrentIndex(_back)
-    assert panel.pages.currentWidget() is panel.match_page and panel.components.count() == 2
+    assert isinstance(panel.page, MatchPage) and panel.page.components.count() == 2
     panel.close()
 
 
@@ -127,12 +128,12 @@ def test_engine_settings_persist_and_say_where_runs_go(qtbot, open_window, demo_
     assert not es.address.isEnabled() and panel.engine_options() == {"engine": "local"}
     es.engine.setCurrentIndex(es.engine.findData("dask"))
     assert es.address.isEnabled()
-    assert "local Dask cluster" in panel.embedding.text()
+    assert "local Dask cluster" in panel.page.embedding.text()
     es.address.setFocus()
     qtbot.keyClicks(es.address, "tcp://10.1.2.3:8786")
     qtbot.keyClick(es.address, Qt.Key.Key_Return)
     assert settings.value(SCHEDULER_KEY) == "tcp://10.1.2.3:8786" and settings.value(ENGINE_KEY) == "dask"
-    assert "Runs on: tcp://10.1.2.3:8786" in panel.embedding.text()
+    assert "Runs on: tcp://10.1.2.3:8786" in panel.page.embedding.text()
     qtbot.waitUntil(lambda: panel.task is None, timeout=60000)
     panel.close()
     again = CalibrationPanel(w)  # a new panel reads the stored settings
@@ -140,10 +141,10 @@ def test_engine_settings_persist_and_say_where_runs_go(qtbot, open_window, demo_
     assert again.engine_settings.address.text() == "tcp://10.1.2.3:8786"
     assert again.engine_settings.engine.currentData() == "dask"
     assert again.engine_options() == {"engine": "dask", "scheduler": "tcp://10.1.2.3:8786"}
-    assert "Runs on: tcp://10.1.2.3:8786" in again.embedding.text()
+    assert "Runs on: tcp://10.1.2.3:8786" in again.page.embedding.text()
     again.engine_settings.engine.setCurrentIndex(0)  # back to local: the address is kept but not used
     assert again.engine_options() == {"engine": "local"} and settings.value(SCHEDULER_KEY) == "tcp://10.1.2.3:8786"
-    assert "Runs on: this machine" in again.embedding.text()
+    assert "Runs on: this machine" in again.page.embedding.text()
     qtbot.waitUntil(lambda: again.task is None, timeout=60000)
     again.close()
 

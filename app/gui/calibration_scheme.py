@@ -1,5 +1,5 @@
-"""The calibration panel's page for every scheme but the match metric (which keeps its own controls, heatmap and
-threshold curve): the generic search, app.services.schemes.calibrate (what `concord calibrate --scheme NAME` runs),
+"""The calibration panel's generic page, for every scheme whose view brings no page of its own
+(DetailView.calibration_page; the violations view brings the match metric's): the generic search, app.services.schemes.calibrate (what `concord calibrate --scheme NAME` runs),
 in a worker, shown the same way for any scheme: the held-out score with its 95% interval next to each preset's
 on the same folds, the tie-break, the top configs with the search space's dimensions as columns, and Apply
 (NAME@next version, the service behind `concord calibrate --apply`). Nothing here names a scheme.
@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.gui.calibration_curve import Setup
 from app.gui.models import Column, RecordTableModel, fmt_score, ranked_score_columns
 from app.gui.plaintext import plain_label
 from app.gui.views.base import make_table
@@ -363,6 +364,15 @@ class SchemePage(QWidget):
                 return {"applied": apply_params(wp, scheme, name, p)}
 
         self._start(Task(work, "apply"), "Saving the parameters…")
+
+    def refresh_engine(self, where: str) -> None:
+        self.runs_on.setText(f"Runs on: {where}")
+
+    def curve_setup(self) -> Setup | None:
+        """The learning curve re-runs this page's search (None until the problem offers an objective)."""
+        if self.scheme is None or not self.objective.currentText():
+            return None
+        return (self.scheme.name, {}, self.objective.currentText(), self.folds.value(), self.group_by.currentData(), None)
 
     def shutdown(self) -> None:
         if self.task is not None:

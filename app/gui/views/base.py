@@ -6,13 +6,14 @@ A view also declares what the window composes around it, so that adding a scheme
 no edit elsewhere: its actions and their menu (`action_specs`, `menu`), the filters it adds to the filter bar
 (`filters`), how the list names an empty unit, the title of the list's machine-score column, the rows it
 adds to the export preview (`export_count_rows`), the versioned config its machine scores follow (`config_choice`:
-the window keeps the chosen one as an opaque object and hands it back through `ViewContext.config`).
+the window keeps the chosen one as an opaque object and hands it back through `ViewContext.config`) and its own page
+in the calibration panel (`calibration_page`).
 """
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -25,6 +26,9 @@ from app.gui.models import RecordTableModel
 from app.gui.plaintext import ElidedLabel, plain_label
 from app.gui.undo import Session
 from app.gui.workers import ProgressPanel, TaskRunner
+
+if TYPE_CHECKING:
+    from app.gui.calibration_panel import CalibrationPanel
 
 
 @dataclass
@@ -174,6 +178,13 @@ class DetailView(QWidget):
     def export_count_rows(counts: Mapping[str, Any]) -> list[dict[str, Any]]:
         """Rows ({what, value}) the export preview adds for this scheme, read from the preview's counts."""
         return []
+
+    @staticmethod
+    def calibration_page(panel: "CalibrationPanel") -> QWidget | None:
+        """The scheme's own page in the calibration panel, or None for the generic one (calibration_scheme.SchemePage).
+        A page offers `set_scheme(scheme)`, `run()`, `curve_setup()`, `refresh_engine(where)`, `shutdown()` and the
+        `task` it runs (None when idle). Import the page's module inside the hook: the panel is opened on demand."""
+        return None
 
     request_unit = Signal(str, str)  # ask the window to show another unit (e.g. another checker)
     message = Signal(str)  # a transient status-bar message

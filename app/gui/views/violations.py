@@ -49,6 +49,13 @@ class ViolationsView(DetailView):
     export_count_rows = staticmethod(export_count_rows)
     score_task = staticmethod(machine_scores)
 
+    @staticmethod
+    def calibration_page(panel: Any) -> QWidget:
+        """The match metric's search form, heatmap, threshold curve and disagreements (violations_calibration.py)."""
+        from app.gui.views.violations_calibration import MatchPage
+
+        return MatchPage(panel)
+
     def __init__(self, ctx: ViewContext, parent: QWidget | None = None) -> None:
         super().__init__(ctx, parent)
         self.sample: ViolationSample | None = None  # as shown: the curated ground truth when there is one

@@ -1,9 +1,12 @@
-"""The match metric's results in the calibration panel: the top configs (select one to inspect or apply), the
-objective over two chosen dimensions with the selected config marked, the curve over the match threshold, and the
-pairs where the selected config and the humans still disagree (double-click opens one in the review window).
+"""The violations view's page in the calibration panel (ViolationsView.calibration_page): the match metric's own
+search form (objective, std/ha weights, step, folds, grouping, matching) run by app.services.calibration.calibrate
+(the same code as `concord calibrate`) in a worker, and what a run found: the top configs (select one to inspect
+or apply), the objective over two chosen dimensions with the selected config marked, the curve over the match
+threshold, and the pairs where the selected config and the humans still disagree (double-click opens one in the
+review window).
 
-A mixin of CalibrationPanel (calibration_panel.py builds the search form and runs the searches; this module shows
-what a run found), so both work on the same widgets and state: `result`, `cv`, `selected`, `table`, `labels`.
+The panel (app/gui/calibration_panel.py) is generic: it offers the scheme combo, the engine settings, the learning
+curve and the human ceiling, and shows this page when the violations scheme is chosen.
 """
 from __future__ import annotations
 
@@ -11,23 +14,32 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 from PySide6.QtCore import QModelIndex, Qt
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLineEdit, QPushButton, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QLineEdit, QPushButton, QSpinBox, QSplitter, QVBoxLayout, QWidget,
+)
 
+from app.gui.calibration_curve import Setup
 from app.gui.charts import Heatmap, LineChart
 from app.gui.models import Column, RecordTableModel, fmt_score, ranked_score_columns
 from app.gui.plaintext import ElidedLabel, plain_label
 from app.gui.views.base import make_table
+from app.gui.workers import ProgressPanel, Task, TaskProgress
+from app.store import Project
+from calibration.schemes.base import Scheme
 from calibration.schemes.violations.config import COMPONENTS, MatchConfig, Thresholds
+from calibration.schemes.violations.scheme import SCHEME
 
 if TYPE_CHECKING:
     from app.gui.banner import MessageBar
+    from app.gui.calibration_panel import CalibrationPanel
     from app.gui.window import MainWindow
-    from app.store import Project
 
 DIM_TITLES = {"w_overlap": "weight IoU", "w_rule": "weight rule", "w_category": "weight category",
               "w_explanation": "weight explanation", "w_correction": "weight correction",
               "t_overlap": "threshold IoU", "t_rule": "threshold rule", "t_match": "threshold score"}
 TOP = 200
+OBJECTIVES = ("kappa", "f1", "accuracy", "mcc", "spearman", "kendall")
+STEPS = ("0.5", "0.25", "0.2", "0.1", "0.05")
 
 
 def _w(v: Any) -> str:
@@ -56,19 +68,92 @@ def config_of(row: pd.Series | dict[str, Any], name: str, matching: str, embeddi
     )
 
 
-class MatchResults:
-    """What a match-metric calibration run found, shown in the panel (see the module's docstring)."""
+class MatchPage(QWidget):
+    """The match metric's search form and results (see the module's docstring)."""
 
-    window_: "MainWindow"
-    project: "Project"
-    messages: "MessageBar"
-    summary: Any
-    warnings: Any
-    result: dict[str, Any] | None
-    cv: pd.DataFrame | None
-    selected: dict[str, Any] | None
-    table: Any
-    labels: Any
+    def __init__(self, panel: "CalibrationPanel") -> None:
+        super().__init__()
+        self.panel = panel
+        self.cv: pd.DataFrame | None = None
+        self.result: dict[str, Any] | None = None
+        self.table: Any = None
+        self.labels: Any = None
+        self.selected: dict[str, Any] | None = None
+        self.task: Task | None = None
+        self._build()
+
+    @property
+    def window_(self) -> "MainWindow":
+        return self.panel.window_
+
+    @property
+    def project(self) -> Project:
+        return self.panel.project
+
+    @property
+    def messages(self) -> "MessageBar":
+        return self.panel.messages
+
+    def _window_config(self) -> MatchConfig:
+        """The match config chosen in the review window (the violations view's MATCH_CONFIGS loaded it)."""
+        return self.window_.configs.current
+
+    # -- layout ----------------------------------------------------------------------------------------------------
+    def _build(self) -> None:
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        form_box = QGroupBox("Search")
+        form = QHBoxLayout(form_box)
+        self.objective = QComboBox()
+        self.objective.addItems(OBJECTIVES)
+        self.objective.setToolTip("kappa/f1/accuracy/mcc: pair-level agreement; spearman/kendall: checker ranking")
+        self.components = QComboBox()
+        self.components.addItem("std: IoU + rule", "std")
+        self.components.addItem("ha: all five components", "ha")
+        self.step = QComboBox()
+        self.step.addItems(STEPS)
+        self.step.setCurrentText("0.1")
+        self.folds = QSpinBox()
+        self.folds.setRange(2, 20)
+        self.folds.setValue(5)
+        self.group_by = QComboBox()
+        self.group_by.addItem("folds grouped by sample", "sample")
+        self.group_by.addItem("leave one checker out", "checker")
+        self.matching = QComboBox()
+        self.matching.addItems(["greedy", "optimal"])
+        self.run_button = QPushButton("Run calibration")
+        self.run_button.setDefault(False)
+        self.run_button.setAutoDefault(False)
+        self.run_button.clicked.connect(self.run)
+        sub = QFormLayout()
+        for label, w in (("Objective", self.objective), ("Weights", self.components), ("Step", self.step)):
+            sub.addRow(label, w)
+        sub2 = QFormLayout()
+        for label, w in (("Folds", self.folds), ("Grouping", self.group_by), ("Matching", self.matching)):
+            sub2.addRow(label, w)
+        form.addLayout(sub)
+        form.addLayout(sub2)
+        right = QVBoxLayout()
+        self.embedding = plain_label()
+        right.addWidget(self.embedding)
+        right.addWidget(self.run_button)
+        self.progress = ProgressPanel()
+        right.addWidget(self.progress)
+        right.addStretch(1)
+        form.addLayout(right, 1)
+        lay.addWidget(form_box)
+
+        self.summary = plain_label(wrap=True, selectable=True)
+        self.warnings = plain_label(wrap=True)
+        self.warnings.setStyleSheet("color:#b71c1c;")
+        lay.addWidget(self.summary)
+        lay.addWidget(self.warnings)
+        self._build_results(lay)
+
+    def refresh_engine(self, where: str) -> None:
+        """Say which similarity the search uses and where it runs (the panel's engine settings)."""
+        cfg = self._window_config()
+        self.embedding.setText(f"Similarity: {cfg.embedding} (from {cfg.ref})\nRuns on: {where}")
 
     def _build_results(self, lay: QVBoxLayout) -> None:
         """The top configs with Apply, the heatmap and threshold curve, and the disagreements, side by side."""
@@ -210,7 +295,7 @@ class MatchResults:
         if self.selected is None or self.result is None:
             return None
         matching = (self.result.get("space") or {}).get("matching") or self.result.get("best", {}).get("matching", "greedy")
-        return config_of(self.selected, name, matching, self.result.get("embedding") or self.window_._config.embedding)
+        return config_of(self.selected, name, matching, self.result.get("embedding") or self._window_config().embedding)
 
     def _draw_disagreements(self) -> None:
         cfg = self.selected_config()
@@ -253,3 +338,96 @@ class MatchResults:
         self.window_._load_configs()
         self.window_.set_config(saved.ref)
         self.summary.setText(self.summary.text() + f"\nApplied as {saved.ref}: the review window now uses it.")
+
+    # -- running ---------------------------------------------------------------------------------------------------
+    def set_scheme(self, scheme: Scheme) -> None:
+        """Shown for the violations scheme: the newest stored run, unless this page already shows one."""
+        if self.result is None and self.task is None:
+            self.load_latest()
+
+    def run(self) -> None:
+        if self.task is not None:
+            return
+        path, emb = str(self.project.path), self._window_config().embedding
+        opts = {"objective": self.objective.currentText(), "folds": self.folds.value(),
+                "group_by": self.group_by.currentData(), **self.panel.engine_options()}
+        components, step, matching = self.components.currentData(), float(self.step.currentText()), self.matching.currentText()
+
+        def work(progress: TaskProgress) -> dict[str, Any]:
+            from app.gui.views.violations_scoring import ensure_sample_vectors
+            from app.services.calibration import calibrate, make_space
+            from app.services.evaluation import human_labels, pair_table
+
+            with Project.open(path) as wp:
+                ensure_sample_vectors(path, wp, emb, wp.violation_samples(), progress)  # the model stays out of the app
+                space = make_space(components, step, matching)
+                cal, run_id = calibrate(wp, space, embedding=emb, progress=progress, **opts)
+                table = pair_table(wp, emb)  # vectors are cached now: cheap, and needed for the disagreements
+                labels = human_labels(wp, table)
+            return {"result": cal.to_dict() | {"embedding": emb}, "cv": cal.cv_results_, "table": table,
+                    "labels": labels, "run_id": run_id}
+
+        self._start(Task(work, "calibration"), "Calibrating…")
+
+    def curve_setup(self) -> Setup | None:
+        """The learning curve runs the search this page would run (its objective, folds, grouping and space)."""
+        emb = self._window_config().embedding
+        opts = {"components": self.components.currentData(), "step": float(self.step.currentText()),
+                "matching": self.matching.currentText(), "embedding": emb}
+
+        def prepare(path: str, wp: Project, progress: Any) -> None:
+            from app.gui.views.violations_scoring import ensure_sample_vectors
+
+            ensure_sample_vectors(path, wp, emb, wp.violation_samples(), progress)  # the model stays out of the app
+
+        return (SCHEME.name, opts, self.objective.currentText(), self.folds.value(), self.group_by.currentData(), prepare)
+
+    def _start(self, task: Task, title: str) -> None:
+        self.task = task
+        self.run_button.setEnabled(False)
+        task.signals.finished.connect(self._finished)
+        task.signals.failed.connect(lambda _m, t=task: self.messages.report(
+            "task", f"{title.rstrip('…')} failed", t.error or RuntimeError(_m.splitlines()[0]),
+            project=str(self.project.path)))
+        for sig in (task.signals.finished, task.signals.failed, task.signals.cancelled):
+            sig.connect(lambda *_a: self._ended())
+        self.progress.track(task, title)
+        self.window_.runner.start(task)
+
+    def _ended(self) -> None:
+        self.task = None
+        self.run_button.setEnabled(True)
+
+    def load_latest(self) -> None:
+        """Show the project's newest stored run; the pair table for its disagreements is built in a worker."""
+        runs = [r for r in (self.project.calibration_runs() if self.window_.project is not None else [])
+                if ((r.get("result") or {}).get("scheme") or (r.get("params") or {}).get("scheme") or SCHEME.name)
+                == SCHEME.name]  # the match metric's own runs (older ones carry no scheme name)
+        if not runs:
+            self.summary.setText("No calibration run yet. Label some units (accept or fix matches), then Run.")
+            return
+        run = runs[-1]
+        emb = run["params"].get("embedding") or run["result"].get("embedding") or self._window_config().embedding
+        self._show_result(run["result"] | {"embedding": emb}, self.project.calibration_cv_results(run["id"]), run["id"])
+        path = str(self.project.path)
+
+        def work(progress: TaskProgress) -> dict[str, Any]:
+            from app.gui.views.violations_scoring import ensure_sample_vectors
+            from app.services.evaluation import human_labels, pair_table
+
+            with Project.open(path) as wp:
+                ensure_sample_vectors(path, wp, emb, wp.violation_samples(), progress)
+                table = pair_table(wp, emb)
+                return {"table": table, "labels": human_labels(wp, table)}
+
+        self._start(Task(work, "pairs"), "Loading pairs for the disagreement list…")
+
+    def _finished(self, out: dict[str, Any]) -> None:
+        if "result" in out:
+            self._show_result(out["result"], out["cv"], out["run_id"])
+        self.table, self.labels = out["table"], out["labels"]
+        self._draw_disagreements()
+
+    def shutdown(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
