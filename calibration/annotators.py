@@ -7,7 +7,8 @@ precision/recall/F1 under greedy one-to-one matching on character IoU, the micro
 unitizing alpha. Every interval is a percentile bootstrap over samples (a sample's items travel together).
 
 Libraries and where we wrote our own:
-- point estimates: scikit-learn's `cohen_kappa_score` and the `krippendorff` package's `alpha`;
+- point estimates: Cohen's kappa per pair by scikit-learn's formula on the pair's confusion counts (tested equal to
+  `cohen_kappa_score`; importing sklearn.metrics would cost 1-2 s at start-up), the `krippendorff` package's `alpha`;
 - Fleiss' kappa is a few numpy lines (statsmodels would be a large dependency for one formula), tested against
   Fleiss' (1971) worked example;
 - bootstrap replicates are not library calls: every statistic here is a function of per-sample sums (confusion
@@ -28,7 +29,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from calibration.agreement import cohen_kappa, estimate_interval, nan_ratio, resample_counts
+from calibration.agreement import estimate_interval, nan_ratio, resample_counts
 from calibration.annotator_spans import span_agreement, unitizing_alpha
 
 __all__ = ["COLUMNS", "KAPPA_WEIGHTS", "Level", "item_agreement", "span_agreement", "unitizing_alpha"]
@@ -166,8 +167,9 @@ def item_agreement(
         flat = unit_sample[both] * k * k + ratings[a][both] * k + ratings[b][both]
         blocks.append(np.bincount(flat, minlength=n_s * k * k).reshape(n_s, k * k).astype(float))
         ra, rb = ratings[a][both], ratings[b][both]
-        kappa = (cohen_kappa(ra.tolist(), rb.tolist(), labels=list(range(k)), weights=KAPPA_WEIGHTS[level])  # type: ignore[arg-type]
-                 if both.any() else math.nan)
+        # the pair's confusion counts through sklearn's formula (tested equal to cohen_kappa_score): importing
+        # sklearn.metrics costs 1-2 s, a large part of a first `concord calibrate` that shows the human ceiling
+        kappa = float(_kappa_from_confusion(blocks[-1].sum(axis=0).reshape(k, k), weights)) if both.any() else math.nan
         pair_rows.append({"a": annotators[a], "b": annotators[b], "n_items": int(both.sum()),
                           "observed_agreement": float((ra == rb).mean()) if both.any() else math.nan,
                           "kappa": kappa})

@@ -42,6 +42,22 @@ def test_calibrate_start_up_skips_openai() -> None:
     assert "openai" not in loaded
 
 
+def test_calibration_fit_and_human_ceiling_skip_sklearn_and_scipy_stats() -> None:
+    """What a first `concord calibrate` runs -- a grid fit (folds, kappa, bootstrap) and the human ceiling's pairwise
+    kappa -- needs neither scikit-learn (1.2-1.7 s to import) nor scipy.stats."""
+    code = ("from calibration.schemes.violations.synthetic import human_labels, synthetic_table\n"
+            "from calibration.search import MatchCalibrator, SearchSpace\n"
+            "from calibration.annotators import item_agreement\n"
+            "t = synthetic_table(40, seed=1)\n"
+            "cal = MatchCalibrator(space=SearchSpace.preset('std'), n_boot=20).fit(t, human_labels(t), range(len(t.groups)))\n"
+            "assert cal.best_config_ is not None\n"
+            "rows = [(f's{i // 4}', i, r, (i * (r + 1)) % 3) for i in range(40) for r in range(3)]\n"
+            "assert item_agreement(rows, n_boot=20)['pairs'][0]['kappa'] is not None\n")
+    loaded = set(_loaded_after(CALIBRATE + ["calibration.search.engine", "calibration.annotators"], code))
+    for heavy in ("sklearn", "scipy.stats", "openai", "torch"):
+        assert heavy not in loaded, heavy
+
+
 def test_openai_backend_still_loads_openai_when_used() -> None:
     # building the embedder (the "openai:" backend) is what imports openai; a key is needed, no request is made
     code = ("import os\nos.environ['OPENAI_API_KEY'] = 'sk-test'\n"

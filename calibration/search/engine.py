@@ -1,12 +1,12 @@
 """Calibrator: grid search of any scheme's `SearchProblem` against human decisions, honestly scored.
 
 A scikit-learn estimator (parameters in `__init__`, `fit(problem)` returns self, results in trailing-underscore
-attributes). Honest means: on each fold the config is chosen on the other folds only and scored on the held-out
+attributes; get_params / set_params / `sklearn.base.clone` from estimator.py, which does not import sklearn). Honest means: on each fold the config is chosen on the other folds only and scored on the held-out
 one; the held-out score pools those out-of-fold decisions (with a bootstrap interval over CV groups) and sits next
 to the scheme's baselines on the same folds. `best_*` is then chosen on all labeled data.
 
 Folds: group_by="group" (or the problem's group noun, e.g. "sample") is grouped k-fold over CV groups, shuffled
-with `seed` (scikit-learn GroupKFold, which balances folds by unit counts); "stratum" (or e.g. "checker") is
+with `seed` (scikit-learn's GroupKFold(shuffle=True), as folds.py reproduces it); "stratum" (or e.g. "checker") is
 leave-one-stratum-out, one fold per stratum.
 
 Tie-break (issue #19): configs with exactly the best score are tied; `n_tied_` says how many. The chosen one is
@@ -23,12 +23,11 @@ from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator
-from sklearn.model_selection import GroupKFold
-
 from calibration.search import heldout
 from calibration.search.engines import ENGINES, make_engine
+from calibration.search.estimator import EstimatorParams
 from calibration.search.evaluate import Layout, Scores, evaluate
+from calibration.search.folds import group_folds
 from calibration.search.objectives import Objective, get
 from calibration.search.problem import check_problem, nouns
 from calibration.search.progress import ProgressLike, check, report
@@ -65,7 +64,7 @@ def stack_configs(space: Space, dicts: list[dict[str, Any]], ids: np.ndarray) ->
     return out
 
 
-class Calibrator(BaseEstimator):
+class Calibrator(EstimatorParams):
     """Search a problem's space for the config whose decisions agree best with the humans' under `objective`.
 
     min_units / min_positives: below these many labeled units / positive human decisions (class >= 1) the result
@@ -136,10 +135,7 @@ class Calibrator(BaseEstimator):
                                  f"got {groups.size}")
             if obj.kind == "strata" and K < 2:
                 raise ValueError(f"objective {self.objective!r} ranks {s_noun}s: needs >= 2 labeled {s_noun}s, got {K}")
-            fold = np.empty(group.size, dtype=np.int64)
-            splitter = GroupKFold(n_splits=self.folds, shuffle=True, random_state=self.seed)
-            for f, (_, test_idx) in enumerate(splitter.split(group, groups=group)):
-                fold[test_idx] = f
+            fold = group_folds(group, int(self.folds), self.seed)
         n_items = np.bincount(np.asarray(problem.item_unit), minlength=len(units)).astype(np.float64)
         weight = units["rank_weight"].to_numpy(dtype=np.float64) if "rank_weight" in units.columns else n_items
         return Layout(fold=fold, stratum=stratum.astype(np.int64), group=group.astype(np.int64),

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 
 def _f(x: Any) -> np.ndarray:
@@ -119,6 +118,8 @@ def accuracy_cm(cm: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------- rank agreement
 def spearman_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Spearman's rho along the last axis (average ranks for ties); NaN when a side is constant."""
+    from scipy import stats  # here: scipy.stats costs ~1 s to import and only the rank objectives use it
+
     rx = stats.rankdata(x, axis=-1)
     ry = np.broadcast_to(stats.rankdata(y, axis=-1), rx.shape)
     dx = rx - rx.mean(axis=-1, keepdims=True)
@@ -172,6 +173,8 @@ def auroc(d: np.ndarray, y: np.ndarray) -> np.ndarray:
     n_pos, n_neg = int(y.sum()), int((~y).sum())
     if n_pos == 0 or n_neg == 0:
         return np.full(d.shape[0], np.nan)
+    from scipy import stats  # see spearman_rows
+
     ranks = stats.rankdata(_f(d), axis=-1)
     return (ranks[:, y].sum(-1) - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg)
 
@@ -189,6 +192,8 @@ def item_kendall(d: np.ndarray, y: np.ndarray) -> np.ndarray:
     out = np.full(d.shape[0], np.nan)
     if d.shape[-1] < 2 or np.ptp(y) == 0:
         return out
+    from scipy import stats  # see spearman_rows
+
     for i, row in enumerate(_f(d)):
         if np.ptp(row) > 0:
             out[i] = stats.kendalltau(row, y).statistic
