@@ -55,3 +55,33 @@ def test_several_annotators_are_all_kept_and_resolved_by_policy(tmp_path: Path) 
     assert p.unit_page()[0]["status"] == "flagged"
     p.record("carol", [Change("s", "c", "status", "accepted")])
     assert p.unit_page()[0]["status"] == "accepted"
+
+
+def test_resolution_kept_on_write_equals_resolving_from_the_events(tmp_path: Path) -> None:
+    """`record` resolves the written target from the rows it read (no recomputation): after any sequence of writes by
+    several annotators (agreeing, disagreeing, clearing, adjudicating, under either policy) the resolved rows equal
+    those `rebuild_labels` derives from the events alone, and each target has exactly one."""
+    import random
+
+    p = Project.create(tmp_path / "p.concord")
+    p.write_violation_samples([ViolationSample(f"s{i}", "some text", (Violation("r", 0, 4),), {"c": (Violation("r", 0, 4),)})
+                               for i in range(3)])
+    rng = random.Random(5)
+
+    def resolved() -> list[tuple]:
+        return p.conn.execute("SELECT sample_id, unit, kind, annotator, value FROM labels WHERE resolved = 1 "
+                              "ORDER BY sample_id, unit, kind").fetchall()
+
+    for step in range(400):
+        if step == 200:
+            p.set_resolution_policy("newest")
+        sid = f"s{rng.randrange(3)}"
+        who = rng.choice(["alice", "bob", "carol", "judge"])
+        value = rng.choice([[[0, 0]], [], None])
+        p.record(who, [Change(sid, "c", "matches", value), Change(sid, "c", "status", rng.choice(["accepted", None]))],
+                 origin=ADJUDICATION if who == "judge" and rng.random() < 0.5 else "app")
+        kept = resolved()
+        targets = p.conn.execute("SELECT COUNT(DISTINCT sample_id || unit || kind) FROM labels").fetchone()[0]
+        assert len(kept) == targets
+        p.rebuild_labels()
+        assert resolved() == kept, f"step {step}"

@@ -9,6 +9,7 @@ derives it again from the events alone. Every read here returns the resolved lab
 """
 from __future__ import annotations
 
+import functools
 import json
 import uuid
 from collections.abc import Iterable, Sequence
@@ -16,7 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.store.project import ProjectBase, dumps, now
-from app.store.resolution import ADJUDICATED_SQL, ADJUDICATION_ORIGINS, resolve_all, resolve_targets
+from app.store.resolution import (
+    ADJUDICATED_SQL, ADJUDICATION_ORIGINS, mark_resolved, policy, resolve_all, resolve_written,
+)
 from app.store.schema import event_uid
 
 STATUSES = ("accepted", "corrected", "skipped", "flagged")  # = calibration.schemes.base.STATUSES
@@ -63,18 +66,22 @@ class DecisionsMixin(ProjectBase):
         adjudicated = int(origin in ADJUDICATION_ORIGINS)
         ids: list[int] = []
         with self.transaction() as c:
+            how = functools.cache(lambda: policy(c))  # read only if a target has several annotators
             c.execute("INSERT OR IGNORE INTO annotators VALUES (?, ?)", (annotator, now()))
             for ch in changes:
-                row = c.execute(
-                    "SELECT value, adjudicated FROM labels WHERE sample_id=? AND unit=? AND kind=? AND annotator=?",
-                    (ch.sample_id, ch.unit, ch.kind, annotator),
-                ).fetchone()
-                before = row[0] if row is not None else None
+                target = (ch.sample_id, ch.unit, ch.kind)
+                # every annotator's row of the target in one read: the writer's own is `before`, all of them
+                # resolve the target after the write (app/store/resolution.py)
+                rows = c.execute(
+                    "SELECT annotator, value, event_id, adjudicated, resolved FROM labels "
+                    "WHERE sample_id=? AND unit=? AND kind=?", target).fetchall()
+                own = next((r for r in rows if r[0] == annotator), None)
+                before = own[1] if own is not None else None
                 after = None if ch.after is None else dumps(ch.after)
                 # Each annotator has a label of their own: repeating it is a no-op; a second annotator who agrees
                 # is evidence for inter-annotator agreement and gets an event (and a label) of their own. An
                 # adjudicator who picks the label they already gave still records the adjudication.
-                if before == after and (row is not None or after is None) and (row is None or row[1] == adjudicated):
+                if before == after and (own is not None or after is None) and (own is None or own[3] == adjudicated):
                     continue
                 ts = now()
                 cur = c.execute(
@@ -84,13 +91,18 @@ class DecisionsMixin(ProjectBase):
                      event_uid(ts, annotator, ch.sample_id, ch.unit, ch.kind, after, command, origin)),
                 )
                 eid = int(cur.lastrowid)
+                was = next((r[0] for r in rows if r[4]), None)
+                now_rows = [r[:4] for r in rows if r[0] != annotator] + [(annotator, after, eid, adjudicated)]
+                winner = resolve_written(c, target, now_rows, annotator, was, how)
                 c.execute(
-                    "INSERT INTO labels (sample_id, unit, kind, annotator, value, event_id, ts, adjudicated) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(sample_id, unit, kind, annotator) DO UPDATE SET "
-                    "value=excluded.value, event_id=excluded.event_id, ts=excluded.ts, adjudicated=excluded.adjudicated",
-                    (ch.sample_id, ch.unit, ch.kind, annotator, after, eid, ts, adjudicated),
+                    "INSERT INTO labels (sample_id, unit, kind, annotator, value, event_id, ts, adjudicated, resolved) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(sample_id, unit, kind, annotator) DO UPDATE SET "
+                    "value=excluded.value, event_id=excluded.event_id, ts=excluded.ts, adjudicated=excluded.adjudicated, "
+                    "resolved=excluded.resolved",
+                    (*target, annotator, after, eid, ts, adjudicated, int(winner == annotator)),
                 )
-                resolve_targets(c, [(ch.sample_id, ch.unit, ch.kind)])
+                if winner not in (annotator, was):
+                    mark_resolved(c, target, winner)
                 ids.append(eid)
         return ids
 
@@ -157,8 +169,6 @@ class DecisionsMixin(ProjectBase):
 
     def resolution_policy(self) -> str:
         """How a target with several annotators resolves when nobody adjudicated: 'majority' (else newest) or 'newest'."""
-        from app.store.resolution import policy
-
         return policy(self.conn)
 
     def set_resolution_policy(self, name: str) -> None:

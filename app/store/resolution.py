@@ -1,14 +1,15 @@
 """The resolved label of a target (sample, unit, kind) among its annotators' labels: adjudicated, else majority,
 else newest. Calibration, export and the unit list read the resolved label; every annotator's label is kept.
 
-`labels.resolved` marks the one row per target that wins; it is recomputed for a target whenever one of its rows
-changes (`resolve_targets`) and for all targets when labels are rebuilt from the events (`resolve_all`).
+`labels.resolved` marks the one row per target that wins; it is recomputed for the target a decision writes, from
+the rows the writer already read (`resolve_written`: no extra query for a target with one annotator), for given
+targets (`resolve_targets`) and for all targets when labels are rebuilt from the events (`resolve_all`).
 """
 from __future__ import annotations
 
 import sqlite3
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 ADJUDICATION = "adjudication"  # the event origin of an adjudicator's decision (issue #15)
@@ -46,6 +47,30 @@ def policy(conn: sqlite3.Connection) -> str:
     """The project's resolution policy (meta `resolution`), the default when unset or unknown."""
     row = conn.execute("SELECT value FROM meta WHERE key = 'resolution'").fetchone()
     return row[0] if row is not None and row[0] in POLICIES else DEFAULT_POLICY
+
+
+def resolve_written(conn: sqlite3.Connection, target: tuple[str, str, str], rows: Sequence[Row], writer: str,
+                    resolved_by: str | None, how: Callable[[], str]) -> str:
+    """The annotator whose row resolves `target` after `writer` wrote it (called inside the writer's transaction,
+    before the writer's row is stored). `rows` is every annotator's (annotator, value, event_id, adjudicated) with the
+    writer's new row in it; `resolved_by` is who resolved the target before the write (None: nobody).
+
+    One annotator (the common case) costs no query: the writer's row is the only row and resolves. With several,
+    the policy (`how`, read at most once per write) picks the winner; a previous winner other than the writer is
+    unmarked here, first, because the partial unique index allows one resolved row per target. The caller stores
+    the writer's row with `resolved = (winner == writer)` and then, if the winner is someone else not already
+    marked, marks it (`mark_resolved`)."""
+    winner = rows[0][0] if len(rows) == 1 else pick(rows, how())
+    if resolved_by is not None and resolved_by not in (winner, writer):
+        conn.execute("UPDATE labels SET resolved = 0 WHERE sample_id=? AND unit=? AND kind=? AND annotator = ?",
+                     (*target, resolved_by))
+    return winner  # type: ignore[return-value]  # rows is never empty
+
+
+def mark_resolved(conn: sqlite3.Connection, target: tuple[str, str, str], annotator: str) -> None:
+    """Mark `annotator`'s row as the one that resolves `target` (its previous winner must be unmarked already)."""
+    conn.execute("UPDATE labels SET resolved = 1 WHERE sample_id=? AND unit=? AND kind=? AND annotator = ?",
+                 (*target, annotator))
 
 
 def resolve_targets(conn: sqlite3.Connection, targets: Iterable[tuple[str, str, str]]) -> None:
