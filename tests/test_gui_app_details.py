@@ -18,7 +18,8 @@ from app.gui.calibration_panel import CalibrationPanel
 from app.gui.export_dialog import PREVIEW_HEADING, ExportDialog
 from app.gui.main import install_excepthook, place_window, quiet_model_loading
 from app.gui.views.violations_calibration import DIM_TITLES
-from app.gui.window import DEFAULT_SIZE, UNIT_COLUMN
+from app.gui.window import DEFAULT_SIZE
+from app.gui.window_list import UNIT_COLUMN
 from app.store import Project
 from tests.gui_data import C1, C2, open_window, project_path, settings  # noqa: F401 - fixtures
 
@@ -128,7 +129,7 @@ def test_opening_a_disagreement_clears_hiding_filters_and_raises_the_window(qtbo
     w.filters.search.setText("zzz-nothing")
     qtbot.waitUntil(lambda: w.model.total == 0, timeout=5000)
     panel.page.dis_model.set_records([{"sample_id": "v2", "checker": C1, "gt": 1, "pred": 1, "gt_n": 2, "pred_n": 2,
-                                  "score": 0.5, "machine": "no", "human": "match"}])
+                                       "score": 0.5, "machine": "no", "human": "match"}])
     panel.show()
     panel.activateWindow()
     qtbot.waitUntil(lambda: QApplication.activeWindow() is panel, timeout=3000)

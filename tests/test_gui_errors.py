@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 
 import app.services.evaluation
 from app.corrections import set_status
-from app.gui.window import DECIDE
+from app.gui.window_parts import DECIDE
 from app.store import Project
 from app.store.backup import list_backups
 from tests.gui_data import C1, C2, open_window, project_path, settings  # noqa: F401 - fixtures

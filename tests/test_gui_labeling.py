@@ -121,9 +121,9 @@ def test_switch_checker_and_note(qtbot, open_window, project_path, monkeypatch):
     assert w.current_view.current() == ("v1", C2)
     key(qtbot, w, Qt.Key.Key_C)
     assert w.current_view.current() == ("v1", C1)
-    import app.gui.window
+    import app.gui.window_decisions
 
-    monkeypatch.setattr(app.gui.window, "ask_text", lambda *a, **k: ("needs a second look", True))
+    monkeypatch.setattr(app.gui.window_decisions, "ask_text", lambda *a, **k: ("needs a second look", True))
     key(qtbot, w, Qt.Key.Key_E)
     assert w.project.current("v1", C1, "note") == "needs a second look"
     assert "needs a second look" in w.current_view.note.text()

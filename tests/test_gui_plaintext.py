@@ -138,7 +138,7 @@ def test_dialogs_show_data_as_plain_text(qtbot, open_window, tmp_path) -> None: 
     panel = CalibrationPanel.open_for(w)
     qtbot.addWidget(panel)
     panel.page.dis_model.set_records([{"sample_id": SID, "checker": CHECKER, "gt": 0, "pred": 0, "gt_n": 1, "pred_n": 1,
-                                  "score": 0.5, "machine": "no", "human": "match", "_tip": f"open {SID}"}])
+                                       "score": 0.5, "machine": "no", "human": "match", "_tip": f"open {SID}"}])
     assert shown_tooltip(panel.page.dis_model.data(panel.page.dis_model.index(0, 0), TOOLTIP)) == f"open {SID}"
     panel.messages.show_message("apply", f"Could not apply {MARK}")
     labels_are_plain(panel, MARK)

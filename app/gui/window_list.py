@@ -1,0 +1,203 @@
+"""The main window's review list: the lazy unit table with its filters, queue order and count, its columns (they
+follow the schemes the scheme filter lets through) and their widths, loading it under the filters, and selecting
+rows (selecting one shows it in the detail pane, window_units.py)."""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, Qt, QTimer
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget
+
+from app.gui.filters import FilterBar
+from app.gui.models import SUMMARY, UnitListModel
+from app.gui.views import view_class, view_classes
+from app.gui.window_parts import SCAN_PAGES, WindowPart
+from app.store import UnitFilter
+from calibration.schemes.base import registry
+
+# widths of the review list's common columns; the unit (checker/trait) column stretches; a scheme's own columns
+# get their header's width (at least SCHEME_WIDTH, or SUMMARY_WIDTH for the several-schemes summary)
+LIST_WIDTHS = {"sample_id": 90, "scheme": 68, "unit": 0, "machine_f1": 44, "status": 76}
+SCHEME_WIDTH, TEXT_WIDTH, SUMMARY_WIDTH, SUMMARY_MAX = 44, 76, 96, 280
+UNIT_COLUMN, UNIT_WIDTH, UNIT_MIN = 2, 260, 140
+
+
+class UnitListPart(WindowPart):
+    def _build_list(self) -> QWidget:
+        """The list with the filter bar and queue order above it and the count below: the window's left pane."""
+        self.model = UnitListModel(None, self)
+        self.list = QTableView()
+        self.list.setObjectName("unit_list")
+        self.list.setModel(self.model)
+        self.list.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.list.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.list.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)  # project order until a click
+        self.list.setSortingEnabled(True)
+        self.list.verticalHeader().setVisible(False)
+        self.list.verticalHeader().setDefaultSectionSize(22)
+        self.list.setAlternatingRowColors(True)
+        self.list.setWordWrap(False)
+        h = self.list.horizontalHeader()
+        h.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        h.setStretchLastSection(False)
+        self._summary_wanted = SUMMARY_WIDTH
+        self.model.modelReset.connect(self._size_columns)  # the columns follow the schemes shown
+        self.list.viewport().installEventFilter(self)
+        self._size_columns()
+        self._panes_fitted = False
+        self.list.selectionModel().currentRowChanged.connect(self._row_changed)
+
+        self.filters = FilterBar(extra=[(v.scheme, f) for v in view_classes() for f in v.filters])
+        self.filters.changed.connect(self._filter_changed)
+        left = QWidget()
+        ll = QVBoxLayout(left)
+        ll.setContentsMargins(4, 4, 0, 4)
+        ll.addWidget(self.filters)
+        from app.gui.queue_combo import QueueOrder
+
+        self.queue = QueueOrder(self)  # issue #16: what N follows
+        ll.addWidget(self.queue.widget)
+        ll.addWidget(self.list, 1)
+        self.count_label = QLabel()
+        self.count_label.setTextFormat(Qt.TextFormat.PlainText)
+        ll.addWidget(self.count_label)
+        return left
+
+    def _set_list_schemes(self) -> None:
+        """The list's columns: the common ones and those of the schemes the scheme filter lets through."""
+        names = self.filters.schemes
+        schemes = [registry().get(n) for n in names if n in registry()]
+        views = [view_class(n) for n in names]
+        titles = {v.score_title for v in views}
+        follow = [v for v in views if v.scores_follow_config]
+        tip = ("The machine's headline figure for the unit"
+               + (" (under the chosen config: Tools ▸ Compute machine scores)" if follow else ""))
+        self.model.set_schemes(schemes, score_title=titles.pop() if len(titles) == 1 else "Score", score_tip=tip,
+                               empty_unit={n: view_class(n).empty_unit for n in names})
+
+    def _column_width(self, col: int) -> int:
+        c = self.model.columns[col]
+        if c.key in LIST_WIDTHS:
+            return LIST_WIDTHS[c.key]
+        if c.summary:
+            return self._summary_wanted
+        least = SCHEME_WIDTH if c.numeric else TEXT_WIDTH
+        return max(least, self.list.fontMetrics().horizontalAdvance(c.header) + 16)
+
+    def _size_columns(self) -> None:
+        h = self.list.horizontalHeader()
+        summary = self.model.column_of(SUMMARY)
+        fm = self.list.fontMetrics()
+        texts = [self.model.data(self.model.index(r, summary)) or "" for r in range(self.model.rowCount())] if summary >= 0 else []
+        self._summary_wanted = max([SUMMARY_WIDTH, *(min(SUMMARY_MAX, fm.horizontalAdvance(t) + 16) for t in texts)])
+        for col in range(self.model.columnCount()):
+            if col != UNIT_COLUMN:
+                h.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
+                self.list.setColumnWidth(col, self._column_width(col))
+        h.setSectionResizeMode(UNIT_COLUMN, QHeaderView.ResizeMode.Stretch)  # long checker ids take what is left
+        self._fit_summary()
+
+    def _fit_summary(self) -> None:
+        """The several-schemes summary column takes what its texts need, as long as the unit column keeps
+        UNIT_MIN pixels (it shrinks back to SUMMARY_WIDTH in a narrow list; its tooltip has the whole text)."""
+        col = self.model.column_of(SUMMARY)
+        if col < 0:
+            return
+        others = sum(self._column_width(c) for c in range(self.model.columnCount()) if c not in (col, UNIT_COLUMN))
+        room = self.list.viewport().width() - others - UNIT_MIN
+        self.list.setColumnWidth(col, max(SUMMARY_WIDTH, min(self._summary_wanted, room)))
+
+    def eventFilter(self, obj: Any, event: Any) -> bool:  # noqa: N802 - Qt's name
+        if obj is self.list.viewport() and event.type() == QEvent.Type.Resize:
+            self._fit_summary()
+        return super().eventFilter(obj, event)
+
+    def list_width_needed(self) -> int:
+        """Width of the left pane that shows every list column (the checker/trait one at UNIT_WIDTH)."""
+        fixed = sum(self._column_width(c) for c in range(self.model.columnCount()) if c != UNIT_COLUMN)
+        frame = 2 * self.list.frameWidth() + self.list.verticalScrollBar().sizeHint().width()
+        return fixed + UNIT_WIDTH + frame + 8
+
+    def fit_panes(self) -> None:
+        """Give the list the width its columns need (at most half the window, at least 420 px)."""
+        total = sum(self.split.sizes()) or self.split.width()
+        left = min(self.list_width_needed(), max(int(total * 0.5), 420))
+        self.split.setSizes([left, max(0, total - left)])
+        self._panes_fitted = True
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802
+        super().showEvent(event)
+        if not self._panes_fitted:
+            QTimer.singleShot(0, self.fit_panes)  # once the splitter has its real width
+
+    # -- loading ------------------------------------------------------------------------------------------------
+    def _filter_changed(self, f: UnitFilter) -> None:
+        self._load_list(self.unit_filter(f), None)
+        if self.queue.order != "list":  # the queue covers the schemes the list shows
+            self.queue.refresh()
+
+    def unit_filter(self, f: UnitFilter | None = None) -> UnitFilter:
+        """The filter bar's filter, scoped to this annotator in blind mode (their status, their queue)."""
+        f = self.filters.current() if f is None else f
+        if self.blind_as is None:
+            return f
+        return dataclasses.replace(f, annotator=self.blind_as, assigned_to=self._queue_of)
+
+    def _reload_list(self, keep: bool) -> None:
+        self._load_list(self.unit_filter(), self._shown if keep else None)
+
+    def _load_list(self, f: UnitFilter, shown: tuple[str, str] | None) -> None:
+        try:
+            self._set_list_schemes()
+            self.model.set_filter(f)  # on failure the model is left empty
+        except Exception as exc:  # noqa: BLE001
+            self._clear_detail()
+            self._update_count()
+            self.report_error("list", "Could not load the review list", exc,
+                              action=("Retry", lambda: self._reload_list(keep=False)))
+            return
+        self.messages.dismiss("list")
+        self._after_reload(shown)
+
+    def _after_reload(self, shown: tuple[str, str] | None) -> None:
+        self._update_count()
+        if shown is not None and self.model.row_of(*shown) >= 0:
+            self.select_row(self.model.row_of(*shown))
+        elif self.model.rowCount():
+            self.select_row(0)
+        else:
+            self._clear_detail()
+
+    def _update_count(self, matching: int | None = None) -> None:
+        """Units matching the filters: the model's count at load time, then the store's after each commit."""
+        n = self.model.total if matching is None else matching
+        text = f"{n:,} unit(s) match the filters"
+        if matching is not None and matching != self.model.total:
+            text += f" (the list keeps {self.model.total:,} row(s) until the filters change)"
+        self.count_label.setText(text)
+
+    def select_row(self, row: int) -> None:
+        idx = self.model.index(row, 0)
+        if idx.isValid():
+            self.list.selectionModel().setCurrentIndex(
+                idx, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+            )
+            self.list.scrollTo(idx)
+
+    def current_row(self) -> int:
+        return self.list.selectionModel().currentIndex().row()
+
+    def _row_changed(self, cur: QModelIndex, _prev: QModelIndex) -> None:
+        row = self.model.row(cur.row())
+        if row is not None:
+            self.show_unit(row)
+
+    def _find_row(self, sample_id: str, unit: str) -> int:
+        """The unit's row in the list, fetching further pages (at most SCAN_PAGES) if needed; -1 if not listed."""
+        pages = 0
+        while self.model.row_of(sample_id, unit) < 0 and self.model.canFetchMore() and pages < SCAN_PAGES:
+            self.model.fetchMore()
+            pages += 1
+        return self.model.row_of(sample_id, unit)

@@ -1,0 +1,179 @@
+"""The main window's detail pane: the scheme's view of the selected unit (one view per scheme, built on first use),
+what is shown when rendering fails, showing a unit asked for from elsewhere, and which decisions are on.
+
+The detail pane and the list stay in step: `_shown` is the unit the detail pane rendered successfully; if rendering
+the selected unit fails, the pane says so and every decision is disabled until a unit is shown again.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QStackedWidget
+
+from app.errors import UsageError
+from app.gui.plaintext import plain_label
+from app.gui.views import DetailView, ViewContext, view_class
+from app.gui.window_parts import DECIDE, WindowPart, guarded
+
+
+class DetailPanePart(WindowPart):
+    def _build_detail(self) -> QStackedWidget:
+        """The stack of pages on the right: a placeholder, the failure page, then each scheme's view."""
+        self.stack = QStackedWidget()
+        self.placeholder = plain_label("Open a project (Ctrl+O), or pick a unit in the list.")
+        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.stack.addWidget(self.placeholder)
+        self.failed_page = plain_label(wrap=True)  # the selected unit could not be shown: say so, never a stale unit
+        self.failed_page.setObjectName("failed_page")
+        self.failed_page.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.failed_page.setStyleSheet("color:#b71c1c;")
+        self.stack.addWidget(self.failed_page)
+        return self.stack
+
+    def _view(self, scheme: str) -> DetailView | None:
+        if scheme not in self.views:
+            cls = view_class(scheme)  # the scheme's own view, else the generic one
+            if self.session is None:
+                return None
+            view = cls(ViewContext(self.session, self.runner, self.progress, lambda: self.configs.current,
+                                   lambda: self.blind_as))
+            view.request_unit.connect(self.show_unit_by_key)
+            view.message.connect(lambda m: self.status_message(m, 6000))
+            self.views[scheme] = view
+            self.stack.addWidget(view)
+        return self.views[scheme]
+
+    @property
+    def current_view(self) -> DetailView | None:
+        w = self.stack.currentWidget()
+        return w if isinstance(w, DetailView) else None
+
+    def show_unit(self, row: dict[str, Any]) -> bool:
+        """Render `row` in the detail pane; True on success. On failure the pane says which unit failed and every
+        decision is disabled until a unit renders, so no key acts on a unit the user does not see."""
+        key = (row["sample_id"], row["unit"])
+        if key != self._shown:
+            self._leave_unit()
+        view = self._view(row["scheme"])
+        if view is None:
+            self._show_failed(row, UsageError(f"no view for scheme {row['scheme']!r}"))
+            return False
+        try:
+            view.show_unit(row)
+        except Exception as exc:  # noqa: BLE001 - the store failed under us: say so, never keep a stale pane
+            self._show_failed(row, exc)
+            return False
+        self.stack.setCurrentWidget(view)
+        self.messages.dismiss("show")
+        if key != self._shown:
+            self._shown, self._shown_at = key, time.monotonic()
+        self._update_action_state()
+        QTimer.singleShot(0, self._prefetch)
+        return True
+
+    def _show_failed(self, row: dict[str, Any], exc: BaseException) -> None:
+        self._leave_unit()  # _shown = None: decisions are off until a unit renders
+        for v in self.views.values():
+            v.reset()
+        unit = row.get("unit") or "(ground truth only)"
+        self.failed_page.setText(f"Could not show sample {row['sample_id']} · {unit}.\n\nDecisions are off until a "
+                                 "unit is shown: press J or K, click a unit in the list, or Retry.")
+        self.stack.setCurrentWidget(self.failed_page)
+        self._update_action_state()
+        self.report_error("show", f"Could not show sample {row['sample_id']} · {unit}", exc,
+                          action=("Retry", self.retry_show))
+
+    def retry_show(self) -> None:
+        row = self.model.row(self.current_row())
+        if row is not None:
+            self.show_unit(row)
+
+    @guarded("Could not show the unit")
+    def show_unit_by_key(self, sample_id: str, unit: str) -> None:
+        i = self.model.row_of(sample_id, unit)
+        if i >= 0:
+            self.select_row(i)
+            return
+        if self.project is None:
+            return
+        for u in self.project.units_for_sample(sample_id):
+            if u["unit"] == unit:
+                self.list.selectionModel().clearSelection()
+                self.show_unit({**u, "status": self.project.current(sample_id, unit, "status", self.blind_as) or "unlabeled"})
+                return
+
+    @guarded("Could not open the unit", "reveal")
+    def reveal_unit(self, sample_id: str, unit: str, pair: tuple[int, int] | None = None) -> bool:
+        """Show a unit asked for from elsewhere (the calibration panel's disagreements): clear the filters that
+        would hide it, select it in the list, select `pair` in its detail view, and bring this window to the front."""
+        p = self.project
+        if p is None:
+            return False
+        info = {u["unit"]: u for u in p.units_for_sample(sample_id)}.get(unit)
+        if info is None:
+            self.status_message(f"{sample_id} · {unit}: not in this project", 6000)
+            return False
+        f = self.filters.current()
+        status = p.current(sample_id, unit, "status", self.blind_as) or "unlabeled"
+        hiding = [name for name, hides in (("scheme", bool(f.scheme) and f.scheme != info["scheme"]),
+                                           ("status", bool(f.statuses) and status not in f.statuses),
+                                           ("unit", bool(f.units) and unit not in f.units)) if hides]
+        cleared = self.filters.clear(tuple(hiding)) if hiding else []
+        row = self._find_row(sample_id, unit)
+        if row < 0:  # the views' filters and search are decided by the store: clear them if still not listed
+            cleared += self.filters.clear((*self.filters.extra, "search"))
+            row = self._find_row(sample_id, unit)
+        if row >= 0:
+            self.select_row(row)
+        else:
+            self.show_unit_by_key(sample_id, unit)
+        if cleared:
+            self.status_message(f"Cleared the filter(s) that hid {sample_id}: {', '.join(cleared)}", 6000)
+        view = self.shown_view()
+        if pair is not None and view is not None and view.current() == (sample_id, unit) and hasattr(view, "select_pair"):
+            view.select_pair(*pair)
+        if self.isMinimized():
+            self.showNormal()
+        self.raise_()
+        self.activateWindow()
+        return view is not None and view.current() == (sample_id, unit)
+
+    @guarded("Could not prefetch scores for the next units", "prefetch")
+    def _prefetch(self) -> None:
+        view, i = self.current_view, self.current_row()
+        if view is None or i < 0 or self.session is None:
+            return
+        rows = [r for r in (self.model.row(j) for j in range(i + 1, i + 17)) if r is not None]
+        view.prefetch(rows)
+
+    def _leave_unit(self) -> None:
+        """Record the time spent on the unit being left, and remember it to resume there next time."""
+        key = self._last_unit_key()
+        if self._shown is not None and self.session is not None and key is not None:
+            self.session.log_time(self._shown[0], self._shown[1], time.monotonic() - self._shown_at)
+            self.settings.setValue(key, list(self._shown))
+        self._shown = None
+
+    def shown_view(self) -> DetailView | None:
+        """The detail view, if it shows the unit it rendered last (the only unit a decision may act on)."""
+        view = self.current_view
+        if view is None or self._shown is None or view.current() != self._shown:
+            return None
+        return view
+
+    def _update_action_state(self) -> None:
+        view = self.shown_view()
+        supported = view.actions if view is not None else frozenset()
+        for a in self.all_actions:
+            if a.handler == "view":
+                self.actions_by_id[a.id].setEnabled(a.id in supported)
+        for aid in DECIDE:
+            self.actions_by_id[aid].setEnabled(view is not None)
+
+    def _clear_detail(self) -> None:
+        """Nothing selected: the placeholder, and no decision can act on a unit."""
+        self._leave_unit()
+        self.stack.setCurrentWidget(self.placeholder)
+        self._update_action_state()
