@@ -99,6 +99,24 @@ def test_generic_app_modules_import_no_scheme() -> None:
     assert bad == []
 
 
+def is_view(rel: str, scheme: str) -> bool:
+    """app/gui/views/<scheme>*.py: the scheme's view and the modules it owns (scoring, calibration page, tables)."""
+    parts = rel.split("/")
+    return parts[:3] == ["app", "gui", "views"] and len(parts) == 4 and parts[3].startswith(scheme)
+
+
+def test_generic_gui_modules_import_no_scheme() -> None:
+    """The window, panels and embedding helper reach a scheme through the view registry's hooks (config_choice,
+    calibration_page, score_task, ...); only a scheme's own view modules import its calibration package."""
+    assert is_view("app/gui/views/violations_calibration.py", "violations") and is_view("app/gui/views/rubric.py", "rubric")
+    assert not is_view("app/gui/calibration_panel.py", "violations") and not is_view("app/gui/views/base.py", "rubric")
+    bad = []
+    for path in sorted((ROOT / "app" / "gui").rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        bad += [f"{rel} imports calibration.schemes.{s}" for s in sorted(scheme_imports(path)) if not is_view(rel, s)]
+    assert bad == []
+
+
 def test_the_seam_checker_finds_a_planted_scheme_import(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text("from calibration.schemes import rubric\nfrom calibration.schemes.base import registry\n"
