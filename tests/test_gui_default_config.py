@@ -43,3 +43,20 @@ def test_window_takes_the_default_from_the_shared_rule(open_window, path: Path, 
     monkeypatch.setattr("app.services.configs.default_config_ref", rule)  # read by the violations view's MATCH_CONFIGS
     w = open_window(path)
     assert seen and w._config.ref == "calibrated@1.0.0"
+
+
+def test_window_remembers_the_chosen_config_and_falls_back_when_it_is_gone(open_window, path: Path,  # type: ignore[no-untyped-def]
+                                                                          settings) -> None:
+    """The config box (app/gui/config_box.py) keeps the choice per project under the view's settings key; a
+    remembered config the project no longer has falls back to the view's fallback (std_match), not an error."""
+    w = open_window(path)
+    w.set_config("calibrated@1.0.0")
+    key = f"projects/{w.project.project_id}/match_config"
+    assert settings.value(key) == "calibrated@1.0.0" and w.filters.config_ref == "calibrated@1.0.0"
+    w.close()
+    again = open_window(path)
+    assert again._config.ref == "calibrated@1.0.0" == again.config_box.currentData()
+    again.close()
+    settings.setValue(key, "gone@9.9.9")
+    last = open_window(path)
+    assert last._config == STD_MATCH and last.configs.ref == STD_MATCH.ref

@@ -108,7 +108,8 @@ def is_view(rel: str, scheme: str) -> bool:
 def test_generic_gui_modules_import_no_scheme() -> None:
     """The window, panels and embedding helper reach a scheme through the view registry's hooks (config_choice,
     calibration_page, score_task, ...); only a scheme's own view modules import its calibration package."""
-    assert is_view("app/gui/views/violations_calibration.py", "violations") and is_view("app/gui/views/rubric.py", "rubric")
+    assert is_view("app/gui/views/violations_calibration.py", "violations")
+    assert is_view("app/gui/views/rubric.py", "rubric")
     assert not is_view("app/gui/calibration_panel.py", "violations") and not is_view("app/gui/views/base.py", "rubric")
     bad = []
     for path in sorted((ROOT / "app" / "gui").rglob("*.py")):

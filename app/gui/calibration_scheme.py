@@ -1,8 +1,9 @@
 """The calibration panel's generic page, for every scheme whose view brings no page of its own
-(DetailView.calibration_page; the violations view brings the match metric's): the generic search, app.services.schemes.calibrate (what `concord calibrate --scheme NAME` runs),
-in a worker, shown the same way for any scheme: the held-out score with its 95% interval next to each preset's
-on the same folds, the tie-break, the top configs with the search space's dimensions as columns, and Apply
-(NAME@next version, the service behind `concord calibrate --apply`). Nothing here names a scheme.
+(DetailView.calibration_page; the violations view brings the match metric's): the generic search,
+app.services.schemes.calibrate (what `concord calibrate --scheme NAME` runs), in a worker, shown the same way for
+any scheme: the held-out score with its 95% interval next to each preset's on the same folds, the tie-break, the top
+configs with the search space's dimensions as columns, and Apply (NAME@next version, the service behind
+`concord calibrate --apply`). Nothing here names a scheme.
 """
 from __future__ import annotations
 

@@ -2,8 +2,9 @@
 pairs with every component score and threshold test, so a human sees why the metric decided.
 
 Links shown are the human's matches once the unit is labeled, else the matcher's proposal (a correction
-starts from the proposal). Scores come from app.gui.views.violations_scoring: a provisional result at once, the real one from
-a worker (cached in memory per unit and config).
+starts from the proposal). Scores come from violations_scoring.py: a provisional result at once, the real one from
+a worker (cached in memory per unit and config). The view also declares the match configs its scores follow
+(MATCH_CONFIGS, the window's config box) and brings the match metric's calibration page (violations_calibration.py).
 """
 from __future__ import annotations
 
