@@ -15,6 +15,7 @@ from typing import Any
 from app.errors import UsageError
 from app.progress import Progress
 from app.store import Project
+from app.store.samples import store_adapter
 from calibration.schemes.base import Report, Scheme, SchemeError, registry
 
 NOT_LABELS = ("status", "note")  # kinds that say nothing a metric can be calibrated on
@@ -90,6 +91,13 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+def evaluation_records(project: Project, scheme: Scheme) -> Any:
+    """What a scheme's evaluate hook reads: its store adapter's `evaluation_records(project)` when it has a lighter
+    form than the records (violations: columns straight from SQL, no object per violation), else the records."""
+    loader = getattr(store_adapter(scheme.name), "evaluation_records", None)
+    return loader(project) if loader is not None else project.scheme_records(scheme.name)
+
+
 def evaluate(project: Project, schemes: Sequence[Scheme], options: Mapping[str, Any],
              progress: Progress | None = None) -> list[Evaluated]:
     """Each scheme's report under `options`; a scheme without an `evaluate` hook is skipped with a note."""
@@ -113,7 +121,7 @@ def evaluate(project: Project, schemes: Sequence[Scheme], options: Mapping[str, 
             out.append(Evaluated(scheme, None, f"{scheme.name}: no preset {', '.join(options['presets'])}; skipped"))
             continue
         with _gc_paused():
-            records = project.scheme_records(scheme.name)
+            records = evaluation_records(project, scheme)
             labels = project.scheme_labels(scheme.name)
             try:
                 report = hook(records, labels, opts)

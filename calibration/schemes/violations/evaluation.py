@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from calibration.schemes.base import Report, Table
+from calibration.schemes.violations.columns import ViolationColumns
 from calibration.schemes.violations.config import PRESETS, ConfigError, MatchConfig
 from calibration.schemes.violations.metrics import evaluate_many, prf, unit_counts
 from calibration.schemes.violations.pairs import PairTable, build_pair_table
@@ -47,7 +48,7 @@ def configs_from(options: Mapping[str, Any]) -> list[MatchConfig]:
     return configs
 
 
-def pair_table(samples: Sequence[Any], embedding: str, options: Mapping[str, Any]) -> PairTable:
+def pair_table(samples: Sequence[Any] | ViolationColumns, embedding: str, options: Mapping[str, Any]) -> PairTable:
     progress = options.get("progress")
     if progress is not None:
         progress.update(0, 1, f"embedding texts ({embedding})")
@@ -144,13 +145,14 @@ def leaderboard_table(configs: Mapping[str, Any], human: Mapping[str, Any]) -> T
     return Table("Checker leaderboard: micro F1 with 95% bootstrap interval, precision, recall", tuple(columns), tuple(rows))
 
 
-def evaluate_report(records: Sequence[Any], labels: Mapping[tuple[str, str], Mapping[str, Any]],
+def evaluate_report(records: Sequence[Any] | ViolationColumns, labels: Mapping[tuple[str, str], Mapping[str, Any]],
                     options: Mapping[str, Any]) -> Report:
     """Leaderboards under each config (one pair table per similarity backend), the humans' own figures.
+    `records`: the scheme's records, or the violations as columns (what the store reads for evaluate).
 
     `data`: {"checkers": the first config's per-checker figures, "configs": {name: evaluate(...)}, "human": ...}.
     """
-    samples = [getattr(r, "sample", r) for r in records]
+    samples = records if isinstance(records, ViolationColumns) else [getattr(r, "sample", r) for r in records]
     configs = configs_from(options)
     n_boot, seed = int(options.get("n_boot", 1000)), int(options.get("seed", 0))
     save = options.get("save_scores")

@@ -18,7 +18,7 @@ and gets no unit there. Units with zero GT or zero predictions are kept: they co
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +26,8 @@ import numpy as np
 import pandas as pd
 
 from calibration.schemes.violations.config import COMPONENTS
-from calibration.schemes.violations.records import GROUND_TRUTH, Violation, ViolationSample
+from calibration.schemes.violations.columns import ViolationColumns, object_array
+from calibration.schemes.violations.records import GROUND_TRUTH, ViolationSample
 from calibration.similarity.embeddings import Embedder, VectorCache
 from calibration.similarity.overlap import span_iou_array
 from calibration.similarity.pairwise import TextSimilarity, as_similarity
@@ -103,144 +104,97 @@ def unit_pair_indices(n_gt: np.ndarray, n_pred: np.ndarray) -> tuple[np.ndarray,
     return group, k // npg, k % npg
 
 
-class _Interner:
-    def __init__(self) -> None:
-        self.ids: dict[str, int] = {}
-
-    def __call__(self, value: str | None) -> int:
-        if value is None:
-            return -1
-        i = self.ids.get(value)
-        if i is None:
-            i = self.ids[value] = len(self.ids)
-        return i
-
-    @property
-    def values(self) -> list[str]:
-        return list(self.ids)
+def _codes(values: np.ndarray, normalise: Callable[[str], str]) -> tuple[np.ndarray, list[str]]:
+    """Ids of `normalise`d values in order of first appearance (-1: None, or blank once normalised), and the
+    distinct normalised values. Each distinct raw value is normalised once (pandas' hash table finds them)."""
+    raw_codes, raw = pd.factorize(values, use_na_sentinel=True)
+    norm = object_array([normalise(v) or None for v in raw])
+    # raw values come in order of first appearance, so their normalised forms do too
+    norm_codes, distinct = pd.factorize(norm, use_na_sentinel=True)
+    lookup = np.append(norm_codes, -1).astype(np.int64)  # raw code -1 (None) -> -1
+    return lookup[raw_codes], list(distinct)
 
 
-class _Items:
-    """Column-wise store of violations: spans (NaN if ungrounded) and interned text/category ids.
-
-    This loop touches every violation once; it is kept lean (no per-field helper calls) because it is the
-    Python part of building a million-pair table.
-    """
-
-    def __init__(self, texts: _Interner, cats: _Interner) -> None:
-        self.texts, self.cats = texts, cats
-        self.start: list[float] = []
-        self.end: list[float] = []
-        self.rule: list[int] = []
-        self.explanation: list[int] = []
-        self.correction: list[int] = []
-        self.cat: list[int] = []
-        self.cat_label: list[str | None] = []
-
-    def extend(self, violations: Sequence[Violation]) -> None:
-        ids = self.texts.ids
-        cat_ids = self.cats.ids
-        nan = np.nan
-        for v in violations:
-            s, e = v.start, v.end
-            if s is None or e is None:
-                self.start.append(nan)
-                self.end.append(nan)
-            else:
-                self.start.append(float(s))
-                self.end.append(float(e))
-            for value, out in ((v.rule, self.rule), (v.explanation, self.explanation), (v.correction, self.correction)):
-                if value is not None:
-                    value = value.strip()
-                if not value:
-                    out.append(-1)
-                    continue
-                i = ids.get(value)
-                if i is None:
-                    i = ids[value] = len(ids)
-                out.append(i)
-            c = v.category
-            key = c.strip().casefold() if c is not None else None
-            if not key:
-                self.cat.append(-1)
-                self.cat_label.append(None)
-            else:
-                i = cat_ids.get(key)
-                if i is None:
-                    i = cat_ids[key] = len(cat_ids)
-                self.cat.append(i)
-                self.cat_label.append(key)
-
-    def arrays(self) -> dict[str, np.ndarray]:
-        return {"start": np.array(self.start, dtype=np.float64), "end": np.array(self.end, dtype=np.float64),
-                "category": np.array(self.cat, dtype=np.int64), "rule": np.array(self.rule, dtype=np.int64),
-                "explanation": np.array(self.explanation, dtype=np.int64),
-                "correction": np.array(self.correction, dtype=np.int64)}
+def _category_key(value: str) -> str:
+    return value.strip().casefold()
 
 
-def _checkers_of(samples: Sequence[ViolationSample]) -> list[str]:
-    seen: dict[str, None] = {}
-    for s in samples:
-        for c in s.predictions:
-            if c != GROUND_TRUTH:
-                seen[c] = None
-    return sorted(seen)
-
-
-def build_pair_table(samples: Sequence[ViolationSample],
+def build_pair_table(samples: Sequence[ViolationSample] | ViolationColumns,
                      similarity: TextSimilarity | Embedder | str = "sentence-transformers:all-MiniLM-L6-v2",
                      checkers: Sequence[str] | None = None, cache: VectorCache | None = None) -> PairTable:
     """Compute every candidate pair's components for every (sample, checker) unit.
 
+    `samples`: records, or the same violations as columns (columns.py; what the store reads for evaluate).
     `similarity` is a `TextSimilarity`, a bare `Embedder`, or a config `embedding` spec (then `cache`, if
-    given, is the vector cache in front of the embedder).
+    given, is the vector cache in front of the embedder). `checkers`: these units only, in this order within a
+    sample (default: every checker, sorted).
     """
+    cols = samples if isinstance(samples, ViolationColumns) else ViolationColumns.from_samples(samples)
     sim = as_similarity(similarity, cache)
-    wanted = list(checkers) if checkers is not None else _checkers_of(samples)
-    texts, cats = _Interner(), _Interner()
-    gt, pred = _Items(texts, cats), _Items(texts, cats)
-    unit_sample: list[int] = []
-    rows: list[tuple[str, str, int, int]] = []
-    sample_gt_base: list[int] = []
-    unit_pred_base: list[int] = []
-    for si, s in enumerate(samples):
-        sample_gt_base.append(len(gt.start))
-        gt.extend(s.ground_truth)
-        for c in wanted:
-            preds = s.predictions.get(c)
-            if preds is None:
-                continue
-            unit_sample.append(si)
-            unit_pred_base.append(len(pred.start))
-            pred.extend(preds)
-            rows.append((s.id, c, len(s.ground_truth), len(preds)))
+    n_samples = len(cols.sample_ids)
 
-    groups = pd.DataFrame(rows, columns=["sample_id", "checker", "n_gt", "n_pred"])
-    groups = groups.astype({"sample_id": object, "checker": object, "n_gt": np.int64, "n_pred": np.int64})
-    n_gt = groups["n_gt"].to_numpy()
-    n_pred = groups["n_pred"].to_numpy()
+    # Checkers as codes; `slot` is a checker's place within a sample's units (-1: not wanted).
+    checker_codes, checker_names = pd.factorize(np.concatenate([cols.unit_checker, cols.checker]))
+    names = [str(c) for c in checker_names]
+    wanted = list(checkers) if checkers is not None else sorted({c for c in names if c != GROUND_TRUTH})
+    place = {c: i for i, c in enumerate(wanted)}
+    slot_of = np.array([place.get(c, -1) for c in names] + [-1], dtype=np.int64)
+    unit_slot, row_slot = np.split(slot_of[checker_codes], [len(cols.unit_checker)])
+    is_gt = cols.checker == GROUND_TRUTH
+    n_wanted = max(len(wanted), 1)
+
+    # Units: every wanted (sample, checker) with a prediction entry or a predicted violation, sample-major then
+    # in `wanted` order -- as the pair table has always listed them.
+    pred_rows = ~is_gt & (row_slot >= 0)
+    unit_keys = np.unique(np.concatenate([
+        cols.unit_sample[unit_slot >= 0] * n_wanted + unit_slot[unit_slot >= 0],
+        cols.sample[pred_rows] * n_wanted + row_slot[pred_rows]]).astype(np.int64))
+    unit_sample, unit_checker = np.divmod(unit_keys, n_wanted)
+
+    # Violations in build order: per sample its ground truth, then each unit's predictions (stable: list order kept).
+    row_key = cols.sample * (n_wanted + 1) + np.where(is_gt, 0, row_slot + 1)
+    keep = is_gt | pred_rows
+    order = np.flatnonzero(keep)[np.argsort(row_key[keep], kind="stable")]
+    gt_rows, pred_rows_ordered = order[is_gt[order]], order[~is_gt[order]]
+
+    n_gt_of_sample = np.bincount(cols.sample[gt_rows], minlength=n_samples).astype(np.int64)
+    pred_unit = np.searchsorted(unit_keys, cols.sample[pred_rows_ordered] * n_wanted + row_slot[pred_rows_ordered])
+    n_pred = np.bincount(pred_unit, minlength=unit_keys.size).astype(np.int64)
+    n_gt = n_gt_of_sample[unit_sample]
+    sample_gt_base = np.concatenate([[0], np.cumsum(n_gt_of_sample)[:-1]]).astype(np.int64)
+    unit_pred_base = np.concatenate([[0], np.cumsum(n_pred)[:-1]]).astype(np.int64)
+
+    groups = pd.DataFrame({"sample_id": pd.Series(cols.sample_ids[unit_sample], dtype=object),
+                           "checker": pd.Series(object_array(wanted)[unit_checker] if wanted else [], dtype=object),
+                           "n_gt": n_gt, "n_pred": n_pred})
     group, gi, pi = unit_pair_indices(n_gt, n_pred)
+    g_src = sample_gt_base[unit_sample][group] + gi
+    p_src = unit_pred_base[group] + pi
 
-    ga, pa = gt.arrays(), pred.arrays()
-    usample = np.array(unit_sample, dtype=np.int64)
-    g_src = np.array(sample_gt_base, dtype=np.int64)[usample][group] + gi if group.size else gi
-    p_src = np.array(unit_pred_base, dtype=np.int64)[group] + pi if group.size else pi
+    # Texts (rule, explanation, correction of each violation in build order) interned once, stripped, blank =
+    # missing; categories compared after strip + casefold.
+    text_ids, texts = _codes(np.stack([getattr(cols, f)[order] for f in TEXT_FIELDS], axis=1).ravel(), str.strip)
+    text_ids = text_ids.reshape(-1, len(TEXT_FIELDS))
+    cat_ids, cat_keys = _codes(cols.category[order], _category_key)
+    is_gt_ordered = is_gt[order]
+    ga, pa = ({"start": cols.start[rows], "end": cols.end[rows], "category": cat_ids[part],
+               **{f: text_ids[part, k] for k, f in enumerate(TEXT_FIELDS)}}
+              for rows, part in ((gt_rows, is_gt_ordered), (pred_rows_ordered, ~is_gt_ordered)))
 
-    cols: dict[str, Any] = {"group": group, "gt": gi, "pred": pi}
-    cols["overlap"] = span_iou_array(ga["start"][g_src], ga["end"][g_src], pa["start"][p_src], pa["end"][p_src])
-    cols.update(_text_components(sim, texts.values, ga, pa, g_src, p_src))
+    cols_out: dict[str, Any] = {"group": group, "gt": gi, "pred": pi}
+    cols_out["overlap"] = span_iou_array(ga["start"][g_src], ga["end"][g_src], pa["start"][p_src], pa["end"][p_src])
+    cols_out.update(_text_components(sim, texts, ga, pa, g_src, p_src))
     gc, pc = ga["category"][g_src], pa["category"][p_src]
-    cols["category"] = np.where((gc >= 0) & (pc >= 0), (gc == pc).astype(np.float64), np.nan)
-    pairs = pd.DataFrame({k: cols[k] for k in ("group", "gt", "pred", *COMPONENTS)})
+    cols_out["category"] = np.where((gc >= 0) & (pc >= 0), (gc == pc).astype(np.float64), np.nan)
+    pairs = pd.DataFrame({k: cols_out[k] for k in ("group", "gt", "pred", *COMPONENTS)})
 
-    gt_cat = np.empty(len(gt.cat_label), dtype=object)
-    gt_cat[:] = gt.cat_label
+    labels = np.append(object_array(cat_keys), None)  # id -1 -> None (not NaN)
     gt_items = _items_without_category(n_gt)
     if len(gt_items):
-        starts = np.array(sample_gt_base, dtype=np.int64)[usample]
-        gt_items["category"] = pd.Series(gt_cat[np.repeat(starts, n_gt) + gt_items["index"].to_numpy()], dtype=object)
+        gt_index = np.repeat(sample_gt_base[unit_sample], n_gt) + gt_items["index"].to_numpy()
+        gt_items["category"] = pd.Series(labels[ga["category"][gt_index]], dtype=object)
     pred_items = _items_without_category(n_pred)
-    pred_items["category"] = pd.Series(pred.cat_label, dtype=object)  # None stays None (not NaN)
+    pred_items["category"] = pd.Series(labels[pa["category"]], dtype=object)
     return PairTable(groups, pairs, gt_items, pred_items, sim.cache_key)
 
 

@@ -1,0 +1,86 @@
+"""Violations as columns: what the pair table is built from, without a Python object per violation.
+
+`concord evaluate` at 100k samples reads 600k violations; as `Violation` objects (and the lists a row-by-row
+build appends to) they took seconds and hundreds of MB. The store reads these columns straight from SQL
+(app/store/schemes/violations.py `violation_columns`); `from_samples` makes the same columns from records, so both
+paths share one vectorised pair-table build (pairs.py) and give identical tables.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+
+from calibration.schemes.violations.records import GROUND_TRUTH, Violation, ViolationSample
+
+ROW_FIELDS = ("sample", "checker", "start", "end", "rule", "category", "explanation", "correction")
+
+
+def object_array(values: Sequence[object]) -> np.ndarray:
+    """A 1-d object array of `values` (np.array would turn a list of str into a fixed-width unicode array)."""
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
+@dataclass(frozen=True)
+class ViolationColumns:
+    """Every violation of a set of samples, one array element per violation.
+
+    `sample_ids`: the samples, in order (the pair table's unit order follows it).
+    `unit_sample` / `unit_checker`: each (sample index, checker) that has a prediction entry, in any order -- also a
+    checker that ran on the sample and found nothing (it owes the ground truth as false negatives).
+    Per violation: `sample` (index into `sample_ids`), `checker` (GROUND_TRUTH for the ground truth), `start` /
+    `end` (float, NaN when ungrounded), `rule`, `category`, `explanation`, `correction` (str or None). The rows of
+    one (sample, checker) are in their list order; (sample, checker) blocks may come in any order.
+    """
+
+    sample_ids: np.ndarray
+    unit_sample: np.ndarray
+    unit_checker: np.ndarray
+    sample: np.ndarray
+    checker: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    rule: np.ndarray
+    category: np.ndarray
+    explanation: np.ndarray
+    correction: np.ndarray
+
+    @classmethod
+    def from_samples(cls, samples: Sequence[ViolationSample]) -> "ViolationColumns":
+        """The columns of record objects (calibration, the GUI and tests hold samples as `ViolationSample`s)."""
+        unit_sample: list[int] = []
+        unit_checker: list[str] = []
+        sample: list[int] = []
+        checker: list[str] = []
+        fields: list[tuple[object, ...]] = []
+        for si, s in enumerate(samples):
+            preds = [(c, vs) for c, vs in s.predictions.items() if c != GROUND_TRUTH]
+            unit_sample.extend([si] * len(preds))
+            unit_checker.extend(c for c, _ in preds)
+            for c, vs in ((GROUND_TRUTH, s.ground_truth), *preds):
+                sample.extend([si] * len(vs))
+                checker.extend([c] * len(vs))
+                fields.extend((v.start, v.end, v.rule, v.category, v.explanation, v.correction) for v in vs)
+        start, end, *texts = zip(*fields) if fields else ((),) * 6
+        return cls(object_array([s.id for s in samples]), np.array(unit_sample, dtype=np.int64),
+                   object_array(unit_checker), np.array(sample, dtype=np.int64), object_array(checker),
+                   np.array(start, dtype=np.float64), np.array(end, dtype=np.float64),  # None -> NaN
+                   *(object_array(t) for t in texts))
+
+    def __len__(self) -> int:
+        return len(self.sample)
+
+    def with_ground_truth(self, replacements: Mapping[str, Sequence[Violation]]) -> "ViolationColumns":
+        """These columns with the ground truth of each sample named in `replacements` replaced by the given list
+        (curated ground truth, issue #15; as curation.with_ground_truth does to a record)."""
+        index = pd.Index(self.sample_ids)
+        named = [sid for sid in replacements if sid in index]
+        extra = ViolationColumns.from_samples([ViolationSample(sid, "", tuple(replacements[sid])) for sid in named])
+        keep = ~(np.isin(self.sample, index.get_indexer(named)) & (self.checker == GROUND_TRUTH))
+        rows = {f: np.concatenate([getattr(self, f)[keep], getattr(extra, f)]) for f in ROW_FIELDS[1:]}
+        rows["sample"] = np.concatenate([self.sample[keep], index.get_indexer(extra.sample_ids)[extra.sample]])
+        return replace(self, **rows)

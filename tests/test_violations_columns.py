@@ -1,0 +1,88 @@
+"""The columnar path of `concord evaluate` (issue #18): the violations read as columns from SQL give exactly the pair
+table, and so the metrics, of the records path, on a generated project with the cases that differ between the two
+(curated ground truth, checkers that ran and found nothing, samples without a given checker, ungrounded spans, blank
+and padded texts, categories differing in case)."""
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pandas as pd
+
+from app.store import Change, Project
+from calibration.schemes.violations import Violation, ViolationSample, build_pair_table
+from calibration.schemes.violations.columns import ViolationColumns
+from calibration.schemes.violations.evaluation import evaluate_report
+
+TEXT = "The quick brown fox jumps over the lazy dog near the old river bank today."
+RULES = ["Tone", " Tone ", "Claims.Unsupported", "tone", "jargon word"]
+CATEGORIES = [None, "", "Style", " style", "STYLE", "Accuracy"]
+NOTES = [None, "", "  ", "too formal", "too formal ", "unsupported claim"]
+
+
+def violation(rng: random.Random) -> Violation:
+    start = rng.randrange(0, 60)
+    grounded = rng.random() < 0.8
+    return Violation(rng.choice(RULES), start if grounded else None, start + rng.randrange(1, 12) if grounded else None,
+                     None, rng.choice(CATEGORIES), rng.choice(NOTES), rng.choice(NOTES))
+
+
+def generated(n: int, seed: int = 3) -> list[ViolationSample]:
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        checkers = rng.sample(["b@1|m", "a@2|m", "c@1|m"], rng.randrange(0, 4))
+        preds = {c: tuple(violation(rng) for _ in range(rng.randrange(0, 4))) for c in checkers}
+        out.append(ViolationSample(f"s{i:03d}", TEXT, tuple(violation(rng) for _ in range(rng.randrange(0, 4))), preds))
+    return out
+
+
+def make(path: Path) -> Project:
+    p = Project.create(path)
+    p.write_violation_samples(generated(60))
+    # curated ground truth on a few samples: a different list, an empty one
+    p.record("ana", [Change("s001", "", "ground_truth", [{"start": 4, "end": 9, "rule": "Tone", "category": "Style"}]),
+                     Change("s002", "", "ground_truth", []),
+                     Change("s007", "", "ground_truth", [{"rule": "jargon word", "explanation": "x"},
+                                                         {"start": 10, "end": 15, "rule": "tone"}])])
+    return p
+
+
+def assert_same_table(a, b) -> None:
+    for frame in ("groups", "pairs", "gt_items", "pred_items"):
+        pd.testing.assert_frame_equal(getattr(a, frame), getattr(b, frame), check_exact=True)
+    assert a.similarity_key == b.similarity_key
+
+
+def test_columns_from_sql_give_the_records_pair_table_and_metrics(tmp_path: Path) -> None:
+    with make(tmp_path / "p.concord") as p:
+        columns = p.violation_columns()
+        records = p.scheme_records("violations")
+        samples = [r.sample for r in records]
+        assert [len(s.ground_truth) for s in samples[1:3]] == [1, 0]  # the curated ground truth is what is read
+        assert_same_table(build_pair_table(columns, "jaccard"), build_pair_table(samples, "jaccard"))
+        for checkers in (["b@1|m"], ["c@1|m", "a@2|m"]):
+            assert_same_table(build_pair_table(columns, "jaccard", checkers=checkers),
+                              build_pair_table(samples, "jaccard", checkers=checkers))
+        labels = p.scheme_labels("violations")
+        options = {"embedding": "jaccard", "n_boot": 50}
+        assert evaluate_report(columns, labels, options).data == evaluate_report(records, labels, options).data
+
+
+def test_columns_of_records_round_trip_the_rows(tmp_path: Path) -> None:
+    samples = generated(20, seed=5)
+    cols = ViolationColumns.from_samples(samples)
+    assert len(cols) == sum(len(s.ground_truth) + sum(map(len, s.predictions.values())) for s in samples)
+    assert sorted(zip(cols.unit_sample.tolist(), cols.unit_checker.tolist())) == sorted(
+        (i, c) for i, s in enumerate(samples) for c in s.predictions)
+    with Project.create(tmp_path / "p.concord") as p:
+        p.write_violation_samples(samples)
+        from_sql = p.violation_columns()
+    assert_same_table(build_pair_table(from_sql, "jaccard"), build_pair_table(cols, "jaccard"))
+
+
+def test_an_empty_project_gives_an_empty_table(tmp_path: Path) -> None:
+    with Project.create(tmp_path / "p.concord") as p:
+        table = build_pair_table(p.violation_columns(), "jaccard")
+    assert table.n_groups == 0 and len(table.pairs) == 0
+    assert_same_table(table, build_pair_table([], "jaccard"))
