@@ -1,13 +1,19 @@
 """Background safety work for the open project, shown in the window's message bar:
 
-- a quick integrity check (`PRAGMA quick_check`, app.store.health) when the project opens, so a damaged file is
-  reported at once ("run `concord check --repair`") rather than when a decision fails to save;
+- a quick integrity check (`PRAGMA quick_check`, app.store.health) soon after the project opens (CHECK_AFTER_MS),
+  so a damaged file is reported within a second or two ("run `concord check --repair`") rather than when a decision
+  fails to save;
 - automatic backups through SQLite's backup API (`Project.backup_if_due`, app.store.backup), at most once per
-  hour of use: tried after a commit when the last attempt is an hour old, and on a timer while there are commits
-  not yet backed up. The store skips the backup if the newest one in `<name>.backups/` is younger than an hour.
-  No backup before the check has found the file healthy, and none of a damaged file.
+  hour of use: tried at the first pause of IDLE_MS after a commit when the last attempt is an hour old, and on a
+  timer while there are commits not yet backed up. The store skips the backup if the newest one in
+  `<name>.backups/` is younger than an hour. No backup before the check has found the file healthy, and none of a
+  damaged file.
 
-Both run in workers with their own connections; the UI thread never waits for them.
+Both run in workers with their own connections; the UI thread never waits for them. Neither starts in the middle
+of the work it protects: at 200k units the check reads the whole 200 MB file (0.5 s of a core) and a backup writes
+it (1.6 s of disk); started at once, they competed with the window's first render and with the commits of a
+labeling burst (each commit's fsync queued behind the backup's writes). A window closed before the check starts
+skips it.
 """
 from __future__ import annotations
 
@@ -15,7 +21,7 @@ import time
 from collections.abc import Callable
 from functools import partial
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, QTimer, Signal
 
 from app.gui.banner import MessageBar
 from app.gui.workers import Task, TaskProgress, TaskRunner
@@ -23,6 +29,8 @@ from app.store import Project
 
 BACKUP_EVERY = 3600.0  # seconds of app use between automatic backups
 TICK_MS = 5 * 60 * 1000  # how often the timer looks for commits not backed up yet
+CHECK_AFTER_MS = 1500  # the open-time check starts once the window has rendered its first unit
+IDLE_MS = 3000  # a due backup waits for this long a pause in commits
 
 
 def quick_check(path: str, _progress: TaskProgress) -> list[str]:
@@ -57,6 +65,23 @@ class ProjectSafety(QObject):
         self._timer = QTimer(self)
         self._timer.setInterval(TICK_MS)
         self._timer.timeout.connect(self._tick)
+        self._check_timer = self._single_shot(CHECK_AFTER_MS, self._start_check)
+        self._idle = self._single_shot(IDLE_MS, self._tick)
+        if parent is not None:
+            parent.installEventFilter(self)  # the window closing stops what has not started yet
+
+    def _single_shot(self, msecs: int, slot: Callable[[], None]) -> QTimer:
+        timer = QTimer(self)
+        timer.setSingleShot(True)
+        timer.setInterval(msecs)
+        timer.timeout.connect(slot)
+        return timer
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if obj is self.parent() and event.type() == QEvent.Type.Close:
+            for timer in (self._check_timer, self._idle):
+                timer.stop()
+        return super().eventFilter(obj, event)
 
     # -- project ---------------------------------------------------------------------------------------------------
     def start(self, path: str | None) -> None:
@@ -64,10 +89,18 @@ class ProjectSafety(QObject):
         self.path, self.health = path, None
         self._last_attempt, self._pending = None, False
         self.messages.dismiss("health")
+        self._idle.stop()
         if path is None:
             self._timer.stop()
+            self._check_timer.stop()
             return
         self._timer.start()
+        self._check_timer.start()
+
+    def _start_check(self) -> None:
+        path = self.path
+        if path is None:
+            return
         task = Task(partial(quick_check, path), "integrity check")
         task.signals.finished.connect(lambda problems, p=path: self._checked(p, problems))
         self.runner.start(task)
@@ -78,7 +111,7 @@ class ProjectSafety(QObject):
         self.health = list(problems)
         self.checked.emit(self.health)
         if not problems and self._pending and self.due():
-            self.backup_now()  # a decision saved while the check ran
+            self._idle.start()  # a decision saved before the check ended: backed up at the next pause
         if problems:
             more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
             self.messages.show_message(
@@ -88,10 +121,11 @@ class ProjectSafety(QObject):
 
     # -- backups ---------------------------------------------------------------------------------------------------
     def committed(self) -> None:
-        """A decision was written: back up if the last attempt is `every` seconds old (or there was none)."""
+        """A decision was written: back up at the next pause of IDLE_MS if the last attempt is `every` seconds old
+        (or there was none); each commit restarts the wait."""
         self._pending = True
         if self.due():
-            self.backup_now()
+            self._idle.start()
 
     def due(self) -> bool:
         return self._last_attempt is None or time.monotonic() - self._last_attempt >= self.every
