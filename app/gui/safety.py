@@ -13,7 +13,7 @@ Both run in workers with their own connections; the UI thread never waits for th
 of the work it protects: at 200k units the check reads the whole 200 MB file (0.5 s of a core) and a backup writes
 it (1.6 s of disk); started at once, they competed with the window's first render and with the commits of a
 labeling burst (each commit's fsync queued behind the backup's writes). A window closed before the check starts
-skips it.
+never starts it.
 """
 from __future__ import annotations
 
@@ -21,7 +21,8 @@ import time
 from collections.abc import Callable
 from functools import partial
 
-from PySide6.QtCore import QEvent, QObject, QTimer, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtWidgets import QWidget
 
 from app.gui.banner import MessageBar
 from app.gui.workers import Task, TaskProgress, TaskRunner
@@ -67,8 +68,6 @@ class ProjectSafety(QObject):
         self._timer.timeout.connect(self._tick)
         self._check_timer = self._single_shot(CHECK_AFTER_MS, self._start_check)
         self._idle = self._single_shot(IDLE_MS, self._tick)
-        if parent is not None:
-            parent.installEventFilter(self)  # the window closing stops what has not started yet
 
     def _single_shot(self, msecs: int, slot: Callable[[], None]) -> QTimer:
         timer = QTimer(self)
@@ -76,12 +75,6 @@ class ProjectSafety(QObject):
         timer.setInterval(msecs)
         timer.timeout.connect(slot)
         return timer
-
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
-        if obj is self.parent() and event.type() == QEvent.Type.Close:
-            for timer in (self._check_timer, self._idle):
-                timer.stop()
-        return super().eventFilter(obj, event)
 
     # -- project ---------------------------------------------------------------------------------------------------
     def start(self, path: str | None) -> None:
@@ -100,6 +93,9 @@ class ProjectSafety(QObject):
     def _start_check(self) -> None:
         path = self.path
         if path is None:
+            return
+        if not self._window_shown():  # not shown yet, or closed: the check waits until the window shows
+            self._check_timer.start()
             return
         task = Task(partial(quick_check, path), "integrity check")
         task.signals.finished.connect(lambda problems, p=path: self._checked(p, problems))
@@ -131,8 +127,13 @@ class ProjectSafety(QObject):
         return self._last_attempt is None or time.monotonic() - self._last_attempt >= self.every
 
     def _tick(self) -> None:
-        if self._pending and self.due():
+        if self._pending and self.due() and self._window_shown():
             self.backup_now()
+
+    def _window_shown(self) -> bool:
+        """False once the window is closed (a timer that fires after closing starts no work), or before it shows."""
+        window = self.parent()
+        return not isinstance(window, QWidget) or window.isVisible()
 
     def backup_now(self) -> Task | None:
         """Back up in a worker, once the open-time check found the file healthy: a backup of a damaged file copies
