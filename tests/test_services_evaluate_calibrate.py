@@ -126,3 +126,24 @@ def test_checker_that_found_nothing_still_owes_false_negatives(tmp_path: Path, c
     out = json.loads(capsys.readouterr().out)["violations"]["checkers"]
     assert (out[CHECKER]["tp"], out[CHECKER]["fp"], out[CHECKER]["fn"]) == (1, 0, 3)
     assert (out[LOOSE]["tp"], out[LOOSE]["fn"]) == (0, 4)
+
+
+def test_machine_scores_are_stored_as_the_json_encoder_writes_them(tmp_path: Path) -> None:
+    """evaluate stores per-unit (tp, fp, fn, f1) rows in bulk, the figures text by a format string: the same text
+    as json (sorted keys, compact) for every kind of value, non-finite and numpy ones included."""
+    import numpy as np
+
+    from app.store.project import dumps
+
+    with _project(tmp_path / "p.concord", n=6) as p:
+        values = [(1, 2, 0, 2 / 3), (0, 0, 0, 1.0), (3, 1, 1, 0.1 + 0.2), (1, 0, 0, float("nan")),
+                  (2, 1, 1, np.float64(0.5)), (2, 0, 1, 1e-17)]
+        rows = [(f"s{i:03d}", CHECKER, *v) for i, v in enumerate(values)]
+        p.set_machine_scores("cfg@1", rows + [("s000", "no such unit", 1, 1, 1, 0.5)])
+        stored = {sid: text for sid, text in p.conn.execute(
+            "SELECT u.sample_id, ms.figures FROM machine_scores ms JOIN units u ON u.id = ms.unit_id "
+            "WHERE ms.config_ref = 'cfg@1'")}
+        assert stored == {sid: dumps({"tp": tp, "fp": fp, "fn": fn, "f1": f1}) for sid, _, tp, fp, fn, f1 in rows}
+        assert p.machine_scores("cfg@1")[("s002", CHECKER)]["f1"] == 0.1 + 0.2
+        p.set_machine_scores("cfg@1", rows[:2])  # replaces the config's rows
+        assert len(p.machine_scores("cfg@1")) == 2

@@ -88,17 +88,16 @@ def human_leaderboard(table: PairTable, matches: Sequence[tuple[int, int, int]],
 
 
 def unit_scores(table: PairTable, config: MatchConfig, matching: str,
-                units: Any = None) -> list[tuple[str, str, dict[str, float]]]:
-    """Per-unit TP/FP/FN/F1 under `config`: the review list's machine F1 column (`units`: Counts.units if the
-    caller has them, so the matching is not run again)."""
+                units: Any = None) -> list[tuple[str, str, int, int, int, float]]:
+    """Per-unit (sample_id, checker, tp, fp, fn, f1) under `config`: the review list's machine F1 column (`units`:
+    Counts.units if the caller has them, so the matching is not run again)."""
     uc = unit_counts(table, config, method=matching) if units is None else units
     tp, fp, fn = (uc[c].to_numpy() for c in ("tp", "fp", "fn"))
     _, _, f1 = prf(tp, fp, fn)
     # plain Python ints/floats via tolist() (one C call per column instead of int()/float() per value)
-    return [(str(s), str(c), {"tp": a, "fp": b, "fn": d, "f1": f})
-            for s, c, a, b, d, f in zip(uc["sample_id"], uc["checker"], tp.astype(np.int64).tolist(),
-                                        fp.astype(np.int64).tolist(), fn.astype(np.int64).tolist(),
-                                        np.asarray(f1, dtype=float).tolist())]
+    return list(zip(uc["sample_id"].astype(str).tolist(), uc["checker"].astype(str).tolist(),
+                    tp.astype(np.int64).tolist(), fp.astype(np.int64).tolist(), fn.astype(np.int64).tolist(),
+                    np.asarray(f1, dtype=float).tolist()))
 
 
 def proposed_matches(table: PairTable, config: MatchConfig, matching: str,
