@@ -56,6 +56,7 @@ def test_calibration_fit_and_human_ceiling_skip_sklearn_and_scipy_stats() -> Non
     loaded = set(_loaded_after(CALIBRATE + ["calibration.search.engine", "calibration.annotators"], code))
     for heavy in ("sklearn", "scipy.stats", "openai", "torch"):
         assert heavy not in loaded, heavy
+    assert "numba" not in loaded  # so little work runs the numpy passes (grid.FUSED_MIN_WORK): numba costs ~0.6 s
 
 
 def test_openai_backend_still_loads_openai_when_used() -> None:

@@ -69,3 +69,17 @@ def test_big_components_take_the_sorted_greedy_and_agree() -> None:
         np.testing.assert_array_equal(grid.count_batch(st_, W, tm, data.n_units, fused=True),
                                       grid.count_batch(st_, W, tm, data.n_units, fused=False))
     assert big >= 5  # the sorted path really ran
+
+
+def test_small_gate_passes_run_numpy_and_count_the_same(monkeypatch) -> None:
+    """Below grid.FUSED_MIN_WORK pair-weights a gate pair runs the numpy passes (numba is not even imported for a
+    small project); the counts are the kernel's."""
+    data, W, tm = random_case(7, 5)
+    tm = np.sort(tm)
+    small = grid.threshold_counts(data, W, tm, 0.0, 0.01)
+    monkeypatch.setattr(grid, "FUSED_MIN_WORK", 0)
+    calls = []
+    real = grid.count_batch
+    monkeypatch.setattr(grid, "count_batch", lambda *a: calls.append(a[-1]) or real(*a))
+    np.testing.assert_array_equal(grid.threshold_counts(data, W, tm, 0.0, 0.01), small)
+    assert calls and all(calls)  # fused=True on every batch once the work is above the threshold

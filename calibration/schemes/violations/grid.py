@@ -16,10 +16,14 @@ Why it is fast and still exact:
 Weight vectors are processed in batches (one extra array axis), batches run on a small thread pool (numpy
 releases the GIL in its kernels). With numba (kernel.py) each batch is one compiled pass that scores, matches
 and counts component by component (issue #18: ~10x less CPU, identical counts); the numpy passes stay as the
-fallback and as the reference of its property test.
+fallback and as the reference of its property test. They also run a (t_overlap, t_rule) pass with little work
+(below FUSED_MIN_WORK pair-weights): importing numba and loading the kernel from its cache costs ~0.6 s, more than
+the numpy passes take on a small project (a first `concord calibrate` on the demo), so numba is imported on first
+use.
 """
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -29,7 +33,6 @@ import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from calibration.schemes.violations import kernel
 from calibration.schemes.violations.config import COMPONENTS, MatchConfig, above
 from calibration.schemes.violations.matching import match_arrays, weighted_score
 from calibration.schemes.violations.optimal import optimal_counts
@@ -45,6 +48,15 @@ PATTERN_BITS = 1 << np.arange(NC)
 BATCH_BYTES = 48 << 20  # size of one batch's score array (numpy path); keeps temporaries inside a few hundred MB
 FUSED_BATCH = 64  # weight vectors per fused-kernel call: its (64, units x 2, thresholds) counts stay in cache
 NO_SCORE = -np.finfo(np.float64).max
+FUSED_MIN_WORK = 1 << 20  # pair-weights of one gate pair below which the numpy passes run (~0.03-0.05 s of them)
+
+
+@functools.cache
+def fused_available() -> bool:
+    """Whether the compiled kernel can run (numba importable); imports it, so call it only when it would run."""
+    from calibration.schemes.violations import kernel
+
+    return kernel.AVAILABLE
 
 
 def passing_mask(comps: np.ndarray, t_overlap: float, t_rule: float) -> np.ndarray:
@@ -227,7 +239,9 @@ def count_batch(st: Structure, W: np.ndarray, thresholds: np.ndarray, n_units: i
     passes below; both give the same counts."""
     B, T = W.shape[0], thresholds.size
     U2 = 2 * n_units
-    if kernel.AVAILABLE if fused is None else fused:
+    if fused_available() if fused is None else fused:
+        from calibration.schemes.violations import kernel
+
         W = np.ascontiguousarray(W, dtype=np.float64)
         tm = np.ascontiguousarray(thresholds, dtype=np.float64)
         total, den_pat = weight_sums(W)
@@ -255,8 +269,8 @@ def matched_pairs(data: PairData, config: MatchConfig) -> np.ndarray:
                         config.matching)
 
 
-def _batch_size(n_cells: int, n_weights: int) -> int:
-    if kernel.AVAILABLE:  # the fused kernel keeps no (weights x cells) array: batches only feed the threads
+def _batch_size(n_cells: int, n_weights: int, fused: bool) -> int:
+    if fused:  # the fused kernel keeps no (weights x cells) array: batches only feed the threads
         return int(max(1, min(n_weights, FUSED_BATCH)))
     return int(max(1, min(n_weights, BATCH_BYTES // max(1, 8 * n_cells))))
 
@@ -281,7 +295,8 @@ def threshold_counts(
         out[:] = optimal_counts(data, W, passing_mask(data.comps, t_overlap, t_rule), tm, step)
         return out
     st = structure(data, t_overlap, t_rule)
-    bs = _batch_size(sum(bk.pattern.size for bk in st.buckets), nw)
+    fused = st.n_passing * nw >= FUSED_MIN_WORK and fused_available()
+    bs = _batch_size(sum(bk.pattern.size for bk in st.buckets), nw, fused)
     queue = [(lo, min(nw, lo + bs)) for lo in range(0, nw, bs)]
     n_jobs = n_jobs or min(2, os.cpu_count() or 1)
     done = 0
@@ -291,7 +306,7 @@ def threshold_counts(
             while queue or pending:
                 while queue and len(pending) < 2 * n_jobs:
                     lo, hi = queue.pop(0)
-                    pending[pool.submit(count_batch, st, W[lo:hi], tm, data.n_units)] = (lo, hi)
+                    pending[pool.submit(count_batch, st, W[lo:hi], tm, data.n_units, fused)] = (lo, hi)
                 finished, _ = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
                 for f in finished:
                     lo, hi = pending.pop(f)
