@@ -53,8 +53,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--sample", type=int, metavar="N", help="draw N samples (reproducibly, with --seed)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="random seed for --sample (default 0)")
     p.add_argument("--config", default=None, metavar="REF",
-                   help="match config name@version the split is documented with (default: the newest config saved "
-                   "in the project by calibrate --apply or the app, as the app uses; else std_match@1.0.0)")
+                   help="parameters name@version the split is documented with, of the scheme the app's config box "
+                   "names (the violations match config; default: the newest saved in the project by calibrate "
+                   "--apply or the app, as the app uses; else the scheme's first preset, std_match@1.0.0); every "
+                   "other scheme's export uses its default")
     p.add_argument("--force", action="store_true", help="replace an existing DIR/NAME@X.Y.Z directory")
     p.add_argument("--dry-run", action="store_true", help="print what would be exported; write nothing")
     p.set_defaults(func=run)
@@ -121,10 +123,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.dry_run and not args.out:
         raise UsageError("--out: the output directory is required (or use --dry-run)")
     with Project.open(args.project) as project:
-        from app.services.configs import default_config_ref
-
         options = dict(statuses=statuses, checkers=checkers, stratify=args.stratify, sample=args.sample,
-                       seed=args.seed, config_ref=args.config or default_config_ref(project), schemes=schemes)
+                       seed=args.seed, config_ref=args.config, schemes=schemes)
         if args.dry_run:
             pv = preview_split(project, name=args.name, version=args.version, out_dir=args.out, force=args.force,
                                **options)
@@ -139,19 +139,21 @@ def run(args: argparse.Namespace) -> int:
         with RichBar(console, label="exporting") as bar:
             res = export_split(project, args.name, args.version, args.out, fmt=args.fmt, force=args.force,
                                progress=bar, **options)
+    documenting = [(a, ref) for a in adapters if (ref := res.params.get(a.scheme)) is not None]
     if res.unchanged:
-        documented = res.manifest.get("match_config", {}).get("ref")
         console.print(f"{res.ref}: {res.path} already holds this exact data; nothing written", markup=False,
                       soft_wrap=True)
-        if documented != options["config_ref"]:
-            console.print(f"note: its manifest documents match config {documented}, not {options['config_ref']}; "
-                          f"export under a new version to document it with {options['config_ref']}", markup=False,
-                          soft_wrap=True)
+        for a, ref in documenting:
+            documented = a.documented_ref(res.manifest)
+            if documented != ref:
+                console.print(f"note: its manifest documents {a.params_name} {documented}, not {ref}; export under "
+                              f"a new version to document it with {ref}", markup=False, soft_wrap=True)
         console.print(f"content sha256: {res.content_sha256}")
         return 0
     for table in counts_tables(res.counts, adapters):
         print_table(console, table)
-    console.print(f"match config: {res.manifest.get('match_config', {}).get('ref')}", markup=False, soft_wrap=True)
+    for a, ref in documenting:
+        console.print(f"{a.params_name}: {ref}", markup=False, soft_wrap=True)
     note = " (same content as the recorded version)" if res.already_recorded else ""
     console.print(f"wrote [bold]{res.ref}[/] to {res.path}{note}", soft_wrap=True)
     console.print(f"content sha256: {res.content_sha256}")

@@ -17,7 +17,7 @@ import re
 import shutil
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +44,9 @@ class ExportResult:
     manifest: dict[str, Any]
     already_recorded: bool  # the project already held this exact split (same content)
     unchanged: bool = False  # DIR/NAME@X.Y.Z already held this exact export: nothing was written
+    # scheme -> the ref of its parameters this export documents (export_select.Filters.params); when `unchanged`,
+    # the manifest on disk may document others (a version is immutable)
+    params: dict[str, str] = field(default_factory=dict)
 
     @property
     def ref(self) -> str:
@@ -83,7 +86,7 @@ def next_version(project: Project, name: str, version: str | None = None) -> str
 
 
 def _filters(project: Project, statuses: Sequence[str] | None, checkers: Sequence[str] | None, stratify: str | None,
-             sample: int | None, seed: int, config_ref: str, schemes: Sequence[str] | None = None) -> Filters:
+             sample: int | None, seed: int, config_ref: str | None, schemes: Sequence[str] | None = None) -> Filters:
     return normalize_filters(project, Filters(
         None if statuses is None else tuple(statuses), None if checkers is None else tuple(checkers),
         stratify, sample, seed, config_ref, None if schemes is None else tuple(schemes),
@@ -119,7 +122,7 @@ def _conflict_message(project: Project, name: str, version: str, rec: dict[str, 
 def existing_identical(target: Path, content: str, fmt: str | None) -> dict[str, Any] | None:
     """The manifest of `target` if it already holds this export's data (same content hash and format, every data
     file intact), else None. The manifest is kept as it is: a version is immutable, even its documentation (the
-    match config it names, its creation time)."""
+    parameters it names, its creation time)."""
     try:
         manifest = json.loads((target / "manifest.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -143,11 +146,13 @@ def _exists_message(target: Path) -> str:
 
 def preview_split(project: Project, *, statuses: Sequence[str] | None = ("accepted", "corrected"),
                   checkers: Sequence[str] | None = None, stratify: str | None = None, sample: int | None = None,
-                  seed: int = 0, config_ref: str = "std_match@1.0.0", name: str | None = None,
+                  seed: int = 0, config_ref: str | None = None, name: str | None = None,
                   version: str | None = None, out_dir: str | Path | None = None, force: bool = False,
                   progress: Progress | None = None, schemes: Sequence[str] | None = None) -> dict[str, Any]:
     """Counts of what `export_split` would write, without writing anything.
 
+    `config_ref`: the parameters of app.services.configs.config_scheme() the split is documented with (None: that
+    scheme's default; every other scheme's export uses its default, see export_select.choose_params).
     Returns {"filters", "counts", "content_sha256", "problems"}: `problems` lists, as messages, whatever would make
     the export fail for the given name/version/out_dir (invalid name, a recorded version with other content, an
     existing directory without force), so a dialog can show them before the user presses Export. Bad filters
@@ -235,9 +240,10 @@ def _install(tmp: Path, target: Path, force: bool) -> Path | None:
 def export_split(project: Project, name: str, version: str, out_dir: str | Path, *, fmt: str = "jsonl",
                  statuses: Sequence[str] | None = ("accepted", "corrected"), checkers: Sequence[str] | None = None,
                  stratify: str | None = None, sample: int | None = None, seed: int = 0, force: bool = False,
-                 config_ref: str = "std_match@1.0.0", progress: Progress | None = None,
+                 config_ref: str | None = None, progress: Progress | None = None,
                  schemes: Sequence[str] | None = None) -> ExportResult:
-    """Write `out_dir/NAME@VERSION/` and record the split in the project (see the module docstring)."""
+    """Write `out_dir/NAME@VERSION/` and record the split in the project (see the module docstring); `config_ref`
+    as in `preview_split`."""
     validate_name(name)
     validate_version(version)
     if fmt not in FORMATS:
@@ -267,7 +273,8 @@ def export_split(project: Project, name: str, version: str, out_dir: str | Path,
         if rec is None:  # written by this tool from another copy of the project: record it here too
             project.record_split(name, version, content, same, str(target.resolve()))
         return ExportResult(name, version, target, {k: v["sha256"] for k, v in same.get("files", {}).items()},
-                            content, same.get("counts", {}), same, rec is not None, unchanged=True)
+                            content, same.get("counts", {}), same, rec is not None, unchanged=True,
+                            params=dict(f.params))
 
     blobs: dict[str, bytes] = {}
     canonical: dict[str, bytes] = {}
@@ -279,8 +286,7 @@ def export_split(project: Project, name: str, version: str, out_dir: str | Path,
             blobs[f"{ds}.{fmt}"] = jsonl[ds] if fmt == "jsonl" else serialise(ds, datasets[ds], fmt, sel.columns.get(ds))
             canonical[f"{ds}.{fmt}"] = jsonl[ds]
     files = {fname: sha256(data) for fname, data in blobs.items()}
-    config = project.match_config(f.config_ref).to_dict()
-    manifest = build_manifest(project, name, version, fmt, f, sel, files, content, config)
+    manifest = build_manifest(project, name, version, fmt, f, sel, files, content)
     extra = {"manifest.json": (pretty_json(manifest) + "\n").encode("utf-8"),
              "README.md": readme(manifest, [p.adapter for p in sel.parts]).encode("utf-8")}
     _check_no_secrets({**canonical, **extra})
@@ -308,7 +314,8 @@ def export_split(project: Project, name: str, version: str, out_dir: str | Path,
             shutil.rmtree(old, ignore_errors=True)
     if progress is not None:
         progress.update(total, total, "done")
-    return ExportResult(name, version, target, files, content, manifest["counts"], manifest, rec is not None)
+    return ExportResult(name, version, target, files, content, manifest["counts"], manifest, rec is not None,
+                        params=dict(f.params))
 
 
 __all__ = ["FORMATS", "STATUSES", "STRATIFY_KEYS", "ExportResult", "export_split", "next_version", "preview_split",

@@ -1,7 +1,7 @@
 """Counts, agreement figures, manifest.json and the README data card of a curated split.
 
-The manifest says what the split holds and how it was made (filters, match config, annotators, hashes) so a split
-found on disk can be checked and trusted without the project that produced it.
+The manifest says what the split holds and how it was made (filters, the parameters each scheme's export documents
+-- violations: its match config --, annotators, hashes) so a split found on disk can be checked and trusted without the project that produced it.
 """
 from __future__ import annotations
 
@@ -58,20 +58,24 @@ def counts(sel: Selection) -> dict[str, Any]:
     return out
 
 
-def agreement(project: Project, sel: Selection, config_ref: str) -> dict[str, Any]:
-    """Each part's machine-vs-human figures (violations: unit F1 when scores for the config exist; rubric: buckets)."""
+def agreement(project: Project, sel: Selection, filters: Filters) -> dict[str, Any]:
+    """Each part's machine-vs-human figures under its own parameters (violations: unit F1 when scores for its match
+    config exist; rubric: buckets)."""
     out: dict[str, Any] = {}
     for p in sel.parts:
-        out.update(p.adapter.manifest_agreement(project, p, config_ref))
+        out.update(p.adapter.manifest_agreement(project, p, filters.params_ref(p.scheme)))
     return clean(out)
 
 
 def build_manifest(project: Project, name: str, version: str, fmt: str, filters: Filters, sel: Selection,
-                   files: dict[str, str], content: str, config: dict[str, Any]) -> dict[str, Any]:
+                   files: dict[str, str], content: str) -> dict[str, Any]:
     annotators = sorted({a for p in sel.parts for a in p.annotators})
     fields: dict[str, Any] = {}
     for p in sel.parts:
         fields.update(p.adapter.manifest_fields())
+        ref = filters.params_ref(p.scheme)
+        if ref is not None:
+            fields.update(p.adapter.manifest_params(project, ref))
     return clean({
         "manifest_format": MANIFEST_FORMAT,
         "split": f"{name}@{version}",
@@ -82,12 +86,11 @@ def build_manifest(project: Project, name: str, version: str, fmt: str, filters:
         "format": fmt,
         "files": {k: {"sha256": v} for k, v in sorted(files.items())},
         "content_sha256": content,
-        "match_config": {"ref": filters.config_ref, "settings": config},
         "filters": filters.to_dict(),
         **fields,
         "annotators": annotators,
         "counts": counts(sel),
-        "agreement": agreement(project, sel, filters.config_ref),
+        "agreement": agreement(project, sel, filters),
         "inter_annotator": inter_annotator(project, sel),  # issue #15: every annotator's labels and their agreement
     })
 
@@ -160,7 +163,7 @@ def readme(manifest: dict[str, Any], adapters: Sequence[SchemeExport]) -> str:
         "## Provenance",
         "",
         f"- source project: `{manifest['source_project_id']}`",
-        f"- match config: `{manifest['match_config']['ref']}`",
+        *[line for a in adapters for line in a.card_params(manifest)],
         f"- annotators: {', '.join(manifest['annotators']) or 'none'}",
         f"- statuses: {', '.join(f['statuses']) if f['statuses'] else 'any with a human decision'}; "
         f"checkers/traits: {', '.join(f['checkers']) if f['checkers'] else 'all'}",

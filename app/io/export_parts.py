@@ -7,13 +7,22 @@ with their metrics); every other scheme with samples in the project is exported 
 over all of them picks the split (export_select.select), then each part writes the records of the picked ones.
 
 Hooks, in the order the export calls them (the base class's defaults do nothing):
+  params_ref(project, ref) -> str                           the exact ref of the parameters the split is documented
+                                                             with (only when `params_name` is set; see below)
   candidates(project, filters, skipped, progress) -> Part    the units a human decided on, per sample a stratum
   export_rows(project, part, keep)                           fill part.datasets (dataset -> records) for `keep`
   manifest_counts(part) / manifest_agreement(...) / manifest_fields()   entries merged into counts / agreement /
                                                              the manifest's top level
+  manifest_params(project, ref) / card_params(manifest)     how the manifest and the data card document `ref`
   card_* and count_tables/overview_rows                      the README data card and the CLI's count tables
 Two parts may write the same dataset (violations and rubric share `labels`): their records are merged in sample
 order (each part sorts its own), so the split's bytes do not depend on the order parts are visited in.
+
+Parameters: what a scheme's parameters mean to its split is the adapter's business. An adapter that documents them
+sets `params_name` (violations: "match config"); the export picks a ref per such scheme through the registry
+(export_select.normalize_filters: the one `--config` names for app.services.configs.config_scheme(), else
+app.services.configs.default_params_ref), the adapter checks it (`params_ref`) and writes it into the manifest and
+the data card. Every other adapter's split depends on no parameters and names none.
 """
 from __future__ import annotations
 
@@ -75,6 +84,13 @@ class SchemeExport:
     own_counts: bool = True
     columns: Mapping[str, tuple[str, ...]] = {}  # dataset -> its fixed CSV/Parquet column order (else the keys)
 
+    params_name: str | None = None  # what the scheme's parameters are called in messages; None: none documented
+
+    def params_ref(self, project: "Project", ref: str) -> str:
+        """`ref` (a preset, a stored `name@version`, or a name for its newest version) as the exact ref the split
+        is documented with; an unknown ref is a UsageError. Called only when `params_name` is set."""
+        raise NotImplementedError
+
     def candidates(self, project: "Project", f: "Filters", skipped: Counter[str], progress: "Progress | None") -> Part:
         raise NotImplementedError
 
@@ -84,11 +100,20 @@ class SchemeExport:
     def manifest_counts(self, part: Part) -> dict[str, Any]:
         return {}
 
-    def manifest_agreement(self, project: "Project", part: Part, config_ref: str) -> dict[str, Any]:
+    def manifest_agreement(self, project: "Project", part: Part, config_ref: str | None) -> dict[str, Any]:
+        """`config_ref`: the ref of the scheme's parameters the split is documented with (None: it names none)."""
         return {}
 
     def manifest_fields(self) -> dict[str, Any]:
         return {}
+
+    def manifest_params(self, project: "Project", ref: str) -> dict[str, Any]:
+        """Top-level manifest entries documenting the parameters `ref` (what `params_ref` returned)."""
+        return {}
+
+    def documented_ref(self, manifest: Mapping[str, Any]) -> str | None:
+        """The ref of the scheme's parameters an existing split's manifest documents (None: none)."""
+        return None
 
     # -- the README data card (app/io/export_manifest.readme), in the order it is written -----------------------
     def card_files(self, ext: str) -> list[str]:
@@ -110,6 +135,10 @@ class SchemeExport:
         return []
 
     def card_agreement(self, manifest: Mapping[str, Any]) -> list[str]:
+        return []
+
+    def card_params(self, manifest: Mapping[str, Any]) -> list[str]:
+        """Bullets of the Provenance section naming the parameters the split is documented with."""
         return []
 
     # -- the CLI's count tables (app/commands/export.counts_tables) -----------------------------------------------

@@ -8,6 +8,10 @@ is the part's rule). A sample is in the split when at least one of its units is;
 samples of every part, proportionally within strata (--stratify category|split|unit: each part says what a sample's
 stratum is; `unit` groups samples decided on the same units), reproducibly with --seed; --scheme keeps only the
 named schemes' parts.
+
+Each part whose export documents parameters (export_parts.SchemeExport.params_name) gets a ref chosen through the
+registry: `config_ref` (`--config`, the app's config box) for app.services.configs.config_scheme(), every other
+scheme its default (app.services.configs.default_params_ref); its adapter checks it (`Filters.params`).
 """
 from __future__ import annotations
 
@@ -24,8 +28,8 @@ from app.progress import Progress, check
 from app.store import STATUSES, Project
 
 STRATIFY_KEYS = ("category", "split", "unit")
-__all__ = ["NO_SPLIT", "STRATIFY_KEYS", "Filters", "Selection", "allocate", "export_adapters", "normalize_filters",
-           "resolve_prefix", "select", "stratified_sample", "unit_wanted"]
+__all__ = ["NO_SPLIT", "STRATIFY_KEYS", "Filters", "Selection", "allocate", "choose_params", "export_adapters",
+           "normalize_filters", "resolve_prefix", "select", "stratified_sample", "unit_wanted"]
 
 
 @dataclass(frozen=True)
@@ -37,8 +41,11 @@ class Filters:
     stratify: str | None = None
     sample: int | None = None
     seed: int = 0
-    config_ref: str = "std_match@1.0.0"
+    config_ref: str | None = None  # parameters of config_scheme() (--config); None: its default
     schemes: tuple[str, ...] | None = None  # only these schemes' parts; None = every scheme
+    # scheme -> the exact ref of the parameters its part is documented with (set by normalize_filters); each
+    # adapter records its own in the manifest (manifest_params), so the filters do not repeat them
+    params: tuple[tuple[str, str], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -46,7 +53,12 @@ class Filters:
             d[k] = None if d[k] is None else list(d[k])
         if d["schemes"] is None:  # recorded only when given, so a split made before --scheme existed is unchanged
             del d["schemes"]
+        del d["params"]
         return d
+
+    def params_ref(self, scheme: str) -> str | None:
+        """The ref of `scheme`'s parameters the split is documented with (None: its export names none)."""
+        return dict(self.params).get(scheme)
 
 
 @dataclass
@@ -110,8 +122,37 @@ def normalize_filters(project: Project, f: Filters) -> Filters:
         if bad or not schemes:
             raise UsageError(f"--scheme: unknown scheme {', '.join(map(repr, bad)) or '(empty)'}; "
                              f"known: {', '.join(registry().names())}")
-    config = project.match_config(f.config_ref)  # raises UsageError for an unknown ref
-    return Filters(statuses, checkers, f.stratify, f.sample, f.seed, config.ref, schemes)
+    config_ref, params = choose_params(project, f.config_ref, schemes)
+    return Filters(statuses, checkers, f.stratify, f.sample, f.seed, config_ref, schemes, params)
+
+
+def choose_params(project: Project, config_ref: str | None, schemes: tuple[str, ...] | None
+                  ) -> tuple[str | None, tuple[tuple[str, str], ...]]:
+    """(`config_ref` made exact, (scheme, ref) for each exported scheme whose export documents parameters).
+
+    `config_ref` names the parameters of app.services.configs.config_scheme(); that scheme's adapter checks it
+    (None: its default) even when `schemes` leaves the scheme out, so the filters record the same ref either way
+    and a bad --config is always an error. Every other exported scheme gets its default (newest applied, else first
+    preset) through the registry. An unknown ref is a UsageError."""
+    from app.services.configs import config_scheme, default_params_ref
+    from calibration.schemes.base import get
+
+    try:
+        named: str | None = config_scheme().name
+    except LookupError:  # no registered scheme has presets: --config names nothing
+        named = None
+    refs: dict[str, str] = {}
+    for a in export_adapters(project):
+        if a.params_name is None or (a.scheme != named and schemes is not None and a.scheme not in schemes):
+            continue
+        given = config_ref if a.scheme == named else None
+        ref = given if given is not None else default_params_ref(project, get(a.scheme))
+        if ref is not None:
+            refs[a.scheme] = a.params_ref(project, ref)
+    if named is not None and named in refs:
+        config_ref = refs[named]
+    params = tuple((k, v) for k, v in refs.items() if schemes is None or k in schemes)
+    return config_ref, params
 
 
 def unit_wanted(status: Any, unit: str, f: Filters) -> bool:

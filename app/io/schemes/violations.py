@@ -292,6 +292,10 @@ class ViolationsExport(SchemeExport):
     scheme = SCHEME
     columns = {SCHEME: ("id", "text", "ground_truth", "predictions", "split", "context", "meta"),
                "labels": LABELS_COLUMNS}
+    params_name = "match config"  # the split is documented with the match config its machine F1 figures use
+
+    def params_ref(self, project: Any, ref: str) -> str:
+        return project.match_config(ref).ref  # a preset or a stored config; UsageError naming the known ones
 
     def candidates(self, project: Any, f: "Filters", skipped: Counter[str], progress: "Progress | None") -> Part:
         rows = project.label_rows(("status", "matches", "gt_wrong", "missing_gt"))
@@ -388,6 +392,12 @@ class ViolationsExport(SchemeExport):
     def manifest_fields(self) -> dict[str, Any]:
         return {"ground_truth_policy": GT_POLICY}
 
+    def manifest_params(self, project: Any, ref: str) -> dict[str, Any]:
+        return {"match_config": {"ref": ref, "settings": project.match_config(ref).to_dict()}}
+
+    def documented_ref(self, manifest: Mapping[str, Any]) -> str | None:
+        return (manifest.get("match_config") or {}).get("ref")
+
     def card_files(self, ext: str) -> list[str]:
         return [f"- `{SCHEME}.{ext}`: one record per text: `id`, `text`, `context`, `split`, `meta`, `ground_truth` "
                 "(the human-validated violations) and `predictions` (per checker `name@version|model`). A violation "
@@ -405,6 +415,9 @@ class ViolationsExport(SchemeExport):
         gt = counts["ground_truth"]
         return [f"- ground-truth violations: {gt[SCHEME]} ({gt['dropped_gt_wrong']} dropped as wrong, "
                 f"{gt['added_missing_gt']} added as missing)"]
+
+    def card_params(self, manifest: Mapping[str, Any]) -> list[str]:
+        return [f"- match config: `{manifest['match_config']['ref']}`"]
 
     def card_tables(self, manifest: Mapping[str, Any], ext: str) -> list[str]:
         from app.io.export_manifest import _cell, _fmt
