@@ -1,7 +1,8 @@
 """Counts, agreement figures, manifest.json and the README data card of a curated split.
 
 The manifest says what the split holds and how it was made (filters, the parameters each scheme's export documents
--- violations: its match config --, annotators, hashes) so a split found on disk can be checked and trusted without the project that produced it.
+-- violations: its match config --, annotators, hashes) so a split found on disk can be checked and trusted without
+the project that produced it.
 """
 from __future__ import annotations
 
