@@ -38,6 +38,13 @@ def _num(x: float | None) -> float | None:
     return None if x is None or not math.isfinite(x) else float(x)
 
 
+def _sorted_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted distinct values, index of each value among them): np.unique(..., return_inverse=True)'s answer by
+    pandas' hash table, which does not sort every value (400k unit names: ~0.5 s less)."""
+    codes, uniques = pd.factorize(values, sort=True)
+    return np.asarray(uniques), codes.astype(np.int64, copy=False)
+
+
 def pick(scores: np.ndarray, sign: float, space: Space, anchors: list[dict[str, Any]]) -> tuple[int, int, int]:
     """(config id, number tied at the best score, index of the nearest anchor or -1); id -1 if nothing is finite."""
     s = np.where(np.isfinite(scores), sign * scores, -np.inf)
@@ -113,10 +120,10 @@ class Calibrator(EstimatorParams):
     def _layout(self, problem: Any, obj: Objective) -> Layout:
         units = problem.units
         g_noun, s_noun = nouns(problem)
-        groups, group = np.unique(units["group"].astype(str).to_numpy(), return_inverse=True)
+        groups, group = _sorted_codes(units["group"].astype(str).to_numpy())
         has_strata = "stratum" in units.columns
         strata = units["stratum"].astype(str).to_numpy() if has_strata else np.zeros(len(units), dtype=str)
-        _, stratum = np.unique(strata, return_inverse=True)
+        _, stratum = _sorted_codes(strata)
         K = int(stratum.max()) + 1
         obj.check(int(problem.n_classes), has_strata)
         by = {"group": "group", g_noun: "group", "stratum": "stratum", s_noun: "stratum"}.get(self.group_by)

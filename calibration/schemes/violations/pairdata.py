@@ -63,10 +63,8 @@ def _triples(human_matches: Iterable[tuple[int, int, int]] | np.ndarray) -> np.n
     items = list(human_matches)
     if not items:
         return np.zeros((0, 3), dtype=np.int64)
-    try:  # one C-level conversion for the usual list / set of int triples
-        arr = np.array(items, dtype=np.int64)
-        if arr.ndim == 2 and arr.shape[1] == 3:
-            return arr
+    try:  # one C-level conversion for the usual list / set of int triples (fromiter: half np.array's time)
+        return np.fromiter(items, dtype=np.dtype((np.int64, 3)), count=len(items))
     except (TypeError, ValueError, OverflowError):
         pass
     out = np.empty((len(items), 3), dtype=np.int64)
