@@ -166,12 +166,18 @@ class PairData:
         p = table.pairs
         g_all = p["group"].to_numpy(dtype=np.int64)
         keep = np.flatnonzero(unit_of_group[g_all] >= 0)
-        group = g_all[keep]
-        gt = p["gt"].to_numpy(dtype=np.int64)[keep]
-        pred = p["pred"].to_numpy(dtype=np.int64)[keep]
-        comps = np.ascontiguousarray(p[list(COMPONENTS)].to_numpy(dtype=np.float64)[keep])
+        every = keep.size == len(p)  # all groups kept (a fit on every labeled unit): plain copies, not gathers
+
+        def take(a: np.ndarray) -> np.ndarray:  # a copy either way: the table's columns are never shared
+            return a.copy() if every else a[keep]
+
+        group = take(g_all)
+        gt = take(p["gt"].to_numpy(dtype=np.int64))
+        pred = take(p["pred"].to_numpy(dtype=np.int64))
+        comps = p[list(COMPONENTS)].to_numpy(dtype=np.float64)  # a new array (a new frame's values)
+        comps = np.ascontiguousarray(comps if every else comps[keep])
         if isinstance(human, np.ndarray) and human.dtype == bool and human.shape == (len(p),):
-            hum = human[keep]
+            hum = take(human)
         elif human:
             codes, hcodes = _pair_codes(group, gt, pred, np.array(sorted(human), dtype=np.int64))
             hum = np.isin(codes, hcodes)
