@@ -36,6 +36,9 @@ PROGRESS_EVERY = 2000
 # samples the project holds (and at least REBUILD_MIN): one sorted build beats updating them row by row then.
 REBUILD_RATIO = 2
 REBUILD_MIN = 20_000
+# The caller reads every line hash the project holds at once (app.store.bulk.LineHashReader) when the file has at
+# least 1/PRELOAD_RATIO the project's samples: one pass over them then costs less than looking the file's up.
+PRELOAD_RATIO = 2
 
 
 @dataclass
@@ -224,11 +227,11 @@ class _Stream:
             known = project.dataset(name)
             self.dataset_id = int(known["id"]) if known is not None else project.add_dataset(name, str(self.path.resolve()), None, 0)
         try:
-            self.violation_samples.add(project.write_prepared_violation_samples(r.violations, self.dataset_id, r.line_hashes))
-            self.rubric_samples.add(project.write_rubric_samples(r.rubric, self.dataset_id, r.line_hashes))
+            for scheme, prepared in r.prepared.items():
+                write = io_adapter(scheme).write_prepared  # type: ignore[union-attr]
+                self.counts_of(scheme).add(write(project, prepared, self.dataset_id, r.line_hashes))
             for scheme, recs in r.generic.items():
-                self.counts.setdefault(scheme, WriteCounts()).add(
-                    project.write_samples(scheme, recs, self.dataset_id, r.line_hashes))
+                self.counts_of(scheme).add(project.write_samples(scheme, recs, self.dataset_id, r.line_hashes))
         except ValueError as exc:  # the store's own consistency checks; validation should have caught these first
             raise UsageError(f"{self.path}: {exc}") from None
 
@@ -241,10 +244,13 @@ class _Stream:
         name = self.dataset or default_dataset(self.path, self.generic)
         _dataset_id(self.project, name, self.path, sha, self.records)
         for scheme, n in self.unchanged.items():
-            field_name = getattr(io_adapter(scheme), "REPORT_COUNTS", None)
-            target = getattr(self, field_name) if field_name else self.counts.setdefault(scheme, WriteCounts())
-            target.unchanged += n
+            self.counts_of(scheme).unchanged += n
         return name
+
+    def counts_of(self, scheme: str) -> WriteCounts:
+        """Where a scheme's samples are counted: the report field its io adapter names, else `counts[scheme]`."""
+        field_name = getattr(io_adapter(scheme), "REPORT_COUNTS", None)
+        return getattr(self, field_name) if field_name else self.counts.setdefault(scheme, WriteCounts())
 
 
 def _import_jsonl(project: Project, path: Path, dataset: str | None, progress: Progress | None,
@@ -259,10 +265,12 @@ def _import_jsonl(project: Project, path: Path, dataset: str | None, progress: P
     stream = _Stream(project, path, dataset, traits)
     sha = hashlib.sha256()
     parts = (Part(str(path), a, b, line, lookup, traits, data) for a, b, line, data in chunks(path, hasher=sha))
-    reader = LineHashReader(lookup) if lookup is not None else None
+    expected, held = _expected_lines(path, size), project.n_samples()
+    reader = LineHashReader(lookup, preload=held <= PRELOAD_RATIO * expected) if lookup is not None else None
     pipeline = Pipeline(parts, workers - 1, reader)
+    rebuild = expected >= REBUILD_MIN and expected >= REBUILD_RATIO * held
     try:
-        with project.transaction(), project.bulk_write(_rebuild_indexes(project, path, size)):
+        with project.transaction(), project.bulk_write(rebuild):
             for result in pipeline:
                 check(progress)
                 stream.add(result)
@@ -278,13 +286,11 @@ def _import_jsonl(project: Project, path: Path, dataset: str | None, progress: P
                         time.perf_counter() - t0, stream.counts)
 
 
-def _rebuild_indexes(project: Project, path: Path, size: int) -> bool:
-    """Whether the import brings enough samples, compared with the project's, to build the indexes after it."""
+def _expected_lines(path: Path, size: int) -> float:
+    """About how many lines the file holds (from its first megabyte)."""
     with open(path, "rb") as fh:
         head = fh.read(1 << 20)
-    per_line = len(head) / max(1, head.count(b"\n"))
-    expected = size / max(1.0, per_line)
-    return expected >= REBUILD_MIN and expected >= REBUILD_RATIO * project.n_samples()
+    return size / max(1.0, len(head) / max(1, head.count(b"\n")))
 
 
 def default_dataset(path: Path, schemes: Iterable[str]) -> str:

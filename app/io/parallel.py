@@ -26,10 +26,9 @@ from typing import Any
 
 from app.io.formats import parse_line, spanning_document
 from app.io.problems import Location, Problem, Problems
-from app.io.records import RecordValidator, ValidatorState
+from app.io.records import RecordValidator, Validated, ValidatorState, io_adapter
 from app.store.bulk import LineHashReader, line_hash
-from app.store.schemes.violations import PreparedSample, prepare_violation_samples
-from calibration.schemes.rubric.records import RubricSample
+from calibration.schemes.base import registry
 
 MIN_PARALLEL_BYTES = 16 * 1024 * 1024  # below this, starting a process costs more than it saves
 CHUNK_BYTES = 8 * 1024 * 1024  # ~4,000 typical records: small enough to bound memory, big enough to batch SQL
@@ -53,8 +52,9 @@ class PartResult:
     errors: list[Problem]
     warnings: list[Problem]
     state: ValidatorState
-    rubric: list[RubricSample]
-    violations: list[PreparedSample]  # store rows of the violations samples (app.store.schemes.violations)
+    # scheme -> what its io adapter's `write_prepared` takes (e.g. the violations samples' store rows), made by the
+    # adapter's `prepare` here, in the worker; empty once the chunk has errors (nothing more is written)
+    prepared: dict[str, Any]
     how: Counter[str] = field(default_factory=Counter)
     checkers: set[str] = field(default_factory=set)
     n_violations: int = 0
@@ -138,16 +138,36 @@ def run_part(part: Part, reader: LineHashReader | None = None) -> PartResult:
             validator.add(rec.location, rec.data)
     spanning = part.start == 0 and bool(problems.errors) and _spanning(part, problems)
     out = validator.out
-    ids = validator.state().ids
+    state = validator.state()
+    ids = state.ids
     line_hashes = {sid: line_of[ids[sid].number] for sid in out.schemes if ids.get(sid) and ids[sid].number in line_of}
     viol = out.violations
     return PartResult(
-        problems.errors, problems.warnings, validator.state(), out.rubric,
-        list(prepare_violation_samples(viol, out.groundings, out.metas)) if not problems.errors else [],
+        problems.errors, problems.warnings, state, {} if problems.errors else _prepared(out),
         out.how, {c for s in viol for c in s.predictions},
         sum(len(s.ground_truth) + sum(len(v) for v in s.predictions.values()) for s in viol),
         records, len(numbered), schemes=out.schemes, generic=out.records, line_hashes=line_hashes, unchanged=unchanged,
         spanning=spanning, end=part.end)
+
+
+def _prepared(out: Validated) -> dict[str, Any]:
+    """Per scheme of the chunk's valid records whose io adapter has `prepare` (app/io/schemes/): what it writes."""
+    prepared: dict[str, Any] = {}
+    present = set(out.schemes.values())
+    for name in [n for n in registry().names() if n in present]:  # registry order, as a whole-file import writes
+        prepare = getattr(io_adapter(name), "prepare", None)
+        if prepare is not None:
+            prepared[name] = prepare(out)
+    return prepared
+
+
+def for_transfer(result: PartResult) -> PartResult:
+    """The result as a worker sends it: each adapter's `for_transfer` may make its rows cheaper to pickle."""
+    for name, rows in result.prepared.items():
+        compact = getattr(io_adapter(name), "for_transfer", None)
+        if compact is not None:
+            result.prepared[name] = compact(rows)
+    return result
 
 
 def _spanning(part: Part, problems: Problems) -> bool:
@@ -309,7 +329,7 @@ def _worker() -> None:
         reader = None
         if part.project is not None:
             reader = readers.get(part.project) or readers.setdefault(part.project, LineHashReader(part.project))
-        _send(sys.stdout.buffer, run_part(part, reader))
+        _send(sys.stdout.buffer, for_transfer(run_part(part, reader)))
     for r in readers.values():
         r.close()
 

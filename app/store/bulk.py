@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -28,13 +28,29 @@ def line_hash(raw: bytes) -> bytes:
 
 
 class LineHashReader:
-    """Which line hashes a project already holds: hash -> (sample id, scheme)."""
+    """Which line hashes a project already holds: hash -> (sample id, scheme).
 
-    def __init__(self, path: str | Path) -> None:
+    `preload`: read every stored hash in one query per scheme (one scheme string shared by its rows) on the first
+    lookup, for a file about as large as the project (a re-import): one pass over the covering index costs half of
+    looking the same hashes up 4,000 at a time, but it holds them all in memory, so the importer asks for it only
+    then."""
+
+    def __init__(self, path: str | Path, preload: bool = False) -> None:
         self.conn = sqlite3.connect(path, isolation_level=None, timeout=30.0)
         self.conn.execute("PRAGMA query_only = 1")
+        self.preload = preload
+        self._stored: dict[bytes, tuple[str, str]] | None = None  # every stored hash, once preloaded
 
-    def known(self, hashes: Sequence[bytes]) -> dict[bytes, tuple[str, str]]:
+    def known(self, hashes: Sequence[bytes]) -> Mapping[bytes, tuple[str, str]]:
+        """The stored ones among `hashes` (preloaded: every stored hash, a superset the caller only looks into)."""
+        if self.preload:
+            if self._stored is None:
+                self._stored = {}
+                for (scheme,) in self.conn.execute(
+                        "SELECT scheme FROM row_counts WHERE tbl = 'samples' AND n > 0 ORDER BY scheme").fetchall():
+                    self._stored.update((h, (sid, scheme)) for h, sid in self.conn.execute(
+                        "SELECT line_hash, id FROM samples WHERE line_hash IS NOT NULL AND scheme = ?", (scheme,)))
+            return self._stored
         out: dict[bytes, tuple[str, str]] = {}
         for i in range(0, len(hashes), 4000):  # SQLite takes up to 32,766 parameters per statement
             chunk = hashes[i : i + 4000]

@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from app.io.export_select import Filters
     from app.progress import Progress
     from app.io.problems import Problems
-    from app.io.records import RecordValidator
+    from app.io.records import RecordValidator, Validated
+    from app.store import Project, WriteCounts
 
 
 REPORT_COUNTS = "rubric_samples"  # the ImportReport field counting this scheme's samples
@@ -40,6 +41,16 @@ def collect(v: "RecordValidator", loc: Location, record: RubricSample) -> None:
     if any(d is not None for d in stored):
         record = replace(record, traits=tuple(dict(d) if d is not None else t for d, t in zip(stored, record.traits)))
     v.out.rubric.append(record)
+
+
+def prepare(out: "Validated") -> list[RubricSample]:
+    """What a streamed import's chunk hands to `write_prepared` (the records: the store prepares their rows)."""
+    return out.rubric
+
+
+def write_prepared(project: "Project", records: list[RubricSample], dataset_id: int | None,
+                   line_hashes: Mapping[str, bytes]) -> "WriteCounts":
+    return project.write_rubric_samples(records, dataset_id, line_hashes)
 
 
 def _consistent(v: "RecordValidator", loc: Location, path: str, canonical: dict[str, Any]) -> None:

@@ -25,7 +25,9 @@ if TYPE_CHECKING:
     from app.io.export_select import Filters
     from app.progress import Progress
     from app.io.problems import Problems
-    from app.io.records import RecordValidator
+    from app.io.records import RecordValidator, Validated
+    from app.store import Project, WriteCounts
+    from app.store.schemes.violations import PreparedSample
 
 
 REPORT_COUNTS = "violation_samples"  # the ImportReport field counting this scheme's samples
@@ -60,6 +62,30 @@ def finish(v: "RecordValidator") -> None:
     for name, first in v._odd_checkers.items():
         v.problems.warn(first, f"predictions{key(name)}",
                         "checker names should look like name@version|model (e.g. baseline@1.0|gpt-4o)")
+
+
+# -- streamed imports (app.io.parallel): rows prepared where the chunk was validated, written in file order ----------
+def prepare(out: "Validated") -> list["PreparedSample"]:
+    """The store rows of a chunk's valid records: the pure half of the store's write, so a worker process does it."""
+    from app.store.schemes.violations import prepare_violation_samples
+
+    return list(prepare_violation_samples(out.violations, out.groundings, out.metas))
+
+
+def for_transfer(rows: list["PreparedSample"]) -> list["PreparedSample"]:
+    """The same rows with one object per distinct value, before they cross the pipe from a worker. A chunk repeats
+    a few strings (checkers, rules, categories, explanations, unit names) thousands of times, each parsed into a str
+    of its own; pickle writes a shared object once and refers to it after, so the importer unpickles the rows in
+    half the time (and holds one copy). The rows hold str, int and None only (a bool would merge with 1)."""
+    memo: dict[Any, Any] = {}
+    get = memo.setdefault
+    return [(sid, h, row, [tuple(map(get, r, r)) for r in vrows], [tuple(map(get, r, r)) for r in urows])
+            for sid, h, row, vrows, urows in rows]
+
+
+def write_prepared(project: "Project", rows: list["PreparedSample"], dataset_id: int | None,
+                   line_hashes: Mapping[str, bytes]) -> "WriteCounts":
+    return project.write_prepared_violation_samples(rows, dataset_id, line_hashes)
 
 
 # -- labels lines: an annotator's curated ground truth (issue #15) -------------------------------------------------

@@ -1,0 +1,138 @@
+"""Bulk-import paths (issue #18): secondary indexes dropped and built again after a large import, stored line
+hashes read all at once for a re-import, and chunk results compacted before they cross the pipe from a worker."""
+from __future__ import annotations
+
+import json
+import pickle
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.io import imports, parallel
+from app.io.imports import import_file
+from app.io.problems import ImportErrors, Location
+from app.store import Project
+from app.store.bulk import LineHashReader, line_hash
+
+A, B = "naive@1.0|gpt-4o", "careful@2.0|gpt-4o"
+TEXT = "Limited stock! Our tea cures colds and costs less than anywhere else."
+
+
+def record(i: int, rule: str = "No fake scarcity") -> dict[str, Any]:
+    at = TEXT.index("cures colds")
+    pred = {"start": at, "end": at + 11, "quote": "cures colds", "rule": "Medical", "category": "health"}
+    return {"id": f"s{i:04d}", "text": TEXT, "ground_truth": [{"start": 0, "end": 13, "quote": "Limited stock",
+                                                               "rule": rule, "category": "pressure"}],
+            "predictions": {A: [pred] if i % 3 else [], B: [pred, {"quote": "costs less", "rule": "Comparative"}]}}
+
+
+RUBRIC = {"id": "r1", "question": "Price?", "response": "It costs 3 euros.",
+          "traits": [{"name": "price", "metrics": ["recall"], "tp_instructions": ["States the price"]}],
+          "buckets": {"price": {"tp": ["3 euros"]}}}
+
+
+def write(path: Path, rows: list[Any]) -> Path:
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(autouse=True)
+def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parallel, "CHUNK_BYTES", 1500)  # a few records per chunk
+
+
+def schema(p: Project) -> list[tuple[Any, ...]]:
+    return p.conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name").fetchall()
+
+
+def rows(p: Project) -> dict[str, list[tuple[Any, ...]]]:
+    return {t: p.conn.execute(f"SELECT * FROM {t} ORDER BY 1, 2, 3").fetchall()
+            for t in ("samples", "violations", "units", "row_counts")}
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_indexes_built_after_a_large_import_leave_the_same_schema_and_rows(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int) -> None:
+    data = write(tmp_path / "d.jsonl", [record(i) for i in range(40)] + [RUBRIC])
+    out = {}
+    for rebuild_min in (1, 10**9):  # rebuilt, and kept (updated row by row)
+        monkeypatch.setattr(imports, "REBUILD_MIN", rebuild_min)
+        with Project.create(tmp_path / f"{rebuild_min}.concord") as p:
+            before = schema(p)
+            import_file(p, data, workers=workers)
+            assert schema(p) == before
+            assert p.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+            plan = p.conn.execute("EXPLAIN QUERY PLAN SELECT id FROM violations WHERE checker = ?", (A,)).fetchall()
+            assert "violations_checker" in str(plan)  # the rebuilt index is there and used
+            out[rebuild_min] = rows(p)
+    assert out[1] == out[10**9]
+
+
+def test_a_failed_large_import_rolls_the_dropped_indexes_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(imports, "REBUILD_MIN", 1)
+    bad = [record(i) for i in range(30)]
+    bad[29]["ground_truth"][0]["end"] = 999
+    with Project.create(tmp_path / "p.concord") as p:
+        before = schema(p)
+        with pytest.raises(ImportErrors):
+            import_file(p, write(tmp_path / "bad.jsonl", bad))
+        assert schema(p) == before
+        assert p.conn.execute("SELECT COUNT(*) FROM samples").fetchone()[0] == 0
+
+
+def test_preloaded_hashes_answer_as_lookups_do(tmp_path: Path) -> None:
+    lines = [json.dumps(r).encode() for r in [record(i) for i in range(12)] + [RUBRIC]]
+    with Project.create(tmp_path / "p.concord") as p:
+        import_file(p, write(tmp_path / "d.jsonl", [r.decode() for r in lines]))
+    asked = [line_hash(raw) for raw in lines[::2]] + [line_hash(b'{"id": "new"}'), line_hash(lines[1] + b" ")]
+    batched, preloaded = LineHashReader(tmp_path / "p.concord"), LineHashReader(tmp_path / "p.concord", preload=True)
+    try:
+        got = preloaded.known(asked)
+        answers = {h: got[h] for h in asked if h in got}  # preloaded: every stored hash, looked into
+        assert answers == batched.known(asked)
+        assert answers[line_hash(lines[-1])] == ("r1", "rubric")
+        assert answers[line_hash(lines[0])] == ("s0000", "violations")
+        assert len(answers) == 7 and len(got) == len(lines)  # the two unknown lines are not there
+    finally:
+        batched.close()
+        preloaded.close()
+
+
+@pytest.mark.parametrize("preload_ratio", [0, 10**9])
+def test_reimport_skips_unchanged_lines_and_writes_the_changed_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, preload_ratio: int) -> None:
+    """Hashes looked up chunk by chunk (ratio 0: never preloaded) or all read at once give the same counts."""
+    monkeypatch.setattr(imports, "PRELOAD_RATIO", preload_ratio)
+    parsed: list[int] = []
+    real = parallel.parse_line
+    monkeypatch.setattr(parallel, "parse_line", lambda raw, name, n, *a: parsed.append(n) or real(raw, name, n, *a))
+    recs = [record(i) for i in range(30)] + [RUBRIC]
+    data = write(tmp_path / "d.jsonl", recs)
+    with Project.create(tmp_path / "p.concord") as p:
+        import_file(p, data)
+        parsed.clear()
+        again = import_file(p, data)
+        assert parsed == [] and not again.changed
+        assert (again.violation_samples.unchanged, again.rubric_samples.unchanged) == (30, 1)
+        recs[12] = record(12, rule="New rule")
+        changed = import_file(p, write(data, recs))
+        assert parsed == [13]
+        assert (changed.violation_samples.updated, changed.violation_samples.unchanged) == (1, 29)
+        assert changed.rubric_samples.unchanged == 1
+        assert p.violation_sample("s0012").ground_truth[0].rule == "New rule"  # type: ignore[union-attr]
+
+
+def test_worker_results_cross_the_pipe_unchanged_and_smaller(tmp_path: Path) -> None:
+    data = write(tmp_path / "d.jsonl", [record(i) for i in range(20)] + [RUBRIC])
+    result = parallel.run_part(parallel.Part(str(data), 0, data.stat().st_size, 1, None, {}))
+    assert list(result.prepared) == ["violations", "rubric"]  # through the schemes' io adapters, registry order
+    plain = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+    shared = pickle.dumps(parallel.for_transfer(result), protocol=pickle.HIGHEST_PROTOCOL)
+    back = pickle.loads(shared)
+    assert back.prepared == pickle.loads(plain).prepared
+    assert len(shared) < 0.8 * len(plain)
+    rows = back.prepared["violations"]
+    assert rows[0][3][0][1] is rows[1][3][0][1]  # one object per distinct value
+    assert back.state.ids == result.state.ids and len(back.state.ids) == 21  # sent as line numbers, same locations
+    assert back.state.ids["s0003"] == Location(str(data), 4)
