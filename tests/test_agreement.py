@@ -114,3 +114,15 @@ def test_rubric_agreement_hand_computed() -> None:
     assert cov["metrics_human"]["precision"] == pytest.approx(0.8)
     assert out["other"]["kept_share"] == 0.0
     assert out["other"]["metric_deltas"] == {"recall": 1.0}
+
+
+@pytest.mark.parametrize("n, distinct", [(0, 1), (1, 1), (500, 7), (500, 500)])
+def test_resample_sums_equal_the_counts_product(n: int, distinct: int) -> None:
+    """resample_sums (equal units counted together) gives exactly the sums of resample_counts' draws times the
+    per-unit counts, whether few units differ or most do."""
+    from calibration.agreement import resample_counts, resample_sums
+
+    rng = np.random.default_rng(3)
+    per_unit = rng.integers(0, 5, size=(distinct, 6)).astype(float)[rng.integers(0, distinct, size=n)]
+    expected = np.concatenate([w @ per_unit for w in resample_counts(n, 45, seed=9, chunk=10)]) if n else np.zeros((45, 6))
+    assert np.array_equal(resample_sums(per_unit, 45, seed=9, chunk=10), expected)

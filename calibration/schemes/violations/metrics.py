@@ -109,20 +109,12 @@ def unit_counts(pair_table: PairTable, config: MatchConfig, method: Method | Non
 def bootstrap_sums(per_sample: np.ndarray, n_boot: int = DEFAULT_BOOT, seed: int = 0) -> np.ndarray:
     """Column sums of `per_sample` (S, M) over `n_boot` resamples of its rows: (n_boot, M).
 
-    The draws are calibration.agreement.resample_counts, the project's one bootstrap (chunks of _BOOT_CHUNK);
-    imported here, not at the top, because agreement pulls in scikit-learn and this module is on the CLI's path."""
-    from calibration.agreement import resample_counts
+    The draws are calibration.agreement's, the project's one bootstrap (chunks of _BOOT_CHUNK), summed by
+    `resample_sums`; imported here, not at the top, because agreement pulls in scikit-learn and this module is on the
+    CLI's path."""
+    from calibration.agreement import resample_sums
 
-    per_sample = np.asarray(per_sample, dtype=np.float64)
-    S, M = per_sample.shape
-    out = np.zeros((n_boot, M), dtype=np.float64)
-    if S == 0:
-        return out
-    start = 0
-    for w in resample_counts(S, n_boot, seed, _BOOT_CHUNK):
-        out[start : start + w.shape[0]] = w @ per_sample
-        start += w.shape[0]
-    return out
+    return resample_sums(per_sample, n_boot, seed, _BOOT_CHUNK)
 
 
 def _interval(values: np.ndarray, ci: float) -> np.ndarray:
