@@ -126,7 +126,7 @@ def main() -> int:
         verdict = f"target < {TARGET:.0f} s: {'MET' if med['wall'] < TARGET else 'NOT MET'}" if name == "this tree" else ""
         print(f"  {name}: total {med['wall']:.2f} s (x{med['wall'] / ref:.1f} the reference), CPU {med['cpu']:.2f} s "
               f"(share {med['cpu'] / med['wall']:.2f}), imports {med['imports']:.2f} s, embedding {med['embed']:.2f} s, "
-              f"rest {med["rest"]:.2f} s, load {med['load']:.2f}  {verdict}")
+              f"rest {med['rest']:.2f} s, load {med['load']:.2f}  {verdict}")
     return 0
 
 
