@@ -10,8 +10,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-EVALUATE = ["app.cli", "app.commands.evaluate", "app.services.schemes", "app.store", "app.llm.openai_embedder",
-            "app.services.ceiling", "calibration.schemes.violations.evaluation", "calibration.schemes.violations.metrics",
+EVALUATE = ["app.cli", "app.commands.evaluate", "app.services.evaluation", "app.services.schemes", "app.store",
+            "app.llm.openai_embedder", "app.services.ceiling", "calibration.schemes.violations.evaluation", "calibration.schemes.violations.metrics",
             "calibration.schemes.violations.matching", "calibration.agreement"]
 CALIBRATE = ["app.cli", "app.commands.calibrate", "app.services.calibration", "app.services.schemes",
              "app.llm.openai_embedder"]

@@ -61,6 +61,8 @@ def test_columns_from_sql_give_the_records_pair_table_and_metrics(tmp_path: Path
         samples = [r.sample for r in records]
         assert [len(s.ground_truth) for s in samples[1:3]] == [1, 0]  # the curated ground truth is what is read
         assert_same_table(build_pair_table(columns, "jaccard"), build_pair_table(samples, "jaccard"))
+        assert_same_table(build_pair_table(p.violation_columns(curated=False), "jaccard"),  # the file's, as stored
+                          build_pair_table(p.violation_samples(), "jaccard"))
         for checkers in (["b@1|m"], ["c@1|m", "a@2|m"]):
             assert_same_table(build_pair_table(columns, "jaccard", checkers=checkers),
                               build_pair_table(samples, "jaccard", checkers=checkers))

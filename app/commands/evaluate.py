@@ -71,7 +71,8 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from app.cli_progress import rich_progress
-    from app.services.schemes import evaluate, present
+    from app.services.evaluation import evaluate
+    from app.services.schemes import present
     from app.store import Project
 
     options = {"presets": [args.preset] if args.preset else None, "config_file": args.config,

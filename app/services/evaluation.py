@@ -1,49 +1,81 @@
-"""The violations view's services (app/gui): the pair table (embeddings cached in the project), human matches on
-it, per-unit machine scores for the review list. `concord evaluate` goes through the scheme's own hook
-(calibration/schemes/violations/evaluation.py, via app/services/schemes.py); these wrap its helpers."""
+"""Evaluate any scheme of a project through the registry (`concord evaluate`): what its store adapter reads for
+evaluation, its human labels, its `evaluate` hook under the options of app/services/schemes. Nothing here names a
+scheme: a scheme's own services for its view sit in app/services/schemes/<scheme>.py."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+import gc
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
-import app.llm.openai_embedder  # noqa: F401  registers the "openai" embedding backend
+from app.errors import UsageError
 from app.progress import Progress
+from app.services.schemes import scheme_options
 from app.store import Project
-from calibration.schemes.violations import MatchConfig, PairTable, build_pair_table
-from calibration.schemes.violations import evaluation as hook
+from app.store.samples import store_adapter
+from calibration.schemes.base import Report, Scheme
 
 
 @dataclass
-class HumanLabels:
-    """Human match decisions mapped onto a pair table's groups."""
-
-    matches: list[tuple[int, int, int]]  # (group, gt, pred)
-    labeled_groups: list[int]
-
-
-def pair_table(project: Project, embedding: str, progress: Progress | None = None,
-               checkers: Sequence[str] | None = None) -> PairTable:
-    if progress is not None:
-        progress.update(0, 2, "loading samples")
-    samples = project.violation_samples()
-    if progress is not None:
-        progress.update(1, 2, f"embedding texts ({embedding})")
-    table = build_pair_table(samples, embedding, checkers=checkers, cache=project)
-    if progress is not None:
-        progress.update(2, 2, "pair table ready")
-    return table
+class Evaluated:
+    scheme: Scheme
+    report: Report | None  # None: the scheme has no evaluate hook yet
+    note: str = ""
 
 
-def human_labels(project: Project, table: PairTable) -> HumanLabels:
-    labels = {key: {"matches": sorted(pairs)} for key, pairs in project.human_matches().items()}
-    return HumanLabels(*hook.human_groups(table, labels))
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic GC while a scheme's records are loaded and evaluated: a million small, acyclic objects
+    (violations, per-unit score dicts) make every full collection rescan them all, which was a third of
+    `concord evaluate` at 100k samples (as in app.io.imports). Restored afterwards; cycles made meanwhile are
+    collected then."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
-def human_leaderboard(table: PairTable, labels: HumanLabels) -> dict[str, dict[str, float]]:
-    """Per-checker P/R/F1 from the humans' own matches, on the units they labeled."""
-    return hook.human_leaderboard(table, labels.matches, labels.labeled_groups)
+def evaluation_records(project: Project, scheme: Scheme) -> Any:
+    """What a scheme's evaluate hook reads: its store adapter's `evaluation_records(project)` when it has a lighter
+    form than the records (violations: columns straight from SQL, no object per violation), else the records."""
+    loader = getattr(store_adapter(scheme.name), "evaluation_records", None)
+    return loader(project) if loader is not None else project.scheme_records(scheme.name)
 
 
-def store_machine_scores(project: Project, table: PairTable, config: MatchConfig, matching: str) -> None:
-    """Per-unit TP/FP/FN/F1 under `config`, shown in the review list's machine F1 column."""
-    project.set_machine_scores(config.ref, hook.unit_scores(table, config, matching))
+def evaluate(project: Project, schemes: Sequence[Scheme], options: Mapping[str, Any],
+             progress: Progress | None = None) -> list[Evaluated]:
+    """Each scheme's report under `options`; a scheme without an `evaluate` hook is skipped with a note."""
+    if options.get("presets") and not any(p in s.presets() for s in schemes for p in options["presets"]):
+        known = sorted({p for s in schemes for p in s.presets()})
+        raise UsageError(f"--preset {', '.join(options['presets'])}: no such preset (known: {', '.join(known) or 'none'})")
+    out = []
+    for scheme in schemes:
+        hook = getattr(scheme, "evaluate", None)
+        if hook is None:
+            out.append(Evaluated(scheme, None, f"{scheme.name}: this scheme has no evaluation yet; skipped"))
+            continue
+        try:
+            opts = scheme_options(project, scheme, options, progress)
+        except UsageError as exc:  # --use NAME: parameters of one scheme
+            if len(schemes) == 1:
+                raise
+            out.append(Evaluated(scheme, None, f"{exc}; skipped"))
+            continue
+        if options.get("presets") and not opts["presets"]:
+            out.append(Evaluated(scheme, None, f"{scheme.name}: no preset {', '.join(options['presets'])}; skipped"))
+            continue
+        with _gc_paused():
+            records = evaluation_records(project, scheme)
+            labels = project.scheme_labels(scheme.name)
+            try:
+                report = hook(records, labels, opts)
+            except (ValueError, OSError) as exc:  # a bad config file, an unknown preset: the scheme says which
+                raise UsageError(f"{scheme.name}: {exc}") from None
+        out.append(Evaluated(scheme, report))
+    if options.get("use") and out and all(e.report is None for e in out):
+        raise UsageError("; ".join(e.note for e in out))
+    return out

@@ -356,7 +356,7 @@ class MatchPage(QWidget):
         def work(progress: TaskProgress) -> dict[str, Any]:
             from app.gui.views.violations_scoring import ensure_sample_vectors
             from app.services.calibration import calibrate, make_space
-            from app.services.evaluation import human_labels, pair_table
+            from app.services.schemes.violations import human_labels, pair_table
 
             with Project.open(path) as wp:
                 ensure_sample_vectors(path, wp, emb, wp.violation_samples(), progress)  # the model stays out of the app
@@ -413,7 +413,7 @@ class MatchPage(QWidget):
 
         def work(progress: TaskProgress) -> dict[str, Any]:
             from app.gui.views.violations_scoring import ensure_sample_vectors
-            from app.services.evaluation import human_labels, pair_table
+            from app.services.schemes.violations import human_labels, pair_table
 
             with Project.open(path) as wp:
                 ensure_sample_vectors(path, wp, emb, wp.violation_samples(), progress)

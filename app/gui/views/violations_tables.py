@@ -127,7 +127,7 @@ def machine_scores(path: str, cfg: MatchConfig, progress: TaskProgress) -> str:
     """Worker: match every unit under `cfg` and store per-unit TP/FP/FN/F1 (the list's machine-score column)."""
     from app.gui.views.violations_scoring import ensure_sample_vectors
     from app.progress import check
-    from app.services.evaluation import pair_table, store_machine_scores
+    from app.services.schemes.violations import pair_table, store_machine_scores
 
     with Project.open(path) as wp:  # the worker's own connection
         ensure_sample_vectors(path, wp, cfg.embedding, wp.violation_samples(), progress)  # the model stays out of the app

@@ -186,10 +186,10 @@ class ViolationsStoreMixin(ProjectBase):
             out.append(ViolationSample(sid, text, gt, by, context, split))
         return out
 
-    def violation_columns(self) -> Any:
+    def violation_columns(self, *, curated: bool = True) -> Any:
         """Every violation of the project as `ViolationColumns` (calibration/schemes/violations/columns.py), the
-        curated ground truth in place of the file's as `violation_samples(curated=True)` has it: what `concord
-        evaluate` builds its pair table from. Rows are read in chunks, each turned into arrays at once: no object
+        curated ground truth in place of the file's as `violation_samples(curated=True)` has it (`curated`=False:
+        the file's, as stored): what `concord evaluate` and the violations view build their pair table from. Rows are read in chunks, each turned into arrays at once: no object
         per violation is kept (600k `Violation`s took seconds and about 360 MB at 100k samples)."""
         import numpy as np
         import pandas as pd
@@ -216,12 +216,12 @@ class ViolationsStoreMixin(ProjectBase):
             "SELECT sample_id, unit FROM units WHERE scheme = 'violations' AND unit != ''"), 2)
         cols = ViolationColumns(index.to_numpy(dtype=object), index.get_indexer(object_array(unit_sids)).astype(np.int64),
                                 object_array(units), *(np.concatenate(p) for p in parts))
-        curated = self.curated_ground_truth()
-        if not curated:
+        chosen = self.curated_ground_truth() if curated else None
+        if not chosen:
             return cols
         from calibration.schemes.violations.curation import violations_of
 
-        return cols.with_ground_truth({sid: violations_of(value) for sid, value in curated.items()})
+        return cols.with_ground_truth({sid: violations_of(value) for sid, value in chosen.items()})
 
     def curated_ground_truth(self, ids: Sequence[str] | None = None) -> dict[str, list[dict[str, Any]]]:
         """sample_id -> the resolved curated ground truth (violations as import reads them), where humans gave one."""
@@ -338,7 +338,7 @@ def load_records(project: Any) -> list[Any]:
 
 
 def evaluation_records(project: Any) -> Any:
-    """What the scheme's evaluate hook reads (app/services/schemes.py): the violations as columns, not records."""
+    """What the scheme's evaluate hook reads (app/services/evaluation.py): the violations as columns, not records."""
     return project.violation_columns()
 
 

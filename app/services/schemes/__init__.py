@@ -1,22 +1,20 @@
-"""Evaluate and calibrate any scheme of a project through the registry: records and human labels from the store,
-the scheme's `evaluate` / `search_problem` hooks, the generic Calibrator. Nothing here names a scheme.
+"""Calibrate any scheme of a project through the registry: records and human labels from the store, the scheme's
+`search_problem` hook, the generic Calibrator; the schemes present and the options every hook gets (evaluation:
+app/services/evaluation.py). Nothing here names a scheme; a scheme's own services sit beside it
+(app/services/schemes/<scheme>.py).
 
 Side effects a scheme may need come in `options` (see base.Scheme.evaluate): `cache` (the project: its embedding
 cache), `progress`, and `save_scores(config_ref, rows)` (per-unit figures for the review list).
 """
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from app.errors import UsageError
 from app.progress import Progress
 from app.store import Project
-from app.store.samples import store_adapter
-from calibration.schemes.base import Report, Scheme, SchemeError, registry
+from calibration.schemes.base import Scheme, SchemeError, registry
 
 NOT_LABELS = ("status", "note")  # kinds that say nothing a metric can be calibrated on
 
@@ -66,70 +64,6 @@ def scheme_options(project: Project, scheme: Scheme, options: Mapping[str, Any],
         except (KeyError, UsageError) as exc:
             raise UsageError(f"--use: {scheme.name}: no stored parameters {exc}") from None
     out.update(cache=project, progress=progress, save_scores=_save_scores(project))
-    return out
-
-
-@dataclass
-class Evaluated:
-    scheme: Scheme
-    report: Report | None  # None: the scheme has no evaluate hook yet
-    note: str = ""
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic GC while a scheme's records are loaded and evaluated: a million small, acyclic objects
-    (violations, per-unit score dicts) make every full collection rescan them all, which was a third of
-    `concord evaluate` at 100k samples (as in app.io.imports). Restored afterwards; cycles made meanwhile are
-    collected then."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-def evaluation_records(project: Project, scheme: Scheme) -> Any:
-    """What a scheme's evaluate hook reads: its store adapter's `evaluation_records(project)` when it has a lighter
-    form than the records (violations: columns straight from SQL, no object per violation), else the records."""
-    loader = getattr(store_adapter(scheme.name), "evaluation_records", None)
-    return loader(project) if loader is not None else project.scheme_records(scheme.name)
-
-
-def evaluate(project: Project, schemes: Sequence[Scheme], options: Mapping[str, Any],
-             progress: Progress | None = None) -> list[Evaluated]:
-    """Each scheme's report under `options`; a scheme without an `evaluate` hook is skipped with a note."""
-    if options.get("presets") and not any(p in s.presets() for s in schemes for p in options["presets"]):
-        known = sorted({p for s in schemes for p in s.presets()})
-        raise UsageError(f"--preset {', '.join(options['presets'])}: no such preset (known: {', '.join(known) or 'none'})")
-    out = []
-    for scheme in schemes:
-        hook = getattr(scheme, "evaluate", None)
-        if hook is None:
-            out.append(Evaluated(scheme, None, f"{scheme.name}: this scheme has no evaluation yet; skipped"))
-            continue
-        try:
-            opts = scheme_options(project, scheme, options, progress)
-        except UsageError as exc:  # --use NAME: parameters of one scheme
-            if len(schemes) == 1:
-                raise
-            out.append(Evaluated(scheme, None, f"{exc}; skipped"))
-            continue
-        if options.get("presets") and not opts["presets"]:
-            out.append(Evaluated(scheme, None, f"{scheme.name}: no preset {', '.join(options['presets'])}; skipped"))
-            continue
-        with _gc_paused():
-            records = evaluation_records(project, scheme)
-            labels = project.scheme_labels(scheme.name)
-            try:
-                report = hook(records, labels, opts)
-            except (ValueError, OSError) as exc:  # a bad config file, an unknown preset: the scheme says which
-                raise UsageError(f"{scheme.name}: {exc}") from None
-        out.append(Evaluated(scheme, report))
-    if options.get("use") and out and all(e.report is None for e in out):
-        raise UsageError("; ".join(e.note for e in out))
     return out
 
 
