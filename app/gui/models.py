@@ -27,6 +27,7 @@ FOREGROUND = int(Qt.ItemDataRole.ForegroundRole)
 ALIGNMENT = int(Qt.ItemDataRole.TextAlignmentRole)
 USER = int(Qt.ItemDataRole.UserRole)
 RIGHT = int((Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter).value)
+_ROLES = frozenset((DISPLAY, TOOLTIP, FOREGROUND, ALIGNMENT, USER))  # the roles the review list answers
 _BRUSHES: dict[str, QBrush] = {}
 
 
@@ -130,6 +131,9 @@ class UnitListModel(QAbstractTableModel):
         self._order_by = "id"
         self._descending = False
         self._rows: list[dict[str, Any]] = []
+        # each loaded row's display texts, made on its first paint (None: not yet, or changed since): a repaint asks
+        # data() ~2,500 times, and formatting the same rows again was a third of the list's paint time
+        self._cells: list[tuple[Any, ...] | None] = []
         self._where: dict[tuple[str, str], int] = {}
         self._total = 0
         self._fetching = False
@@ -145,6 +149,7 @@ class UnitListModel(QAbstractTableModel):
         self._pending_columns = list_columns(schemes, score_title, score_tip)
         self._schemes = {s.name: s for s in schemes}
         self._empty_unit = dict(empty_unit or {})
+        self._cells = [None] * len(self._rows)  # texts read the schemes (summary, empty unit): made again
 
     # -- state -----------------------------------------------------------------------------------------------------
     @property
@@ -171,13 +176,13 @@ class UnitListModel(QAbstractTableModel):
         self._fetching = True  # no fetchMore from slots reacting to the reset
         try:
             self.beginResetModel()
-            self._rows, self._where, self._total = [], {}, 0
+            self._rows, self._cells, self._where, self._total = [], [], {}, 0
             try:
                 self.columns = self._pending_columns or self._project_columns()
                 self._total = 0 if self._project is None else self._project.count_units(self._filter)
                 self._append(self._fetch(0))
             except Exception:
-                self._rows, self._where, self._total = [], {}, 0
+                self._rows, self._cells, self._where, self._total = [], [], {}, 0
                 raise
             finally:
                 self.endResetModel()
@@ -194,6 +199,7 @@ class UnitListModel(QAbstractTableModel):
         for i, r in enumerate(rows):
             self._where[(r["sample_id"], r["unit"])] = base + i
         self._rows.extend(rows)
+        self._cells.extend([None] * len(rows))
 
     def row(self, i: int) -> dict[str, Any] | None:
         return self._rows[i] if 0 <= i < len(self._rows) else None
@@ -207,6 +213,7 @@ class UnitListModel(QAbstractTableModel):
         if i < 0:
             return
         self._rows[i]["status"] = status or "unlabeled"
+        self._cells[i] = None
         col = self.column_of("status")
         idx = self.index(i, col)
         self.dataChanged.emit(idx, idx)
@@ -257,33 +264,48 @@ class UnitListModel(QAbstractTableModel):
         finally:
             self._fetching = False
 
+    def _display(self, r: dict[str, Any]) -> tuple[Any, ...]:
+        """The display texts of a row, one per column (None: another scheme's column, left blank)."""
+        scheme = r.get("scheme")
+        out: list[Any] = []
+        for c in self.columns:
+            if c.schemes and scheme not in c.schemes:
+                out.append(None)
+                continue
+            v = self._summary(r) if c.summary else r.get(c.key)
+            if c.key == "machine_f1":
+                out.append(fmt_score(v))
+            elif c.key == "unit" and not v:
+                out.append(self._empty_unit.get(scheme or "", "(whole sample)"))
+            else:
+                out.append("" if v is None else fmt_figure(v))
+        return tuple(out)
+
     def data(self, index: Index, role: int = DISPLAY) -> Any:
         role = int(role)
-        if role not in (DISPLAY, TOOLTIP, FOREGROUND, ALIGNMENT, USER):
+        if role not in _ROLES:
             return None
         row, col = index.row(), index.column()
-        if not index.isValid() or row >= len(self._rows) or col >= len(self.columns):
+        if not (0 <= row < len(self._rows) and 0 <= col < len(self.columns)):  # an invalid index has row -1
             return None
+        if role == DISPLAY:
+            cells = self._cells[row]
+            if cells is None:
+                cells = self._cells[row] = self._display(self._rows[row])
+            return cells[col]
         r = self._rows[row]
         c = self.columns[col]
-        key = c.key
         if c.schemes and r.get("scheme") not in c.schemes:
             return None if role != USER else r  # another scheme's column: blank
-        v = self._summary(r) if c.summary else r.get(key)
-        if role == DISPLAY:
-            if key == "machine_f1":
-                return fmt_score(v)
-            if key == "unit" and not v:
-                return self._empty_unit.get(r.get("scheme") or "", "(whole sample)")
-            return "" if v is None else fmt_figure(v)
-        if role == TOOLTIP:
-            if c.summary:
-                return plain_tooltip(str(v).replace(" · ", "\n")) or None
-            return None if key not in ("sample_id", "unit") or v is None else plain_tooltip(str(v))
         if role == FOREGROUND:
-            return brush(STATUS_COLOURS.get(str(v), "#000000")) if key == "status" else None
+            return brush(STATUS_COLOURS.get(str(r.get("status")), "#000000")) if c.key == "status" else None
         if role == ALIGNMENT:
             return RIGHT if c.numeric else None
+        if role == TOOLTIP:
+            v = self._summary(r) if c.summary else r.get(c.key)
+            if c.summary:
+                return plain_tooltip(str(v).replace(" · ", "\n")) or None
+            return None if c.key not in ("sample_id", "unit") or v is None else plain_tooltip(str(v))
         return r
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = DISPLAY) -> Any:
