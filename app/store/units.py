@@ -193,7 +193,7 @@ class UnitsMixin(ProjectBase):
                 text = encode(dict(figures))
             else:
                 sid, unit, tp, fp, fn, f1 = row
-                head = {"tp": tp, "fp": fp, "fn": fn, "f1": f1}.get(score)
+                head = f1 if score == "f1" else {"tp": tp, "fp": fp, "fn": fn, "f1": f1}.get(score)
                 text = _counts_json(tp, fp, fn, f1, encode)
             out.append((sid, unit, None if head is None else float(head), text))
         with self.transaction() as c:

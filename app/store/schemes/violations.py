@@ -189,8 +189,9 @@ class ViolationsStoreMixin(ProjectBase):
     def violation_columns(self, *, curated: bool = True) -> Any:
         """Every violation of the project as `ViolationColumns` (calibration/schemes/violations/columns.py), the
         curated ground truth in place of the file's as `violation_samples(curated=True)` has it (`curated`=False:
-        the file's, as stored): what `concord evaluate` and the violations view build their pair table from. Rows are read in chunks, each turned into arrays at once: no object
-        per violation is kept (600k `Violation`s took seconds and about 360 MB at 100k samples)."""
+        the file's, as stored): what `concord evaluate` and the violations view build their pair table from. Rows are
+        read in chunks, each turned into arrays at once: no object per violation is kept (600k `Violation`s took
+        seconds and about 360 MB at 100k samples)."""
         import numpy as np
         import pandas as pd
 
@@ -205,10 +206,12 @@ class ViolationsStoreMixin(ProjectBase):
             'SELECT s.rowid, v.checker, v.start, v."end", v.rule, v.category, v.explanation, v.correction '
             "FROM samples s JOIN violations v ON v.sample_id = s.id WHERE s.scheme = 'violations' "
             "ORDER BY s.rowid, v.checker, v.idx")  # a unit's rows in list order
+        one: Any = {}.setdefault
         while rows := cur.fetchmany(_CHUNK):
             rowid, checker, start, end, *texts = zip(*rows)
-            chunk = (np.searchsorted(sample_rowids, np.array(rowid, dtype=np.int64)), _shared(checker),
-                     np.array(start, dtype=np.float64), np.array(end, dtype=np.float64), *map(_shared, texts))
+            chunk = (np.searchsorted(sample_rowids, np.array(rowid, dtype=np.int64)), _shared(checker, one),
+                     np.array(start, dtype=np.float64), np.array(end, dtype=np.float64),
+                     *(_shared(t, one) for t in texts))
             for out, column in zip(parts, chunk):
                 out.append(column)
         index = pd.Index(object_array(ids))
@@ -299,16 +302,13 @@ def _columns(cur: sqlite3.Cursor, n: int) -> tuple[tuple[Any, ...], ...]:
     return tuple(zip(*rows)) if rows else ((),) * n
 
 
-def _shared(values: Sequence[str | None]) -> Any:
-    """`values` as an object array in which equal strings are one object: SQLite returns a new str per row, and
-    checkers, rules and categories repeat across violations (about 300 bytes per violation otherwise)."""
-    import numpy as np
-    import pandas as pd
-
+def _shared(values: Sequence[str | None], one: Any) -> Any:
+    """`values` as an object array in which equal strings are one object (`one`: a dict's setdefault shared by every
+    column and chunk): SQLite returns a new str per row, and checkers, rules and categories repeat across violations
+    (about 300 bytes per violation otherwise). A dict lookup per value costs half of pandas' factorize here."""
     from calibration.schemes.violations.columns import object_array
 
-    codes, distinct = pd.factorize(object_array(values))
-    return np.append(distinct, None)[codes]  # code -1 (None) -> None
+    return object_array([one(v, v) for v in values])
 
 
 # -- hooks the generic store reads (app/store/samples.py SchemeDataMixin, units.py status_counts) ----------------------
