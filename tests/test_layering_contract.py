@@ -61,7 +61,7 @@ SCHEMES = sorted(p.parent.name for p in (ROOT / "calibration" / "schemes").glob(
 # Commands that are one scheme's own, with the reason in their docstring.
 SCHEME_COMMANDS = {"app/commands/traits.py"}
 # Generic modules still importing a scheme while their owners move the code (may only shrink).
-PENDING = {"app/io/parallel.py", "app/io/records.py", "app/services/calibration.py"}
+PENDING = {"app/io/parallel.py", "app/io/records.py"}
 
 
 def scheme_imports(path: Path) -> set[str]:
