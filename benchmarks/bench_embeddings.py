@@ -2,7 +2,8 @@
 sentence-transformers (the reference), in the same process, on a quiet machine and with a core held by another job.
 
 Every figure is printed with the 1-minute load average when it was taken and the CPU this process used meanwhile
-(cores busy = process CPU seconds / wall seconds). "loaded" starts one busy-loop process that holds a core for
+(cores busy = process CPU seconds / wall seconds); each phase also prints the threads the backend chose and the
+cores other processes kept busy in the /proc/stat sample that choice was made on. "loaded" starts one busy-loop process that holds a core for
 the length of the phase, as another job on the machine would. Then: import and first-encode cost in a fresh
 process, and a cold/warm pass through the project's sqlite vector cache.
 
@@ -34,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 
 from calibration.similarity import CachedEmbedder, MemoryVectorCache, SentenceTransformerEmbedder, text_key  # noqa: E402
-from calibration.similarity.onnx_backend import OnnxEmbedder, choose_threads  # noqa: E402
+from calibration.similarity.onnx_backend import OnnxEmbedder, choose_threads, other_busy  # noqa: E402
 
 VERBS = ["mention", "target", "promote", "imply", "claim", "encourage", "show", "suggest", "advertise", "link"]
 OBJECTS = ["alcohol", "minors", "excessive drinking", "health benefits", "social success", "driving", "sports",
@@ -91,11 +92,14 @@ def phase(name: str, data: list[str], runs: int, reference: SentenceTransformerE
         time.sleep(20)  # let the 1-minute load average see it, as it would see a job that has been running
     try:
         threads = choose_threads()
+        busy = other_busy()  # what the choice saw: cores other processes kept busy (a /proc/stat sample)
         load = os.getloadavg()[0]
         note = " (one busy-loop process holds a core)" if hog else ""
-        if not hog and load > 0.7:
-            note = f" (NOT quiet: load {load:.2f} from other jobs)"
-        print(f"\n[{name}] {len(data):,} distinct short texts, median of {runs} runs; ONNX threads chosen: {threads}{note}")
+        if not hog and busy is not None and busy > 0.5:
+            note = f" (NOT quiet: other processes keep {busy:.1f} cores busy)"
+        seen = "no /proc/stat" if busy is None else f"{busy:.2f} cores busy elsewhere"
+        print(f"\n[{name}] {len(data):,} distinct short texts, median of {runs} runs; ONNX threads chosen: {threads} "
+              f"({seen}, load {load:.2f}){note}")
         out: dict[str, float] = {}
         ref_rate, ref_cond, ref_vecs = measure(reference.encode, data, runs)
         print(f"  reference sentence-transformers (torch, {_torch_threads()} threads): {ref_rate:6.0f} texts/s  [{ref_cond}]")
