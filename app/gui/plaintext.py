@@ -47,7 +47,10 @@ class ElidedLabel(QLabel):
         self.setText(text)
 
     def setText(self, text: str) -> None:  # noqa: N802 - Qt's name
-        self._full = text or ""
+        text = text or ""
+        if text == self._full:  # the views set their header labels again on every refresh, mostly unchanged:
+            return  # eliding (font metrics) and a relayout of the pane for nothing (resizeEvent re-elides)
+        self._full = text
         self._elide()
         self.updateGeometry()
 

@@ -9,7 +9,6 @@ derives it again from the events alone. Every read here returns the resolved lab
 """
 from __future__ import annotations
 
-import functools
 import json
 import uuid
 from collections.abc import Iterable, Sequence
@@ -66,7 +65,13 @@ class DecisionsMixin(ProjectBase):
         adjudicated = int(origin in ADJUDICATION_ORIGINS)
         ids: list[int] = []
         with self.transaction() as c:
-            how = functools.cache(lambda: policy(c))  # read only if a target has several annotators
+            read: list[str] = []
+
+            def how() -> str:  # the policy, read only if a target has several annotators, and then once
+                if not read:
+                    read.append(policy(c))
+                return read[0]
+
             c.execute("INSERT OR IGNORE INTO annotators VALUES (?, ?)", (annotator, now()))
             for ch in changes:
                 target = (ch.sample_id, ch.unit, ch.kind)
