@@ -56,6 +56,12 @@ def guarded(what: str, key: str = "") -> Callable[[F], F]:
 
 def settings_key(path: str | Path) -> str:
     """Per-file settings key: two copies of a project share a project_id but not a path."""
+    p = Path(path)
+    return _absolute_key(str(p)) if p.is_absolute() else hashlib.sha1(str(p.resolve()).encode()).hexdigest()[:16]
+
+
+@functools.lru_cache(maxsize=64)  # asked on every move to another unit: resolve() is a syscall per path component
+def _absolute_key(path: str) -> str:
     return hashlib.sha1(str(Path(path).resolve()).encode()).hexdigest()[:16]
 
 
