@@ -120,8 +120,10 @@ class BootstrapCI:
 
 
 def resample_indices(n: int, reps: int, rng: np.random.Generator) -> np.ndarray:
-    """(reps, n) unit indices drawn with replacement: the one resampling draw every interval in Concord uses."""
-    return rng.integers(0, n, size=(reps, n))
+    """(reps, n) unit indices drawn with replacement: the one resampling draw every interval in Concord uses.
+    int32 when n allows: numpy draws a bound below 2**32 the same way for int32 and int64 (same values), and half
+    the memory is 40 MB less per chunk of 100 replicates at 100k units."""
+    return rng.integers(0, n, size=(reps, n), dtype=np.int32 if n <= np.iinfo(np.int32).max else np.int64)
 
 
 def resample_index_chunks(n: int, n_boot: int, seed: int = 0, chunk: int = 64) -> Iterator[np.ndarray]:

@@ -126,3 +126,13 @@ def test_resample_sums_equal_the_counts_product(n: int, distinct: int) -> None:
     per_unit = rng.integers(0, 5, size=(distinct, 6)).astype(float)[rng.integers(0, distinct, size=n)]
     expected = np.concatenate([w @ per_unit for w in resample_counts(n, 45, seed=9, chunk=10)]) if n else np.zeros((45, 6))
     assert np.array_equal(resample_sums(per_unit, 45, seed=9, chunk=10), expected)
+
+
+def test_resample_indices_are_the_int64_draws() -> None:
+    """Drawn as int32 (half the memory) with the values numpy's int64 draw gives: intervals do not move."""
+    from calibration.agreement import resample_indices
+
+    for n in (1, 2, 7, 1000, 100_003):
+        idx = resample_indices(n, 4, np.random.default_rng(11))
+        assert idx.dtype == np.int32
+        assert np.array_equal(idx, np.random.default_rng(11).integers(0, n, size=(4, n), dtype=np.int64))
