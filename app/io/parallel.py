@@ -6,14 +6,16 @@ verbatim (app.store.bulk line hashes) is not parsed at all. The other lines are 
 store rows. Workers are long-lived `python -m app.io.parallel` processes (fresh interpreters, so this is safe next to
 Qt threads; not multiprocessing, whose spawn mode re-runs the caller's main script), fed pickled chunks on stdin and
 answering on stdout, at most two chunks ahead each, so memory stays bounded whatever the file's size. A worker that
-fails for any reason is replaced by doing its chunk here, so the outcome never depends on the workers.
+fails for any reason is replaced by doing its chunk here, so the outcome never depends on the workers. While workers
+run, the caller parses nothing itself: it writes every chunk in one transaction, and at a million samples writing
+(~40 CPU-s) is already the longest serial path; parsing half the chunks beside it (as it did) made the caller's path
+~85 CPU-s while the worker sat idle half the time.
 """
 from __future__ import annotations
 
 import gc
 import os
 import pickle
-import select
 import struct
 import subprocess
 import sys
@@ -27,7 +29,7 @@ from typing import Any
 from app.io.formats import parse_line, spanning_document
 from app.io.problems import Location, Problem, Problems
 from app.io.records import RecordValidator, Validated, ValidatorState, io_adapter
-from app.store.bulk import LineHashReader, line_hash
+from app.store.bulk import LineHashReader, line_hashes
 from calibration.schemes.base import registry
 
 MIN_PARALLEL_BYTES = 16 * 1024 * 1024  # below this, starting a process costs more than it saves
@@ -109,9 +111,10 @@ def run_part(part: Part, reader: LineHashReader | None = None) -> PartResult:
         data = data[3:]
     problems = Problems()
     validator = RecordValidator(problems, part.project_traits.get)
-    numbered = [(n, raw) for n, raw in enumerate(data.split(b"\n"), part.first_line) if raw.strip()]
+    # a line of blanks only is skipped (isspace: no copy of the line, as strip() would make)
+    numbered = [(n, raw) for n, raw in enumerate(data.split(b"\n"), part.first_line) if raw and not raw.isspace()]
     del data
-    hashes = [line_hash(raw) for _, raw in numbered]
+    hashes = line_hashes([raw for _, raw in numbered])
     known: dict[bytes, tuple[str, str]] = {}
     if part.project is not None:
         own = reader is None
@@ -121,32 +124,34 @@ def run_part(part: Part, reader: LineHashReader | None = None) -> PartResult:
         finally:
             if own:
                 reader.close()
-    unchanged: Counter[str] = Counter()
+    skipped: list[str] = []  # the scheme of each line skipped
     line_of: dict[int, bytes] = {}
     records = 0
+    path, get, add_unchanged = part.path, known.get, validator.add_unchanged
     for (number, raw), h in zip(numbered, hashes):
-        hit = known.get(h)
+        hit = get(h)
         if hit is not None:  # the project holds this very line: no need to parse it
-            validator.add_unchanged(Location(part.path, number), hit[0])
-            unchanged[hit[1]] += 1
-            records += 1
+            add_unchanged(Location(path, number), hit[0])
+            skipped.append(hit[1])
             continue
         rec = parse_line(raw, part.path, number, problems)
         if rec is not None:
             records += 1
             line_of[number] = h
             validator.add(rec.location, rec.data)
+    records += len(skipped)
+    unchanged = Counter(skipped)
     spanning = part.start == 0 and bool(problems.errors) and _spanning(part, problems)
     out = validator.out
     state = validator.state()
     ids = state.ids
-    line_hashes = {sid: line_of[ids[sid].number] for sid in out.schemes if ids.get(sid) and ids[sid].number in line_of}
+    hash_of = {sid: line_of[ids[sid].number] for sid in out.schemes if ids.get(sid) and ids[sid].number in line_of}
     viol = out.violations
     return PartResult(
         problems.errors, problems.warnings, state, {} if problems.errors else _prepared(out),
         out.how, {c for s in viol for c in s.predictions},
         sum(len(s.ground_truth) + sum(len(v) for v in s.predictions.values()) for s in viol),
-        records, len(numbered), schemes=out.schemes, generic=out.records, line_hashes=line_hashes, unchanged=unchanged,
+        records, len(numbered), schemes=out.schemes, generic=out.records, line_hashes=hash_of, unchanged=unchanged,
         spanning=spanning, end=part.end)
 
 
@@ -181,11 +186,10 @@ def _spanning(part: Part, problems: Problems) -> bool:
 
 
 class Pipeline:
-    """Chunks in, results out in file order. Worker processes take up to `ahead` chunks each; the caller does the
-    chunk at the head itself when it is its own, and while the head's worker is still busy it does a later chunk
-    rather than wait (on two cores, one worker plus the caller share the parsing, and the caller also writes).
-    At most `ahead` x (workers + 1) chunks are in flight, so memory stays bounded. Workers start once a chunk needed
-    parsing: a re-import of an unchanged file (every line known by its hash) is done here without them."""
+    """Chunks in, results out in file order. Worker processes take up to `ahead` chunks each, so at most `ahead` x
+    workers chunks are in flight and memory stays bounded; the caller does a chunk only when no worker runs (before
+    they start, or after they failed). Workers start once a chunk needed parsing: a re-import of an unchanged file
+    (every line known by its hash) is done here without them."""
 
     def __init__(self, parts: Iterator[Part], workers: int, reader: LineHashReader | None = None, ahead: int = 2) -> None:
         self.parts = parts
@@ -204,27 +208,22 @@ class Pipeline:
                 self._fill()
                 if not self.pending:
                     return
-                head = self.pending[0]
-                if head[2] is None and head[1] is not None and not self._ready(head[1]):
-                    later = next((e for e in self.pending if e[1] is None and e[2] is None), None)
-                    if later is not None:  # the worker is still at it: do a later chunk of our own meanwhile
-                        later[2] = run_part(later[0], self.reader)
-                        continue
-                self.pending.popleft()
-                result = self._result(head)
+                result = self._result(self.pending.popleft())
                 if self.workers and result.records > sum(result.unchanged.values()):
                     self.procs = [_start() for _ in range(self.workers)]
-                    self.cap, self.workers = self.ahead * (self.workers + 1), 0
+                    self.cap, self.workers = self.ahead * self.workers, 0
                 yield result
         finally:
             self.close()
 
     def _fill(self) -> None:
         while len(self.pending) < self.cap:
+            proc = next((p for p in self.procs if self.busy[p.pid] < self.ahead and p.poll() is None), None)
+            if proc is None and any(p.poll() is None for p in self.procs):
+                return  # every running worker has its chunks: the next one waits for the first to free up
             part = next(self.parts, None)
             if part is None:
                 return
-            proc = next((p for p in self.procs if self.busy[p.pid] < self.ahead and p.poll() is None), None)
             if proc is not None:
                 try:
                     part = replace(part, data=None)  # the worker reads its chunk from the file
@@ -259,11 +258,6 @@ class Pipeline:
         if proc.poll() is None:
             proc.kill()
         proc.wait()
-
-    @staticmethod
-    def _ready(proc: subprocess.Popen[bytes]) -> bool:
-        assert proc.stdout is not None
-        return bool(select.select([proc.stdout], [], [], 0)[0])
 
     def close(self) -> None:
         for proc in self.procs:

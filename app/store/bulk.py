@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -22,9 +22,18 @@ _SALTED = hashlib.sha256(LINE_SALT)
 
 
 def line_hash(raw: bytes) -> bytes:
-    h = _SALTED.copy()
-    h.update(raw)
-    return h.digest()[:16]
+    return line_hashes((raw,))[0]
+
+
+def line_hashes(raws: Iterable[bytes]) -> list[bytes]:
+    """`line_hash` of each line (one loop, no call per line: a re-import hashes every line of the file)."""
+    copy = _SALTED.copy
+    out = []
+    for raw in raws:
+        h = copy()
+        h.update(raw)
+        out.append(h.digest()[:16])
+    return out
 
 
 class LineHashReader:
