@@ -136,3 +136,21 @@ def test_worker_results_cross_the_pipe_unchanged_and_smaller(tmp_path: Path) -> 
     assert rows[0][3][0][1] is rows[1][3][0][1]  # one object per distinct value
     assert back.state.ids == result.state.ids and len(back.state.ids) == 21  # sent as line numbers, same locations
     assert back.state.ids["s0003"] == Location(str(data), 4)
+
+
+def test_while_workers_run_the_caller_only_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The caller parses the first chunk (it tells whether workers are worth starting), the worker every other one;
+    the outcome equals a single-process import."""
+    here: list[int] = []
+    real = parallel.run_part
+    monkeypatch.setattr(parallel, "run_part", lambda part, reader=None: here.append(part.first_line) or real(part, reader))
+    data = write(tmp_path / "d.jsonl", [record(i) for i in range(40)] + [RUBRIC])
+    assert len(list(parallel.chunks(data))) > 10
+    with Project.create(tmp_path / "w2.concord") as p:
+        report = import_file(p, data, workers=2)
+        assert here == [1]
+        assert (report.violation_samples.added, report.rubric_samples.added) == (40, 1)
+        two = rows(p)
+    with Project.create(tmp_path / "w1.concord") as p:
+        import_file(p, data, workers=1)
+        assert rows(p) == two
