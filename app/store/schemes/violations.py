@@ -305,10 +305,11 @@ def _columns(cur: sqlite3.Cursor, n: int) -> tuple[tuple[Any, ...], ...]:
 def _shared(values: Sequence[str | None], one: Any) -> Any:
     """`values` as an object array in which equal strings are one object (`one`: a dict's setdefault shared by every
     column and chunk): SQLite returns a new str per row, and checkers, rules and categories repeat across violations
-    (about 300 bytes per violation otherwise). A dict lookup per value costs half of pandas' factorize here."""
-    from calibration.schemes.violations.columns import object_array
+    (about 300 bytes per violation otherwise). map calls it from C: half a list comprehension's time, a quarter of
+    pandas' factorize's here."""
+    import numpy as np
 
-    return object_array([one(v, v) for v in values])
+    return np.fromiter(map(one, values, values), dtype=object, count=len(values))
 
 
 # -- hooks the generic store reads (app/store/samples.py SchemeDataMixin, units.py status_counts) ----------------------
