@@ -5,8 +5,9 @@ project writes the same events.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from app.store import Change, Project
 
@@ -20,10 +21,16 @@ class SetLabels:
     changes: tuple[Change, ...]
     text: str = "edit"
 
-    def apply(self, project: Project, annotator: str, *, origin: str = "app") -> "SetLabels":
+    def apply(self, project: Project, annotator: str, *, origin: str = "app",
+              known: Mapping[tuple[str, str, str], Any] | None = None) -> "SetLabels":
+        """Record the changes; the inverse restores the values found before. `known`: those values, when the caller
+        has just read them (the GUI session reads them to skip no-op commands; reading twice cost each commit)."""
         # The annotator's own labels (each annotator has theirs), so undo restores what this person had set.
-        before = tuple(Change(c.sample_id, c.unit, c.kind, project.current(c.sample_id, c.unit, c.kind, annotator))
-                       for c in self.changes)
+        def before_of(c: Change) -> Any:
+            key = (c.sample_id, c.unit, c.kind)
+            return known[key] if known is not None and key in known else project.current(*key, annotator)
+
+        before = tuple(Change(c.sample_id, c.unit, c.kind, before_of(c)) for c in self.changes)
         project.record(annotator, self.changes, origin=origin)
         return SetLabels(before, self.text)
 
@@ -36,10 +43,11 @@ class Adjudicate(SetLabels):
 
     adjudicates = True
 
-    def apply(self, project: Project, annotator: str, *, origin: str = "app") -> "SetLabels":
+    def apply(self, project: Project, annotator: str, *, origin: str = "app",
+              known: Mapping[tuple[str, str, str], Any] | None = None) -> "SetLabels":
         from app.store.resolution import ADJUDICATION
 
-        inverse = super().apply(project, annotator, origin=ADJUDICATION)
+        inverse = super().apply(project, annotator, origin=ADJUDICATION, known=known)
         return Adjudicate(inverse.changes, inverse.text)
 
 

@@ -60,7 +60,9 @@ class ElidedLabel(QLabel):
     def _elide(self) -> None:
         shown = self.fontMetrics().elidedText(self._full, Qt.TextElideMode.ElideRight, max(0, self.width()))
         super().setText(shown)
-        self.setToolTip(plain_tooltip(self._full) if shown != self._full else "")
+        tip = plain_tooltip(self._full) if shown != self._full else ""
+        if tip != self.toolTip():
+            self.setToolTip(tip)
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
         super().resizeEvent(event)

@@ -6,6 +6,8 @@ a phantom entry on the stack; the QUndoCommand only swaps the command with the i
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
+from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QUndoCommand, QUndoStack
@@ -72,9 +74,10 @@ class Session(QObject):
         self.done_units: set[tuple[str, str]] = set()  # units this session left accepted/corrected
         self.last_error: BaseException | None = None  # why the last `do` wrote nothing (None: it wrote, or no change)
 
-    def execute(self, cmd: SetLabels, *, replay: bool = False) -> SetLabels:
+    def execute(self, cmd: SetLabels, *, replay: bool = False,
+                known: Mapping[tuple[str, str, str], Any] | None = None) -> SetLabels:
         try:
-            inverse = cmd.apply(self.project, self.annotator)
+            inverse = cmd.apply(self.project, self.annotator, known=known)
         except Exception as exc:  # noqa: BLE001 - surfaced to the user, never swallowed
             self.last_error = exc
             self.failed.emit(f"Could not save '{cmd.text}': {exc}")
@@ -100,7 +103,7 @@ class Session(QObject):
                 before[(c.sample_id, c.unit, c.kind)] == _norm(c.after) for c in cmd.changes):
             return False
         try:
-            inverse = self.execute(cmd)
+            inverse = self.execute(cmd, known=before)  # the values just read are the inverse's
         except Exception:  # noqa: BLE001 - `failed` already told the user
             return False
         self.stack.push(CorrectionCommand(self, cmd, inverse))
