@@ -115,7 +115,7 @@ def run_part(part: Part, reader: LineHashReader | None = None) -> PartResult:
     numbered = [(n, raw) for n, raw in enumerate(data.split(b"\n"), part.first_line) if raw and not raw.isspace()]
     del data
     hashes = line_hashes([raw for _, raw in numbered])
-    known: dict[bytes, tuple[str, str]] = {}
+    known: Mapping[bytes, tuple[str, str]] = {}
     if part.project is not None:
         own = reader is None
         reader = reader or LineHashReader(part.project)
@@ -308,8 +308,9 @@ def _receive(fh: Any) -> Any:
 def _start() -> subprocess.Popen[bytes]:
     root = str(Path(__file__).resolve().parents[2])  # the directory holding the `app` package
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
-    return subprocess.Popen([sys.executable, "-m", "app.io.parallel"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, env=env, bufsize=0)
+    # -P: not the current directory first on sys.path, where another `app` package (any project's) would win
+    return subprocess.Popen([sys.executable, "-P", "-m", "app.io.parallel"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, bufsize=0)
 
 
 def _worker() -> None:
