@@ -154,3 +154,18 @@ def test_while_workers_run_the_caller_only_writes(tmp_path: Path, monkeypatch: p
     with Project.create(tmp_path / "w1.concord") as p:
         import_file(p, data, workers=1)
         assert rows(p) == two
+
+
+def test_workers_run_from_a_directory_holding_another_app_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker imports this tree's app.io.parallel, not an `app` package in the current directory (python -P)."""
+    other = tmp_path / "elsewhere"
+    (other / "app").mkdir(parents=True)
+    (other / "app" / "__init__.py").write_text("raise ImportError('not this app')\n", encoding="utf-8")
+    data = write(tmp_path / "d.jsonl", [record(i) for i in range(40)])
+    monkeypatch.chdir(other)
+    here: list[int] = []
+    real = parallel.run_part
+    monkeypatch.setattr(parallel, "run_part", lambda part, reader=None: here.append(part.first_line) or real(part, reader))
+    with Project.create(tmp_path / "p.concord") as p:
+        assert import_file(p, data, workers=2).violation_samples.added == 40
+    assert here == [1]  # every other chunk came back from the worker
