@@ -137,9 +137,15 @@ class ExportDialog(QDialog):
         sample_row.addWidget(self.sample, 1)
         sample_row.addWidget(plain_label("seed"))
         sample_row.addWidget(self.seed)
+        # the parameters the split is documented with, of the scheme the app's config box names (as `--config`)
+        from app.io.export_select import export_adapters
+        from app.services.configs import config_scheme
+
+        named = config_scheme().name
+        params_name = next((a.params_name for a in export_adapters(p) if a.scheme == named and a.params_name), None)
         self.config = QComboBox()
-        self.config.addItems(p.match_config_refs())
-        self.config.setCurrentText(self.window_._config.ref)
+        self.config.addItems(p.param_refs(named))
+        self.config.setCurrentText(self.window_.configs.ref)
         self.force = QCheckBox("replace an existing NAME@VERSION directory")
         for label, w in (("Name", self.name), ("Version", self.version)):
             form.addRow(label, w)
@@ -149,7 +155,7 @@ class ExportDialog(QDialog):
         form.addRow("Units", self.units)
         form.addRow("Stratify", self.stratify)
         form.addRow("Sample N", sample_row)
-        form.addRow("Match config", self.config)
+        form.addRow((params_name or "config").capitalize(), self.config)
         form.addRow("", self.force)
         left = QWidget()
         left.setLayout(form)
