@@ -8,6 +8,7 @@ needs no per-scheme sections, and a test can check it (tests/test_gui_actions.py
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -79,7 +80,12 @@ def spec(action_id: str, specs: Iterable[ActionSpec] = ACTIONS) -> ActionSpec:
 
 
 def shortcut_text(a: ActionSpec) -> str:
-    return ", ".join(QKeySequence(s).toString(QKeySequence.SequenceFormat.NativeText) for s in a.shortcuts)
+    return _native_text(tuple(a.shortcuts))
+
+
+@functools.lru_cache(maxsize=None)  # the same few dozen specs at every window open (a QKeySequence per key)
+def _native_text(shortcuts: tuple[str, ...]) -> str:
+    return ", ".join(QKeySequence(s).toString(QKeySequence.SequenceFormat.NativeText) for s in shortcuts)
 
 
 def build_actions(parent: QObject, controller: object, specs: Iterable[ActionSpec] = ACTIONS) -> dict[str, QAction]:
