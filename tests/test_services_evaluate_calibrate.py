@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
-from app.store import Change, Project
+from app.store import Change, Project, UnitFilter
 from calibration.schemes.violations import Violation, ViolationSample
 
 RULES = ["Do not target minors", "Always add the registered mark", "No health claims", "Include a drinking message"]
@@ -65,7 +65,8 @@ def test_evaluate_json_counts_match_by_hand(project_path: Path, capsys: pytest.C
     assert lo <= tight["f1"] <= hi
     # the review list now shows machine F1 per unit under this config
     with Project.open(project_path) as p:
-        rows = p.unit_page(limit=5)
+        rows = p.unit_page(UnitFilter(config_ref="std_match@1.0.0"), limit=5)
+        assert all(r["machine_f1"] is None for r in p.unit_page(limit=5))  # no config named: no figures
         assert all(r["machine_f1"] is not None for r in rows)
 
 

@@ -117,7 +117,7 @@ class FilterBar(QWidget):
         for c in (self.status, self.unit, *(c for _s, _f, c in self.extra.values())):
             c.currentIndexChanged.connect(self._emit)
         self.search.textChanged.connect(lambda _t: self._timer.start())
-        self.config_ref = "std_match@1.0.0"
+        self.config_ref = ""  # the window sets its config box's ref
         self._loading = False
         self._project: Project | None = None
         self._present: list[str] = []

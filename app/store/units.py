@@ -52,7 +52,7 @@ class UnitFilter:
     scheme: str | None = None
     category: str | None = None
     search: str = ""
-    config_ref: str = "std_match@1.0.0"
+    config_ref: str = ""  # the machine figures shown: the window sets the config box's ref; "" shows none
     extra: dict[str, Any] = field(default_factory=dict)
     # blind mode (issue #15): the status is this annotator's own label, not the resolved one ...
     annotator: str | None = None
