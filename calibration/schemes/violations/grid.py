@@ -251,10 +251,10 @@ def count_batch(st: Structure, W: np.ndarray, thresholds: np.ndarray, n_units: i
 
         W = np.ascontiguousarray(W, dtype=np.float64)
         tm = np.ascontiguousarray(thresholds, dtype=np.float64)
-        total, den_pat = weight_sums(W)
+        total, _ = weight_sums(W)
         h = np.zeros((B, U2, T + 1), dtype=np.int64)
         for bk in st.buckets:
-            kernel.count_bucket(bk.R, bk.C, bk.n, bk.comps_t, bk.pattern, bk.valid, bk.uh, W, total, den_pat, tm, h)
+            kernel.count_bucket(bk.R, bk.C, bk.n, bk.comps_t, bk.pattern, bk.valid, bk.uh, W, total, tm, h)
     else:
         hist = np.zeros(B * U2 * (T + 1), dtype=np.int64)
         b_idx = np.arange(B)[:, None] * U2

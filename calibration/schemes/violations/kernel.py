@@ -59,31 +59,41 @@ def _bin(tm: np.ndarray, val: float) -> int:
 
 @njit(nogil=True, cache=True, error_model="numpy")
 def count_bucket(R: int, C: int, n: int, comps_t: np.ndarray, pattern: np.ndarray, valid: np.ndarray,
-                 uh: np.ndarray, W: np.ndarray, total: np.ndarray, den_pat: np.ndarray, tm: np.ndarray,
+                 uh: np.ndarray, W: np.ndarray, total: np.ndarray, tm: np.ndarray,
                  hist: np.ndarray) -> None:
     """Add one shape bucket's matches to hist[b, unit*2 + human, n_below(score)] for every weight row b."""
     if R * C == 1:
-        _count_single(n, comps_t, pattern, uh, W, total, den_pat, tm, hist)
+        _count_single(n, comps_t, pattern, uh, W, total, tm, hist)
     else:
-        _count_greedy(R, C, n, comps_t, pattern, valid, uh, W, total, den_pat, tm, hist)
+        _count_greedy(R, C, n, comps_t, pattern, valid, uh, W, total, tm, hist)
 
 
 @njit(nogil=True, cache=True, error_model="numpy", inline="always")
-def _score(w0: float, w1: float, w2: float, w3: float, w4: float, tot: float, den: float, c0: float, c1: float,
+def _score(w0: float, w1: float, w2: float, w3: float, w4: float, tot: float, p: int, c0: float, c1: float,
            c2: float, c3: float, c4: float) -> float:
-    """The numpy path's operations, in its order (COMPONENTS order, then * total / den); NO_SCORE without den."""
+    """The numpy path's operations, in its order (COMPONENTS order, then * total / den); NO_SCORE without den.
+
+    den, the weights of the components present (bit i of the pattern p), is summed here in COMPONENTS order from
+    0.0 exactly as grid.weight_sums sums it, instead of looked up in its (weights x 32) table: the lookup is a
+    gather that kept LLVM from vectorising the loop (scalar divisions; this way it runs 8 lanes of vdivpd)."""
     num = w0 * c0
     num += w1 * c1
     num += w2 * c2
     num += w3 * c3
     num += w4 * c4
+    den = 0.0
+    den += w0 if p & 1 else 0.0
+    den += w1 if p & 2 else 0.0
+    den += w2 if p & 4 else 0.0
+    den += w3 if p & 8 else 0.0
+    den += w4 if p & 16 else 0.0
     v = (num * tot) / den
     return v if den > 0 else NO_SCORE
 
 
 @njit(nogil=True, cache=True, error_model="numpy")
 def _count_single(n: int, comps_t: np.ndarray, pattern: np.ndarray, uh: np.ndarray, W: np.ndarray,
-                  total: np.ndarray, den_pat: np.ndarray, tm: np.ndarray, hist: np.ndarray) -> None:
+                  total: np.ndarray, tm: np.ndarray, hist: np.ndarray) -> None:
     """1 x 1 components (every cell valid, every pair matched): per block of BLOCK pairs and weight row, one
     vectorisable scoring pass, one compare pass per threshold into uint8 bin counts (64 per vector register; int64
     counts were 25% slower) or a binary search, one histogram pass."""
@@ -103,9 +113,8 @@ def _count_single(n: int, comps_t: np.ndarray, pattern: np.ndarray, uh: np.ndarr
         for b in range(B):
             w0, w1, w2, w3, w4 = W[b, 0], W[b, 1], W[b, 2], W[b, 3], W[b, 4]
             tot = total[b]
-            dp = den_pat[b]
             for j in range(m):
-                s[j] = _score(w0, w1, w2, w3, w4, tot, dp[pat[j]], c0[j], c1[j], c2[j], c3[j], c4[j])
+                s[j] = _score(w0, w1, w2, w3, w4, tot, pat[j], c0[j], c1[j], c2[j], c3[j], c4[j])
             hb = hf[b]
             if tm.size <= 24:
                 for j in range(m):
@@ -122,7 +131,7 @@ def _count_single(n: int, comps_t: np.ndarray, pattern: np.ndarray, uh: np.ndarr
 
 @njit(nogil=True, cache=True, error_model="numpy")
 def _count_greedy(R: int, C: int, n: int, comps_t: np.ndarray, pattern: np.ndarray, valid: np.ndarray,
-                  uh: np.ndarray, W: np.ndarray, total: np.ndarray, den_pat: np.ndarray, tm: np.ndarray,
+                  uh: np.ndarray, W: np.ndarray, total: np.ndarray, tm: np.ndarray,
                   hist: np.ndarray) -> None:
     """Components of R x C cells (some empty: no passing pair there), a block of `w` components (about GREEDY_BLOCK
     cells) at a time, laid out cell-major: s[j * w + k] is cell j (row-major r * C + c) of component k.
@@ -173,9 +182,8 @@ def _count_greedy(R: int, C: int, n: int, comps_t: np.ndarray, pattern: np.ndarr
         for b in range(B):
             w0, w1, w2, w3, w4 = W[b, 0], W[b, 1], W[b, 2], W[b, 3], W[b, 4]
             tot = total[b]
-            dp = den_pat[b]
             for q in range(nv):
-                sv[q] = _score(w0, w1, w2, w3, w4, tot, dp[pv[q]], c0[q], c1[q], c2[q], c3[q], c4[q])
+                sv[q] = _score(w0, w1, w2, w3, w4, tot, pv[q], c0[q], c1[q], c2[q], c3[q], c4[q])
             for j in range(m):
                 s[j] = -np.inf
             for q in range(nv):

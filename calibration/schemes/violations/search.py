@@ -13,7 +13,10 @@ matrices, identical to `decide`'s (a property test checks it).
 """
 from __future__ import annotations
 
+import os
+import threading
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -50,7 +53,7 @@ class ViolationsProblem:
     group_noun = "sample"
     stratum_noun = "checker"
     n_classes = 2
-    threaded = True  # stats runs one chunk's weight batches on a thread pool (grid.threshold_counts)
+    threaded = True  # stats runs a chunk's gate pairs side by side (or one gate pair's weight batches) on a thread pool
     embedding: str | None = None
 
     def __init__(self, pair_table: PairTableLike, human_matches: Iterable[tuple[int, int, int]] | np.ndarray,
@@ -110,16 +113,38 @@ class ViolationsProblem:
             tu, t_inv = np.unique(tm[rows], return_inverse=True)
             work = wu.shape[0] * max(1, int(passing_mask(data.comps, to, tr).sum()))
             plans.append((matching, float(to), float(tr), rows, wu, w_inv, tu, t_inv, work))
-        total, before = sum(p[-1] for p in plans) or 1, 0
+        total = sum(p[-1] for p in plans) or 1
         counts = np.zeros((n, n_cells, 2), dtype=np.int64)
-        for matching, to, tr, rows, wu, w_inv, tu, t_inv, work in plans:
-            def sub(share: float, before: int = before, work: int = work) -> None:
-                if tick is not None:
-                    tick((before + share * work) / total)
+        done = [0.0] * len(plans)
+        lock = threading.Lock()
+        jobs = self.n_jobs or min(2, os.cpu_count() or 1)
+        inner = self.n_jobs if len(plans) == 1 else 1
 
-            c = threshold_counts(data, wu, tu, to, tr, str(matching), self.n_jobs, sub)
+        def run(i: int) -> None:
+            matching, to, tr, rows, wu, w_inv, tu, t_inv, work = plans[i]
+
+            def sub(share: float) -> None:
+                if tick is not None:
+                    with lock:
+                        done[i] = share * work
+                        tick(sum(done) / total)
+
+            c = threshold_counts(data, wu, tu, to, tr, str(matching), inner, sub)
             counts[rows] = c[w_inv, t_inv]
-            before += work
+
+        if len(plans) == 1 or jobs == 1:
+            for i in range(len(plans)):
+                run(i)
+        else:  # gate pairs side by side, one thread each: their structures (numpy) overlap, not only the kernel
+            with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="concord-gates") as pool:
+                futures = [pool.submit(run, i) for i in range(len(plans))]
+                try:
+                    for f in futures:
+                        f.result()
+                except BaseException:
+                    for f in futures:
+                        f.cancel()
+                    raise
         pairs = data.unit_pairs
         pos = data.unit_positives
         out = np.empty((n, n_cells, 2, 2), dtype=np.int64)
