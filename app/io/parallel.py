@@ -26,12 +26,18 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+try:
+    import fcntl
+except ImportError:  # Windows
+    fcntl = None  # type: ignore[assignment]
+
 from app.io.formats import parse_line, spanning_document
 from app.io.problems import Location, Problem, Problems
 from app.io.records import RecordValidator, Validated, ValidatorState, io_adapter
 from app.store.bulk import LineHashReader, line_hashes
 from calibration.schemes.base import registry
 
+PIPE_BYTES = 1 << 20  # a worker's answer pipe (the default Linux maximum for an unprivileged process)
 MIN_PARALLEL_BYTES = 16 * 1024 * 1024  # below this, starting a process costs more than it saves
 CHUNK_BYTES = 8 * 1024 * 1024  # ~4,000 typical records: small enough to bound memory, big enough to batch SQL
 SPANNING_LIMIT = 256 * 1024 * 1024  # a pretty-printed JSON document is looked for only in files up to this size
@@ -309,8 +315,22 @@ def _start() -> subprocess.Popen[bytes]:
     root = str(Path(__file__).resolve().parents[2])  # the directory holding the `app` package
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
     # -P: not the current directory first on sys.path, where another `app` package (any project's) would win
-    return subprocess.Popen([sys.executable, "-P", "-m", "app.io.parallel"], stdin=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-P", "-m", "app.io.parallel"], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, bufsize=0)
+    _widen(proc.stdout)
+    return proc
+
+
+def _widen(pipe: Any) -> None:
+    """A 1 MB pipe buffer where the OS allows it (Linux): a chunk's answer (~3 MB) then crosses in a few reads, not
+    ~50 of the default 64 KB, each a handoff that waits for both processes to be scheduled on a loaded machine."""
+    set_size = getattr(fcntl, "F_SETPIPE_SZ", None)
+    if set_size is None or pipe is None:
+        return
+    try:
+        fcntl.fcntl(pipe.fileno(), set_size, PIPE_BYTES)
+    except OSError:  # over the user's pipe quota or the system's maximum: the default size still works
+        pass
 
 
 def _worker() -> None:
