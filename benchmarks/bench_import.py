@@ -121,8 +121,11 @@ print(json.dumps(info))
 
 def child(tree: Path, what: str, project: Path, data: Path, workers: str = "auto") -> dict:
     load = os.getloadavg()[0]
+    # cwd: the project's directory, so no checkout's `app` package is first on the path of a tree's import workers
+    # (before they started with `python -P`, a baseline's workers run from this checkout ran this checkout's code)
     out = subprocess.run([sys.executable, "-c", CHILD, str(tree), what, str(project), str(data), workers],
-                         check=True, capture_output=True, text=True, env=dict(os.environ, BENCH_ROOT=str(ROOT)))
+                         check=True, capture_output=True, text=True, env=dict(os.environ, BENCH_ROOT=str(ROOT)),
+                         cwd=str(project.parent))
     info = json.loads(out.stdout.strip().splitlines()[-1])
     info["load"] = load
     return info
