@@ -1,5 +1,5 @@
 """The violations view's page in the calibration panel (ViolationsView.calibration_page): the match metric's own
-search form (objective, std/ha weights, step, folds, grouping, matching) run by app.services.calibration.calibrate
+search form (objective, std/ha weights, step, folds, grouping, matching) run by app.services.schemes.violations_calibration.calibrate
 (the same code as `concord calibrate`) in a worker, and what a run found: the top configs (select one to inspect
 or apply), the objective over two chosen dimensions with the selected config marked, the curve over the match
 threshold, and the pairs where the selected config and the humans still disagree (double-click opens one in the
@@ -325,7 +325,7 @@ class MatchPage(QWidget):
         if cfg is None or not name:
             return
         from app.errors import UsageError
-        from app.services.calibration import apply_config
+        from app.services.schemes.violations_calibration import apply_config
 
         params = {"weights": dict(cfg.weights), "thresholds": {"overlap": cfg.thresholds.overlap,
                                                                "rule": cfg.thresholds.rule, "match": cfg.thresholds.match}}
@@ -355,7 +355,7 @@ class MatchPage(QWidget):
 
         def work(progress: TaskProgress) -> dict[str, Any]:
             from app.gui.views.violations_scoring import ensure_sample_vectors
-            from app.services.calibration import calibrate, make_space
+            from app.services.schemes.violations_calibration import calibrate, make_space
             from app.services.schemes.violations import human_labels, pair_table
 
             with Project.open(path) as wp:
