@@ -1,6 +1,6 @@
 """The violations view's page in the calibration panel (ViolationsView.calibration_page): the match metric's own
-search form (objective, std/ha weights, step, folds, grouping, matching) run by app.services.schemes.violations_calibration.calibrate
-(the same code as `concord calibrate`) in a worker, and what a run found: the top configs (select one to inspect
+search form (objective, std/ha weights, step, folds, grouping, matching) run by
+app.services.schemes.violations_calibration.calibrate (the same code as `concord calibrate`) in a worker, and what a run found: the top configs (select one to inspect
 or apply), the objective over two chosen dimensions with the selected config marked, the curve over the match
 threshold, and the pairs where the selected config and the humans still disagree (double-click opens one in the
 review window).
