@@ -101,6 +101,35 @@ def test_link_unlink_missing_gt_and_wrong_gt(qtbot, open_window, project_path): 
     assert view.gt_model.record(1)["state"] == ""
 
 
+
+def test_refresh_after_a_decision_keeps_the_selection_and_updates_rows_in_place(qtbot, open_window, project_path):  # type: ignore[no-untyped-def]
+    """A decision on the shown unit redraws what changed (no table reset), keeps the selected pair selected and
+    emphasised in the text, and the checker box shows the new status."""
+    from PySide6.QtGui import QFont
+
+    w = open_window(project_path)
+    view = w.current_view
+    key(qtbot, w, Qt.Key.Key_G)  # GT 1 and its proposed partner, prediction 1
+    resets: list[str] = []
+    for name in ("gt_model", "pred_model", "pair_model"):
+        getattr(view, name).modelReset.connect(lambda name=name: resets.append(name))
+    key(qtbot, w, Qt.Key.Key_L)  # unlink: the shown unit is refreshed
+    assert resets == []
+    assert view.selected_pair() == (0, 0)
+    assert view.gt_table.selectionModel().currentIndex().row() == 0
+    assert view.pred_table.selectionModel().currentIndex().row() == 0
+    pair_row = view.pair_table.selectionModel().currentIndex().row()
+    assert view.pair_model.record(pair_row)["_gp"] == (0, 0) and view.pair_model.record(pair_row)["human"] == ""
+    assert view.gt_model.record(0)["linked"] == "" and view.pred_model.record(0)["linked"] == ""
+    bold = {sel.cursor.selectionStart() for sel in view.text.extraSelections()
+            if sel.format.fontWeight() == QFont.Weight.Bold}
+    assert len(bold) == 2  # GT 1 and prediction 1 still emphasised
+    assert "[corrected]" in view.checker_box.currentText() and "Status: corrected" in view.status.text()
+    key(qtbot, w, Qt.Key.Key_L)  # link again
+    pair_row = view.pair_table.selectionModel().currentIndex().row()
+    assert view.pair_model.record(pair_row)["human"] == "●" and view.gt_model.record(0)["linked"] == "P1"
+    assert resets == []
+
 def test_pair_table_explains_the_decision(qtbot, open_window, project_path):  # type: ignore[no-untyped-def]
     w = open_window(project_path)
     view = w.current_view

@@ -57,6 +57,24 @@ def test_record_table_model_passes_modeltester(qtmodeltester) -> None:  # type: 
     assert shown_tooltip(model.data(model.index(0, 0), Qt.ItemDataRole.ToolTipRole)) == "hello"
 
 
+def test_record_table_model_updates_only_the_changed_rows(qtmodeltester) -> None:  # type: ignore[no-untyped-def]
+    """A refresh after a decision redraws the rows that changed (no reset: a ResizeToContents table would re-measure
+    every cell); a different row count resets."""
+    model = RecordTableModel([Column("a", "A"), Column("b", "B")])
+    qtmodeltester.check(model, force_py=True)
+    model.set_records([{"a": "x", "b": 1}, {"a": "y", "b": 2}, {"a": "z", "b": 3}])
+    changed, resets = [], []
+    model.dataChanged.connect(lambda tl, br, *_r: changed.append((tl.row(), tl.column(), br.row(), br.column())))
+    model.modelReset.connect(lambda: resets.append(1))
+    model.update_records([{"a": "x", "b": 1}, {"a": "y", "b": 2}, {"a": "z", "b": 3}])
+    assert changed == [] and resets == []
+    model.update_records([{"a": "x", "b": 1}, {"a": "y", "b": 5, "_bg": "#e3f2fd"}, {"a": "z", "b": 3}])
+    assert changed == [(1, 0, 1, 1)] and resets == []
+    assert model.data(model.index(1, 1)) == "5" and model.data(model.index(1, 0), Qt.ItemDataRole.BackgroundRole) is not None
+    model.update_records([{"a": "only", "b": 0}])
+    assert resets == [1] and model.rowCount() == 1 and model.data(model.index(0, 0)) == "only"
+
+
 def test_view_models_pass_modeltester(qtbot, request, open_window, project_path) -> None:  # type: ignore[no-untyped-def]
     """The models as the window fills them (one tester per model: a tester watches one model)."""
     from pytestqt.modeltest import ModelTester

@@ -358,6 +358,18 @@ class RecordTableModel(QAbstractTableModel):
             self._columns = tuple(columns)
         self.endResetModel()
 
+    def update_records(self, records: Sequence[dict[str, Any]]) -> None:
+        """The same rows again after a decision, some values changed: only the changed rows are redrawn (a reset
+        makes a ResizeToContents table re-measure every cell and repaint it all); other row counts reset."""
+        new = list(records)
+        if len(new) != len(self._records):
+            self.set_records(new)
+            return
+        changed = [i for i, (old, rec) in enumerate(zip(self._records, new)) if old != rec]
+        self._records = new
+        if changed:
+            self.dataChanged.emit(self.index(changed[0], 0), self.index(changed[-1], len(self._columns) - 1))
+
     def record(self, row: int) -> dict[str, Any] | None:
         return self._records[row] if 0 <= row < len(self._records) else None
 

@@ -62,6 +62,7 @@ class SpanTextView(QPlainTextEdit):
         self._map = TextMap("")
         self._spans: tuple[Span, ...] = ()
         self._selected: frozenset[tuple[str, int]] = frozenset()
+        self._applied: tuple[tuple[Span, ...], frozenset[tuple[str, int]]] | None = None  # what the highlights show
 
     @property
     def text_map(self) -> TextMap:
@@ -71,12 +72,14 @@ class SpanTextView(QPlainTextEdit):
     def spans(self) -> tuple[Span, ...]:
         return self._spans
 
-    def set_content(self, text: str, spans: Sequence[Span]) -> None:
+    def set_content(self, text: str, spans: Sequence[Span], selected: Sequence[tuple[str, int]] = ()) -> None:
+        """New text and spans, with `selected` emphasised (none by default: a new sample starts unselected)."""
         if text != self._map.text:
             self._map = TextMap(text)
             self.setPlainText(text)
+            self._applied = None  # the old highlights' cursors point into the old document
         self._spans = tuple(s for s in spans if s.end > s.start)
-        self._selected = frozenset()
+        self._selected = frozenset(selected)
         self._apply()
 
     def set_spans(self, spans: Sequence[Span]) -> None:
@@ -89,9 +92,11 @@ class SpanTextView(QPlainTextEdit):
         if reveal:
             for s in self._spans:
                 if s.key in self._selected:
-                    cur = QTextCursor(self.document())
-                    cur.setPosition(self._map.to_qt(s.start))
-                    self.setTextCursor(cur)
+                    at = self._map.to_qt(s.start)
+                    if self.textCursor().hasSelection() or self.textCursor().position() != at:  # else already there
+                        cur = QTextCursor(self.document())
+                        cur.setPosition(at)
+                        self.setTextCursor(cur)
                     self.ensureCursorVisible()
                     break
 
@@ -124,6 +129,9 @@ class SpanTextView(QPlainTextEdit):
         return fmt
 
     def _apply(self) -> None:
+        if self._applied == (self._spans, self._selected):
+            return  # a refresh after a decision sets the same highlights again: no re-layout of the document
+        self._applied = (self._spans, self._selected)
         # predictions/excerpts first (backgrounds), ground truth last (underline on top), selected last of all
         order = sorted(self._spans, key=lambda s: (s.key in self._selected, s.kind == "gt"))
         sels = []

@@ -184,7 +184,7 @@ class ViolationsView(DetailView):
             if not self.scores.final:
                 self._schedule([self.sample])
         self._fill_header()
-        self._render()
+        self._render(same_unit=True)
 
     def _curated(self) -> ViolationSample:
         """The file's sample with the curated ground truth this view may show (own in blind mode, else resolved)."""
@@ -194,14 +194,20 @@ class ViolationsView(DetailView):
     def _fill_header(self) -> None:
         assert self.sample is not None
         self.title.setText(f"Sample {self.sample.id}")
-        self.checker_box.blockSignals(True)
-        self.checker_box.clear()
-        for c in self.checkers:
-            st = self.labels.get((c, "status")) or "unlabeled"
-            self.checker_box.addItem(f"{c or '(ground truth only)'}  [{st}]", c)
-        i = self.checker_box.findData(self.checker)
-        self.checker_box.setCurrentIndex(i)
-        self.checker_box.blockSignals(False)
+        box = self.checker_box
+        box.blockSignals(True)
+        items = [(f"{c or '(ground truth only)'}  [{self.labels.get((c, 'status')) or 'unlabeled'}]", c)
+                 for c in self.checkers]
+        if [box.itemData(i) for i in range(box.count())] == self.checkers:  # same checkers: only a status changed
+            for i, (text, _c) in enumerate(items):
+                if box.itemText(i) != text:
+                    box.setItemText(i, text)
+        else:
+            box.clear()
+            for text, c in items:
+                box.addItem(text, c)
+        box.setCurrentIndex(box.findData(self.checker))
+        box.blockSignals(False)
         status = self.labels.get((self.checker, "status")) or "unlabeled"
         n_links = len(self.links())
         whose = "human" if self.human_matches() is not None else "proposed"
@@ -221,7 +227,9 @@ class ViolationsView(DetailView):
             return h
         return self.scores.proposed if self.scores is not None else []
 
-    def _render(self) -> None:
+    def _render(self, same_unit: bool = False) -> None:
+        """Fill the text and the three tables; `same_unit` (a refresh after a decision): only changed rows are
+        redrawn and the selection's highlights are set with the text, so what did not change is not laid out again."""
         s, sc = self.sample, self.scores
         assert s is not None and sc is not None
         preds = s.predictions.get(self.checker, ())
@@ -234,14 +242,16 @@ class ViolationsView(DetailView):
                  for i, v in enumerate(s.ground_truth) if v.grounded]
         spans += [Span(v.start, v.end, "pred", ("pred", j), describe(v, f"Prediction {j + 1}"))
                   for j, v in enumerate(preds) if v.grounded]
-        self.text.set_content(s.text, spans)
-        self.gt_model.set_records([
+        self.text.set_content(s.text, spans, self._selected_keys() if same_unit else ())
+        fill_gt, fill_pred, fill_pairs = ((m.update_records if same_unit else m.set_records)
+                                          for m in (self.gt_model, self.pred_model, self.pair_model))
+        fill_gt([
             {"n": i + 1, "rule": v.rule, "category": v.category or "", "quote": quote_of(s.text, v) or "(ungrounded)",
              "linked": "" if i not in gt_link else f"P{gt_link[i] + 1}", "state": "wrong" if i in wrong else "",
              "_tip": describe(v, f"GT {i + 1}"), "_fg": "#9e9e9e" if i in wrong else None}
             for i, v in enumerate(s.ground_truth)
         ])
-        self.pred_model.set_records([
+        fill_pred([
             {"n": j + 1, "rule": v.rule, "category": v.category or "", "quote": quote_of(s.text, v) or "(ungrounded)",
              "linked": "" if j not in pred_link else f"GT{pred_link[j] + 1}",
              "state": "missing GT" if j in missing else "", "_tip": describe(v, f"Prediction {j + 1}"),
@@ -260,7 +270,7 @@ class ViolationsView(DetailView):
                 rec["_bg"] = "#e3f2fd"
             rows.append(rec)
         rows.sort(key=lambda r: (not r["human"], not r["proposed"], -(r["score"] if r["score"] is not None else -9)))
-        self.pair_model.set_records(rows)
+        fill_pairs(rows)
         t = sc.thresholds
         self.pairs_title.setText(
             f"Candidate pairs under {sc.config_ref}: thresholds IoU > {t.get('overlap', 0):g}, rule > {t.get('rule', 0):g}, "
@@ -382,6 +392,12 @@ class ViolationsView(DetailView):
     def _sync_selection(self) -> None:
         def set_row(table: QTableView, row: int | None) -> None:
             sm = table.selectionModel()
+            if row is None or row >= table.model().rowCount():
+                if not sm.hasSelection() and not sm.currentIndex().isValid():
+                    return  # already so (a refresh after a decision): no repaint of the table
+            elif sm.currentIndex() == table.model().index(row, 0) and [i.row() for i in sm.selectedRows()] == [row]:
+                table.scrollTo(sm.currentIndex())
+                return
             sm.blockSignals(True)
             if row is None or row >= table.model().rowCount():
                 sm.clearSelection()
@@ -400,8 +416,11 @@ class ViolationsView(DetailView):
             if rec["_gp"] == (self.sel_gt, self.sel_pred):
                 pair_row = i
         set_row(self.pair_table, pair_row)
-        keys = ([("gt", self.sel_gt)] if self.sel_gt is not None else []) + ([("pred", self.sel_pred)] if self.sel_pred is not None else [])
-        self.text.set_selected(keys)
+        self.text.set_selected(self._selected_keys())
+
+    def _selected_keys(self) -> list[tuple[str, int]]:
+        """The text spans the selected ground truth and prediction stand for."""
+        return [(kind, i) for kind, i in (("gt", self.sel_gt), ("pred", self.sel_pred)) if i is not None]
 
     def select_pair(self, gt: int, pred: int) -> None:
         """Select one candidate pair (e.g. from the calibration panel's disagreement list)."""
