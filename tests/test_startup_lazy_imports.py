@@ -65,3 +65,15 @@ def test_openai_backend_still_loads_openai_when_used() -> None:
             "from calibration.similarity.embeddings import make_embedder\n"
             "make_embedder('openai:text-embedding-3-small')\n")
     assert "openai" in _loaded_after(["app.llm.openai_embedder"], code)
+
+
+
+def test_a_violations_import_loads_no_pandas(tmp_path: Path) -> None:
+    """Every import loads every scheme's summary code (the registry): pandas' ~0.4 s is paid only by code using it."""
+    demo = ROOT / "resources" / "demo" / "violations.jsonl"
+    code = (f"from app.cli import main\nassert main(['init', {str(tmp_path / 'p.concord')!r}]) == 0\n"
+            f"assert main(['import', {str(tmp_path / 'p.concord')!r}, {str(demo)!r}]) == 0")
+    loaded = set(_loaded_after(["app.cli"], code))
+    assert "calibration.schemes.trace.metrics" in loaded  # the trace scheme's code was loaded ...
+    for heavy in ("pandas", "sklearn", "scipy.stats", "openai", "torch"):  # ... without these
+        assert heavy not in loaded, heavy

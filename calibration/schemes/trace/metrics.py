@@ -22,10 +22,12 @@ the pseudocode's falsy value; with no support entries at all it falls back to th
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # pandas costs ~0.4 s to import; the registry loads this module for every command
+    import pandas as pd
 
 from calibration.schemes.trace.records import TraceLabels, TraceRecord
 
@@ -93,6 +95,8 @@ def label_counts(records: Sequence[TraceRecord], labels: Sequence[TraceLabels | 
                 nan if rset is None or uset is None else len(rset & uset),
                 guide_adherent(lab), ragbench_adherent(lab)))
     out = np.array(rows, dtype=np.float64).reshape(n, len(COUNT_COLUMNS))
+    import pandas as pd
+
     return pd.DataFrame(out, columns=list(COUNT_COLUMNS), index=pd.Index([r.id for r in records], name="id"))
 
 
@@ -130,6 +134,8 @@ def scores_from_counts(counts: pd.DataFrame, variant: Variant = "ragbench") -> p
         raise ValueError(f"unknown trace variant {variant!r}; known: {', '.join(VARIANTS)}")
     # summed in SCORES order like the reference, so both give the same float
     s["average"] = (((s["relevance"] + s["utilization"]) + s["completeness"]) + s["adherence"]) / 4.0
+    import pandas as pd
+
     return pd.DataFrame(s, index=counts.index)
 
 
