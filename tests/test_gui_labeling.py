@@ -1,6 +1,8 @@
 """Labeling a violations unit with real key presses: decisions are stored at once, undo/redo, reopen."""
 from __future__ import annotations
 
+from collections import Counter
+
 from PySide6.QtCore import Qt
 
 from app.store import Project
@@ -240,3 +242,27 @@ def test_navigation_fetches_further_pages(qtbot, open_window, project_path):  # 
     w.select_row(0)
     key(qtbot, w, Qt.Key.Key_N)
     assert w.current_row() == 4 and w.model.row(4)["status"] == "unlabeled"
+
+
+def test_score_cache_index_follows_the_cache(open_window, project_path, monkeypatch):  # type: ignore[no-untyped-def]
+    """The (sample, checker, config) index `prefetch` asks stays the cache's keys through eviction and rescore."""
+    import dataclasses
+
+    import app.gui.views.violations as violations
+
+    monkeypatch.setattr(violations, "CACHE_SIZE", 3)
+    view = open_window(project_path).current_view
+    sc = view.scores
+
+    def index_is_cache() -> bool:
+        return dict(view._cached_units) == dict(Counter(k[:3] for k in view._cache))
+
+    for i in range(5):  # two evicted
+        view._remember(dataclasses.replace(sc, sample_id=f"x{i}"), 1)
+    view._remember(dataclasses.replace(sc, sample_id="x4"), 2)  # a second ground-truth signature, same unit
+    assert len(view._cache) == 3 and index_is_cache()
+    units = view._cached_units
+    assert ("x4", sc.checker, sc.config_ref) in units and ("x0", sc.checker, sc.config_ref) not in units
+    view._remember(dataclasses.replace(sc, sample_id=view.sample.id), 1)
+    view.rescore()
+    assert index_is_cache() and all(k[0] != view.sample.id or k[3] != 1 for k in view._cache)
