@@ -148,3 +148,27 @@ def test_machine_scores_are_stored_as_the_json_encoder_writes_them(tmp_path: Pat
         assert p.machine_scores("cfg@1")[("s002", CHECKER)]["f1"] == 0.1 + 0.2
         p.set_machine_scores("cfg@1", rows[:2])  # replaces the config's rows
         assert len(p.machine_scores("cfg@1")) == 2
+
+
+def test_machine_scores_written_again_touch_only_what_changed(tmp_path: Path) -> None:
+    """Evaluating again writes only changed figures: unchanged rows keep their row (same rowid, nothing rewritten),
+    a changed one is updated in place, a unit no longer scored loses its row, other configs are left alone."""
+    with _project(tmp_path / "p.concord", n=6) as p:
+        rows = [(f"s{i:03d}", CHECKER, 1, 1, 1, 0.5) for i in range(6)]
+        p.set_machine_scores("cfg@1", rows)
+        p.set_machine_scores("other@1", rows)
+
+        def stored(ref: str) -> dict[str, tuple[int, str]]:
+            return {sid: (rowid, fig) for sid, rowid, fig in p.conn.execute(
+                "SELECT u.sample_id, ms.rowid, ms.figures FROM machine_scores ms JOIN units u ON u.id = ms.unit_id "
+                "WHERE ms.config_ref = ?", (ref,))}
+
+        before, other = stored("cfg@1"), stored("other@1")
+        changed = rows[:4] + [("s004", CHECKER, 2, 0, 0, 1.0)]  # s004 changes, s005 is gone
+        p.set_machine_scores("cfg@1", changed)
+        after = stored("cfg@1")
+        assert set(after) == {f"s{i:03d}" for i in range(5)}
+        assert all(after[s] == before[s] for s in ("s000", "s001", "s002", "s003"))
+        assert after["s004"] == (before["s004"][0], '{"f1":1.0,"fn":0,"fp":0,"tp":2}')
+        assert p.machine_scores("cfg@1")[("s004", CHECKER)]["f1"] == 1.0
+        assert stored("other@1") == other

@@ -197,16 +197,26 @@ class UnitsMixin(ProjectBase):
                 text = _counts_json(tp, fp, fn, f1, encode)
             out.append((sid, unit, None if head is None else float(head), text))
         with self.transaction() as c:
-            c.execute("DELETE FROM machine_scores WHERE config_ref = ?", (config_ref,))
             # rows land in a temporary table and find their unit ids in one join (an INSERT ... SELECT per row
-            # looked each unit up in its own statement)
+            # looked each unit up in its own statement); then only what changed is written: units no longer scored
+            # lose their row, changed figures are updated, unchanged ones are not touched. Evaluating again with the
+            # same config rewrote 100k rows per config at 100k samples (dirtying every page of the table and adding
+            # them to the WAL); now it writes nothing.
             c.execute("CREATE TEMP TABLE IF NOT EXISTS machine_scores_in (sample_id TEXT, unit TEXT, score REAL, figures TEXT)")
+            c.execute("CREATE TEMP TABLE IF NOT EXISTS machine_scores_ids (unit_id INTEGER PRIMARY KEY, score REAL, figures TEXT)")
             try:
                 c.executemany("INSERT INTO temp.machine_scores_in VALUES (?, ?, ?, ?)", out)
-                c.execute("INSERT INTO machine_scores SELECT ?, u.id, m.score, m.figures FROM temp.machine_scores_in m "
-                          "JOIN units u ON u.sample_id = m.sample_id AND u.unit = m.unit", (config_ref,))
+                c.execute("INSERT OR REPLACE INTO temp.machine_scores_ids SELECT u.id, m.score, m.figures "
+                          "FROM temp.machine_scores_in m JOIN units u ON u.sample_id = m.sample_id AND u.unit = m.unit")
+                c.execute("DELETE FROM machine_scores WHERE config_ref = ? "
+                          "AND unit_id NOT IN (SELECT unit_id FROM temp.machine_scores_ids)", (config_ref,))
+                c.execute("INSERT INTO machine_scores SELECT ?, unit_id, score, figures FROM temp.machine_scores_ids "
+                          "WHERE true ON CONFLICT (config_ref, unit_id) DO UPDATE SET score = excluded.score, "
+                          "figures = excluded.figures WHERE score IS NOT excluded.score OR figures IS NOT excluded.figures",
+                          (config_ref,))
             finally:
                 c.execute("DELETE FROM temp.machine_scores_in")
+                c.execute("DELETE FROM temp.machine_scores_ids")
 
     def machine_scores(self, config_ref: str) -> dict[tuple[str, str], dict[str, Any]]:
         """(sample_id, unit) -> the figures stored for a config."""
