@@ -81,8 +81,9 @@ def run(args: argparse.Namespace) -> int:
     # the metric's decisions as labels per (sample, unit), from hooks that offer them (for the human ceiling);
     # sample ids are unique across schemes, so one map serves every scheme
     decided: dict[Any, Any] = {}
-    options["machine_decisions"] = lambda ref, labels: decided.update(labels)
     with Project.open(args.project) as project:
+        if project.several_annotators():  # else no unit is shared: no ceiling, no decisions to collect
+            options["machine_decisions"] = lambda ref, labels: decided.update(labels)
         schemes = present(project, args.scheme)
         with rich_progress(enabled=sys.stderr.isatty()) as bar:
             results = evaluate(project, schemes, options, bar)

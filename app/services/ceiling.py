@@ -31,8 +31,6 @@ def ceiling(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0
     """Human-human next to metric-human agreement on the units labeled by >= 2 people; None when there are none.
     `machine`: the metric's decisions as human-style labels per (sample, unit), when the caller has them (the
     evaluate hook's `machine_decisions`); else the stored machine labels."""
-    from calibration.annotators import item_agreement
-
     scheme = registry().get(scheme_name)
     per_unit: dict[tuple[str, str], dict[str, dict[str, Any]]] = defaultdict(dict)
     for (sid, unit), kinds in _by_annotator(project, scheme_name).items():
@@ -40,6 +38,8 @@ def ceiling(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0
     shared = {k: v for k, v in per_unit.items() if len(v) >= 2}
     if not shared:
         return None
+    from calibration.annotators import item_agreement  # scipy.sparse and krippendorff: 0.2 s, only when drawn
+
     records = records_by_id(project, scheme_name)
     resolved = project.scheme_labels(scheme_name)
     humans: list[tuple] = []

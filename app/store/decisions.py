@@ -200,6 +200,12 @@ class DecisionsMixin(ProjectBase):
             f"JOIN samples s ON s.id = l.sample_id WHERE l.value IS NOT NULL{where} "
             "ORDER BY l.sample_id, l.unit, l.kind, l.annotator", params)]
 
+    def several_annotators(self) -> bool:
+        """Whether two or more annotators gave labels: without that no unit is shared and no human ceiling can be
+        drawn, so `concord evaluate` need not collect the metric's decisions (0.2 s at 100k samples)."""
+        return self.conn.execute(
+            "SELECT COUNT(*) FROM (SELECT DISTINCT annotator FROM labels WHERE value IS NOT NULL LIMIT 2)").fetchone()[0] >= 2
+
     def label_kinds_present(self) -> list[str]:
         """The kinds of label anyone has given in this project."""
         return [r[0] for r in self.conn.execute("SELECT DISTINCT kind FROM labels ORDER BY kind")]

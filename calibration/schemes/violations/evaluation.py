@@ -60,6 +60,8 @@ def pair_table(samples: Sequence[Any] | ViolationColumns, embedding: str, option
 
 def human_groups(table: PairTable, labels: Mapping[tuple[str, str], Mapping[str, Any]]) -> tuple[list[tuple[int, int, int]], list[int]]:
     """Human matches mapped onto the table's groups: ((group, gt, pred) sorted, labeled groups sorted)."""
+    if not labels:  # nothing to map: skip indexing every group (100k at 100k samples)
+        return [], []
     index = {(str(s), str(c)): g for g, (s, c) in enumerate(zip(table.groups["sample_id"], table.groups["checker"]))}
     matches: list[tuple[int, int, int]] = []
     labeled: list[int] = []
