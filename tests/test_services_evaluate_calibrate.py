@@ -172,3 +172,21 @@ def test_machine_scores_written_again_touch_only_what_changed(tmp_path: Path) ->
         assert after["s004"] == (before["s004"][0], '{"f1":1.0,"fn":0,"fp":0,"tp":2}')
         assert p.machine_scores("cfg@1")[("s004", CHECKER)]["f1"] == 1.0
         assert stored("other@1") == other
+
+
+def test_machine_scores_written_again_unchanged_skip_the_write_but_not_after_a_unit_is_lost(tmp_path: Path) -> None:
+    """The same rows again write nothing (total_changes stays); once a scored unit's row is gone (the unit deleted
+    and made again, with a new id), the same rows are written again and the row is back."""
+    with _project(tmp_path / "p.concord", n=6) as p:
+        rows = [(f"s{i:03d}", CHECKER, 1, 1, 1, 0.5) for i in range(6)]
+        p.set_machine_scores("cfg@1", rows)
+        changes = p.conn.total_changes
+        p.set_machine_scores("cfg@1", rows)
+        assert p.conn.total_changes == changes
+        p.conn.execute("DELETE FROM units WHERE sample_id = 's002' AND unit = ?", (CHECKER,))  # the cascade
+        assert len(p.machine_scores("cfg@1")) == 5
+        p.set_machine_scores("cfg@1", rows)  # the unit is gone: its row cannot come back, the rest is kept
+        assert len(p.machine_scores("cfg@1")) == 5
+        p.conn.execute("INSERT INTO units (sample_id, scheme, unit) VALUES ('s002', 'violations', ?)", (CHECKER,))
+        p.set_machine_scores("cfg@1", rows)
+        assert set(p.machine_scores("cfg@1")) == {(f"s{i:03d}", CHECKER) for i in range(6)}
