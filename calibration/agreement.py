@@ -126,12 +126,30 @@ def resample_indices(n: int, reps: int, rng: np.random.Generator) -> np.ndarray:
     return rng.integers(0, n, size=(reps, n), dtype=np.int32 if n <= np.iinfo(np.int32).max else np.int64)
 
 
+_PREFETCH_FROM = 1_000_000  # draws per chunk from which drawing the next chunk on a thread pays for the thread
+
+
 def resample_index_chunks(n: int, n_boot: int, seed: int = 0, chunk: int = 64) -> Iterator[np.ndarray]:
     """The units each replicate draws, in chunks of (<= chunk, n) indices: the one stream `resample_counts` counts
     and `resample_sums` sums over (same seed and chunk, same replicates)."""
     rng = np.random.default_rng(seed)
-    for lo in range(0, n_boot, chunk):
-        yield resample_indices(n, min(chunk, n_boot - lo), rng)
+    sizes = [min(chunk, n_boot - lo) for lo in range(0, n_boot, chunk)]
+    if n * chunk < _PREFETCH_FROM or len(sizes) < 2:
+        for size in sizes:
+            yield resample_indices(n, size, rng)
+        return
+    # numpy draws without the GIL: one thread draws the next chunk (in order, from the one generator: the same
+    # stream) while the caller counts this one, so the two costs overlap on a second core (each was about half of
+    # evaluate's bootstrap at 100k samples)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1, thread_name_prefix="resample") as pool:
+        ahead = pool.submit(resample_indices, n, sizes[0], rng)
+        for size in sizes[1:]:
+            drawn = ahead.result()
+            ahead = pool.submit(resample_indices, n, size, rng)
+            yield drawn
+        yield ahead.result()
 
 
 def resample_counts(n: int, n_boot: int, seed: int = 0, chunk: int = 64) -> Iterator[np.ndarray]:

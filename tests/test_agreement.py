@@ -136,3 +136,19 @@ def test_resample_indices_are_the_int64_draws() -> None:
         idx = resample_indices(n, 4, np.random.default_rng(11))
         assert idx.dtype == np.int32
         assert np.array_equal(idx, np.random.default_rng(11).integers(0, n, size=(4, n), dtype=np.int64))
+
+
+def test_resample_chunks_drawn_ahead_on_a_thread_are_the_same_stream() -> None:
+    """Large chunks are drawn one ahead on a thread (numpy draws without the GIL); they must be the replicates the
+    one generator gives in order, as small chunks drawn inline are."""
+    from calibration.agreement import _PREFETCH_FROM, resample_index_chunks
+
+    n = _PREFETCH_FROM // 16 + 1  # chunk 16: over the threshold
+    drawn = list(resample_index_chunks(n, 50, seed=3, chunk=16))
+    rng = np.random.default_rng(3)
+    expected = [rng.integers(0, n, size=(size, n), dtype=np.int32) for size in (16, 16, 16, 2)]
+    assert [d.shape for d in drawn] == [e.shape for e in expected]
+    assert all(np.array_equal(d, e) for d, e in zip(drawn, expected))
+    small = list(resample_index_chunks(1000, 50, seed=3, chunk=16))  # inline path, same stream
+    rng = np.random.default_rng(3)
+    assert all(np.array_equal(d, rng.integers(0, 1000, size=d.shape, dtype=np.int32)) for d in small)
