@@ -123,17 +123,20 @@ def test_reimport_skips_unchanged_lines_and_writes_the_changed_one(
         assert p.violation_sample("s0012").ground_truth[0].rule == "New rule"  # type: ignore[union-attr]
 
 
-def test_worker_results_cross_the_pipe_unchanged_and_smaller(tmp_path: Path) -> None:
+def test_worker_results_cross_the_pipe_unchanged_and_small(tmp_path: Path) -> None:
     data = write(tmp_path / "d.jsonl", [record(i) for i in range(20)] + [RUBRIC])
     result = parallel.run_part(parallel.Part(str(data), 0, data.stat().st_size, 1, None, {}))
     assert list(result.prepared) == ["violations", "rubric"]  # through the schemes' io adapters, registry order
-    plain = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
-    shared = pickle.dumps(parallel.for_transfer(result), protocol=pickle.HIGHEST_PROTOCOL)
-    back = pickle.loads(shared)
-    assert back.prepared == pickle.loads(plain).prepared
-    assert len(shared) < 0.8 * len(plain)
-    rows = back.prepared["violations"]
-    assert rows[0][3][0][1] is rows[1][3][0][1]  # one object per distinct value
+    back = pickle.loads(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
+    assert back.prepared == result.prepared
+    rows = result.prepared["violations"]
+    # one object per distinct repeated value (checker, rule, ...), so pickle writes each once: smaller than the same
+    # rows with a str object of their own per value, as the parser made them
+    assert rows[0][3][0][1] is rows[1][3][0][1] and rows[0][3][0][6] is rows[1][3][0][6]
+    fresh = [(sid, h, row, [tuple((x + " ")[:-1] if type(x) is str else x for x in r) for r in vrows], urows)
+             for sid, h, row, vrows, urows in rows]
+    assert fresh == rows
+    assert len(pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL)) < 0.8 * len(pickle.dumps(fresh, protocol=pickle.HIGHEST_PROTOCOL))
     assert back.state.ids == result.state.ids and len(back.state.ids) == 21  # sent as line numbers, same locations
     assert back.state.ids["s0003"] == Location(str(data), 4)
 
@@ -169,3 +172,28 @@ def test_workers_run_from_a_directory_holding_another_app_package(tmp_path: Path
     with Project.create(tmp_path / "p.concord") as p:
         assert import_file(p, data, workers=2).violation_samples.added == 40
     assert here == [1]  # every other chunk came back from the worker
+
+
+def test_prepared_rows_keep_the_schema_1_content_hash() -> None:
+    """The rows are built with the payload's keys already in order (no sort when hashing): the hash must stay the one
+    stored since schema 1, or every re-import of an old file would rewrite its samples. Checked against the payload as
+    schema 1 defined it, with checkers out of order, non-ASCII names, missing fields, a located quote, and a meta
+    object (keys in any order) that only dumps() can write (an integer past 64 bits)."""
+    from app.store.samples import content_hash
+    from app.store.schemes.violations import prepare_violation_samples
+    from calibration.schemes.violations.records import VIOLATION_FIELDS, Violation, ViolationSample
+
+    gt = (Violation("Rügé", 0, 4, "Café", "prix"), Violation("No claims", None, None, "gone", explanation="x"))
+    preds = {"zeta@1|m": (Violation("R", 5, 9, None, None, None, "fix"),), "Älpha@1|m": (), "beta@1|m": gt[:1]}
+    samples = [ViolationSample("s1", "Café au lait", gt, preds, "ctx", "train"),
+               ViolationSample("s2", "Tea", (), {}, None, None)]
+    metas = {"s1": {"z": [1, {"b": 2, "a": None}], "a": "é"}, "s2": {"big": 2**70, "a": 1}}
+    for s, (sid, h, row, vrows, urows) in zip(samples, prepare_violation_samples(samples, {"s1": {"": ["exact", "ungrounded"]}}, metas)):
+        schema_1 = {"text": s.text, "context": s.context, "split": s.split, "meta": metas[s.id],
+                    "gt": [{k: getattr(v, k) for k in VIOLATION_FIELDS} for v in s.ground_truth],
+                    "pred": {k: [{f: getattr(v, f) for f in VIOLATION_FIELDS} for v in vs] for k, vs in sorted(s.predictions.items())}}
+        assert h == row[-1] == content_hash(schema_1)
+    [(_, h, *_)] = prepare_violation_samples(samples[:1])  # no meta: hashed without sorting
+    assert h == content_hash({"text": samples[0].text, "context": "ctx", "split": "train", "meta": None,
+                              "gt": [{k: getattr(v, k) for k in VIOLATION_FIELDS} for v in gt],
+                              "pred": {k: [{f: getattr(v, f) for f in VIOLATION_FIELDS} for v in vs] for k, vs in sorted(preds.items())}})

@@ -172,15 +172,6 @@ def _prepared(out: Validated) -> dict[str, Any]:
     return prepared
 
 
-def for_transfer(result: PartResult) -> PartResult:
-    """The result as a worker sends it: each adapter's `for_transfer` may make its rows cheaper to pickle."""
-    for name, rows in result.prepared.items():
-        compact = getattr(io_adapter(name), "for_transfer", None)
-        if compact is not None:
-            result.prepared[name] = compact(rows)
-    return result
-
-
 def _spanning(part: Part, problems: Problems) -> bool:
     """The first chunk failed: the file may be one pretty-printed JSON document (say so, once)."""
     if os.path.getsize(part.path) > SPANNING_LIMIT:
@@ -344,7 +335,7 @@ def _worker() -> None:
         reader = None
         if part.project is not None:
             reader = readers.get(part.project) or readers.setdefault(part.project, LineHashReader(part.project))
-        _send(sys.stdout.buffer, for_transfer(run_part(part, reader)))
+        _send(sys.stdout.buffer, run_part(part, reader))
     for r in readers.values():
         r.close()
 

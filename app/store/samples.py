@@ -31,11 +31,13 @@ class WriteCounts:
                                                     self.unchanged + other.unchanged)
 
 
-def content_hash(payload: Any) -> str:
+def content_hash(payload: Any, *, key_ordered: bool = False) -> str:
+    """SHA-256 of the payload as `dumps` writes it. `key_ordered`: the caller built every dict of `payload` with its
+    keys in sorted order, so orjson need not sort them (a third of its time on a violations sample's payload)."""
     # orjson writes what dumps() writes for ordinary data (sorted keys, compact, UTF-8), several times faster: importing
     # 100k samples hashes every one of them. dumps() covers what orjson refuses (non-str keys, huge ints).
     try:
-        data = orjson.dumps(payload, option=orjson.OPT_SORT_KEYS)
+        data = orjson.dumps(payload) if key_ordered else orjson.dumps(payload, option=orjson.OPT_SORT_KEYS)
     except TypeError:
         data = dumps(payload).encode("utf-8")
     return hashlib.sha256(data).hexdigest()

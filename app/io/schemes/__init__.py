@@ -10,6 +10,6 @@ Optionally `default_dataset(path) -> str | None`: the dataset name when --datase
 `covidqa/test.parquet` -> `covidqa-test`), and `export_extra(project, records, labels) -> {dataset: rows}`: datasets
 a split carries besides the records and labels of a scheme exported through the registry (app/io/export_generic.py).
 A scheme with a store adapter of its own provides `prepare(validated)` (what a streamed JSONL chunk writes, made in
-the worker process that validated it), `write_prepared(project, prepared, dataset_id, line_hashes) -> WriteCounts`
-and optionally `for_transfer(prepared)` (the same, cheaper to pickle); app.io.parallel and app.io.imports call them.
+the worker process that validated it; cheap to pickle: it crosses a pipe), `write_prepared(project, prepared,
+dataset_id, line_hashes) -> WriteCounts`; app.io.parallel and app.io.imports call them.
 """

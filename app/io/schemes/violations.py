@@ -72,17 +72,6 @@ def prepare(out: "Validated") -> list["PreparedSample"]:
     return list(prepare_violation_samples(out.violations, out.groundings, out.metas))
 
 
-def for_transfer(rows: list["PreparedSample"]) -> list["PreparedSample"]:
-    """The same rows with one object per distinct value, before they cross the pipe from a worker. A chunk repeats
-    a few strings (checkers, rules, categories, explanations, unit names) thousands of times, each parsed into a str
-    of its own; pickle writes a shared object once and refers to it after, so the importer unpickles the rows in
-    half the time (and holds one copy). The rows hold str, int and None only (a bool would merge with 1)."""
-    memo: dict[Any, Any] = {}
-    get = memo.setdefault
-    return [(sid, h, row, [tuple(map(get, r, r)) for r in vrows], [tuple(map(get, r, r)) for r in urows])
-            for sid, h, row, vrows, urows in rows]
-
-
 def write_prepared(project: "Project", rows: list["PreparedSample"], dataset_id: int | None,
                    line_hashes: Mapping[str, bytes]) -> "WriteCounts":
     return project.write_prepared_violation_samples(rows, dataset_id, line_hashes)
