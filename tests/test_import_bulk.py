@@ -132,8 +132,8 @@ def test_worker_results_cross_the_pipe_unchanged_and_small(tmp_path: Path) -> No
     rows = result.prepared["violations"]
     # one object per distinct repeated value (checker, rule, ...), so pickle writes each once: smaller than the same
     # rows with a str object of their own per value, as the parser made them
-    assert rows[0][3][0][1] is rows[1][3][0][1] and rows[0][3][0][6] is rows[1][3][0][6]
-    fresh = [(sid, h, row, [tuple((x + " ")[:-1] if type(x) is str else x for x in r) for r in vrows], urows)
+    assert rows[0][3][1] is rows[1][3][1] and rows[0][3][6] is rows[1][3][6]  # (the violation rows: flat)
+    fresh = [(sid, h, row, [(x + " ")[:-1] if type(x) is str else x for x in vrows], urows)
              for sid, h, row, vrows, urows in rows]
     assert fresh == rows
     assert len(pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL)) < 0.8 * len(pickle.dumps(fresh, protocol=pickle.HIGHEST_PROTOCOL))
