@@ -184,30 +184,45 @@ def _distinct_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def resample_sums(per_unit: np.ndarray, n_boot: int, seed: int = 0, chunk: int = 64) -> np.ndarray:
-    """(n_boot, M) column sums of `per_unit` (n, M) over the replicates of `resample_counts(n, n_boot, seed,
-    chunk)`: the rows of `w @ per_unit`, stacked. When few units differ (per-sample TP/FP/FN counts take few
-    distinct values) units with equal rows are counted together: a replicate is then one bincount over the distinct
-    rows and a small product, not a product over every unit (half of evaluate's bootstrap at 100k samples). The
-    same sums whenever they are exact in floating point, as sums of integer counts are."""
+    """(n_boot, M) column sums of `per_unit` (n, M) over `n_boot` bootstrap replicates of its n units (drawn with
+    replacement), seeded.
+
+    Units with equal rows are interchangeable in a sum, so the sums depend only on how many draws land in each
+    class of equal rows. When classes are few (per-sample TP/FP/FN counts take few distinct values), a replicate
+    draws those numbers directly: n uniform draws put Multinomial(n, class sizes / n) draws in the classes, the
+    same bootstrap distribution as drawing every unit, at O(classes) per replicate instead of O(n) (the draws were
+    a fifth of `concord evaluate` at 100k samples: 0.9 s -> 2 ms). Otherwise the replicates are
+    `resample_counts(n, n_boot, seed, chunk)`'s, the one stream the other intervals use: the rows of `w @ per_unit`
+    (with units of equal rows counted together when at most half are distinct)."""
     per_unit = np.asarray(per_unit, dtype=np.float64)
     n, m = per_unit.shape
     out = np.zeros((n_boot, m), dtype=np.float64)
     if n == 0:
         return out
     rows, inverse = _distinct_rows(per_unit)
+    k = rows.shape[0]
+    if k * _MULTINOMIAL_SHARE <= n:
+        sizes = np.bincount(inverse, minlength=k)
+        counts = np.random.default_rng(seed).multinomial(n, sizes / n, size=n_boot)
+        return counts.astype(np.float64) @ rows
     start = 0
-    if 2 * rows.shape[0] > n:  # mostly distinct: counting them together saves nothing
+    if 2 * k > n:  # mostly distinct: counting them together saves nothing
         for w in resample_counts(n, n_boot, seed, chunk):
             out[start : start + w.shape[0]] = w @ per_unit
             start += w.shape[0]
         return out
     for idx in resample_index_chunks(n, n_boot, seed, chunk):
-        counts = np.empty((idx.shape[0], rows.shape[0]), dtype=np.float64)
+        counts = np.empty((idx.shape[0], k), dtype=np.float64)
         for r in range(idx.shape[0]):
-            counts[r] = np.bincount(inverse[idx[r]], minlength=rows.shape[0])
+            counts[r] = np.bincount(inverse[idx[r]], minlength=k)
         out[start : start + idx.shape[0]] = counts @ rows
         start += idx.shape[0]
     return out
+
+
+# Class counts are drawn (multinomial) when the units are at least this many times the classes: numpy's multinomial
+# costs about 75 ns per class and replicate, a drawn and counted unit about 7 ns (measured at n = 100k).
+_MULTINOMIAL_SHARE = 16
 
 
 def percentile_interval(values: np.ndarray, alpha: float = 0.05) -> tuple[float, float]:

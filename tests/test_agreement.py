@@ -116,10 +116,10 @@ def test_rubric_agreement_hand_computed() -> None:
     assert out["other"]["metric_deltas"] == {"recall": 1.0}
 
 
-@pytest.mark.parametrize("n, distinct", [(0, 1), (1, 1), (500, 7), (500, 500)])
+@pytest.mark.parametrize("n, distinct", [(0, 1), (1, 1), (500, 40), (500, 500)])
 def test_resample_sums_equal_the_counts_product(n: int, distinct: int) -> None:
-    """resample_sums (equal units counted together) gives exactly the sums of resample_counts' draws times the
-    per-unit counts, whether few units differ or most do."""
+    """Unless classes of equal rows are few, resample_sums gives exactly the sums of resample_counts' draws times
+    the per-unit counts (units of equal rows counted together, or every unit when most differ)."""
     from calibration.agreement import resample_counts, resample_sums
 
     rng = np.random.default_rng(3)
@@ -152,3 +152,30 @@ def test_resample_chunks_drawn_ahead_on_a_thread_are_the_same_stream() -> None:
     small = list(resample_index_chunks(1000, 50, seed=3, chunk=16))  # inline path, same stream
     rng = np.random.default_rng(3)
     assert all(np.array_equal(d, rng.integers(0, 1000, size=d.shape, dtype=np.int32)) for d in small)
+
+
+def test_resample_sums_of_few_classes_draw_the_bootstrap_distribution() -> None:
+    """Few classes of equal rows: class counts are drawn as a multinomial. Its replicates must follow the plain
+    bootstrap's distribution (every unit drawn with replacement): same mean and spread of every column sum and
+    the same shape (two-sample Kolmogorov-Smirnov), against a plain loop over drawn units; seeded, so exact."""
+    from scipy.stats import ks_2samp
+
+    from calibration.agreement import _MULTINOMIAL_SHARE, resample_sums
+
+    rng = np.random.default_rng(5)
+    classes = np.array([[1, 0, 0], [0, 1, 0], [0, 0, 1], [2, 1, 3], [5, 0, 2]], dtype=float)
+    n = 1200
+    per_unit = classes[rng.choice(5, size=n, p=[0.5, 0.2, 0.15, 0.1, 0.05])]
+    assert 5 * _MULTINOMIAL_SHARE <= n  # the multinomial path
+    reps = 3000
+    drawn = resample_sums(per_unit, reps, seed=1)
+    assert np.array_equal(drawn, resample_sums(per_unit, reps, seed=1))
+    assert not np.array_equal(drawn, resample_sums(per_unit, reps, seed=2))
+    plain = np.stack([per_unit[idx].sum(axis=0) for idx in np.random.default_rng(9).integers(0, n, size=(reps, n))])
+    theory_sd = np.sqrt(n) * per_unit.std(axis=0)  # the sd of a sum of n draws
+    assert np.all(np.abs(drawn.mean(axis=0) - per_unit.sum(axis=0)) < 4 * theory_sd / np.sqrt(reps))
+    assert np.allclose(drawn.std(axis=0), theory_sd, rtol=0.06)
+    assert np.allclose(plain.std(axis=0), theory_sd, rtol=0.06)
+    for j in range(3):
+        assert ks_2samp(drawn[:, j], plain[:, j]).pvalue > 1e-3
+    assert np.array_equal(drawn.sum(axis=1) % 1, np.zeros(reps))  # integer counts times integer rows
