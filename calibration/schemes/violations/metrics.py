@@ -117,8 +117,9 @@ def unit_counts(pair_table: PairTable, config: MatchConfig, method: Method | Non
 def bootstrap_sums(per_sample: np.ndarray, n_boot: int = DEFAULT_BOOT, seed: int = 0) -> np.ndarray:
     """Column sums of `per_sample` (S, M) over `n_boot` resamples of its rows: (n_boot, M).
 
-    The draws are calibration.agreement's, the project's one bootstrap (chunks of _BOOT_CHUNK), summed by
-    `resample_sums`; imported here, not at the top, because agreement pulls in scikit-learn and this module is on the
+    Drawn by calibration.agreement's `resample_sums` (per-sample counts take few distinct values, so a replicate
+    draws how many samples of each kind it holds; else the project's one bootstrap stream, chunks of _BOOT_CHUNK);
+    imported here, not at the top, because agreement pulls in scikit-learn and this module is on the
     CLI's path."""
     from calibration.agreement import resample_sums
 
