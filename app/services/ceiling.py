@@ -113,7 +113,9 @@ def machine_decisions(project: Any, scheme_name: str,
     decided: dict[tuple[str, str], dict[str, Any]] = {}
     opts = scheme_options(project, scheme, {**(options or {}), "n_boot": 0})
     opts.update(save_scores=lambda *_: None, machine_decisions=lambda _ref, labels: decided.update(labels))
-    hook(project.scheme_records(scheme_name), project.scheme_labels(scheme_name), opts)
+    from app.services.evaluation import evaluation_records  # the scheme's lightest form (violations: columns)
+
+    hook(evaluation_records(project, scheme), project.scheme_labels(scheme_name), opts)
     return decided
 
 
