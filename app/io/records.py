@@ -23,6 +23,7 @@ from calibration.schemes.fields import clip
 
 if TYPE_CHECKING:  # the record types of the schemes with store adapters of their own, reached through them
     from calibration.schemes.rubric.records import RubricSample
+    from calibration.schemes.violations.parse import PlainSample
     from calibration.schemes.violations.records import ViolationSample
 
 JSON_COLUMNS = frozenset(("ground_truth", "predictions", "meta", "traits", "buckets"))
@@ -36,7 +37,7 @@ class Validated:
     """Everything a file's valid records hold, ready for the store. Schemes with a store adapter of their own fill
     their fields through their io adapter (app/io/schemes/<name>.py); any other scheme's records go to `records`."""
 
-    violations: list[ViolationSample] = field(default_factory=list)
+    violations: list[ViolationSample | PlainSample] = field(default_factory=list)  # (as the io adapter parsed them)
     groundings: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     metas: dict[str, Mapping[str, Any] | None] = field(default_factory=dict)
     rubric: list[RubricSample] = field(default_factory=list)
@@ -103,6 +104,23 @@ def io_adapter(name: str) -> ModuleType | None:
     return _ADAPTERS[name]
 
 
+@dataclass(frozen=True)
+class _Hooks:
+    """How records of one scheme are validated: its io adapter (or None) and the adapter's `sample_id`, `parse` and
+    `record_id` where it has them (app/io/schemes/__init__.py), else the scheme's own."""
+
+    adapter: ModuleType | None
+    sample_id: Callable[[dict[str, Any]], Any] | None
+    parse: Callable[[Any], Any]
+    record_id: Callable[[Any], str]
+
+    @classmethod
+    def of(cls, scheme: Scheme) -> "_Hooks":
+        adapter = io_adapter(scheme.name)
+        return cls(adapter, getattr(adapter, "sample_id", None), getattr(adapter, "parse", scheme.parse),
+                   getattr(adapter, "record_id", scheme.record_id))
+
+
 class RecordValidator:
     """Validates records one by one; cross-record rules (unique ids, consistent traits) need the shared state.
 
@@ -121,6 +139,7 @@ class RecordValidator:
         self._odd_checkers: dict[str, Location] = {}
         self._good_checkers: set[str] = set()  # names already checked (a file repeats a few checkers everywhere)
         self._schemes: dict[Any, Scheme] = {}
+        self._hooks: dict[str, _Hooks] = {}  # per scheme: looked up once, not once per record
 
     # -- entry point ---------------------------------------------------------------------------------------------
     def add(self, loc: Location, rec: dict[str, Any]) -> None:
@@ -137,9 +156,10 @@ class RecordValidator:
             if named is None or type(named) is str:
                 self._schemes[cache_key] = scheme
         n_errors = len(self.problems.errors)
-        adapter = io_adapter(scheme.name)
+        hooks = self._hooks.get(scheme.name) or self._hooks.setdefault(scheme.name, _Hooks.of(scheme))
+        adapter = hooks.adapter
         # the id the record will be stored under (an adapter may namespace it, e.g. RAGBench rows by subset)
-        sid = adapter.sample_id(rec) if adapter is not None and hasattr(adapter, "sample_id") else rec.get("id")
+        sid = hooks.sample_id(rec) if hooks.sample_id is not None else rec.get("id")
         if type(sid) is int:
             sid = str(sid)
         if type(sid) is str and sid.strip():
@@ -148,7 +168,7 @@ class RecordValidator:
                 self.problems.error(loc, "id", f"duplicate id {clip(sid)} (first used at {first})")
             else:
                 self._ids[sid] = loc
-        parsed = scheme.parse(rec)
+        parsed = hooks.parse(rec)
         for p in parsed.problems if parsed.problems else ():
             if p.code and p.severity != "error":  # reported once per file and field, with how many lines
                 entry = self._unknown.get((p.message, p.field, p.code))
@@ -164,7 +184,7 @@ class RecordValidator:
             adapter.check(self, loc, parsed.record)  # cross-record rules, even on a record with errors
         if parsed.record is None or len(self.problems.errors) != n_errors:
             return  # (an error in `parsed.problems` was added to self.problems above)
-        self.out.schemes[scheme.record_id(parsed.record)] = scheme.name
+        self.out.schemes[hooks.record_id(parsed.record)] = scheme.name
         if adapter is not None:
             adapter.collect(self, loc, parsed.record)
         else:

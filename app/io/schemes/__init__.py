@@ -3,6 +3,8 @@
 A module here is named after its scheme and provides `check(validator, loc, record)` (record may be None when the
 record itself had errors), `collect(validator, loc, record)` (a valid record) and optionally `finish(validator)`.
 A scheme without one is imported generically (unique ids, then `Project.write_samples`).
+Optionally `parse(record) -> Parsed` with `record_id(parsed record) -> str`: how import validates a record, when not
+with the scheme's own `parse` (e.g. violations: a record valid as it stands into plain values the store writes).
 Optionally also `read_file(path, problems, options, project)`: a file format of the scheme's own (e.g. RGB's data
 and prediction files), returned as an app.io.formats.Source of records, or None when `path` is not one; the
 importer asks every adapter before its generic readers (app.io.imports._scheme_source).

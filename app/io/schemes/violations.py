@@ -16,8 +16,8 @@ from app.io.export_select import unit_wanted
 from app.io.problems import Location, key, type_name
 from app.io.records import CHECKER_RE
 from app.progress import check as check_progress
-from calibration.schemes.base import Table
-from calibration.schemes.violations.parse import ViolationRecord
+from calibration.schemes.base import Parsed, Table
+from calibration.schemes.violations.parse import PlainSample, ViolationRecord, parse_record, plain_record
 from calibration.schemes.violations.records import VIOLATION_FIELDS, Violation, ViolationSample
 
 if TYPE_CHECKING:
@@ -33,19 +33,39 @@ if TYPE_CHECKING:
 REPORT_COUNTS = "violation_samples"  # the ImportReport field counting this scheme's samples
 
 
-def check(v: "RecordValidator", loc: Location, record: ViolationRecord | None) -> None:
+def parse(rec: dict[str, Any]) -> Parsed:
+    """How import validates a record: one valid as it stands becomes plain values (`plain_record`: no Violation
+    objects, the store writes their fields as they are), any other goes through the scheme's parse, which says
+    what is wrong or locates its quotes. `check`, `collect`, `record_id` and the store's prepare take either."""
+    plain = plain_record(rec) if type(rec) is dict else None
+    return Parsed(plain) if plain is not None else parse_record(rec if type(rec) is dict else dict(rec))
+
+
+def record_id(record: PlainSample | ViolationRecord) -> str:
+    return record.id if type(record) is PlainSample else record.sample.id
+
+
+def check(v: "RecordValidator", loc: Location, record: PlainSample | ViolationRecord | None) -> None:
     if record is None:
         return
     good = v._good_checkers
-    for checker in record.sample.predictions:
+    for checker in record.predictions if type(record) is PlainSample else record.sample.predictions:
         if checker not in good:
             if not CHECKER_RE.match(checker):
                 v._odd_checkers.setdefault(checker, loc)
             good.add(checker)
 
 
-def collect(v: "RecordValidator", loc: Location, record: ViolationRecord) -> None:
+def collect(v: "RecordValidator", loc: Location, record: PlainSample | ViolationRecord) -> None:
     out = v.out
+    if type(record) is PlainSample:  # every violation placed by its offsets
+        out.violations.append(record)
+        if record.meta is not None:
+            out.metas[record.id] = record.meta
+        n = len(record.ground_truth) + sum(map(len, record.predictions.values()))
+        if n:
+            out.how["offsets"] += n
+        return
     s = record.sample
     out.violations.append(s)
     if record.meta is not None:

@@ -14,13 +14,15 @@ from typing import Any
 from app.store.counts import add_counts, count_rows, stored_counts, unit_counts
 from app.store.project import ProjectBase, dumps
 from app.store.samples import WriteCounts, content_hash
+from calibration.schemes.violations.parse import PlainSample
 from calibration.schemes.violations.records import GROUND_TRUTH, VIOLATION_FIELDS, Violation, ViolationSample
 
 SCHEME = "violations"
 _EMPTY = "{}"
 
 
-_FIELDS = attrgetter(*VIOLATION_FIELDS)  # a violation's fields in store column order (the order of the rows below)
+# a violation's fields in store column order (the order of the rows below); attrgetter: a third of a getattr loop
+_FIELDS = attrgetter(*VIOLATION_FIELDS)
 _NO_HOWS: Mapping[str, Sequence[str]] = {}
 
 
@@ -33,7 +35,7 @@ PreparedSample = tuple[str, str, tuple[Any, ...], list[Any], list[tuple[Any, ...
 
 
 def prepare_violation_samples(
-    samples: Iterable[ViolationSample],
+    samples: Iterable[ViolationSample | PlainSample],
     groundings: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
     metas: Mapping[str, Mapping[str, Any] | None] | None = None,
 ) -> Iterator[PreparedSample]:
@@ -42,6 +44,7 @@ def prepare_violation_samples(
     statement, and a chunk of flat lists pickles faster than one tuple per row).
 
     The pure half of a write (no connection), so import workers can run it in other processes (staging below).
+    A `PlainSample` (import's shortcut for a record valid as it stands) holds its violations' fields already.
     Rows hold one str object per distinct repeated value (checker, rule, category, explanation, correction, split,
     unit summary): the rows of a chunk cross a pipe from a worker, and pickle writes a shared object once and refers to
     it after (the importer unpickles them in half the time, and holds one copy); a memo as the rows are built costs
@@ -56,12 +59,13 @@ def prepare_violation_samples(
         how = groundings.get(sid, _NO_HOWS)
         viol_rows: list[Any] = []
         preds = [(one(k, k), vs) for k, vs in sorted(s.predictions.items())]
+        plain = type(s) is PlainSample  # its violations are their fields in VIOLATION_FIELDS order already
         # Every dict built in sorted key order (predictions sorted by checker), so orjson need not sort them again
         payload = {
             "context": s.context,
-            "gt": _violation_rows(sid, GROUND_TRUTH, s.ground_truth, how.get(GROUND_TRUTH, ()), viol_rows, one),
+            "gt": _violation_rows(sid, GROUND_TRUTH, s.ground_truth if plain else map(_FIELDS, s.ground_truth), how.get(GROUND_TRUTH, ()), viol_rows, one),
             "meta": meta,
-            "pred": {k: _violation_rows(sid, k, vs, how.get(k, ()), viol_rows, one) for k, vs in preds},
+            "pred": {k: _violation_rows(sid, k, vs if plain else map(_FIELDS, vs), how.get(k, ()), viol_rows, one) for k, vs in preds},
             "split": s.split, "text": s.text,
         }
         # unchanged since schema 1: a re-import of an old file is still a no-op. meta is the file's own object (its
@@ -75,14 +79,13 @@ def prepare_violation_samples(
         yield sid, h, (sid, s.text, extra, one(split, split), None if meta is None else dumps(meta), h), viol_rows, unit_rows
 
 
-def _violation_rows(sid: str, checker: str, vs: Sequence[Violation], hows: Sequence[str], rows: list[Any],
+def _violation_rows(sid: str, checker: str, vs: Iterable[tuple[Any, ...]], hows: Sequence[str], rows: list[Any],
                     one: Any) -> list[dict[str, Any]]:
-    """Append the store rows of one violation list to the flat `rows`; return the list as the content hash reads it. One pass
-    reads each violation's fields once (attrgetter: a third of the time of a getattr loop) for both."""
+    """Append the store rows of one violation list (each violation's fields in VIOLATION_FIELDS order) to the flat
+    `rows`; return the list as the content hash reads it. One pass over the fields for both."""
     out = []
     n_hows = len(hows)
-    for i, v in enumerate(vs):
-        start, end, quote, rule, cat, expl, corr = _FIELDS(v)
+    for i, (start, end, quote, rule, cat, expl, corr) in enumerate(vs):
         # the content hash's view of a violation (VIOLATION_FIELDS), keys in sorted order: see `prepare_...` above
         out.append({"category": cat, "correction": corr, "end": end, "explanation": expl, "quote": quote,
                     "rule": rule, "start": start})

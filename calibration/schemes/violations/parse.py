@@ -2,12 +2,14 @@
 
 Pure (no file, line or project): the importer adds the location, and the rules that need other records or the
 project (unique ids, checker-name warnings once per file) live in app/io/schemes/violations.py. Valid records take a
-fast path; field paths are only built for problems, so 100k records validate in a few seconds.
+fast path; field paths are only built for problems, so 100k records validate in a few seconds. `plain_record` is
+the importer's shortcut for a record valid as it stands: its values as given, no `Violation` objects (the store
+writes their fields; at a million records building them was ~5 CPU-s), None when `parse_record` must look closer.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from calibration.grounding import locate
 from calibration.schemes.base import FieldProblem, Parsed
@@ -27,6 +29,67 @@ class ViolationRecord:
     sample: ViolationSample
     meta: dict[str, Any] | None
     hows: dict[str, list[str]]
+
+
+class PlainSample(NamedTuple):
+    """A record `plain_record` accepted: what `parse_record` would make of it with no problem and every violation
+    placed by its offsets, as plain values. Violations are tuples of their fields in VIOLATION_FIELDS order;
+    `predictions` keeps the file's order of checkers. Named like ViolationSample's fields, so counts read either."""
+
+    id: str
+    text: str
+    ground_truth: list[tuple[Any, ...]]
+    predictions: dict[str, list[tuple[Any, ...]]]
+    context: str | None
+    split: str | None
+    meta: dict[str, Any] | None
+
+
+def plain_record(rec: dict[str, Any]) -> PlainSample | None:
+    """The record as plain values when it is valid as it stands (known keys only, every field well-typed, every
+    violation given by offsets that agree with its quote), else None: `parse_record` then reports what is wrong or
+    locates the quotes. Never accepts what `parse_record` would complain about (a test holds the two together)."""
+    if not RECORD_KEYS.issuperset(rec):
+        return None
+    sid, text, context, split, meta = rec.get("id"), rec.get("text"), rec.get("context"), rec.get("split"), rec.get("meta")
+    gt_raw, preds_raw = rec.get("ground_truth"), rec.get("predictions")
+    if not (type(sid) is str and sid.strip() and type(text) is str and (context is None or type(context) is str)
+            and (split is None or type(split) is str) and (meta is None or type(meta) is dict)
+            and type(gt_raw) is list and type(preds_raw) is dict):
+        return None
+    gt = _plain_violations(gt_raw, text)
+    if gt is None:
+        return None
+    preds: dict[str, list[tuple[Any, ...]]] = {}
+    for checker, vs in preds_raw.items():
+        if not (type(checker) is str and checker.strip() and type(vs) is list):
+            return None
+        got = _plain_violations(vs, text)
+        if got is None:
+            return None
+        preds[checker] = got
+    return PlainSample(sid, text, gt, preds, context, split, meta)
+
+
+def _plain_violations(items: list[Any] | tuple[Any, ...], text: str) -> list[tuple[Any, ...]] | None:
+    """Every item's fields (VIOLATION_FIELDS order) when each is a violation valid as given: offsets inside the text,
+    the quote (if any) the text at them, every field well-typed, no unknown key; else None. The one definition of a
+    violation that needs no closer look, for `plain_record` and `_violation_list`."""
+    out = []
+    n = len(text)
+    keys_ok = VIOLATION_KEYS.issuperset
+    for v in items:
+        if type(v) is not dict:
+            return None
+        rule, start, end, quote = v.get("rule"), v.get("start"), v.get("end"), v.get("quote")
+        cat, expl, corr = v.get("category"), v.get("explanation"), v.get("correction")
+        if not (type(start) is int and type(end) is int and 0 <= start < end <= n and type(rule) is str
+                and (quote is None or (type(quote) is str and text[start:end] == quote))
+                and (cat is None or type(cat) is str) and (expl is None or type(expl) is str)
+                and (corr is None or type(corr) is str) and rule.strip() and keys_ok(v)):
+            return None
+        out.append((start, end, quote, rule, cat, expl, corr))
+    return out
 
 
 def parse_record(rec: dict[str, Any]) -> Parsed:
@@ -78,20 +141,19 @@ def parse_record(rec: dict[str, Any]) -> Parsed:
 def _violation_list(items: list[Any], checker: str, text: str, hows: list[str],
                     problems: list[FieldProblem]) -> list[Violation]:
     """`checker` is '' for the ground truth; field paths are only built for problems."""
+    plain = _plain_violations(items, text)
+    if plain is not None:  # fast path: every violation given by offsets, valid as it stands
+        hows.extend(["offsets"] * len(plain))
+        return [Violation(rule, start, end, quote, cat, expl, corr) for start, end, quote, rule, cat, expl, corr in plain]
     out: list[Violation] = []
     n = len(text)
-    keys_ok = VIOLATION_KEYS.issuperset
     for i, v in enumerate(items):
-        if type(v) is dict:  # fast path: offsets given, quote (if any) agrees, every field well-typed
-            rule, start, end, quote = v.get("rule"), v.get("start"), v.get("end"), v.get("quote")
-            cat, expl, corr = v.get("category"), v.get("explanation"), v.get("correction")
-            if (type(start) is int and type(end) is int and 0 <= start < end <= n and type(rule) is str
-                    and (quote is None or (type(quote) is str and text[start:end] == quote))
-                    and (cat is None or type(cat) is str) and (expl is None or type(expl) is str)
-                    and (corr is None or type(corr) is str) and rule.strip() and keys_ok(v)):
-                out.append(Violation(rule, start, end, quote, cat, expl, corr))
-                hows.append("offsets")
-                continue
+        one = _plain_violations((v,), text)
+        if one:
+            start, end, quote, rule, cat, expl, corr = one[0]
+            out.append(Violation(rule, start, end, quote, cat, expl, corr))
+            hows.append("offsets")
+            continue
         path = "ground_truth" if checker == GROUND_TRUTH else f"predictions{key(checker)}"
         got = _violation(v, f"{path}[{i}]", text, n, problems)
         if got is not None:
