@@ -13,9 +13,11 @@ import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from app.store.project import ProjectBase
 
+ROWS_PER_INSERT = 32  # rows per INSERT statement in `insert_flat`
 LINE_SALT = b"concord-line-1"  # change it when the same line would now give a different sample
 BULK_TABLES = ("samples", "units", "violations", "machine_labels")
 _SALTED = hashlib.sha256(LINE_SALT)
@@ -34,6 +36,18 @@ def line_hashes(raws: Iterable[bytes]) -> list[bytes]:
         h.update(raw)
         out.append(h.digest()[:16])
     return out
+
+
+def insert_flat(conn: sqlite3.Connection, head: str, row: str, flat: Sequence[Any], tail: str = "") -> None:
+    """Insert rows given flat, value after value (as many per row as `row` has placeholders), in order, ROWS_PER_INSERT
+    rows per statement: a multi-row VALUES keeps the table's and indexes' cursors open across its rows, a quarter to
+    a third less time than one statement per row (a million-sample import inserts 8M rows). `head`: "INSERT INTO t
+    (columns) VALUES ", `row`: "(?, ?, ...)", `tail`: what follows the values (e.g. an ON CONFLICT clause)."""
+    width = row.count("?")
+    step = width * ROWS_PER_INSERT
+    whole = len(flat) - len(flat) % step
+    conn.executemany(head + ",".join([row] * ROWS_PER_INSERT) + tail, [flat[i : i + step] for i in range(0, whole, step)])
+    conn.executemany(head + row + tail, [flat[i : i + width] for i in range(whole, len(flat), width)])
 
 
 class LineHashReader:

@@ -7,10 +7,11 @@ import json
 import sqlite3
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from itertools import groupby
+from itertools import chain, groupby
 from operator import attrgetter, itemgetter
 from typing import Any
 
+from app.store.bulk import insert_flat
 from app.store.counts import add_counts, count_rows, stored_counts, unit_counts
 from app.store.project import ProjectBase, dumps
 from app.store.samples import WriteCounts, content_hash
@@ -29,7 +30,11 @@ _NO_HOWS: Mapping[str, Sequence[str]] = {}
 # The violations table's columns as the rows below hold them (`grounding`: how import placed the violation)
 VIOLATION_COLUMNS = ("sample_id", "checker", "idx", *VIOLATION_FIELDS, "grounding")
 _WIDTH = len(VIOLATION_COLUMNS)
-_ROWS_PER_INSERT = 32  # violation rows per INSERT statement (see _insert_violations)
+_INSERT_VIOLATIONS = "INSERT INTO violations (" + ", ".join(f'"{c}"' for c in VIOLATION_COLUMNS) + ") VALUES "
+_INSERT_SAMPLES = "INSERT INTO samples (id, scheme, dataset_id, text, payload, split, meta, content_hash, line_hash) VALUES "
+_UPSERT_SAMPLES = (" ON CONFLICT(id) DO UPDATE SET dataset_id=excluded.dataset_id, text=excluded.text, "
+                   "payload=excluded.payload, split=excluded.split, meta=excluded.meta, content_hash=excluded.content_hash, "
+                   "line_hash=excluded.line_hash")
 
 PreparedSample = tuple[str, str, tuple[Any, ...], list[Any], list[tuple[Any, ...]]]
 
@@ -117,7 +122,10 @@ class ViolationsStoreMixin(ProjectBase):
         counts = WriteCounts()
         existing = self._existing_hashes(p[0] for p in prepared)  # type: ignore[attr-defined]
         line_hashes = line_hashes or {}
-        sample_rows, viol_rows, unit_rows, replaced, refresh = [], [], [], [], []  # (viol_rows: flat)
+        # sample and violation rows flat, value after value: written several rows per statement (insert_flat)
+        sample_rows: list[Any] = []
+        viol_rows: list[Any] = []
+        unit_rows, replaced, refresh = [], [], []
         for sid, h, row, vrows, urows in prepared:
             old = existing.get(sid)
             if old is not None:
@@ -133,7 +141,7 @@ class ViolationsStoreMixin(ProjectBase):
                 counts.updated += 1
             else:
                 counts.added += 1
-            sample_rows.append((sid, dataset_id, *row[1:], line_hashes.get(sid)))
+            sample_rows.extend((sid, dataset_id, *row[1:], line_hashes.get(sid)))
             viol_rows.extend(vrows)
             unit_rows.extend(urows)
         with self.transaction() as c:
@@ -142,15 +150,10 @@ class ViolationsStoreMixin(ProjectBase):
             for sid in replaced:
                 c.execute("DELETE FROM violations WHERE sample_id = ?", (sid,))
                 c.execute("DELETE FROM units WHERE sample_id = ?", (sid,))
-            c.executemany(
-                "INSERT INTO samples (id, scheme, dataset_id, text, payload, split, meta, content_hash, line_hash) "
-                "VALUES (?, 'violations', ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
-                "dataset_id=excluded.dataset_id, text=excluded.text, payload=excluded.payload, split=excluded.split, "
-                "meta=excluded.meta, content_hash=excluded.content_hash, line_hash=excluded.line_hash",
-                sample_rows,
-            )
-            _insert_violations(c, viol_rows)
-            c.executemany("INSERT INTO units (sample_id, scheme, unit, summary) VALUES (?, ?, ?, ?)", unit_rows)
+            insert_flat(c, _INSERT_SAMPLES, "(?, 'violations', ?, ?, ?, ?, ?, ?, ?)", sample_rows, _UPSERT_SAMPLES)
+            insert_flat(c, _INSERT_VIOLATIONS, "(" + ",".join("?" * _WIDTH) + ")", viol_rows)  # (ids in file order)
+            insert_flat(c, "INSERT INTO units (sample_id, scheme, unit, summary) VALUES ", "(?, ?, ?, ?)",
+                        list(chain.from_iterable(unit_rows)))
             deltas[("samples", SCHEME, "")] += counts.added
             deltas.update(count_rows(unit_rows, 1, 2))
             deltas.update({("violations", SCHEME, k): n for k, n in Counter(viol_rows[1::_WIDTH]).items()})
@@ -304,22 +307,6 @@ class ViolationsStoreMixin(ProjectBase):
         """(violations per checker, ground truth under ''; ungrounded violations) for `concord status`."""
         per_checker = {k: n for (_, k), n in stored_counts(self.conn, "violations").items()}  # kept on write
         return per_checker, sum(stored_counts(self.conn, "ungrounded").values())
-
-
-def _insert_violations(conn: sqlite3.Connection, flat: list[Any]) -> None:
-    """Insert violation rows given flat (VIOLATION_COLUMNS after VIOLATION_COLUMNS), in order (their ids follow it),
-    _ROWS_PER_INSERT rows per statement: a multi-row VALUES keeps the table's and indexes' cursors open across its rows
-    and binds in one step, about a quarter less time than one statement per row (a million-sample import inserts 6M)."""
-    one = "(" + ",".join("?" * _WIDTH) + ")"
-    sql = f"INSERT INTO violations ({', '.join(map(_quoted, VIOLATION_COLUMNS))}) VALUES "
-    step = _WIDTH * _ROWS_PER_INSERT
-    whole = len(flat) - len(flat) % step
-    conn.executemany(sql + ",".join([one] * _ROWS_PER_INSERT), [flat[i : i + step] for i in range(0, whole, step)])
-    conn.executemany(sql + one, [flat[i : i + _WIDTH] for i in range(whole, len(flat), _WIDTH)])
-
-
-def _quoted(column: str) -> str:
-    return f'"{column}"'
 
 
 def _violation_counts(conn: sqlite3.Connection, sample_ids: Sequence[str], sign: int) -> Counter[tuple[str, str, str]]:
