@@ -17,6 +17,7 @@ from calibration.schemes.fields import UNKNOWN, clip, key, meta_of, record_id, s
 from calibration.schemes.violations.records import GROUND_TRUTH, VIOLATION_FIELDS, Violation, ViolationSample
 
 VIOLATION_KEYS = frozenset(VIOLATION_FIELDS)
+_KEYS_OK = VIOLATION_KEYS.issuperset
 RECORD_KEYS = frozenset(("scheme", "id", "text", "ground_truth", "predictions", "context", "split", "meta"))
 _OPTIONAL_TEXT = ("quote", "category", "explanation", "correction")
 
@@ -71,25 +72,32 @@ def plain_record(rec: dict[str, Any]) -> PlainSample | None:
     return PlainSample(sid, text, gt, preds, context, split, meta)
 
 
-def _plain_violations(items: list[Any] | tuple[Any, ...], text: str) -> list[tuple[Any, ...]] | None:
-    """Every item's fields (VIOLATION_FIELDS order) when each is a violation valid as given: offsets inside the text,
-    the quote (if any) the text at them, every field well-typed, no unknown key; else None. The one definition of a
-    violation that needs no closer look, for `plain_record` and `_violation_list`."""
+def _plain_violations(items: list[Any], text: str) -> list[tuple[Any, ...]] | None:
+    """Every item's fields when each is a violation valid as given (`_plain_violation`), else None."""
     out = []
     n = len(text)
-    keys_ok = VIOLATION_KEYS.issuperset
     for v in items:
-        if type(v) is not dict:
+        t = _plain_violation(v, text, n)
+        if t is None:
             return None
-        rule, start, end, quote = v.get("rule"), v.get("start"), v.get("end"), v.get("quote")
-        cat, expl, corr = v.get("category"), v.get("explanation"), v.get("correction")
-        if not (type(start) is int and type(end) is int and 0 <= start < end <= n and type(rule) is str
-                and (quote is None or (type(quote) is str and text[start:end] == quote))
-                and (cat is None or type(cat) is str) and (expl is None or type(expl) is str)
-                and (corr is None or type(corr) is str) and rule.strip() and keys_ok(v)):
-            return None
-        out.append((start, end, quote, rule, cat, expl, corr))
+        out.append(t)
     return out
+
+
+def _plain_violation(v: Any, text: str, n: int) -> tuple[Any, ...] | None:
+    """The violation's fields (VIOLATION_FIELDS order) when it is valid as given: offsets inside the text (n code
+    points), the quote (if any) the text at them, every field well-typed, no unknown key; else None. The one
+    definition of a violation that needs no closer look, for `plain_record` and `_violation_list`."""
+    if type(v) is not dict:
+        return None
+    rule, start, end, quote = v.get("rule"), v.get("start"), v.get("end"), v.get("quote")
+    cat, expl, corr = v.get("category"), v.get("explanation"), v.get("correction")
+    if (type(start) is int and type(end) is int and 0 <= start < end <= n and type(rule) is str
+            and (quote is None or (type(quote) is str and text[start:end] == quote))
+            and (cat is None or type(cat) is str) and (expl is None or type(expl) is str)
+            and (corr is None or type(corr) is str) and rule.strip() and _KEYS_OK(v)):
+        return start, end, quote, rule, cat, expl, corr
+    return None
 
 
 def parse_record(rec: dict[str, Any]) -> Parsed:
@@ -141,16 +149,12 @@ def parse_record(rec: dict[str, Any]) -> Parsed:
 def _violation_list(items: list[Any], checker: str, text: str, hows: list[str],
                     problems: list[FieldProblem]) -> list[Violation]:
     """`checker` is '' for the ground truth; field paths are only built for problems."""
-    plain = _plain_violations(items, text)
-    if plain is not None:  # fast path: every violation given by offsets, valid as it stands
-        hows.extend(["offsets"] * len(plain))
-        return [Violation(rule, start, end, quote, cat, expl, corr) for start, end, quote, rule, cat, expl, corr in plain]
     out: list[Violation] = []
     n = len(text)
     for i, v in enumerate(items):
-        one = _plain_violations((v,), text)
-        if one:
-            start, end, quote, rule, cat, expl, corr = one[0]
+        plain = _plain_violation(v, text, n)
+        if plain is not None:  # fast path: given by offsets, valid as it stands
+            start, end, quote, rule, cat, expl, corr = plain
             out.append(Violation(rule, start, end, quote, cat, expl, corr))
             hows.append("offsets")
             continue
