@@ -14,6 +14,7 @@ from app.io.imports import import_file
 from app.io.problems import ImportErrors, Location
 from app.store import Project
 from app.store.bulk import LineHashReader, line_hash
+from app.store.schemes.violations import VIOLATION_COLUMNS
 
 A, B = "naive@1.0|gpt-4o", "careful@2.0|gpt-4o"
 TEXT = "Limited stock! Our tea cures colds and costs less than anywhere else."
@@ -131,12 +132,13 @@ def test_worker_results_cross_the_pipe_unchanged_and_small(tmp_path: Path) -> No
     assert back.prepared == result.prepared
     rows = result.prepared["violations"]
     # one object per distinct repeated value (checker, rule, ...), so pickle writes each once: smaller than the same
-    # rows with a str object of their own per value, as the parser made them
-    assert rows[0][3][1] is rows[1][3][1] and rows[0][3][6] is rows[1][3][6]  # (the violation rows: flat)
-    fresh = [(sid, h, row, [(x + " ")[:-1] if type(x) is str else x for x in vrows], urows)
-             for sid, h, row, vrows, urows in rows]
-    assert fresh == rows
-    assert len(pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL)) < 0.8 * len(pickle.dumps(fresh, protocol=pickle.HIGHEST_PROTOCOL))
+    # rows with a str object of their own per value, as the parser made them (the violation rows: flat)
+    repeated = [x for i, x in enumerate(rows.violations) if i % len(VIOLATION_COLUMNS) in (1, 6, 7, 8, 9, 10)]  # checker, rule, ...
+    assert len({id(x) for x in repeated}) == len(set(repeated)) < len(repeated)
+    fresh = [(x + " ")[:-1] if type(x) is str else x for x in rows.violations]
+    assert fresh == rows.violations
+    assert (len(pickle.dumps(rows.violations, protocol=pickle.HIGHEST_PROTOCOL))
+            < 0.8 * len(pickle.dumps(fresh, protocol=pickle.HIGHEST_PROTOCOL)))
     assert back.state.ids == result.state.ids and len(back.state.ids) == 21  # sent as line numbers, same locations
     assert back.state.ids["s0003"] == Location(str(data), 4)
 
@@ -188,12 +190,13 @@ def test_prepared_rows_keep_the_schema_1_content_hash() -> None:
     samples = [ViolationSample("s1", "Café au lait", gt, preds, "ctx", "train"),
                ViolationSample("s2", "Tea", (), {}, None, None)]
     metas = {"s1": {"z": [1, {"b": 2, "a": None}], "a": "é"}, "s2": {"big": 2**70, "a": 1}}
-    for s, (sid, h, row, vrows, urows) in zip(samples, prepare_violation_samples(samples, {"s1": {"": ["exact", "ungrounded"]}}, metas)):
+    prepared = prepare_violation_samples(samples, {"s1": {"": ["exact", "ungrounded"]}}, metas)
+    for i, s in enumerate(samples):
         schema_1 = {"text": s.text, "context": s.context, "split": s.split, "meta": metas[s.id],
                     "gt": [{k: getattr(v, k) for k in VIOLATION_FIELDS} for v in s.ground_truth],
                     "pred": {k: [{f: getattr(v, f) for f in VIOLATION_FIELDS} for v in vs] for k, vs in sorted(s.predictions.items())}}
-        assert h == row[-1] == content_hash(schema_1)
-    [(_, h, *_)] = prepare_violation_samples(samples[:1])  # no meta: hashed without sorting
+        assert prepared.hashes[i] == prepared.samples[7 * i + 5] == content_hash(schema_1)
+    [h] = prepare_violation_samples(samples[:1]).hashes  # no meta: hashed without sorting
     assert h == content_hash({"text": samples[0].text, "context": "ctx", "split": "train", "meta": None,
                               "gt": [{k: getattr(v, k) for k in VIOLATION_FIELDS} for v in gt],
                               "pred": {k: [{f: getattr(v, f) for f in VIOLATION_FIELDS} for v in vs] for k, vs in sorted(preds.items())}})

@@ -154,21 +154,21 @@ def run_part(part: Part, reader: LineHashReader | None = None) -> PartResult:
     hash_of = {sid: line_of[ids[sid].number] for sid in out.schemes if ids.get(sid) and ids[sid].number in line_of}
     viol = out.violations
     return PartResult(
-        problems.errors, problems.warnings, state, {} if problems.errors else _prepared(out),
+        problems.errors, problems.warnings, state, {} if problems.errors else _prepared(out, hash_of),
         out.how, {c for s in viol for c in s.predictions},
         sum(len(s.ground_truth) + sum(len(v) for v in s.predictions.values()) for s in viol),
         records, len(numbered), schemes=out.schemes, generic=out.records, line_hashes=hash_of, unchanged=unchanged,
         spanning=spanning, end=part.end)
 
 
-def _prepared(out: Validated) -> dict[str, Any]:
+def _prepared(out: Validated, line_hashes: Mapping[str, bytes]) -> dict[str, Any]:
     """Per scheme of the chunk's valid records whose io adapter has `prepare` (app/io/schemes/): what it writes."""
     prepared: dict[str, Any] = {}
     present = set(out.schemes.values())
     for name in [n for n in registry().names() if n in present]:  # registry order, as a whole-file import writes
         prepare = getattr(io_adapter(name), "prepare", None)
         if prepare is not None:
-            prepared[name] = prepare(out)
+            prepared[name] = prepare(out, line_hashes)
     return prepared
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 Key = tuple[str, str, str]  # (table, scheme, key): ('samples', scheme, ''), ('units', scheme, unit), adapters' own
@@ -38,9 +38,10 @@ def unit_counts(conn: sqlite3.Connection, sample_ids: Sequence[str], sign: int =
     return out
 
 
-def count_rows(rows: Iterable[tuple[Any, ...]], scheme_at: int, unit_at: int) -> Counter[Key]:
-    """Units rows about to be inserted, counted per (scheme, unit)."""
-    return Counter(("units", r[scheme_at], r[unit_at]) for r in rows)
+def count_rows(flat: Sequence[Any], width: int, scheme_at: int, unit_at: int) -> Counter[Key]:
+    """Units rows about to be inserted, given flat (`width` values per row), counted per (scheme, unit)."""
+    return Counter({("units", scheme, unit): n
+                    for (scheme, unit), n in Counter(zip(flat[scheme_at::width], flat[unit_at::width])).items()})
 
 
 def rebuild_counts(conn: sqlite3.Connection) -> None:

@@ -11,7 +11,7 @@ importer asks every adapter before its generic readers (app.io.imports._scheme_s
 Optionally `default_dataset(path) -> str | None`: the dataset name when --dataset is not given (e.g. trace:
 `covidqa/test.parquet` -> `covidqa-test`), and `export_extra(project, records, labels) -> {dataset: rows}`: datasets
 a split carries besides the records and labels of a scheme exported through the registry (app/io/export_generic.py).
-A scheme with a store adapter of its own provides `prepare(validated)` (what a streamed JSONL chunk writes, made in
+A scheme with a store adapter of its own provides `prepare(validated, line_hashes)` (what a streamed JSONL chunk writes, made in
 the worker process that validated it; cheap to pickle: it crosses a pipe), `write_prepared(project, prepared,
 dataset_id, line_hashes) -> WriteCounts`; app.io.parallel and app.io.imports call them.
 """

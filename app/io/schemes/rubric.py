@@ -43,8 +43,9 @@ def collect(v: "RecordValidator", loc: Location, record: RubricSample) -> None:
     v.out.rubric.append(record)
 
 
-def prepare(out: "Validated") -> list[RubricSample]:
-    """What a streamed import's chunk hands to `write_prepared` (the records: the store prepares their rows)."""
+def prepare(out: "Validated", line_hashes: Mapping[str, bytes]) -> list[RubricSample]:
+    """What a streamed import's chunk hands to `write_prepared` (the records: the store prepares their rows; the line
+    hashes reach it through `write_prepared`)."""
     return out.rubric
 
 

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from app.io.problems import Problems
     from app.io.records import RecordValidator, Validated
     from app.store import Project, WriteCounts
-    from app.store.schemes.violations import PreparedSample
+    from app.store.schemes.violations import PreparedViolations
 
 
 REPORT_COUNTS = "violation_samples"  # the ImportReport field counting this scheme's samples
@@ -85,14 +85,14 @@ def finish(v: "RecordValidator") -> None:
 
 
 # -- streamed imports (app.io.parallel): rows prepared where the chunk was validated, written in file order ----------
-def prepare(out: "Validated") -> list["PreparedSample"]:
+def prepare(out: "Validated", line_hashes: Mapping[str, bytes]) -> "PreparedViolations":
     """The store rows of a chunk's valid records: the pure half of the store's write, so a worker process does it."""
     from app.store.schemes.violations import prepare_violation_samples
 
-    return list(prepare_violation_samples(out.violations, out.groundings, out.metas))
+    return prepare_violation_samples(out.violations, out.groundings, out.metas, line_hashes)
 
 
-def write_prepared(project: "Project", rows: list["PreparedSample"], dataset_id: int | None,
+def write_prepared(project: "Project", rows: "PreparedViolations", dataset_id: int | None,
                    line_hashes: Mapping[str, bytes]) -> "WriteCounts":
     return project.write_prepared_violation_samples(rows, dataset_id, line_hashes)
 

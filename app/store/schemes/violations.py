@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from itertools import chain, groupby
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import accumulate, chain, groupby
 from operator import attrgetter, itemgetter
 from typing import Any
 
@@ -36,17 +37,46 @@ _UPSERT_SAMPLES = (" ON CONFLICT(id) DO UPDATE SET dataset_id=excluded.dataset_i
                    "payload=excluded.payload, split=excluded.split, meta=excluded.meta, content_hash=excluded.content_hash, "
                    "line_hash=excluded.line_hash")
 
-PreparedSample = tuple[str, str, tuple[Any, ...], list[Any], list[tuple[Any, ...]]]
+_SAMPLE_WIDTH = 7  # a sample's values as written: id, text, payload, split, meta json, content hash, line hash
+_UNIT_WIDTH = 4  # a unit's: sample id, scheme, unit, summary
+
+
+@dataclass(slots=True)
+class PreparedViolations:
+    """The store rows of a batch of samples (`prepare_violation_samples`, perhaps in an import worker), each table's
+    values one flat list, row after row: a chunk crosses the pipe from a worker as a few lists rather than objects per
+    sample, and is written several rows per statement (insert_flat) without a loop over its samples when they are
+    all new. `n_violations[i]`, `n_units[i]`: how many violation and unit rows sample i has."""
+
+    ids: list[str]
+    hashes: list[str]
+    samples: list[Any]  # _SAMPLE_WIDTH values per sample
+    violations: list[Any]  # VIOLATION_COLUMNS per violation
+    n_violations: list[int]
+    units: list[Any]  # _UNIT_WIDTH values per unit
+    n_units: list[int]
+
+    def only(self, keep: Sequence[int]) -> "PreparedViolations":
+        """The rows of the samples at `keep` (indices, in order)."""
+        v_at, u_at = list(accumulate(self.n_violations, initial=0)), list(accumulate(self.n_units, initial=0))
+        sw, vw, uw = _SAMPLE_WIDTH, _WIDTH, _UNIT_WIDTH
+        return PreparedViolations(
+            [self.ids[i] for i in keep], [self.hashes[i] for i in keep],
+            list(chain.from_iterable(self.samples[i * sw : (i + 1) * sw] for i in keep)),
+            list(chain.from_iterable(self.violations[v_at[i] * vw : v_at[i + 1] * vw] for i in keep)),
+            [self.n_violations[i] for i in keep],
+            list(chain.from_iterable(self.units[u_at[i] * uw : u_at[i + 1] * uw] for i in keep)),
+            [self.n_units[i] for i in keep])
 
 
 def prepare_violation_samples(
     samples: Iterable[ViolationSample | PlainSample],
     groundings: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
     metas: Mapping[str, Mapping[str, Any] | None] | None = None,
-) -> Iterator[PreparedSample]:
-    """Per sample: (id, content hash, (id, text, payload, split, meta json, hash), violation rows, unit rows); the
-    violation rows one flat list, VIOLATION_COLUMNS after VIOLATION_COLUMNS (they are written several rows per
-    statement, and a chunk of flat lists pickles faster than one tuple per row).
+    line_hashes: Mapping[str, bytes] | None = None,
+) -> PreparedViolations:
+    """The samples' store rows: per sample (id, text, payload, split, meta json, content hash, raw line hash), its
+    violation rows (VIOLATION_COLUMNS) and unit rows. `line_hashes`: id -> raw JSONL line hash (None elsewhere).
 
     The pure half of a write (no connection), so import workers can run it in other processes (staging below).
     A `PlainSample` (import's shortcut for a record valid as it stands) holds its violations' fields already.
@@ -57,31 +87,41 @@ def prepare_violation_samples(
     """
     groundings = groundings or {}
     metas = metas or {}
+    line_hash = (line_hashes or {}).get
     one: Any = {}.setdefault
+    out = PreparedViolations([], [], [], [], [], [], [])
+    viol_rows, unit_rows = out.violations, out.units
     for s in samples:
         sid = s.id
         meta = metas.get(sid)
         how = groundings.get(sid, _NO_HOWS)
-        viol_rows: list[Any] = []
+        n_rows = len(viol_rows)
         preds = [(one(k, k), vs) for k, vs in sorted(s.predictions.items())]
         plain = type(s) is PlainSample  # its violations are their fields in VIOLATION_FIELDS order already
         # Every dict built in sorted key order (predictions sorted by checker), so orjson need not sort them again
         payload = {
             "context": s.context,
-            "gt": _violation_rows(sid, GROUND_TRUTH, s.ground_truth if plain else map(_FIELDS, s.ground_truth), how.get(GROUND_TRUTH, ()), viol_rows, one),
+            "gt": _violation_rows(sid, GROUND_TRUTH, s.ground_truth if plain else map(_FIELDS, s.ground_truth),
+                                  how.get(GROUND_TRUTH, ()), viol_rows, one),
             "meta": meta,
-            "pred": {k: _violation_rows(sid, k, vs if plain else map(_FIELDS, vs), how.get(k, ()), viol_rows, one) for k, vs in preds},
+            "pred": {k: _violation_rows(sid, k, vs if plain else map(_FIELDS, vs), how.get(k, ()), viol_rows, one)
+                     for k, vs in preds},
             "split": s.split, "text": s.text,
         }
         # unchanged since schema 1: a re-import of an old file is still a no-op. meta is the file's own object (its
         # keys in any order): sorted by the hash then.
         h = content_hash(payload, key_ordered=meta is None)
         n_gt = len(s.ground_truth)
-        unit_rows = [(sid, SCHEME, c, one(summary := f'{{"n_gt":{n_gt},"n_pred":{len(vs)}}}', summary))
-                     for c, vs in preds] or [(sid, SCHEME, GROUND_TRUTH, one(summary := f'{{"n_gt":{n_gt},"n_pred":0}}', summary))]
+        for c, vs in preds or [(GROUND_TRUTH, ())]:
+            unit_rows.extend((sid, SCHEME, c, one(summary := f'{{"n_gt":{n_gt},"n_pred":{len(vs)}}}', summary)))
         extra = _EMPTY if s.context is None else dumps({"context": s.context})
         split = s.split
-        yield sid, h, (sid, s.text, extra, one(split, split), None if meta is None else dumps(meta), h), viol_rows, unit_rows
+        out.ids.append(sid)
+        out.hashes.append(h)
+        out.samples.extend((sid, s.text, extra, one(split, split), None if meta is None else dumps(meta), h, line_hash(sid)))
+        out.n_violations.append((len(viol_rows) - n_rows) // _WIDTH)
+        out.n_units.append(len(preds) or 1)
+    return out
 
 
 def _violation_rows(sid: str, checker: str, vs: Iterable[tuple[Any, ...]], hows: Sequence[str], rows: list[Any],
@@ -102,7 +142,7 @@ def _violation_rows(sid: str, checker: str, vs: Iterable[tuple[Any, ...]], hows:
 class ViolationsStoreMixin(ProjectBase):
     def write_violation_samples(
         self,
-        samples: Sequence[ViolationSample],
+        samples: Sequence[ViolationSample | PlainSample],
         groundings: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
         metas: Mapping[str, Mapping[str, Any] | None] | None = None,
         dataset_id: int | None = None,
@@ -114,48 +154,53 @@ class ViolationsStoreMixin(ProjectBase):
         'fuzzy', 'ungrounded'), parallel to the violation lists. `line_hashes`: id -> raw JSONL line hash.
         """
         return self.write_prepared_violation_samples(
-            list(prepare_violation_samples(samples, groundings, metas)), dataset_id, line_hashes)
+            prepare_violation_samples(samples, groundings, metas, line_hashes), dataset_id, line_hashes)
 
-    def write_prepared_violation_samples(self, prepared: Sequence[PreparedSample], dataset_id: int | None = None,
+    def write_prepared_violation_samples(self, prepared: PreparedViolations, dataset_id: int | None = None,
                                          line_hashes: Mapping[str, bytes] | None = None) -> WriteCounts:
-        """`write_violation_samples` of rows `prepare_violation_samples` made (perhaps in an import worker)."""
+        """`write_violation_samples` of rows `prepare_violation_samples` made (perhaps in an import worker; the line
+        hashes it was given are the ones written: `line_hashes` here only refreshes those of unchanged samples)."""
         counts = WriteCounts()
-        existing = self._existing_hashes(p[0] for p in prepared)  # type: ignore[attr-defined]
-        line_hashes = line_hashes or {}
-        # sample and violation rows flat, value after value: written several rows per statement (insert_flat)
-        sample_rows: list[Any] = []
-        viol_rows: list[Any] = []
-        unit_rows, replaced, refresh = [], [], []
-        for sid, h, row, vrows, urows in prepared:
-            old = existing.get(sid)
-            if old is not None:
-                if old[0] != SCHEME:
-                    raise ValueError(f"sample {sid!r} already exists as a {old[0]} sample")
-                if old[1] == h:
-                    counts.unchanged += 1
-                    lh = line_hashes.get(sid)
-                    if lh is not None and lh != old[2]:
-                        refresh.append((lh, sid))
-                    continue
-                replaced.append(sid)
-                counts.updated += 1
-            else:
-                counts.added += 1
-            sample_rows.extend((sid, dataset_id, *row[1:], line_hashes.get(sid)))
-            viol_rows.extend(vrows)
-            unit_rows.extend(urows)
+        existing = self._existing_hashes(prepared.ids)  # type: ignore[attr-defined]
+        replaced, refresh = [], []
+        if existing:
+            line_hashes = line_hashes or {}
+            keep = []
+            for i, (sid, h) in enumerate(zip(prepared.ids, prepared.hashes)):
+                old = existing.get(sid)
+                if old is not None:
+                    if old[0] != SCHEME:
+                        raise ValueError(f"sample {sid!r} already exists as a {old[0]} sample")
+                    if old[1] == h:
+                        counts.unchanged += 1
+                        lh = line_hashes.get(sid)
+                        if lh is not None and lh != old[2]:
+                            refresh.append((lh, sid))
+                        continue
+                    replaced.append(sid)
+                    counts.updated += 1
+                else:
+                    counts.added += 1
+                keep.append(i)
+            if len(keep) < len(prepared.ids):
+                prepared = prepared.only(keep)
+        else:  # all new (a first import): the batch is written as it came
+            counts.added = len(prepared.ids)
+        viol_rows, unit_rows = prepared.violations, prepared.units
         with self.transaction() as c:
             deltas = unit_counts(c, replaced)
             deltas.update(_violation_counts(c, replaced, -1))
             for sid in replaced:
                 c.execute("DELETE FROM violations WHERE sample_id = ?", (sid,))
                 c.execute("DELETE FROM units WHERE sample_id = ?", (sid,))
-            insert_flat(c, _INSERT_SAMPLES, "(?, 'violations', ?, ?, ?, ?, ?, ?, ?)", sample_rows, _UPSERT_SAMPLES)
+            # the dataset a literal: one parameter fewer per sample (an int from the store, so nothing to escape)
+            dataset = "NULL" if dataset_id is None else str(int(dataset_id))
+            insert_flat(c, _INSERT_SAMPLES, f"(?, 'violations', {dataset}, ?, ?, ?, ?, ?, ?)", prepared.samples,
+                        _UPSERT_SAMPLES)
             insert_flat(c, _INSERT_VIOLATIONS, "(" + ",".join("?" * _WIDTH) + ")", viol_rows)  # (ids in file order)
-            insert_flat(c, "INSERT INTO units (sample_id, scheme, unit, summary) VALUES ", "(?, ?, ?, ?)",
-                        list(chain.from_iterable(unit_rows)))
+            insert_flat(c, "INSERT INTO units (sample_id, scheme, unit, summary) VALUES ", "(?, ?, ?, ?)", unit_rows)
             deltas[("samples", SCHEME, "")] += counts.added
-            deltas.update(count_rows(unit_rows, 1, 2))
+            deltas.update(count_rows(unit_rows, _UNIT_WIDTH, 1, 2))
             deltas.update({("violations", SCHEME, k): n for k, n in Counter(viol_rows[1::_WIDTH]).items()})
             deltas[("ungrounded", SCHEME, "")] += viol_rows[_WIDTH - 1::_WIDTH].count("ungrounded")
             add_counts(c, deltas)
