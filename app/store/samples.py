@@ -86,10 +86,13 @@ class SamplesMixin(ProjectBase):
         return out
 
     def _changed(self, scheme: str, hashes: Sequence[tuple[str, str]], counts: WriteCounts,
-                 line_hashes: Mapping[str, bytes] | None = None) -> tuple[set[str], set[str]]:
+                 line_hashes: Mapping[str, bytes] | None = None,
+                 existing: Mapping[str, tuple[str, str, bytes | None]] | None = None) -> tuple[set[str], set[str]]:
         """(ids to write, ids that existed) given (id, new hash) pairs; raises if an id belongs to another scheme.
-        An unchanged sample read from a different raw line (e.g. keys reordered) gets that line's hash."""
-        existing = self._existing_hashes(sid for sid, _ in hashes)
+        An unchanged sample read from a different raw line (e.g. keys reordered) gets that line's hash. `existing`:
+        `_existing_hashes` of the ids, when the caller read them already."""
+        if existing is None:
+            existing = self._existing_hashes(sid for sid, _ in hashes)
         todo: set[str] = set()
         replaced: set[str] = set()
         refresh: list[tuple[bytes, str]] = []

@@ -162,26 +162,12 @@ class ViolationsStoreMixin(ProjectBase):
         hashes it was given are the ones written: `line_hashes` here only refreshes those of unchanged samples)."""
         counts = WriteCounts()
         existing = self._existing_hashes(prepared.ids)  # type: ignore[attr-defined]
-        replaced, refresh = [], []
+        replaced: list[str] = []
         if existing:
-            line_hashes = line_hashes or {}
-            keep = []
-            for i, (sid, h) in enumerate(zip(prepared.ids, prepared.hashes)):
-                old = existing.get(sid)
-                if old is not None:
-                    if old[0] != SCHEME:
-                        raise ValueError(f"sample {sid!r} already exists as a {old[0]} sample")
-                    if old[1] == h:
-                        counts.unchanged += 1
-                        lh = line_hashes.get(sid)
-                        if lh is not None and lh != old[2]:
-                            refresh.append((lh, sid))
-                        continue
-                    replaced.append(sid)
-                    counts.updated += 1
-                else:
-                    counts.added += 1
-                keep.append(i)
+            todo, existed = self._changed(SCHEME, list(zip(prepared.ids, prepared.hashes)), counts,  # type: ignore[attr-defined]
+                                          line_hashes, existing)
+            replaced = [sid for sid in prepared.ids if sid in existed]
+            keep = [i for i, sid in enumerate(prepared.ids) if sid in todo]
             if len(keep) < len(prepared.ids):
                 prepared = prepared.only(keep)
         else:  # all new (a first import): the batch is written as it came
@@ -204,7 +190,6 @@ class ViolationsStoreMixin(ProjectBase):
             deltas.update({("violations", SCHEME, k): n for k, n in Counter(viol_rows[1::_WIDTH]).items()})
             deltas[("ungrounded", SCHEME, "")] += viol_rows[_WIDTH - 1::_WIDTH].count("ungrounded")
             add_counts(c, deltas)
-        self.refresh_line_hashes(refresh)  # type: ignore[attr-defined]
         return counts
 
     def violation_samples(self, ids: Sequence[str] | None = None, *, curated: bool = False) -> list[ViolationSample]:
