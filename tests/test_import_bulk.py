@@ -15,6 +15,8 @@ from app.io.problems import ImportErrors, Location
 from app.store import Project
 from app.store.bulk import LineHashReader, line_hash
 from app.store.schemes.violations import VIOLATION_COLUMNS
+from tests.jsonl_files import write_jsonl as write
+from tests.jsonl_files import small_chunks  # noqa: F401  (autouse: a few records per chunk)
 
 A, B = "naive@1.0|gpt-4o", "careful@2.0|gpt-4o"
 TEXT = "Limited stock! Our tea cures colds and costs less than anywhere else."
@@ -33,14 +35,7 @@ RUBRIC = {"id": "r1", "question": "Price?", "response": "It costs 3 euros.",
           "buckets": {"price": {"tp": ["3 euros"]}}}
 
 
-def write(path: Path, rows: list[Any]) -> Path:
-    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows), encoding="utf-8")
-    return path
 
-
-@pytest.fixture(autouse=True)
-def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(parallel, "CHUNK_BYTES", 1500)  # a few records per chunk
 
 
 def schema(p: Project) -> list[tuple[Any, ...]]:

@@ -1,7 +1,6 @@
 """Human decisions from a file: validated against the stored samples, recorded as events like app decisions."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,7 @@ from app.io.imports import import_file
 from app.io.labels import import_labels
 from app.io.problems import ImportErrors
 from app.store import Project
+from tests.jsonl_files import write_jsonl as write
 
 A, B = "naive@1.0|gpt-3.5-turbo", "careful@2.0|gpt-4o"
 TEXT = "Best price guaranteed! Our cream removes all wrinkles in 3 days. Order now."
@@ -22,9 +22,6 @@ def v(quote: str, rule: str) -> dict[str, Any]:
     return {"start": s, "end": s + len(quote), "quote": quote, "rule": rule}
 
 
-def write(path: Path, rows: list[Any]) -> Path:
-    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows), encoding="utf-8")
-    return path
 
 
 @pytest.fixture

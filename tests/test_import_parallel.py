@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +13,7 @@ from app.io import parallel
 from app.io.imports import ImportReport, import_file
 from app.io.problems import ImportErrors
 from app.store import Project
+from tests.jsonl_files import write_jsonl
 
 A, B = "naive@1.0|gpt-3.5-turbo", "careful@2.0|gpt-4o"
 TEXT = "Limited stock! Our #1 tea cures colds 🍵 and costs less than anywhere else. Order today."
@@ -47,9 +47,7 @@ def rubric(i: int, tp: str = "States the price") -> dict[str, Any]:
 
 
 def write(path: Path, rows: list[Any]) -> Path:
-    path.write_text("".join((r if isinstance(r, str) else json.dumps(r, ensure_ascii=False)) + "\n" for r in rows),
-                    encoding="utf-8")
-    return path
+    return write_jsonl(path, rows, ensure_ascii=False)  # non-ASCII text as UTF-8, not escapes
 
 
 def snapshot(p: Project) -> dict[str, Any]:

@@ -2,7 +2,6 @@
 twice, and reports both as warnings, counted in the import summary (not silently, not as errors)."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +10,7 @@ import pytest
 from app.cli import main
 from app.io.imports import import_file
 from app.store import Project
+from tests.jsonl_files import write_jsonl as write
 
 
 def rubric_record(i: int, metrics: list[str], tp: list[str]) -> dict[str, Any]:
@@ -23,9 +23,6 @@ def rubric_record(i: int, metrics: list[str], tp: list[str]) -> dict[str, Any]:
     }
 
 
-def write(path: Path, rows: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from app.io.imports import import_file
 from app.io.labels import import_labels
 from app.io.problems import ImportErrors
 from app.store import Project
+from tests.jsonl_files import write_jsonl
 
 SCHEMAS = Path(__file__).resolve().parents[1] / "resources" / "schema"
 TEXT = "Save 50% today only! Doctors agree: it cures everything 💊."
@@ -92,9 +93,8 @@ INVALID_RECORDS: list[tuple[dict[str, Any], str]] = [
 ]
 
 
-def write(path: Path, rows: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    return path
+def write(path: Path, rows: list[Any]) -> Path:
+    return write_jsonl(path, rows, ensure_ascii=False)  # non-ASCII text as UTF-8, not escapes
 
 
 @pytest.fixture

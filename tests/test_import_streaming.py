@@ -15,6 +15,8 @@ from app.io.imports import import_file
 from app.io.problems import ImportErrors
 from app.store import Change, Project
 from app.store.counts import rebuild_counts
+from tests.jsonl_files import write_jsonl as write
+from tests.jsonl_files import small_chunks  # noqa: F401  (autouse: a few records per chunk)
 
 A = "naive@1.0|gpt-4o"
 TEXT = "Limited stock! Our tea cures colds and costs less than anywhere else."
@@ -28,14 +30,7 @@ def record(i: int, rule: str = "No fake scarcity", quote_only: bool = False) -> 
     return {"id": f"s{i:04d}", "text": TEXT, "ground_truth": [gt], "predictions": {A: [pred] if i % 3 else []}}
 
 
-def write(path: Path, rows: list[Any]) -> Path:
-    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows), encoding="utf-8")
-    return path
 
-
-@pytest.fixture(autouse=True)
-def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(parallel, "CHUNK_BYTES", 1500)  # a few records per chunk
 
 
 def recount(p: Project) -> dict[tuple[str, str, str], int]:

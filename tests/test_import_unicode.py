@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from app.io.imports import import_file
 from app.io.problems import ImportErrors
 from app.store import Project
+from tests.jsonl_files import write_jsonl
 
 CHECKER = "careful@2.0|gpt-4o"
 # An emoji outside the BMP (2 UTF-16 units), a ZWJ family (7 code points, one glyph), a flag (2 regional
@@ -28,8 +29,7 @@ def cp_span(text: str, quote: str) -> tuple[int, int]:
 
 
 def write(path: Path, rows: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    return path
+    return write_jsonl(path, rows, ensure_ascii=False)  # non-ASCII text as UTF-8, not escapes
 
 
 @pytest.fixture
