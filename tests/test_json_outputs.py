@@ -71,11 +71,27 @@ def check(kind: str, data: Any) -> None:
     assert errors(kind, data) == []
 
 
+def jq_values(command: str, data: Any) -> list[Any]:
+    """What each `jq .a.b` example of the command's --help reads from `data` (KeyError: the help is out of date)."""
+    parser = build_parser(command)
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    paths = re.findall(r"\bjq (\.[\w.]+)", sub.choices[command].format_help())
+    assert paths, f"{command} --help shows no jq example"
+    values = []
+    for path in paths:
+        value = data
+        for key in path.strip(".").split("."):
+            value = value[key]
+        values.append(value)
+    return values
+
+
 # -- the outputs, run for real -------------------------------------------------------------------------------------
 def test_read_only_outputs_validate(demo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     status = run_json(["status", str(demo), "--json"], capsys)
     check("status", status)
     assert "project_schema_version" in status and status["samples"]["violations"] == 60
+    assert jq_values("status", status) == [status["units"]]
     check("queue", run_json(["queue", str(demo), "--json", "--limit", "5"], capsys))
     check("config", run_json(["config", str(demo), "--json"], capsys))
     health = run_json(["check", str(demo), "--json"], capsys)
@@ -95,6 +111,8 @@ def test_agreement_validates_with_span_figures(demo: Path, capsys: pytest.Captur
     data = run_json(["agreement", str(demo), "--bootstrap", "20", "--json"], capsys)
     check("agreement", data)
     assert isinstance(data["overall"]["span_f1"], dict) and data["overall"]["kappa"]["estimate"] is not None
+    (span_f1,) = jq_values("agreement", data)  # the help's example reads a number, as it says
+    assert isinstance(span_f1, float)
 
 
 def test_calibrate_validates(copy: Path, capsys: pytest.CaptureFixture[str]) -> None:

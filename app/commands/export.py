@@ -11,6 +11,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from app import cli_help
 from app.cli_progress import RichBar
 from app.cli_tables import print_table
 from app.errors import UsageError
@@ -30,10 +31,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "export",
         help="export a curated, versioned evaluation split (NAME@X.Y.Z) of human-validated samples",
-        description="Write DIR/NAME@X.Y.Z/ with the human-validated data (violations with ground truth, predictions "
-        "and the human match decisions; rubric samples with the human buckets and their metrics), manifest.json "
-        "(counts, sha256 of every file, filters, annotators, agreement) and a README.md data card. The same "
-        "selection always gives byte-identical data files; a recorded NAME@X.Y.Z never changes content.",
+        description=cli_help.fill(
+            f"Write DIR/NAME@X.Y.Z/ with the human-validated data of every registered scheme in the project "
+            f"({cli_help.names()}): each scheme's samples as `concord import` reads them and every annotator's "
+            "labels, manifest.json (counts, sha256 of every file, filters, annotators, agreement) and a README.md "
+            "data card. The same selection always gives byte-identical data files; a recorded NAME@X.Y.Z never "
+            "changes content."),
+        epilog=cli_help.accepts_block("the schemes and their samples:"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("project", metavar="PROJECT", help="the .concord project file")
     p.add_argument("--name", required=True, help="split name: letters, digits, '_' and '-' (e.g. brand_compliance)")
@@ -44,10 +49,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help=f"comma-separated unit statuses to include, from {', '.join(STATUSES)}; 'any' for every unit "
                    "with a human decision (default: accepted,corrected)")
     p.add_argument("--checker", action="append", metavar="NAME",
-                   help="only these checkers or rubric traits (repeat or comma-separate; a unique prefix such as "
+                   help="only these units: checkers, traits, judges, ... (repeat or comma-separate; a unique prefix such as "
                    "'prompt-baseline' is enough; default: all)")
     p.add_argument("--scheme", action="append", metavar="NAME",
-                   help="only these schemes (repeat or comma-separate; default: every scheme in the project)")
+                   help=f"only these schemes, of {cli_help.names()} (repeat or comma-separate; default: every scheme "
+                   "in the project)")
     p.add_argument("--stratify", choices=("category", "split", "unit"),
                    help="sample proportionally within these strata (unit: samples decided on the same checkers, "
                    "traits, judges, ... together; category: a scheme without categories is one stratum)")
