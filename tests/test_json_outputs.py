@@ -11,6 +11,7 @@ import argparse
 import json
 import re
 import shutil
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -146,6 +147,17 @@ def test_writing_commands_validate(copy: Path, tmp_path: Path, capsys: pytest.Ca
     other = tmp_path / "other.concord"
     shutil.copyfile(copy, other)
     check("merge", run_json(["merge", str(tmp_path / "merged.concord"), str(copy), str(other), "--json"], capsys))
+
+
+def test_check_with_problems_and_a_repair_validates(copy: Path, tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    conn = sqlite3.connect(copy)  # a label the events do not give: a problem `check` finds, `--repair` rebuilds
+    conn.execute("UPDATE labels SET value = '\"skipped\"' WHERE rowid = (SELECT MIN(rowid) FROM labels WHERE kind = 'status')")
+    conn.commit()
+    conn.close()
+    data = run_json(["check", str(copy), "--repair", "--out", str(tmp_path / "fixed.concord"), "--json"], capsys, 2)
+    check("check", data)
+    assert not data["ok"] and data["labels"] and data["recovered"]["path"] == str(tmp_path / "fixed.concord")
 
 
 # -- the schemas really pin the shapes -----------------------------------------------------------------------------
