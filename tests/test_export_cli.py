@@ -39,7 +39,7 @@ def test_export_then_list(project_path: Path, tmp_path: Path, capsys: pytest.Cap
     listing = capsys.readouterr().out
     assert "brand_split@0.3.2" in listing and m["content_sha256"][:12] in listing
     assert main(["splits", str(project_path), "--json"]) == 0
-    rows = json.loads(capsys.readouterr().out)
+    rows = json.loads(capsys.readouterr().out)["splits"]
     assert rows[0]["name"] == "brand_split" and rows[0]["samples"]["total"] == 5
 
 

@@ -4,20 +4,21 @@ Per scheme and label kind: Cohen's kappa per annotator pair, Fleiss' kappa and K
 scheme's `label_items`); for span labels (a curated ground truth) pairwise precision/recall/F1 with greedy one-to-one
 matching on character IoU > T and Krippendorff's unitizing alpha. Each with a 95% bootstrap interval over samples.
 Then the annotators: labels, units, agreement with the others, seconds per unit (from the app's work log).
---json keys: overall.kappa, overall.alpha, overall.span_f1, schemes, pairs, annotators.
+--json keys: schema_version, overall.kappa, overall.alpha, overall.span_f1 (each {estimate, low, high, n_valid}
+or null), schemes, pairs, annotators (docs/json.md).
 """
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from app.cli_options import non_negative_int
 from app.errors import UsageError
+from app.json_outputs import dumps
 
 EPILOG = """examples:
   concord agreement brand.concord
-  concord agreement brand.concord --scheme violations --iou 0.5 --json | jq .overall.span_f1
+  concord agreement brand.concord --scheme violations --iou 0.5 --json | jq .overall.span_f1.estimate
 """
 
 
@@ -70,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     with Project.open(args.project) as project:
         out = agreement(project, schemes=args.scheme, iou=args.iou, n_boot=args.bootstrap, seed=args.seed)
     if args.json:
-        print(json.dumps(out, indent=2, default=str))
+        print(dumps("agreement", out, indent=2, default=str))
         return 0
     console = Console()
     if not out["schemes"]:

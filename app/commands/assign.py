@@ -19,6 +19,7 @@ from typing import Any
 
 from rich.console import Console
 
+from app import cli_help
 from app.cli_options import positive_int
 from app.errors import UsageError
 from app.llm.settings import DEFAULT_MODEL
@@ -27,16 +28,17 @@ from app.llm.settings import DEFAULT_MODEL
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "assign",
-        help="assign TP/FN/FP/TN buckets for a rubric trait with an OpenAI-compatible LLM",
-        description="Assign confusion-list buckets for one metric trait to every rubric sample of a project. "
-        "Reads OPENAI_API_KEY (and OPENAI_BASE_URL unless --base-url is given).",
+        help="label units with an OpenAI-compatible LLM: a scheme's LLM run (rubric buckets, ...)",
+        description=cli_help.fill("Run a scheme's LLM labeling over the project's units, saved one by one as machine "
+                                  "labels. Reads OPENAI_API_KEY (and OPENAI_BASE_URL unless --base-url is given)."),
+        epilog=cli_help.llm_block(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("project", metavar="PROJECT", help="the .concord project file")
     p.add_argument("--trait", default=None, metavar="NAME", help="name of the metric trait (rubric)")
     p.add_argument("--scheme", default=None, metavar="NAME",
-                   help="the scheme whose LLM run to start (app/llm/<scheme>.py `assign_cli`; default: the first "
-                   "registered scheme with one, rubric: buckets for --trait; rgb: --judge; trace: the sentence-level LLM "
-                   "annotator, machine labels llm:<model> listed as a unit)")
+                   help=f"the scheme whose LLM run to start, one of {', '.join(i.name for i in cli_help.llm_runs())} "
+                   "(listed below; default: the first registered scheme with one)")
     p.add_argument("--judge", action="store_true", help="rgb: RGB's LLM-judged checks (is the question addressed; "
                    "has the model identified the factual errors), stored as machine labels llm_judge:<model>")
     p.add_argument("--model", default=None, help=f"chat model (default: {DEFAULT_MODEL})")

@@ -7,10 +7,10 @@ measured in every stratum. Units already assigned keep their annotators (new imp
 from __future__ import annotations
 
 import argparse
-import json
 
 from app.cli_options import non_negative_int, positive_int
 from app.errors import UsageError
+from app.json_outputs import dumps
 
 EXAMPLES = """\
 examples:
@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
         out["blind"] = project.blind()
         out["totals"] = project.assignment_counts()
     if args.json:
-        print(json.dumps(out, indent=2))
+        print(dumps("assign-work", out, indent=2))
         return 0
     print(f"{out['units']} unit(s) assigned in {out['strata']} stratum/strata, {args.overlap} annotator(s) each; "
           f"blind mode {'on' if out['blind'] else 'off'}")

@@ -5,11 +5,11 @@ and thresholds); any scheme whose `search_problem` gives a problem can be named.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
 from app.cli_options import embedding_spec, folds, non_negative_int, positive_int, unit_step
+from app.json_outputs import dumps
 
 EPILOG = """examples:
   concord calibrate demo/demo.concord
@@ -118,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
         if ceilings:
             result["human_ceiling"] = ceilings[scheme.name]
     if args.json:
-        print(json.dumps(result, indent=2, sort_keys=True, default=float))
+        print(dumps("calibrate", result, indent=2, sort_keys=True, default=float))
         return 0
     _print(args, scheme, cal, result)
     if args.curve:

@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
+
+from app.json_outputs import dumps
 
 EPILOG = """examples:
   concord check brand.concord                   # exit 0: healthy; exit 2: problems found (listed)
@@ -47,10 +48,11 @@ def run(args: argparse.Namespace) -> int:
         recovery = recover(args.project, args.out)
     if args.json:
         data = report.to_dict()
+        data["project_schema_version"] = data.pop("schema_version")  # the output's own version takes the name
         if recovery is not None:
             data["recovered"] = {"path": str(recovery.dest), "tables": {k: vars(v) for k, v in recovery.tables.items()},
                                  "integrity": recovery.integrity, "foreign_keys": recovery.foreign_keys}
-        print(json.dumps(data, indent=2))
+        print(dumps("check", data, indent=2))
     else:
         if report.ok:
             print(f"{args.project}: ok (schema {report.schema_version}; "

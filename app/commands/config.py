@@ -9,7 +9,8 @@ assigned with `concord assign-work`). Without options, prints the settings.
 from __future__ import annotations
 
 import argparse
-import json
+
+from app.json_outputs import dumps
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -34,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
             project.set_blind(args.blind == "on")
         settings = {"resolution": project.resolution_policy(), "blind": project.blind()}
     if args.json:
-        print(json.dumps(settings))
+        print(dumps("config", settings))
     else:
         print(f"resolution\t{settings['resolution']}\nblind\t{'on' if settings['blind'] else 'off'}")
     return 0

@@ -5,24 +5,30 @@ import argparse
 
 from pathlib import Path
 
-from app.io.demo import DATASETS, DEFAULT_PATH, DemoReport, create_demo
+from app import cli_help
+from app.io.demo import DATASETS, DEFAULT_PATH, SCHEME_DEMOS, DemoReport, create_demo
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "demo",
-        help="create the demo project (synthetic marketing texts, four checkers, rubric samples, human labels)",
-        description="Create a project with the bundled demo data: 60 synthetic marketing texts for a fictional "
-        "herbal liqueur with ground-truth violations and the predictions of four checkers, 20 rubric "
-        "question/response samples with LLM buckets, human decisions on about half of it (so calibration works "
-        "out of the box), and the std_match and ha_match presets saved as match configs. The data goes through "
-        "the same importers as `concord import` and `concord labels import`.",
+        help="create the demo project (synthetic samples of every built-in scheme, machine and human labels)",
+        description=f"Create a project with the bundled, entirely synthetic demo data: samples of {_schemes()} "
+        "with their machine labels (e.g. 60 marketing texts for a fictional herbal liqueur with ground-truth "
+        "violations and four checkers' predictions), human decisions on about half of it by one or two annotators "
+        "(so calibration and agreement work out of the box), and the schemes' presets saved as parameters. The "
+        "data goes through the same importers as `concord import` and `concord labels import`.",
     )
     p.add_argument("path", metavar="PATH", nargs="?", default=str(DEFAULT_PATH),
                    help=f"project file to create (default {DEFAULT_PATH})")
     p.add_argument("--force", action="store_true",
                    help="rebuild PATH even if it already holds the demo (decisions made since are dropped)")
     p.set_defaults(func=run)
+
+
+def _schemes() -> str:
+    """The schemes the demo holds (its data files are named after them), in registry order."""
+    return cli_help.names({Path(f).stem for f in (*DATASETS, *(records for records, _, _ in SCHEME_DEMOS))})
 
 
 def _existing_demo(path: Path) -> bool:

@@ -1,16 +1,16 @@
 """`concord evaluate PROJECT [--scheme S ...]`: each scheme's evaluation report (registry order): for violations
 the checker leaderboard (std_match and ha_match side by side by default), for rubric how the LLM's buckets compare
 with the humans', and so on for every scheme with an `evaluate` hook. Tables on a terminal, TSV when piped;
---json prints {scheme: report data}."""
+--json prints {"schema_version", scheme: report data} (docs/json.md)."""
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from typing import Any
 
 from app.cli_options import embedding_spec, non_negative_int
+from app.json_outputs import dumps
 
 EPILOG = """examples:
   concord evaluate demo/demo.concord
@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
         out = {r.scheme.name: r.report.data for r in results if r.report is not None}
         for name, c in ceilings.items():  # issue #15: the human ceiling beside the metric
             out[name] = {**out[name], "human_ceiling": c}
-        print(json.dumps(out, indent=2, sort_keys=True, default=float))
+        print(dumps("evaluate", out, indent=2, sort_keys=True, default=float))
         return 0
     console = Console()
     for r in results:

@@ -11,12 +11,14 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from app import cli_help
 from app.cli_progress import RichBar
 from app.cli_tables import print_table
 from app.errors import UsageError
 from app.io.export import export_split, preview_split
 from app.io.export_select import export_adapters
 from app.io.export_write import FORMATS
+from app.json_outputs import dumps
 from app.store import STATUSES, Project
 from calibration.schemes.base import Table as SchemeTable
 
@@ -29,10 +31,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "export",
         help="export a curated, versioned evaluation split (NAME@X.Y.Z) of human-validated samples",
-        description="Write DIR/NAME@X.Y.Z/ with the human-validated data (violations with ground truth, predictions "
-        "and the human match decisions; rubric samples with the human buckets and their metrics), manifest.json "
-        "(counts, sha256 of every file, filters, annotators, agreement) and a README.md data card. The same "
-        "selection always gives byte-identical data files; a recorded NAME@X.Y.Z never changes content.",
+        description=cli_help.fill(
+            f"Write DIR/NAME@X.Y.Z/ with the human-validated data of every registered scheme in the project "
+            f"({cli_help.names()}): each scheme's samples as `concord import` reads them and every annotator's "
+            "labels, manifest.json (counts, sha256 of every file, filters, annotators, agreement) and a README.md "
+            "data card. The same selection always gives byte-identical data files; a recorded NAME@X.Y.Z never "
+            "changes content."),
+        epilog=cli_help.accepts_block("the schemes and their samples:"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("project", metavar="PROJECT", help="the .concord project file")
     p.add_argument("--name", required=True, help="split name: letters, digits, '_' and '-' (e.g. brand_compliance)")
@@ -43,10 +49,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help=f"comma-separated unit statuses to include, from {', '.join(STATUSES)}; 'any' for every unit "
                    "with a human decision (default: accepted,corrected)")
     p.add_argument("--checker", action="append", metavar="NAME",
-                   help="only these checkers or rubric traits (repeat or comma-separate; a unique prefix such as "
+                   help="only these units: checkers, traits, judges, ... (repeat or comma-separate; a unique prefix such as "
                    "'prompt-baseline' is enough; default: all)")
     p.add_argument("--scheme", action="append", metavar="NAME",
-                   help="only these schemes (repeat or comma-separate; default: every scheme in the project)")
+                   help=f"only these schemes, of {cli_help.names()} (repeat or comma-separate; default: every scheme "
+                   "in the project)")
     p.add_argument("--stratify", choices=("category", "split", "unit"),
                    help="sample proportionally within these strata (unit: samples decided on the same checkers, "
                    "traits, judges, ... together; category: a scheme without categories is one stratum)")
@@ -59,6 +66,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    "other scheme's export uses its default")
     p.add_argument("--force", action="store_true", help="replace an existing DIR/NAME@X.Y.Z directory")
     p.add_argument("--dry-run", action="store_true", help="print what would be exported; write nothing")
+    p.add_argument("--json", action="store_true", help="print the counts and files as JSON instead of tables (with "
+                   "--dry-run: what would be written; docs/json.md)")
     p.set_defaults(func=run)
 
 
@@ -115,8 +124,17 @@ def _adapters(project: Project, schemes: list[str] | None) -> list[Any]:
     return [a for a in export_adapters(project) if schemes is None or a.scheme in schemes]
 
 
+def _json(args: argparse.Namespace, dry_run: bool, counts: dict[str, Any], content: str, data_files: list[str],
+          filters: dict[str, Any], problems: list[str], **extra: Any) -> str:
+    """`export --json` (kind "export" in app/json_outputs.py): the same keys with and without --dry-run."""
+    files = [*data_files, "manifest.json", "README.md"]
+    return dumps("export", {"dry_run": dry_run, "split": f"{args.name}@{args.version}", "format": args.fmt,
+                            "out": args.out, "files": files, "content_sha256": content, "counts": counts,
+                            "filters": filters, "problems": problems, **extra}, indent=2, ensure_ascii=False)
+
+
 def run(args: argparse.Namespace) -> int:
-    console = Console()
+    console = Console(stderr=args.json)  # --json: stdout holds the JSON only (the progress bar goes to stderr)
     statuses = None if args.status.strip().lower() == "any" else _csv_list(args.status)
     checkers = None if not args.checker else [c for item in args.checker for c in _csv_list(item)]
     schemes = None if not args.scheme else [c for item in args.scheme for c in _csv_list(item)]
@@ -128,6 +146,10 @@ def run(args: argparse.Namespace) -> int:
         if args.dry_run:
             pv = preview_split(project, name=args.name, version=args.version, out_dir=args.out, force=args.force,
                                **options)
+            if args.json:
+                print(_json(args, True, pv["counts"], pv["content_sha256"], [f"{d}.{args.fmt}" for d in pv["datasets"]],
+                            pv["filters"], pv["problems"]))
+                return 2 if pv["problems"] else 0
             for table in counts_tables(pv["counts"], _adapters(project, schemes)):
                 print_table(console, table)
             console.print(f"content sha256: {pv['content_sha256']}")
@@ -139,6 +161,10 @@ def run(args: argparse.Namespace) -> int:
         with RichBar(console, label="exporting") as bar:
             res = export_split(project, args.name, args.version, args.out, fmt=args.fmt, force=args.force,
                                progress=bar, **options)
+    if args.json:
+        print(_json(args, False, res.counts, res.content_sha256, sorted(res.files), res.manifest.get("filters", {}), [],
+                    unchanged=res.unchanged, params=res.params))
+        return 0
     documenting = [(a, ref) for a in adapters if (ref := res.params.get(a.scheme)) is not None]
     if res.unchanged:
         console.print(f"{res.ref}: {res.path} already holds this exact data; nothing written", markup=False,

@@ -1,4 +1,5 @@
-"""`concord import PROJECT FILE`: add samples from JSONL, CSV or Parquet, all or nothing.
+"""`concord import PROJECT FILE`: add samples of any registered scheme (JSONL, CSV, Parquet or a scheme's own files),
+all or nothing.
 
 The module is not called `import` because that is a Python keyword; the command is.
 """
@@ -10,6 +11,7 @@ from typing import Any
 
 from rich.console import Console
 
+from app import cli_help
 from app.cli_progress import RichBar
 
 EXAMPLES = """\
@@ -19,13 +21,12 @@ examples:
   concord import brand.concord reviews.csv --dataset reviews-2024-06
   concord import brand.concord rubric.parquet
 
-Violations records: {"id", "text", "ground_truth": [V], "predictions": {"name@version|model": [V]}}
-plus optional "context", "split", "meta"; V = {"start", "end", "quote", "rule", "category", "explanation",
-"correction"} with start/end (code points, end exclusive) or a quote, and a rule.
-Rubric records: {"id", "question", "response", "traits": [trait], "buckets": {"<trait>": {"tp","fn","fp","tn"}}}.
-CSV/Parquet: one column per field; list and object columns hold JSON. See README.md ("Data formats") and
-resources/schema/. Any problem: nothing is imported, every problem is listed (file:line: field: message), exit 2.
-Importing the same file again changes nothing."""
+{accepts}
+
+A record names its scheme ("scheme": NAME) or is recognised by its keys. CSV/Parquet: one column per field; list
+and object columns hold JSON. Record formats: README.md ("Data formats") and resources/schema/. Any problem:
+nothing is imported, every problem is listed (file:line: field: message), exit 2. Importing the same file again
+changes nothing."""
 
 MAX_WARNINGS = 20
 
@@ -33,15 +34,16 @@ MAX_WARNINGS = 20
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "import",
-        help="import samples (violations or rubric records) from JSONL, CSV or Parquet",
-        description="Validate every record of FILE (format by extension: .jsonl, .csv, .parquet) and add the samples "
-        "to the project in one transaction. Quotes without offsets are located in the text (exact, "
-        "case-insensitive, then fuzzy); those that cannot be found are kept and flagged as ungrounded.",
-        epilog=EXAMPLES,
+        help="import samples (records of any registered scheme) from JSONL, CSV, Parquet or a scheme's own files",
+        description=cli_help.fill(
+            f"Validate every record of FILE (format by extension: {cli_help.suffix_list()}) and add the samples of "
+            f"{cli_help.names()} to the project in one transaction. Quotes without offsets are located in the text "
+            "(exact, case-insensitive, then fuzzy); those that cannot be found are kept and flagged as ungrounded."),
+        epilog=EXAMPLES.format(accepts=cli_help.accepts_block()),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("project", metavar="PROJECT", help="the .concord project file (create it with `concord init`)")
-    p.add_argument("file", metavar="FILE", help="the records to import: .jsonl, .csv or .parquet")
+    p.add_argument("file", metavar="FILE", help=f"the records to import: {cli_help.suffix_list()}")
     p.add_argument("--dataset", metavar="NAME", help="dataset name the samples are filed under (default: the file name "
                    "without extension, or what the scheme suggests: <subset>/test.parquet of RAGBench is <subset>-test)")
     p.add_argument("--model", metavar="NAME", help="the model of an RGB prediction file whose name does not say it "

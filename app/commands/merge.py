@@ -12,6 +12,7 @@ import argparse
 import json
 
 from app.errors import UsageError
+from app.json_outputs import dumps
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -33,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     except MergeError as exc:
         raise UsageError(str(exc)) from None
     if args.json:
-        print(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
+        print(dumps("merge", report.to_json(), indent=2, ensure_ascii=False))
         return 0
     for src, n in report.added_events.items():
         print(f"{src}: {n} new event(s)")

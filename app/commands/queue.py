@@ -6,10 +6,10 @@ estimates); stratified: balanced over units (checker, judge, ...) and schemes; l
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from app.cli_options import positive_int
+from app.json_outputs import dumps
 
 ORDERS = ("disagreement", "boundary", "metric-vs-llm", "annotators", "random", "stratified", "list")
 
@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     with Project.open(args.project) as project:
         queue = build(project, args.order, schemes=args.scheme, seed=args.seed, limit=args.limit)
     if args.json:
-        print(json.dumps(queue.to_dict(), indent=2))
+        print(dumps("queue", queue.to_dict(), indent=2))
         return 0
     from rich.console import Console
     from rich.table import Table

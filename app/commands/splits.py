@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 
 from rich.console import Console
 from rich.table import Table
 
 from app.cli_tables import print_table
+from app.json_outputs import dumps
 from app.store import Project
 
 
@@ -28,8 +28,8 @@ def run(args: argparse.Namespace) -> int:
         rows = project.splits()
     console = Console()
     if args.json:
-        print(json.dumps([{k: r[k] for k in ("name", "version", "created_at", "content_sha256", "path")} | {
-            "samples": r["manifest"].get("counts", {}).get("samples", {})} for r in rows], indent=2, ensure_ascii=False))
+        print(dumps("splits", {"splits": [{k: r[k] for k in ("name", "version", "created_at", "content_sha256", "path")} | {
+            "samples": r["manifest"].get("counts", {}).get("samples", {})} for r in rows]}, indent=2, ensure_ascii=False))
         return 0
     if not rows:
         console.print("no splits exported yet (concord export PROJECT --name NAME --version X.Y.Z --out DIR)")

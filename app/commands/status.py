@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
+
+from app.json_outputs import dumps
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -27,7 +28,7 @@ def collect(project: Any) -> dict[str, Any]:
         u["labeled"] = int(u["labeled"] or 0)
         u["with_status"] = int(u["with_status"] or 0)
         u["unlabeled"] = int(u["total"]) - u["labeled"]
-    return {"project": str(project.path), "schema_version": project.schema_version, **counts}
+    return {"project": str(project.path), "project_schema_version": project.schema_version, **counts}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -36,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     with Project.open(args.project) as project:
         data = collect(project)
     if args.json:
-        print(json.dumps(data, indent=2, ensure_ascii=False))
+        print(dumps("status", data, indent=2, ensure_ascii=False))
         return 0
     _print(data)
     return 0
@@ -50,7 +51,7 @@ def _print(data: dict[str, Any]) -> None:
 
     console = Console()
     samples = data["samples"]
-    console.print(f"[bold]{data['project']}[/] (schema {data['schema_version']})", highlight=False)
+    console.print(f"[bold]{data['project']}[/] (schema {data['project_schema_version']})", highlight=False)
     line = "samples: " + (", ".join(f"{n} {scheme}" for scheme, n in sorted(samples.items())) or "none")
     if "ground_truth_violations" in data:  # the violations store adapter's counts
         line += (f"; ground-truth violations: {data['ground_truth_violations']}"

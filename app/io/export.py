@@ -153,7 +153,8 @@ def preview_split(project: Project, *, statuses: Sequence[str] | None = ("accept
 
     `config_ref`: the parameters of app.services.configs.config_scheme() the split is documented with (None: that
     scheme's default; every other scheme's export uses its default, see export_select.choose_params).
-    Returns {"filters", "counts", "content_sha256", "problems"}: `problems` lists, as messages, whatever would make
+    Returns {"filters", "counts", "content_sha256", "problems", "datasets"} (`datasets`: the data files' names
+    without the format's extension): `problems` lists, as messages, whatever would make
     the export fail for the given name/version/out_dir (invalid name, a recorded version with other content, an
     existing directory without force), so a dialog can show them before the user presses Export. Bad filters
     raise UsageError, as export_split does.
@@ -178,7 +179,8 @@ def preview_split(project: Project, *, statuses: Sequence[str] | None = ("accept
             problems.append(_exists_message(target))
     if sel.empty:
         problems.append("nothing to export: no unit matches the filters (see counts.skipped_units)")
-    return clean({"filters": f.to_dict(), "counts": counts(sel), "content_sha256": content, "problems": problems})
+    return clean({"filters": f.to_dict(), "counts": counts(sel), "content_sha256": content, "problems": problems,
+                  "datasets": sorted(ds for ds, records in _datasets(sel).items() if records)})
 
 
 def pretty_json(value: Any) -> str:

@@ -120,6 +120,23 @@ class Report:
     notes: tuple[str, ...] = ()
 
 
+GENERIC_SUFFIXES: tuple[str, ...] = (".jsonl", ".csv", ".parquet")  # what the generic importer reads
+
+
+@dataclass(frozen=True)
+class SchemeInfo:
+    """What help texts and other generic surfaces say about a scheme, readable without loading its code: a built-in
+    scheme declares it in its package's `manifest.py` (no numpy, pandas or scipy there), and its Scheme takes the
+    same values from it; a plug-in's Scheme object is its own declaration (see `scheme_infos`)."""
+
+    name: str
+    title: str
+    unit_noun: str
+    accepts: str  # one line: the records and files `concord import` reads for this scheme
+    file_suffixes: tuple[str, ...] = GENERIC_SUFFIXES  # the file name endings those come in
+    llm_run: str = ""  # one line: what `concord assign --scheme NAME` assigns; "" when the scheme has no LLM run
+
+
 @runtime_checkable
 class Scheme(Protocol):
     """A metric family. Implementations are plain objects (often a frozen dataclass or a module-level instance)."""
@@ -129,6 +146,9 @@ class Scheme(Protocol):
     record_keys: frozenset[str]  # top-level keys a record may carry (import rejects others)
     required_keys: frozenset[str]  # keys whose presence identifies the scheme when a record has no "scheme"
     unit_noun: str  # what a unit is named after: "checker", "trait", "judge", "model", "method"
+    accepts: str  # for help texts (SchemeInfo): the records and files import reads for this scheme
+    file_suffixes: tuple[str, ...]  # for help texts: the file name endings they come in
+    llm_run: str  # for help texts: what `concord assign` assigns for this scheme ("" : no LLM run)
     columns: tuple[Column, ...]  # the unit list's scheme columns
     label_kinds: Mapping[str, LabelKind]
     record_schema: str | None  # path of the JSON Schema of a record, relative to resources/schema/
@@ -280,3 +300,31 @@ def get(name: str) -> Scheme:
 
 def register(scheme: Scheme, *, replace: bool = False) -> Scheme:
     return _REGISTRY.register(scheme, replace=replace)
+
+
+def info(scheme: Scheme) -> SchemeInfo:
+    """A registered scheme's SchemeInfo. A scheme written before `accepts`, `file_suffixes` and `llm_run` were
+    declared is described from its title and the generic formats."""
+    return SchemeInfo(scheme.name, scheme.title, scheme.unit_noun,
+                      accepts=getattr(scheme, "accepts", "") or f"{scheme.title} records",
+                      file_suffixes=tuple(getattr(scheme, "file_suffixes", GENERIC_SUFFIXES)),
+                      llm_run=getattr(scheme, "llm_run", ""))
+
+
+def scheme_infos() -> list[SchemeInfo]:
+    """Every registered scheme's SchemeInfo in registry order, cheaply: once the registry is loaded, from the
+    schemes themselves; before that, from the built-ins' `manifest.py` (the package of each BUILTIN module) and the
+    entry-point schemes, so `concord import --help` does not import numpy, pandas or scipy."""
+    if _REGISTRY._loaded:
+        return [info(s) for s in _REGISTRY]
+    out: list[SchemeInfo] = []
+    for spec in BUILTIN:
+        package = spec.partition(":")[0].rpartition(".")[0]
+        try:
+            out.append(importlib.import_module(f"{package}.manifest").MANIFEST)
+        except ModuleNotFoundError as exc:
+            if exc.name and f"{package}.manifest".startswith(exc.name):  # a built-in scheme not written yet
+                continue
+            raise
+    out.extend(info(ep.load()) for ep in _entry_points())
+    return out

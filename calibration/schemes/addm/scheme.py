@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from calibration.schemes import base
 from calibration.schemes.base import Column, FieldProblem, LabelKind, Parsed
+from calibration.schemes.addm.manifest import MANIFEST
 from calibration.schemes.addm.metrics import COUNTS, policy_verdict, result_counts, risk_score
 from calibration.schemes.addm.policy import ADDM_V2, PRESETS, VERDICTS, Policy, verdict_ordinal
 from calibration.schemes.addm.records import SCHEME as NAME
@@ -67,10 +68,13 @@ def _incidents(value: Any) -> tuple[Incident, ...]:
 @dataclass(frozen=True)
 class AddmScheme:
     name: str = NAME
-    title: str = "ADDM"
+    title: str = MANIFEST.title
     record_keys: frozenset[str] = RECORD_KEYS
     required_keys: frozenset[str] = frozenset(("reviews", "ground_truth"))
-    unit_noun: str = "method"
+    unit_noun: str = MANIFEST.unit_noun
+    accepts: str = MANIFEST.accepts
+    file_suffixes: tuple[str, ...] = MANIFEST.file_suffixes
+    llm_run: str = MANIFEST.llm_run
     columns: tuple[Column, ...] = (Column("verdict", "Verdict", numeric=False), Column("risk_score", "Risk"),
                                    Column("n_evidences", "#Evidence"), Column("consistent", "Consistent", numeric=False))
     record_schema: str | None = "addm-record.schema.json"

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from calibration.schemes import base
 from calibration.schemes.base import Column, FieldProblem, LabelKind, Parsed
+from calibration.schemes.rgb.manifest import MANIFEST
 from calibration.schemes.rgb.records import RECORD_KEYS, RGBRecord, parse_record, record_to_json
 
 if TYPE_CHECKING:
@@ -52,10 +53,13 @@ def _decision(record: RGBRecord, unit: str, params: Mapping[str, Any] | None = N
 @dataclass(frozen=True)
 class RGBScheme:
     name: str = NAME
-    title: str = "RGB"
+    title: str = MANIFEST.title
     record_keys: frozenset[str] = RECORD_KEYS
     required_keys: frozenset[str] = frozenset(("query", "answer", "response"))
-    unit_noun: str = "model"
+    unit_noun: str = MANIFEST.unit_noun
+    accepts: str = MANIFEST.accepts
+    file_suffixes: tuple[str, ...] = MANIFEST.file_suffixes
+    llm_run: str = MANIFEST.llm_run
     columns: tuple[Column, ...] = (Column("task", "Task", numeric=False), Column("language", "Lang", numeric=False),
                                    Column("noise_rate", "Noise"), Column("correct", "Correct", numeric=False),
                                    Column("rejected", "Rejected", numeric=False))

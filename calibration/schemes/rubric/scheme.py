@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from calibration.schemes import base
 from calibration.schemes.base import Column, FieldProblem, LabelKind, Parsed
+from calibration.schemes.rubric.manifest import MANIFEST
 from calibration.schemes.rubric.buckets import BucketError, compute_trait_metrics, normalize_excerpt, validate_buckets
 from calibration.schemes.rubric.parse import RECORD_KEYS, parse_record
 from calibration.schemes.rubric.records import RubricSample
@@ -41,10 +42,13 @@ def _trait(record: RubricSample, unit: str) -> Mapping[str, Any] | None:
 @dataclass(frozen=True)
 class RubricScheme:
     name: str = NAME
-    title: str = "Rubric"
+    title: str = MANIFEST.title
     record_keys: frozenset[str] = RECORD_KEYS
     required_keys: frozenset[str] = frozenset(("question", "response", "traits"))
-    unit_noun: str = "trait"
+    unit_noun: str = MANIFEST.unit_noun
+    accepts: str = MANIFEST.accepts
+    file_suffixes: tuple[str, ...] = MANIFEST.file_suffixes
+    llm_run: str = MANIFEST.llm_run
     columns: tuple[Column, ...] = (Column("n_gt", "#TP instr."), Column("n_pred", "#Excerpts"),
                                    Column("mode", "Mode", numeric=False))
     record_schema: str | None = "import-record.schema.json"

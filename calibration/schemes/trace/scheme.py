@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from calibration.schemes import base
 from calibration.schemes.base import Column, FieldProblem, LabelKind, Parsed
+from calibration.schemes.trace.manifest import MANIFEST
 from calibration.schemes.trace.metrics import SCORES, VARIANTS, ragbench_adherent, score_records
 from calibration.schemes.trace.parse import RECORD_KEYS, parse_record
 from calibration.schemes.trace.ragbench import JUDGE_COLUMNS, is_ragbench_row, parse_ragbench_row
@@ -92,10 +93,13 @@ def _num(v: float | None) -> float | None:
 @dataclass(frozen=True)
 class TraceScheme:
     name: str = NAME
-    title: str = "TRACe"
+    title: str = MANIFEST.title
     record_keys: frozenset[str] = RECORD_KEYS | RAGBENCH_KEYS
     required_keys: frozenset[str] = frozenset(("question", "documents", "response"))
-    unit_noun: str = "judge"
+    unit_noun: str = MANIFEST.unit_noun
+    accepts: str = MANIFEST.accepts
+    file_suffixes: tuple[str, ...] = MANIFEST.file_suffixes
+    llm_run: str = MANIFEST.llm_run
     columns: tuple[Column, ...] = (Column("adherence", "Adherence"), Column("relevance", "Relevance"),
                                    Column("utilization", "Utilization"), Column("completeness", "Completeness"))
     record_schema: str | None = None

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from calibration.schemes import base
 from calibration.schemes.base import Column, FieldProblem, LabelKind, Parsed
+from calibration.schemes.violations.manifest import MANIFEST
 from calibration.schemes.violations.curation import GROUND_TRUTH as CURATED_GT
 from calibration.schemes.violations.parse import RECORD_KEYS, ViolationRecord, parse_record, violation_json
 from calibration.schemes.violations.records import GROUND_TRUTH
@@ -65,10 +66,13 @@ MISSING_GT = LabelKind("missing_gt", _validate_indices, description="predictions
 @dataclass(frozen=True)
 class ViolationsScheme:
     name: str = NAME
-    title: str = "Violations"
+    title: str = MANIFEST.title
     record_keys: frozenset[str] = RECORD_KEYS
     required_keys: frozenset[str] = frozenset(("text",))
-    unit_noun: str = "checker"
+    unit_noun: str = MANIFEST.unit_noun
+    accepts: str = MANIFEST.accepts
+    file_suffixes: tuple[str, ...] = MANIFEST.file_suffixes
+    llm_run: str = MANIFEST.llm_run
     columns: tuple[Column, ...] = (Column("n_gt", "#GT"), Column("n_pred", "#Pred"))
     record_schema: str | None = "import-record.schema.json"
     label_schema: str | None = "label-line.schema.json"
