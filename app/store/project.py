@@ -15,7 +15,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.errors import DamagedProjectError, NotAProjectError
+from app.errors import DamagedProjectError, NotAProjectError, UsageError
 from app.store import backup as backups
 from app.store.schema import APPLICATION_ID, LATEST, MIGRATIONS
 
@@ -57,8 +57,15 @@ class ProjectBase:
         exists = self.path.exists() and self.path.stat().st_size > 0
         if not exists and not create:
             raise NotAProjectError(f"{self.path}: no such project file (create one with `concord init {self.path}`)")
+        # A file in a `<name>.backups/` folder is a backup: opened read-only, never migrated nor backed up in place
+        # (that changed its bytes and nested a `.backups` folder inside the backups).
+        self.readonly = exists and backups.in_backup_folder(self.path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(self.path, isolation_level=None, timeout=10.0)
+        if self.readonly:
+            conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None,
+                                   timeout=10.0)
+        else:
+            conn = sqlite3.connect(self.path, isolation_level=None, timeout=10.0)
         self.conn = conn
         try:
             conn.execute("PRAGMA busy_timeout = 10000")
@@ -70,9 +77,12 @@ class ProjectBase:
             conn.execute("PRAGMA foreign_keys = ON")
             if exists:
                 self._check_is_project()
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = FULL")
-            self._migrate(fresh=not exists, target=migrate_to)
+            if self.readonly:
+                self._refuse_old_backup()
+            else:
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("PRAGMA synchronous = FULL")
+                self._migrate(fresh=not exists, target=migrate_to)
         except sqlite3.DatabaseError as exc:
             conn.close()
             if is_corrupt(exc):
@@ -112,6 +122,9 @@ class ProjectBase:
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """One atomic write; nested calls join the outer transaction (savepoints)."""
+        if self.readonly:
+            raise UsageError(f"{self.path}: is a backup (in {self.path.parent.name}/), and Concord never writes "
+                             f"backups; copy it out of that folder first (e.g. `cp {self.path} restored.concord`)")
         name = f"sp{self._depth}"
         if self._depth == 0:
             self.conn.execute("BEGIN IMMEDIATE")
@@ -172,6 +185,17 @@ class ProjectBase:
     def schema_version(self) -> int:
         return int(self.conn.execute("PRAGMA user_version").fetchone()[0])
 
+    def _refuse_old_backup(self) -> None:
+        """A backup is read as it is: one from a newer or an older schema is refused (migrating it would change it)."""
+        current = self.schema_version
+        if current != LATEST:
+            newer = current > LATEST
+            raise NotAProjectError(
+                f"{self.path}: a backup made by {'a newer' if newer else 'an older'} Concord (schema {current}, this "
+                f"version knows {LATEST}); backups are never changed in place: "
+                + ("upgrade Concord" if newer else f"copy it out of {self.path.parent.name}/ first (e.g. "
+                   f"`cp {self.path} restored.concord`) and open the copy, which is then upgraded"))
+
     def _migrate(self, *, fresh: bool, target: int) -> None:
         current = int(self.conn.execute("PRAGMA user_version").fetchone()[0])
         if current > LATEST:
@@ -229,6 +253,11 @@ class ProjectBase:
     def backup(self, label: str = "") -> Path:
         """An automatic backup in `<name>.backups/` (the newest few are kept)."""
         return backups.make_backup(self.conn, self.path, label)
+
+    def backup_before(self, label: str) -> Path | None:
+        """A backup before a command that rewrites much of the project (merge, labels import, calibrate --apply),
+        skipped when the file has not changed since the newest backup (see `backups.backup_before_change`)."""
+        return backups.backup_before_change(self.conn, self.path, label)
 
     def backup_if_due(self, every: float = backups.HOURLY) -> Path | None:
         """Back up unless the newest backup is younger than `every` seconds; the app calls it once per hour of use."""
