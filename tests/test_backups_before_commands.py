@@ -36,8 +36,8 @@ def _events(path: Path) -> int:
         conn.close()
 
 
-def test_labels_import_and_merge_back_up_first_skip_when_unchanged_and_prune(tmp_path: Path,
-                                                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_labels_import_and_merge_back_up_first_skip_when_unchanged_and_prune(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "p.concord"
     make(path).close()
     decisions = _labels_file(tmp_path / "d.jsonl", "ana", [[0, 0]])

@@ -23,7 +23,7 @@ from tests.test_store_migration import v1_project
 
 ROOT = Path(__file__).resolve().parent.parent
 CHECKERS = ("c1@1|m", "c2@1|m")
-N = 40  # samples: a few hundred events per file
+N = 100  # samples: ~800 events per file, enough work that a kill lands mid-merge
 
 
 def _label_all(path: Path, who: str, value: list) -> None:
@@ -116,6 +116,7 @@ def test_a_killed_merge_leaves_out_as_it_was_or_complete(copies: Path, tmp_path:
     full = timed_merge(ref, inputs, pause)
     complete = digest(ref)
     assert complete != before and proc.returncode == 0
+    shas = {p: sha(p) for p in inputs}
     rng = random.Random(24)
     outcomes = {"old": 0, "complete": 0}
     for i in range(trials):
@@ -125,7 +126,7 @@ def test_a_killed_merge_leaves_out_as_it_was_or_complete(copies: Path, tmp_path:
             shutil.copyfile(copies / "out.concord", out)  # a closed file: a byte copy is safe here
         proc = run_merge(out, inputs, pause)
         # stratified over the merge's run time (after the interpreter's start-up), so every stage gets kills
-        time.sleep(startup * 0.8 + (full - startup * 0.8) * (i + rng.random()) / trials)
+        time.sleep(startup * 0.8 + (full * 1.1 - startup * 0.8) * (i + rng.random()) / trials)
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=60)
         if not out.exists():
@@ -137,6 +138,7 @@ def test_a_killed_merge_leaves_out_as_it_was_or_complete(copies: Path, tmp_path:
             state = digest(out)
             assert state in (before if existing else None, complete), f"trial {i}: OUT is neither old nor complete"
             outcomes["old" if state == before else "complete"] += 1
+        assert {p: sha(p) for p in inputs} == shas  # the inputs are only read
         # and merging again completes it
         assert main(["merge", str(out), *map(str, inputs)]) == 0
         capsys.readouterr()
@@ -222,6 +224,15 @@ def test_out_given_again_as_an_input_under_any_name_is_refused(copies: Path, tmp
     err = capsys.readouterr().err
     assert "is the output itself" in err and "Traceback" not in err
     assert sha(out) == old and no_wal(out)
+
+
+def test_an_output_inside_a_backups_folder_is_refused(copies: Path, tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "team.concord.backups"
+    folder.mkdir()
+    assert main(["merge", str(folder / "team.concord"), str(copies / "a.concord")]) == 2
+    assert "never writes" in capsys.readouterr().err
+    assert list(folder.iterdir()) == []
 
 
 def test_an_input_given_twice_under_two_names_is_refused(copies: Path, tmp_path: Path,

@@ -108,6 +108,8 @@ def _check_paths(out: Path, paths: list[Path]) -> bool:
         raise MergeError(f"{out}: is a directory; give the path of the merged .concord file")
     if out.exists() and not stat.S_ISREG(out.stat().st_mode):
         raise MergeError(f"{out}: not a regular file (give the path of a .concord file)")
+    if backups.in_backup_folder(out):
+        raise MergeError(f"{out}: is in a .backups folder, which Concord never writes; give an output outside it")
     out_exists = out.exists() and out.stat().st_size > 0
     seen: dict[tuple[int, int], str] = {_file_id(out): "the output"} if out_exists else {}
     for p in paths:
