@@ -181,11 +181,10 @@ def _add_rows(c: sqlite3.Connection, src: sqlite3.Connection) -> int:
         marks = ", ".join("?" for _ in cols.split(", "))
         c.executemany(f"INSERT OR IGNORE INTO {table} ({cols}) VALUES ({marks})",
                       src.execute(f"SELECT {cols} FROM {table}"))
-    known = {uid for (uid,) in c.execute("SELECT uid FROM events WHERE uid IS NOT NULL")}
-    marks = ", ".join("?" for _ in EVENT_COLUMNS.split(", "))
-    cur = c.executemany(f"INSERT INTO events ({EVENT_COLUMNS}) VALUES ({marks})",
-                        (r for r in src.execute(f"SELECT {EVENT_COLUMNS} FROM events ORDER BY ts, id")
-                         if r[-1] not in known))
+    n = len(EVENT_COLUMNS.split(", "))  # the uid is the last one: looked up in the index, not held in memory
+    cur = c.executemany(f"INSERT INTO events ({EVENT_COLUMNS}) SELECT {', '.join(f'?{i}' for i in range(1, n + 1))} "
+                        f"WHERE ?{n} IS NULL OR NOT EXISTS (SELECT 1 FROM events WHERE uid = ?{n})",
+                        src.execute(f"SELECT {EVENT_COLUMNS} FROM events ORDER BY ts, id"))
     added = max(cur.rowcount, 0)
     c.executemany("INSERT INTO work_log (annotator, sample_id, unit, seconds, ts) SELECT ?1, ?2, ?3, ?4, ?5 "
                   "WHERE NOT EXISTS (SELECT 1 FROM work_log m WHERE m.annotator = ?1 AND m.sample_id = ?2 "
