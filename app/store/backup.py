@@ -22,6 +22,8 @@ import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 
+from app.errors import UsageError
+
 KEEP = 5
 HOURLY = 3600.0
 UNCHANGED_FOR = 24 * 3600.0  # a command skips its backup if the newest is younger and the file unchanged since
@@ -74,6 +76,13 @@ def list_backups(project_path: str | Path) -> list[Path]:
 def in_backup_folder(path: str | Path) -> bool:
     """Is `path` a file inside a `<name>.backups/` folder (a backup, to be read as it is)?"""
     return Path(os.path.realpath(path)).parent.name.endswith(".backups")
+
+
+def never_written(path: str | Path) -> UsageError:
+    """The refusal to write a file in a `.backups` folder (a command opened a backup and wants to change it)."""
+    p = Path(path)
+    return UsageError(f"{p}: is a backup (in {p.parent.name}/), and Concord never writes backups; copy it out of "
+                      f"that folder first (e.g. `cp {p} restored.concord`)")
 
 
 def fingerprint(project_path: str | Path) -> list[int]:

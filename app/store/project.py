@@ -15,7 +15,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.errors import DamagedProjectError, NotAProjectError, UsageError
+from app.errors import DamagedProjectError, NotAProjectError
 from app.store import backup as backups
 from app.store.schema import APPLICATION_ID, LATEST, MIGRATIONS
 
@@ -57,15 +57,11 @@ class ProjectBase:
         exists = self.path.exists() and self.path.stat().st_size > 0
         if not exists and not create:
             raise NotAProjectError(f"{self.path}: no such project file (create one with `concord init {self.path}`)")
-        # A file in a `<name>.backups/` folder is a backup: opened read-only, never migrated nor backed up in place
-        # (that changed its bytes and nested a `.backups` folder inside the backups).
+        # A file in a `<name>.backups/` folder is a backup: read as it is (query_only), never migrated, switched to
+        # WAL or backed up in place (that changed its bytes and nested a `.backups` folder inside the backups).
         self.readonly = exists and backups.in_backup_folder(self.path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        if self.readonly:
-            conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None,
-                                   timeout=10.0)
-        else:
-            conn = sqlite3.connect(self.path, isolation_level=None, timeout=10.0)
+        conn = sqlite3.connect(self.path, isolation_level=None, timeout=10.0)
         self.conn = conn
         try:
             conn.execute("PRAGMA busy_timeout = 10000")
@@ -78,6 +74,7 @@ class ProjectBase:
             if exists:
                 self._check_is_project()
             if self.readonly:
+                conn.execute("PRAGMA query_only = ON")
                 self._refuse_old_backup()
             else:
                 conn.execute("PRAGMA journal_mode = WAL")
@@ -123,8 +120,7 @@ class ProjectBase:
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """One atomic write; nested calls join the outer transaction (savepoints)."""
         if self.readonly:
-            raise UsageError(f"{self.path}: is a backup (in {self.path.parent.name}/), and Concord never writes "
-                             f"backups; copy it out of that folder first (e.g. `cp {self.path} restored.concord`)")
+            raise backups.never_written(self.path)
         name = f"sp{self._depth}"
         if self._depth == 0:
             self.conn.execute("BEGIN IMMEDIATE")
