@@ -105,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
                                     engine=args.engine, scheduler=args.scheduler)
         result = cal.to_dict() | {"run_id": run_id}
         if args.apply:
+            project.backup_before("before-calibrate-apply")
             result["applied"] = apply_params(project, scheme, args.apply, cal.best_params_)
         if args.curve:  # issue #16: the same search on growing prefixes of the labeled units
             from app.services.learning import learning_curve

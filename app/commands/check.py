@@ -39,12 +39,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from app.store.backup import backup_file
     from app.store.health import integrity_report
     from app.store.recover import recover
 
     report = integrity_report(args.project, full=not args.quick)
     recovery = None
     if args.repair and not report.ok:
+        backup_file(args.project, "before-repair")  # best effort (issue #24); the repair never writes the file
         recovery = recover(args.project, args.out)
     if args.json:
         data = report.to_dict()

@@ -49,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
 
     console = Console(stderr=True)
     with Project.open(args.project) as project, RichBar(console, label="recording") as bar:
+        project.backup_before("before-labels-import")
         report = import_labels(project, args.file, progress=bar)
     print_warnings(report.warnings)
     print(report.summary())

@@ -5,6 +5,12 @@ by their uid), numbers the events in time order and derives the labels again. Th
 every file (checked by content hash: otherwise nothing is written, exit 2). Conflicts (the same annotator's newest
 label differs between files) are listed; both events are kept and the newer one counts. Merging again changes
 nothing. OUT is created from the first input when it does not exist.
+
+All or nothing: every file is checked before anything is written (a Concord project, not from a newer Concord,
+healthy, the same samples, OUT not among the inputs under any name); otherwise exit 2 and nothing is written. An
+existing OUT is backed up to OUT.backups/ and then gets the whole merge in one transaction; a new OUT is built in
+a temporary file beside it and renamed into place when complete. A killed merge leaves OUT as it was (or absent).
+The inputs are only read: one from an older Concord is upgraded in a temporary copy, never in place.
 """
 from __future__ import annotations
 

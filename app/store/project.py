@@ -57,6 +57,9 @@ class ProjectBase:
         exists = self.path.exists() and self.path.stat().st_size > 0
         if not exists and not create:
             raise NotAProjectError(f"{self.path}: no such project file (create one with `concord init {self.path}`)")
+        # A file in a `<name>.backups/` folder is a backup: read as it is (query_only), never migrated, switched to
+        # WAL or backed up in place (that changed its bytes and nested a `.backups` folder inside the backups).
+        self.readonly = exists and backups.in_backup_folder(self.path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(self.path, isolation_level=None, timeout=10.0)
         self.conn = conn
@@ -70,9 +73,13 @@ class ProjectBase:
             conn.execute("PRAGMA foreign_keys = ON")
             if exists:
                 self._check_is_project()
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = FULL")
-            self._migrate(fresh=not exists, target=migrate_to)
+            if self.readonly:
+                conn.execute("PRAGMA query_only = ON")
+                self._refuse_old_backup()
+            else:
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("PRAGMA synchronous = FULL")
+                self._migrate(fresh=not exists, target=migrate_to)
         except sqlite3.DatabaseError as exc:
             conn.close()
             if is_corrupt(exc):
@@ -112,6 +119,8 @@ class ProjectBase:
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """One atomic write; nested calls join the outer transaction (savepoints)."""
+        if self.readonly:
+            raise backups.never_written(self.path)
         name = f"sp{self._depth}"
         if self._depth == 0:
             self.conn.execute("BEGIN IMMEDIATE")
@@ -172,6 +181,17 @@ class ProjectBase:
     def schema_version(self) -> int:
         return int(self.conn.execute("PRAGMA user_version").fetchone()[0])
 
+    def _refuse_old_backup(self) -> None:
+        """A backup is read as it is: one from a newer or an older schema is refused (migrating it would change it)."""
+        current = self.schema_version
+        if current != LATEST:
+            newer = current > LATEST
+            raise NotAProjectError(
+                f"{self.path}: a backup made by {'a newer' if newer else 'an older'} Concord (schema {current}, this "
+                f"version knows {LATEST}); backups are never changed in place: "
+                + ("upgrade Concord" if newer else f"copy it out of {self.path.parent.name}/ first (e.g. "
+                   f"`cp {self.path} restored.concord`) and open the copy, which is then upgraded"))
+
     def _migrate(self, *, fresh: bool, target: int) -> None:
         current = int(self.conn.execute("PRAGMA user_version").fetchone()[0])
         if current > LATEST:
@@ -229,6 +249,11 @@ class ProjectBase:
     def backup(self, label: str = "") -> Path:
         """An automatic backup in `<name>.backups/` (the newest few are kept)."""
         return backups.make_backup(self.conn, self.path, label)
+
+    def backup_before(self, label: str) -> Path | None:
+        """A backup before a command that rewrites much of the project (merge, labels import, calibrate --apply),
+        skipped when the file has not changed since the newest backup (see `backups.backup_before_change`)."""
+        return backups.backup_before_change(self.conn, self.path, label)
 
     def backup_if_due(self, every: float = backups.HOURLY) -> Path | None:
         """Back up unless the newest backup is younger than `every` seconds; the app calls it once per hour of use."""
