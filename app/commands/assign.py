@@ -19,7 +19,7 @@ from typing import Any
 
 from rich.console import Console
 
-from app.cli_options import positive_int
+from app.cli_options import positive_int, scheme_name
 from app.errors import UsageError
 from app.llm.settings import DEFAULT_MODEL
 
@@ -33,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("project", metavar="PROJECT", help="the .concord project file")
     p.add_argument("--trait", default=None, metavar="NAME", help="name of the metric trait (rubric)")
-    p.add_argument("--scheme", default=None, metavar="NAME",
+    p.add_argument("--scheme", default=None, metavar="NAME", type=scheme_name,
                    help="the scheme whose LLM run to start (app/llm/<scheme>.py `assign_cli`; default: the first "
                    "registered scheme with one, rubric: buckets for --trait; rgb: --judge; trace: the sentence-level LLM "
                    "annotator, machine labels llm:<model> listed as a unit)")

@@ -9,7 +9,7 @@ import json
 import sys
 from typing import Any
 
-from app.cli_options import embedding_spec, folds, non_negative_int, positive_int, unit_step
+from app.cli_options import embedding_spec, folds, non_negative_int, positive_int, scheme_name, unit_step
 
 EPILOG = """examples:
   concord calibrate demo/demo.concord
@@ -41,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("calibrate", help="fit a scheme's parameters to human decisions (cross-validated)",
                               description=__doc__, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("project", metavar="PROJECT")
-    p.add_argument("--scheme", metavar="NAME", default=None,
+    p.add_argument("--scheme", metavar="NAME", default=None, type=scheme_name,
                    help="the scheme to calibrate (default: the first registered scheme with samples)")
     p.add_argument("--objective", default=None,
                    help="what to maximise (see calibration/search/objectives.py; default: the scheme's suggestion, else kappa)")

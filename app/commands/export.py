@@ -11,6 +11,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from app.cli_options import scheme_names
 from app.cli_progress import RichBar
 from app.cli_tables import print_table
 from app.errors import UsageError
@@ -45,7 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--checker", action="append", metavar="NAME",
                    help="only these checkers or rubric traits (repeat or comma-separate; a unique prefix such as "
                    "'prompt-baseline' is enough; default: all)")
-    p.add_argument("--scheme", action="append", metavar="NAME",
+    p.add_argument("--scheme", action="append", metavar="NAME", type=scheme_names,
                    help="only these schemes (repeat or comma-separate; default: every scheme in the project)")
     p.add_argument("--stratify", choices=("category", "split", "unit"),
                    help="sample proportionally within these strata (unit: samples decided on the same checkers, "
