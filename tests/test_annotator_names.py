@@ -178,3 +178,25 @@ def test_gui_refuses_a_bad_name_from_each_source(project: Path, capsys: pytest.C
     assert gui_main.resolve_annotator(None, settings, ask=True) == NFC
     assert len(prompts) == 2 and "plain text" in prompts[1] and "\x1b" not in prompts[1]
     assert settings.value("annotator") == NFC
+
+
+def test_every_table_escapes_what_it_prints() -> None:
+    """app.cli_tables.print_table, which every command's tables go through, on a terminal and as TSV."""
+    import io
+
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    from app.cli_tables import print_table
+
+    for terminal in (True, False):
+        buf = io.StringIO()
+        table = Table(title="checker x\x1b[2J")
+        table.add_column("name")
+        table.add_column("id")
+        table.add_row("ana\x1b[31m", Text("s\u202e1"))
+        print_table(Console(file=buf, force_terminal=terminal, width=100), table)
+        out = buf.getvalue()
+        assert "\x1b[2J" not in out and "\x1b[31m" not in out and "\u202e" not in out, out
+        assert "x\\x1b[2J" in out and "ana\\x1b[31m" in out and "s\\u202e1" in out
