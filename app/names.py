@@ -45,7 +45,9 @@ def annotator_name(text: str, source: str) -> str:
         raise BadNameError(f"{source}: an annotator name must not be empty")
     bad = next((ch for ch in name if unicodedata.category(ch) in REFUSED_CATEGORIES), None)
     if bad is not None:
-        what = unicodedata.name(bad, "a control character")
+        kind = unicodedata.category(bad)
+        what = ("a byte that is not valid UTF-8" if kind == "Cs" else
+                unicodedata.name(bad, "a control character" if kind == "Cc" else "a formatting character"))
         raise BadNameError(f"{source}: annotator name '{terminal_safe(name)}' contains {what} (U+{ord(bad):04X}); "
                            "names are plain text without control or formatting characters")
     return name

@@ -18,7 +18,7 @@ from app.store import Change, Project
 from tests.gui_data import C1, make_project
 
 NFC, NFD = unicodedata.normalize("NFC", "josé"), unicodedata.normalize("NFD", "josé")
-HOSTILE = ["ana\x1b[2J", "\u202eana", "a\u200bna", "ana\nben", "ana\x00", "an\u2028a"]
+HOSTILE = ["ana\x1b[2J", "\u202eana", "a\u200bna", "ana\nben", "ana\x00", "an\u2028a", "\udcffana"]
 
 
 @pytest.fixture
