@@ -61,3 +61,51 @@ def embedding_spec(text: str) -> str:
     if backend not in known:
         raise argparse.ArgumentTypeError(f"unknown backend {backend!r} in {text!r}; use one of {', '.join(known)}")
     return text.strip()
+
+
+def scheme_name(text: str) -> str:
+    """A registered scheme, matched case-insensitively (`--scheme RGB` is rgb); every command's --scheme uses it, so
+    a typo is refused with the valid names instead of silently selecting nothing."""
+    from calibration.schemes.base import registry
+
+    names = registry().names()
+    wanted = text.strip().casefold()
+    for name in names:
+        if name.casefold() == wanted:
+            return name
+    from app.names import terminal_safe
+
+    raise argparse.ArgumentTypeError(f"unknown scheme '{terminal_safe(text)}'; valid: {', '.join(names) or 'none'}")
+
+
+def annotator(text: str) -> str:
+    """One annotator name (app.names: NFC, no control characters), e.g. `gui --annotator`."""
+    from app.names import BadNameError, annotator_name
+
+    try:
+        return annotator_name(text, "name")
+    except BadNameError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("name: ")) from None
+
+
+def annotators(text: str) -> list[str]:
+    """Comma-separated annotator names, each checked as `annotator`; a name listed twice is refused."""
+    from app.names import BadNameError, annotator_name, terminal_safe
+
+    names = []
+    try:
+        names = [annotator_name(a, "name") for a in text.split(",") if a.strip()]
+    except BadNameError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("name: ")) from None
+    if not names:
+        raise argparse.ArgumentTypeError("give at least one name")
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise argparse.ArgumentTypeError(f"listed twice: {', '.join(repr(terminal_safe(n)) for n in twice)}")
+    return names
+
+
+def scheme_names(text: str) -> str:
+    """Comma-separated schemes (`export --scheme rubric,trace`), each checked as `scheme_name`; the canonical names,
+    comma-joined."""
+    return ",".join(scheme_name(part) for part in text.split(",") if part.strip())

@@ -13,6 +13,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from app.names import terminal_safe
+
 
 def _plain(cell: Any) -> str:
     if isinstance(cell, Text):
@@ -21,7 +23,19 @@ def _plain(cell: Any) -> str:
         text = Text.from_markup(cell).plain
     else:
         text = str(cell)
-    return " ".join(text.replace("\t", " ").split())  # one line per row, no stray tabs
+    return terminal_safe(" ".join(text.replace("\t", " ").split()))  # one line per row, no stray tabs
+
+
+def _safe(cell: Any) -> Any:
+    """A cell whose control/format characters are escaped (app.names.terminal_safe): data in a table (names,
+    checker names, ids) can never move the cursor or reorder the line. Control characters are not markup, so a
+    markup string stays markup; a Text keeps its style (its spans only if nothing needed escaping)."""
+    if isinstance(cell, str):
+        return terminal_safe(cell)
+    if isinstance(cell, Text):
+        safe = terminal_safe(cell.plain)
+        return cell if safe == cell.plain else Text(safe, style=cell.style)
+    return cell
 
 
 def table_tsv(table: Table) -> str:
@@ -39,6 +53,9 @@ def table_tsv(table: Table) -> str:
 def print_table(console: Console, table: Table) -> None:
     """`table` as rich renders it on a terminal, else as TSV on the console's file."""
     if console.is_terminal:
+        table.title = _safe(table.title) if table.title is not None else None
+        for column in table.columns:
+            column._cells = [_safe(c) for c in column._cells]  # rich keeps a column's cells in this list
         console.print(table)
         return
     out = console.file or sys.stdout

@@ -84,3 +84,31 @@ def test_bad_config_files(project: Path, tmp_path: Path, capsys: pytest.CaptureF
     assert main(["evaluate", str(project), "--config", str(tmp_path)]) == 2
     assert "Traceback" not in capsys.readouterr().err
     assert hashlib.sha256(project.read_bytes()).hexdigest() == before
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--fix", "bogus=0.3"], "--fix bogus: not an active component ['overlap', 'rule']"),
+    (["--components", "bogus"], "--components: unknown ['bogus']; expected some of"),
+    (["--components", "overlap,bogus", "--fix", "rule=2"], "--components: unknown ['bogus']"),
+    (["--fix", "overlap=0.35"], "--fix overlap: 0.35 is not a multiple of step 0.1"),
+    (["--components", "ha", "--fix", "overlap=0.5,rule=0.6"], "--fix: sum 1.1 exceeds 1"),
+    (["--overlap", "0.1,0.1"], "--overlap: duplicate values"),
+])
+def test_calibrate_names_a_bad_search_option_before_checking_the_labels(
+        project: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
+    """Issue #24: with too few labels for --folds, a bad --fix/--components was reported as a --folds problem."""
+    with Project.open(project) as p:
+        p.record("ana", [Change("v1", C1, "matches", [[0, 0]])])  # 1 labeled sample: --folds 5 alone would refuse
+    assert main(["calibrate", str(project), *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "--folds" not in err and "Traceback" not in err
+    assert _state(project) == (0, 0)
+    assert main(["calibrate", str(project)]) == 2  # the good options: now the labels are what is short
+    assert "--folds 5: only 1 labeled sample" in capsys.readouterr().err
+
+
+def test_calibrate_fix_values_are_checked_by_the_parser(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert "argument --fix: overlap: the weight 'x' is not a number" in _exit_2(["calibrate", str(project), "--fix",
+                                                                                 "overlap=x"], capsys)
+    assert "argument --fix: expected COMPONENT=WEIGHT[,...], got '=3'" in _exit_2(["calibrate", str(project), "--fix",
+                                                                                   "=3"], capsys)

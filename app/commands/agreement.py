@@ -12,9 +12,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from app.cli_options import non_negative_int
-from app.errors import UsageError
+from app.cli_options import non_negative_int, scheme_name
 from app.json_outputs import dumps
+from app.names import terminal_safe
 
 EPILOG = """examples:
   concord agreement brand.concord
@@ -36,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("agreement", help="inter-annotator agreement: kappa, alpha, span F1, per annotator",
                               description=__doc__, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("project", metavar="PROJECT", help="the .concord project file")
-    p.add_argument("--scheme", action="append", metavar="NAME", help="only this scheme (repeatable)")
+    p.add_argument("--scheme", action="append", metavar="NAME", type=scheme_name, help="only this scheme (repeatable)")
     p.add_argument("--iou", type=_iou, default=0.0, metavar="T", help="spans match when IoU > T (default 0)")
     p.add_argument("--bootstrap", type=non_negative_int, default=1000, metavar="N", help="bootstrap replicates (0: none)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
@@ -59,15 +59,12 @@ def fmt(ci: Any) -> str:
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     from app.cli_tables import print_table
     from app.services.agreement import agreement
     from app.store import Project
-    from calibration.schemes.base import registry
 
-    for name in args.scheme or ():
-        if name not in registry():
-            raise UsageError(f"--scheme {name!r}: unknown; known: {', '.join(registry().names())}")
     with Project.open(args.project) as project:
         out = agreement(project, schemes=args.scheme, iou=args.iou, n_boot=args.bootstrap, seed=args.seed)
     if args.json:
@@ -97,14 +94,14 @@ def run(args: argparse.Namespace) -> int:
     for col in ("a", "b", "items", "Cohen's kappa", "span P", "span R", "span F1"):
         t.add_column(col)
     for p in out["pairs"]:
-        t.add_row(p["a"], p["b"], str(p.get("n_items", "-")), fmt(p.get("kappa")), fmt(p.get("span_precision")),
+        t.add_row(Text(terminal_safe(p["a"])), Text(terminal_safe(p["b"])), str(p.get("n_items", "-")), fmt(p.get("kappa")), fmt(p.get("span_precision")),
                   fmt(p.get("span_recall")), fmt(p.get("span_f1")))
     print_table(console, t)
     t = Table(title="annotators")
     for col in ("annotator", "labels", "units", "mean kappa with others", "span F1 with others", "seconds per unit"):
         t.add_column(col)
     for a in out["annotators"]:
-        t.add_row(a["annotator"], str(a["n_labels"]), str(a["n_units"]), fmt(a.get("mean_kappa")),
+        t.add_row(Text(terminal_safe(a["annotator"])), str(a["n_labels"]), str(a["n_units"]), fmt(a.get("mean_kappa")),
                   fmt(a.get("span_f1_with_others")), fmt(a.get("seconds_per_unit")))
     print_table(console, t)
     return 0

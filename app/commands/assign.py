@@ -20,7 +20,7 @@ from typing import Any
 from rich.console import Console
 
 from app import cli_help
-from app.cli_options import positive_int
+from app.cli_options import positive_int, scheme_name
 from app.errors import UsageError
 from app.llm.settings import DEFAULT_MODEL
 
@@ -36,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("project", metavar="PROJECT", help="the .concord project file")
     p.add_argument("--trait", default=None, metavar="NAME", help="name of the metric trait (rubric)")
-    p.add_argument("--scheme", default=None, metavar="NAME",
+    p.add_argument("--scheme", default=None, metavar="NAME", type=scheme_name,
                    help=f"the scheme whose LLM run to start, one of {', '.join(i.name for i in cli_help.llm_runs())} "
                    "(listed below; default: the first registered scheme with one)")
     p.add_argument("--judge", action="store_true", help="rgb: RGB's LLM-judged checks (is the question addressed; "

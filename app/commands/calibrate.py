@@ -8,7 +8,7 @@ import argparse
 import sys
 from typing import Any
 
-from app.cli_options import embedding_spec, folds, non_negative_int, positive_int, unit_step
+from app.cli_options import embedding_spec, folds, non_negative_int, positive_int, scheme_name, unit_step
 from app.json_outputs import dumps
 
 EPILOG = """examples:
@@ -31,17 +31,35 @@ def _fixes(text: str) -> dict[str, float]:
     out = {}
     for part in text.split(","):
         k, sep, v = part.partition("=")
-        if not sep:
+        if not sep or not k.strip():
             raise argparse.ArgumentTypeError(f"expected COMPONENT=WEIGHT[,...], got {text!r}")
-        out[k.strip()] = float(v)
+        try:
+            out[k.strip()] = float(v)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{k.strip()}: the weight {v.strip()!r} is not a number") from None
     return out
+
+
+# the scheme's names for the parts of its search space (SpaceError messages start with them) -> this command's options
+SPACE_OPTIONS = {"components": "--components", "step": "--step", "fixed_weights": "--fix", "matching": "--matching",
+                 "thresholds.overlap": "--overlap", "thresholds.rule": "--rule", "thresholds.match": "--match"}
+
+
+def _named_option(message: str) -> str:
+    """'fixed_weights.bogus: not an active component' -> '--fix bogus: not an active component'."""
+    head, sep, rest = message.partition(":")
+    for part, flag in SPACE_OPTIONS.items():
+        if head == part or head.startswith(part + "."):
+            detail = head[len(part) + 1:]
+            return f"{flag} {detail}:{rest}" if detail else f"{flag}:{rest}"
+    return message
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("calibrate", help="fit a scheme's parameters to human decisions (cross-validated)",
                               description=__doc__, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("project", metavar="PROJECT")
-    p.add_argument("--scheme", metavar="NAME", default=None,
+    p.add_argument("--scheme", metavar="NAME", default=None, type=scheme_name,
                    help="the scheme to calibrate (default: the first registered scheme with samples)")
     p.add_argument("--objective", default=None,
                    help="what to maximise (see calibration/search/objectives.py; default: the scheme's suggestion, else kappa)")
@@ -86,7 +104,8 @@ def _fmt(x: Any) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from app.cli_progress import rich_progress
-    from app.services.schemes import apply_params, calibrate, present
+    from app.errors import UsageError
+    from app.services.schemes import apply_params, calibrate, check_options, present
     from app.store import Project
 
     thresholds = {k: getattr(args, k) for k in ("overlap", "rule", "match") if getattr(args, k) is not None}
@@ -95,10 +114,12 @@ def run(args: argparse.Namespace) -> int:
     with Project.open(args.project) as project:
         scheme = present(project, [args.scheme] if args.scheme else None)
         if not scheme:
-            from app.errors import UsageError
-
             raise UsageError("nothing to calibrate: the project has no samples")
         scheme = scheme[0]
+        try:  # the options, in the order given, before the labels: a bad --fix is named as itself (issue #24)
+            check_options(scheme, options)
+        except UsageError as exc:
+            raise UsageError(_named_option(str(exc))) from None
         with rich_progress(enabled=sys.stderr.isatty()) as bar:
             cal, run_id = calibrate(project, scheme, options, objective=args.objective, folds=args.folds,
                                     group_by=args.group_by, seed=args.seed, n_boot=args.bootstrap, progress=bar,

@@ -9,7 +9,7 @@ import math
 import sys
 from typing import Any
 
-from app.cli_options import embedding_spec, non_negative_int
+from app.cli_options import embedding_spec, non_negative_int, scheme_name
 from app.json_outputs import dumps
 
 EPILOG = """examples:
@@ -25,7 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("evaluate", help="evaluate every scheme of a project (checker leaderboard, rubric agreement, ...)",
                               description=__doc__, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("project", metavar="PROJECT")
-    p.add_argument("--scheme", action="append", metavar="NAME",
+    p.add_argument("--scheme", action="append", metavar="NAME", type=scheme_name,
                    help="only this scheme (repeat for several; default: every scheme with samples in the project)")
     src = p.add_mutually_exclusive_group()
     src.add_argument("--preset", metavar="NAME", help="one of a scheme's presets instead of its defaults (e.g. ha_match)")

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from app import cli_help
+from app.cli_options import scheme_names
 from app.cli_progress import RichBar
 from app.cli_tables import print_table
 from app.errors import UsageError
@@ -51,7 +52,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--checker", action="append", metavar="NAME",
                    help="only these units: checkers, traits, judges, ... (repeat or comma-separate; a unique prefix such as "
                    "'prompt-baseline' is enough; default: all)")
-    p.add_argument("--scheme", action="append", metavar="NAME",
+    p.add_argument("--scheme", action="append", metavar="NAME", type=scheme_names,
                    help=f"only these schemes, of {cli_help.names()} (repeat or comma-separate; default: every scheme "
                    "in the project)")
     p.add_argument("--stratify", choices=("category", "split", "unit"),

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import argparse
 
+from app.cli_options import annotator
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
@@ -16,7 +18,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("project", metavar="PROJECT", nargs="?", help="the .concord project file (optional: open one later)")
     p.add_argument("--screenshot", metavar="FILE.png", help="save a screenshot of the window and exit")
-    p.add_argument("--annotator", metavar="NAME", help="record decisions under this name (default: asked or remembered)")
+    p.add_argument("--annotator", metavar="NAME", type=annotator, help="record decisions under this name (default: asked or remembered)")
     p.set_defaults(func=run)
 
 
@@ -24,7 +26,16 @@ def run(args: argparse.Namespace) -> int:
     from app.store import Project
 
     if args.project is not None:
-        Project.open(args.project).close()  # a bad path is a clear message (exit 2) before any window appears
+        with Project.open(args.project) as project:  # a bad path is a clear message (exit 2) before any window appears
+            known = project.annotators()
+        if args.annotator:
+            import sys
+
+            from app.names import case_twins, case_warning
+
+            warning = case_warning(case_twins([args.annotator], known))
+            if warning:
+                print(f"warning: {warning}", file=sys.stderr)
     from app.gui.main import run_gui  # PySide6 loads only for this command
 
     extra = {"annotator": args.annotator} if args.annotator else {}

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from app.cli_options import positive_int
+from app.cli_options import positive_int, scheme_name
 from app.json_outputs import dumps
 
 ORDERS = ("disagreement", "boundary", "metric-vs-llm", "annotators", "random", "stratified", "list")
@@ -25,7 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                               description=__doc__, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("project", metavar="PROJECT")
     p.add_argument("--order", choices=ORDERS, default="disagreement", help="the queue's order (default disagreement)")
-    p.add_argument("--scheme", metavar="NAME", action="append", default=None, help="only this scheme's units (repeatable)")
+    p.add_argument("--scheme", metavar="NAME", action="append", default=None, type=scheme_name, help="only this scheme's units (repeatable)")
     p.add_argument("--limit", type=positive_int, default=20, help="units to print (default 20)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random order and of every tie-break")
     p.add_argument("--json", action="store_true", help="print the queue as JSON")

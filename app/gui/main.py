@@ -12,6 +12,7 @@ from app.errors import UsageError
 from app.gui import gcguard
 from app.gui.compat import guard_none_refcount
 from app.gui.plaintext import plain_message
+from app.names import BadNameError, annotator_name
 from app.store import Project
 
 ORG, APP = "Concord", "Concord"
@@ -43,21 +44,38 @@ def application() -> QApplication:
 
 
 def resolve_annotator(explicit: str | None, settings: QSettings, *, ask: bool, parent: QWidget | None = None) -> str | None:
-    """Who is labeling: explicit argument, then $CONCORD_ANNOTATOR, then the remembered name, else ask once."""
-    for candidate in (explicit, os.environ.get("CONCORD_ANNOTATOR"), settings.value("annotator", "", type=str)):
+    """Who is labeling: explicit argument, then $CONCORD_ANNOTATOR, then the remembered name, else ask once.
+
+    Every name goes through app.names.annotator_name (NFC, no control characters): a bad explicit or environment
+    name raises BadNameError naming its source; a bad remembered one is forgotten; a bad typed one is asked again."""
+    for candidate, source in ((explicit, "--annotator"), (os.environ.get("CONCORD_ANNOTATOR"), "$CONCORD_ANNOTATOR")):
         if candidate and candidate.strip():
-            name = candidate.strip()
+            name = annotator_name(candidate, source)
             settings.setValue("annotator", name)
             return name
+    remembered = settings.value("annotator", "", type=str)
+    if remembered and remembered.strip():
+        try:
+            return annotator_name(remembered, "remembered name")
+        except BadNameError:
+            settings.remove("annotator")
     if not ask:
         return None
+    prompt = "Your name (recorded with every decision):"
     while True:
-        name, ok = QInputDialog.getText(parent, "Concord", "Your name (recorded with every decision):")
+        name, ok = QInputDialog.getText(parent, "Concord", prompt)
         if not ok:
             return None
-        if name.strip():
-            settings.setValue("annotator", name.strip())
-            return name.strip()
+        if not name.strip():
+            continue
+        try:
+            name = annotator_name(name, "name")
+        except BadNameError:  # the label is not plain text: it names the rule, never the typed text
+            prompt = ("A name is plain text, without control or formatting characters.\n\n"
+                      "Your name (recorded with every decision):")
+            continue
+        settings.setValue("annotator", name)
+        return name
 
 
 def grab(widget: QWidget, path: str | Path, *, wait_ms: int = 20000) -> None:
@@ -131,7 +149,15 @@ def run_gui(project_path: str | None, screenshot: str | None = None, *, annotato
                 raise
             plain_message(None, "Concord", str(exc), QMessageBox.Icon.Critical).exec()
             return 2
-    who = resolve_annotator(annotator, settings, ask=not screenshot)
+    try:
+        who = resolve_annotator(annotator, settings, ask=not screenshot)
+    except BadNameError as exc:
+        if project is not None:
+            project.close()
+        if screenshot:
+            raise
+        plain_message(None, "Concord", str(exc), QMessageBox.Icon.Critical).exec()
+        return 2
     if who is None:
         if not screenshot:
             if project is not None:

@@ -29,6 +29,7 @@ from app.corrections import SetLabels
 from app.io.formats import read_source
 from app.io.problems import Location, Problem, Problems, type_name
 from app.io.records import clip, io_adapter
+from app.names import BadNameError, annotator_name, case_twins, case_warning
 from app.progress import Progress, check
 from app.store import Change, Project
 from calibration.schemes.base import Scheme, registry
@@ -77,6 +78,7 @@ class _Checker:
         self._unknown: dict[str, list[Any]] = {}
         self._schemes: dict[str, str] = {}  # sample id -> scheme (generic lines)
         self._own: dict[str, Any] | None = None
+        self._names: dict[str, Location] = {}  # annotator -> first line naming them (the case check in `finish`)
 
     def units(self, sample_id: str) -> dict[str, dict[str, Any]]:
         if sample_id not in self._units:
@@ -107,7 +109,7 @@ class _Checker:
         adapter = own[named]
         for name in rec.keys() - adapter.LABEL_KEYS:
             self._unknown.setdefault(name, [loc, 0])[1] += 1
-        annotator = self._text(loc, rec, "annotator")
+        annotator = self._annotator(loc, rec)
         sid = rec.get("sample")
         sid = str(sid) if type(sid) is int else sid
         sid = self._text(loc, {"sample": sid}, "sample")
@@ -160,7 +162,7 @@ class _Checker:
         one_kind = "kind" in rec  # the form export writes: {"kind": name, "value": v} (and "resolved", ignored)
         for name in rec.keys() - GENERIC_LABEL_KEYS - kinds.keys() - (KIND_FORM_KEYS if one_kind else frozenset()):
             self._unknown.setdefault(name, [loc, 0])[1] += 1
-        annotator = self._text(loc, rec, "annotator")
+        annotator = self._annotator(loc, rec)
         sid = rec.get("sample")
         sid = self._text(loc, {"sample": str(sid) if type(sid) is int else sid}, "sample")
         unit = rec.get("unit", "")
@@ -217,7 +219,7 @@ class _Checker:
         sample, validated by the sample's scheme (its io adapter's `ground_truth_label`) as sample import would."""
         err = self.problems.error
         n_errors = len(self.problems.errors)
-        annotator = self._text(loc, rec, "annotator")
+        annotator = self._annotator(loc, rec)
         sid = rec.get("sample")
         sid = self._text(loc, {"sample": str(sid) if type(sid) is int else sid}, "sample")
         if sid is None:
@@ -262,7 +264,23 @@ class _Checker:
             return None
         return value
 
+    def _annotator(self, loc: Location, rec: dict[str, Any]) -> str | None:
+        """The line's annotator as the store keeps it (app.names: NFC, no control characters), or None (an error)."""
+        value = self._text(loc, rec, "annotator")
+        if value is None:
+            return None
+        try:
+            name = annotator_name(value, "annotator")
+        except BadNameError as exc:
+            self.problems.error(loc, "annotator", str(exc).removeprefix("annotator: "))
+            return None
+        self._names.setdefault(name, loc)
+        return name
+
     def finish(self) -> None:
+        for a, b in case_twins(sorted(self._names), self.project.annotators()):  # said once per pair, where first seen
+            where = self._names[b] if b in self._names else self._names[a]
+            self.problems.warn(where, "annotator", case_warning([(a, b)]) or "")
         for name, (first, count) in self._unknown.items():
             where = f" (on {count} {first.unit}s)" if count > 1 else ""
             self.problems.warn(first, name, f"unknown field in a decision line, ignored{where}")

@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from app.names import annotator_name
 from app.store.project import ProjectBase, now
 
 
@@ -22,7 +23,7 @@ class AssignmentsMixin(ProjectBase):
     def assign_work(self, annotators: Sequence[str], overlap: int, *, seed: int = 0, replace: bool = False,
                     schemes: Sequence[str] | None = None) -> dict[str, Any]:
         """Assign the units that have no annotator yet (all units with `replace`); returns counts per annotator."""
-        names = list(dict.fromkeys(a.strip() for a in annotators if a and a.strip()))
+        names = list(dict.fromkeys(annotator_name(a, "annotators") for a in annotators))
         if not names:
             raise ValueError("annotators: at least one name is required")
         if not 1 <= overlap <= len(names):
@@ -59,7 +60,7 @@ class AssignmentsMixin(ProjectBase):
                         rows.append((sid, unit, a, ts))
             c.executemany("INSERT OR IGNORE INTO annotators VALUES (?, ?)", [(a, ts) for a in names])
             c.executemany("INSERT INTO assignments (sample_id, unit, annotator, created_at) VALUES (?, ?, ?, ?)", rows)
-            if c.execute("SELECT value FROM meta WHERE key = 'blind'").fetchone() is None:
+            if rows and c.execute("SELECT value FROM meta WHERE key = 'blind'").fetchone() is None:
                 c.execute("INSERT INTO meta VALUES ('blind', '1')")
         units_new = len({(r[0], r[1]) for r in rows})
         return {"units": units_new, "assignments": len(rows), "strata": len(strata),

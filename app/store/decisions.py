@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from app.names import annotator_name
 from app.store.project import ProjectBase, dumps, now
 from app.store.resolution import (
     ADJUDICATED_SQL, ADJUDICATION_ORIGINS, mark_resolved, policy, resolve_all, resolve_written,
@@ -42,11 +43,12 @@ class Change:
 
 
 class DecisionsMixin(ProjectBase):
-    def ensure_annotator(self, name: str) -> None:
-        if not name or not name.strip():
-            raise ValueError("annotator: a name is required")
+    def ensure_annotator(self, name: str) -> str:
+        """Register an annotator; returns the name as stored (app.names: NFC, no control characters)."""
+        name = annotator_name(name, "annotator")
         with self.transaction() as c:
-            c.execute("INSERT OR IGNORE INTO annotators VALUES (?, ?)", (name.strip(), now()))
+            c.execute("INSERT OR IGNORE INTO annotators VALUES (?, ?)", (name, now()))
+        return name
 
     def annotators(self) -> list[str]:
         return [r[0] for r in self.conn.execute("SELECT name FROM annotators ORDER BY created_at")]
@@ -56,6 +58,7 @@ class DecisionsMixin(ProjectBase):
 
         A change that repeats the value its own annotator already set is skipped, so re-applying is a no-op.
         """
+        annotator = annotator_name(annotator, "annotator")
         for ch in changes:
             if not _known_kind(ch.kind):
                 raise ValueError(f"kind: unknown decision kind {ch.kind!r}")

@@ -68,6 +68,18 @@ def scheme_options(project: Project, scheme: Scheme, options: Mapping[str, Any],
 
 
 # -- calibration ------------------------------------------------------------------------------------------------
+def check_options(scheme: Scheme, options: Mapping[str, Any]) -> None:
+    """The scheme's optional `check_options(options)` hook (its search space from the caller's words), before any
+    label is read: a bad option is reported as itself, not as a shortage of labels it never got to."""
+    hook = getattr(scheme, "check_options", None)
+    if hook is None:
+        return
+    try:
+        hook(options)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def check_enough_labels(scheme: Scheme, labels: Mapping[tuple[str, str], Mapping[str, Any]], folds: int,
                         group_by: str) -> None:
     """Refuse early, from the labels alone (before a scheme embeds anything): no decisions, or fewer labeled
@@ -109,6 +121,7 @@ def calibrate(project: Project, scheme: Scheme, options: Mapping[str, Any], *, o
     except ValueError as exc:
         raise UsageError(f"--engine: {exc}") from None
     group_by = group_by or "group"
+    check_options(scheme, options)
     labels = project.scheme_labels(scheme.name)
     check_enough_labels(scheme, labels, folds, group_by)
     opts = scheme_options(project, scheme, options, progress)

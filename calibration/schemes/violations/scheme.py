@@ -166,6 +166,15 @@ class ViolationsScheme:
 
         return search_problem(records, labels, options)
 
+    def check_options(self, options: Mapping[str, Any]) -> None:
+        """The optional hook calibration calls before reading any label: the search space the options describe
+        (components, step, thresholds, fix, matching) is built, so a bad one raises SpaceError naming its part."""
+        from calibration.schemes.violations.search import make_space
+
+        if any(options.get(k) is not None for k in ("components", "step", "thresholds", "fix", "matching")):
+            make_space(options.get("components") or "ha", options.get("step") or 0.1, options.get("matching") or "greedy",
+                       options.get("thresholds"), options.get("fix"))
+
     def evaluate(self, records: Sequence[Any], labels: Mapping[tuple[str, str], Mapping[str, Any]],
                  options: Mapping[str, Any]) -> base.Report:
         """The checker leaderboard under match configs (evaluation.py lists the options)."""
