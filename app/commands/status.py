@@ -27,6 +27,19 @@ def collect(project: Any) -> dict[str, Any]:
     return {"project": str(project.path), "schema_version": project.schema_version, **counts}
 
 
+def scheme_lines(schemes: dict[str, dict[str, int]]) -> list[str]:
+    """One line per scheme of the counts every surface shows (the import summaries print them after an import)."""
+    return [f"  {name}: {c['samples']} samples, {c['units']} units, {c['labeled']} labeled, {c['unlabeled']} unlabeled, "
+            f"{c['with_status']} with a status, {c['label_rows']} label rows" for name, c in schemes.items()]
+
+
+def print_scheme_counts(schemes: dict[str, dict[str, int]]) -> None:
+    """After an import: what the project now holds (`Project.unit_counts`), counted as `concord status` counts it."""
+    lines = scheme_lines(schemes)
+    if lines:
+        print("project now:\n" + "\n".join(lines))
+
+
 def run(args: argparse.Namespace) -> int:
     from app.store import Project
 
