@@ -59,6 +59,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    "other scheme's export uses its default")
     p.add_argument("--force", action="store_true", help="replace an existing DIR/NAME@X.Y.Z directory")
     p.add_argument("--dry-run", action="store_true", help="print what would be exported; write nothing")
+    p.add_argument("--json", action="store_true", help="with --dry-run: print the preview (filters, counts, content "
+                   "hash, problems) as JSON")
     p.set_defaults(func=run)
 
 
@@ -114,11 +116,22 @@ def _adapters(project: Project, schemes: list[str] | None) -> list[Any]:
     return [a for a in export_adapters(project) if schemes is None or a.scheme in schemes]
 
 
+def _print_preview_json(preview: dict[str, Any]) -> int:
+    """`--dry-run --json`: the preview as JSON (the counts are the ones the manifest would record); exit 2 when a
+    problem would make the export fail, as the text dry run does."""
+    import json
+
+    print(json.dumps({"dry_run": True, **preview}, indent=2, ensure_ascii=False, sort_keys=True))
+    return 2 if preview["problems"] else 0
+
+
 def run(args: argparse.Namespace) -> int:
     console = Console()
     statuses = None if args.status.strip().lower() == "any" else _csv_list(args.status)
     checkers = None if not args.checker else [c for item in args.checker for c in _csv_list(item)]
     schemes = None if not args.scheme else [c for item in args.scheme for c in _csv_list(item)]
+    if args.json and not args.dry_run:
+        raise UsageError("--json: only with --dry-run (an export prints its counts; its manifest.json has them all)")
     if not args.dry_run and not args.out:
         raise UsageError("--out: the output directory is required (or use --dry-run)")
     with Project.open(args.project) as project:
@@ -127,6 +140,8 @@ def run(args: argparse.Namespace) -> int:
         if args.dry_run:
             pv = preview_split(project, name=args.name, version=args.version, out_dir=args.out, force=args.force,
                                **options)
+            if args.json:
+                return _print_preview_json(pv)
             for table in counts_tables(pv["counts"], _adapters(project, schemes)):
                 print_table(console, table)
             console.print(f"content sha256: {pv['content_sha256']}")
