@@ -68,9 +68,6 @@ def stored_counts(conn: sqlite3.Connection, table: str) -> dict[tuple[str, str],
 # per-sample kind (LabelKind.per_sample, stored under unit ''); it has a *status* when its status label is set. The
 # labels counted are the resolved ones, or one annotator's own (blind mode). Totals come from the counts kept on
 # write; the labels side is a few rows per labeled unit, so nothing here scans the samples or units tables.
-NOT_DECISIONS = ("status", "note")
-
-
 def per_sample_kinds() -> tuple[str, ...]:
     """Names of the label kinds some registered scheme declares per sample (their labels sit under unit '')."""
     from calibration.schemes.base import registry

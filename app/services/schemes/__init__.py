@@ -117,7 +117,9 @@ def calibrate(project: Project, scheme: Scheme, options: Mapping[str, Any], *, o
     except ValueError as exc:
         raise UsageError(f"{scheme.name}: {exc}") from None
     if problem is None:
-        raise UsageError(f"{scheme.name}: nothing to calibrate (no search problem for the labels in this project)")
+        n = project.unit_counts()["schemes"].get(scheme.name, {}).get("labeled", 0)
+        raise UsageError(f"{scheme.name}: nothing to calibrate (the scheme makes no search problem of the {n} "
+                         f"labeled {scheme.unit_noun}s in this project)")
     objective = objective or getattr(problem, "objective", None) or "kappa"
     try:
         cal = Calibrator(objective=objective, folds=folds, group_by=group_by, seed=seed, n_boot=n_boot,
