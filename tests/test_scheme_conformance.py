@@ -20,6 +20,7 @@ import pytest
 
 from app.cli import main
 from app.io.demo import create_demo
+from app.services.ceiling import ceiling_with_machine
 from app.store import Project
 from calibration.schemes import base
 from tests.gui_data import open_window, settings  # noqa: F401 - fixtures
@@ -175,6 +176,10 @@ def test_every_surface_counts_alike(name: str, demo: Path, tmp_path: Path, capsy
         assert code == 2 and m is not None, err
         n = int(m.group(1))
     got["calibrate"] = (n, units - n)
+    with Project.open(path) as p:  # the human ceiling compares the metric's decisions with the shared labels
+        ceiling = ceiling_with_machine(p, name, n_boot=0)
+    assert ceiling is not None and ceiling["units"] > 0
+    assert ceiling["metric_human"] is not None and ceiling["metric_human"]["items"] > 0, ceiling["note"]
     w = open_window(path)
     qtbot.waitUntil(lambda: w.session_progress.counts is not None, timeout=10000)
     done, total = w.session_progress.counts
