@@ -115,11 +115,13 @@ def label_row_counts(conn: sqlite3.Connection) -> dict[str, int]:
 def machine_labeled_counts(conn: sqlite3.Connection) -> dict[tuple[str, str], int]:
     """(scheme, unit) -> units with a machine label: a named unit is the machine source itself (a checker, judge,
     model or method whose output the record carries), and a unit with a stored machine label (`concord assign`)
-    counts too; unit '' (a sample with no machine output) only through a stored label."""
+    counts too; unit '' (a sample with no machine output) only through a stored label. Read from the counts kept on
+    write, so a source whose run failed on a sample (an error instead of an output) still counts: telling it apart
+    would mean parsing every record."""
     out = {k: n for k, n in stored_counts(conn, "units").items() if k[1]}
     for scheme, unit, n in conn.execute(
             "SELECT u.scheme, u.unit, COUNT(DISTINCT u.id) FROM machine_labels m JOIN units u"
-            " ON u.sample_id = m.sample_id AND u.unit = m.unit WHERE m.value IS NOT NULL AND u.unit = ''"
+            " ON u.sample_id = m.sample_id AND u.unit = m.unit WHERE m.unit = '' AND m.value IS NOT NULL"
             " GROUP BY u.scheme, u.unit"):
         out[(scheme, unit)] = n
     return out
