@@ -86,7 +86,7 @@ def _fmt(x: Any) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from app.cli_progress import rich_progress
-    from app.services.schemes import apply_params, calibrate, present
+    from app.services.schemes import apply_params, calibrate, labeled_units, present
     from app.store import Project
 
     thresholds = {k: getattr(args, k) for k in ("overlap", "rule", "match") if getattr(args, k) is not None}
@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
                                     engine=args.engine, scheduler=args.scheduler)
         result = cal.to_dict() | {"run_id": run_id}
         # the review units humans labeled, counted as `concord status` counts them (n_units: the search's own units)
-        result["labeled_units"] = project.unit_counts()["schemes"].get(scheme.name, {}).get("labeled", 0)
+        result["labeled_units"] = labeled_units(project, scheme)
         if args.apply:
             result["applied"] = apply_params(project, scheme, args.apply, cal.best_params_)
         if args.curve:  # issue #16: the same search on growing prefixes of the labeled units
