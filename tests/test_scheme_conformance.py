@@ -31,15 +31,12 @@ NOT_LABELS = ("status", "note")
 N_DECIDED, N_UNDECIDED = 6, 3  # samples per project: with labels (two annotators, overlapping), without
 
 
-DEMO: Path  # the demo project the data is read from (the `demo` fixture builds it once)
-
-
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    global DEMO
-    DEMO = tmp_path_factory.mktemp("demo") / "demo.concord"
-    create_demo(DEMO).close()
-    return DEMO
+    """The demo project the schemes' data is read from, built once."""
+    path = tmp_path_factory.mktemp("demo") / "demo.concord"
+    create_demo(path).close()
+    return path
 
 
 @pytest.fixture
@@ -57,7 +54,7 @@ def _write(path: Path, rows: list[dict[str, Any]]) -> Path:
 UNIT_KEYS = ("sample", "unit", "checker", "trait")  # what a label line's unit is named by, in any line format
 
 
-def _source(name: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _source(name: str, demo: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """A scheme's records and label lines (without annotator) as the demo files hold them (resources/demo, each in
     its scheme's own format), or the toy scheme's generated ones."""
     if name == TOY:
@@ -71,15 +68,15 @@ def _source(name: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
 
     records = [r for f in (*DEMO_FILES, *(rec for rec, _, _ in SCHEME_DEMOS)) for r in read(f)]
     lines = [r for f in (LABELS_FILE, *(lab for _, lab, _ in SCHEME_DEMOS)) for r in read(f)]
-    with Project.open(DEMO) as p:  # which of them are this scheme's: as the demo project filed them
+    with Project.open(demo) as p:  # which of them are this scheme's: as the demo project filed them
         ids = set(p.sample_rows(name))
     return ([r for r in records if str(r["id"]) in ids],
             [{k: v for k, v in r.items() if k != "annotator"} for r in lines if str(r["sample"]) in ids])
 
 
-def _make(tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]) -> tuple[Path, str]:
+def _make(tmp_path: Path, demo: Path, name: str, capsys: pytest.CaptureFixture[str]) -> tuple[Path, str]:
     """The scheme's project (imported through the CLI) and the labels import's printed summary."""
-    records, labels = _source(name)
+    records, labels = _source(name, demo)
     decided = sorted({str(r["sample"]) for r in labels})[:N_DECIDED]
     undecided = sorted({str(r["id"]) for r in records} - {str(r["sample"]) for r in labels})[:N_UNDECIDED]
     keep = set(decided) | set(undecided)
@@ -159,7 +156,7 @@ def test_every_surface_counts_alike(name: str, demo: Path, tmp_path: Path, capsy
                                     request: pytest.FixtureRequest, qtbot: Any, open_window: Any) -> None:  # noqa: F811
     if name == TOY:
         request.getfixturevalue("toy")
-    path, summary = _make(tmp_path, name, capsys)
+    path, summary = _make(tmp_path, demo, name, capsys)
     labeled, units = _expected(path, name)
     assert 0 < labeled < units  # some units labeled, some not: both figures are tested
     want = (labeled, units - labeled)
