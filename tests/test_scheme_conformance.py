@@ -101,15 +101,10 @@ def _make(tmp_path: Path, demo: Path, name: str, capsys: pytest.CaptureFixture[s
 
 
 def _expected(path: Path, name: str) -> tuple[int, int]:
-    """(labeled, units) read plainly: every annotator's labels, per unit and per sample (unit '')."""
+    """(labeled, units) read plainly from every annotator's labels (`_plain`)."""
     with Project.open(path) as p:
-        units = {(sid, u) for sid, _ in p.sample_rows(name).items() for u in [x["unit"] for x in p.units_for_sample(sid)]}
-        per_sample = {k for k, kind in base.get(name).label_kinds.items() if kind.per_sample}
-        content = {(sid, unit, kind) for sch, sid, unit, kind, _, _ in p.annotator_label_rows()
-                   if sch == name and kind not in NOT_LABELS}
-    labeled = {(sid, u) for sid, u in units
-               if any(k[:2] == (sid, u) for k in content) or any(k[:2] == (sid, "") and k[2] in per_sample for k in content)}
-    return len(labeled), len(units)
+        units = sum(len(p.units_for_sample(sid)) for sid in p.sample_rows(name))
+    return len(_plain(path, name)), units
 
 
 def _summary_counts(text: str, name: str) -> tuple[int, int]:
@@ -216,3 +211,32 @@ def test_the_demo_counts_alike_on_every_surface(tmp_path: Path, capsys: pytest.C
     qtbot.waitUntil(lambda: w.session_progress.counts is not None, timeout=10000)
     assert w.session_progress.counts == (sum(c["labeled"] for c in status.values()),
                                          sum(c["units"] for c in status.values()))
+
+
+def _plain(path: Path, name: str, annotator: str | None = None) -> set[tuple[str, str]]:
+    """The labeled units read plainly from the labels (one annotator's own, or anyone's)."""
+    with Project.open(path) as p:
+        units = {(sid, x["unit"]) for sid in p.sample_rows(name) for x in p.units_for_sample(sid)}
+        per_sample = {k for k, kind in base.get(name).label_kinds.items() if kind.per_sample}
+        content = {(sid, unit, kind) for sch, sid, unit, kind, who, _ in p.annotator_label_rows()
+                   if sch == name and kind not in NOT_LABELS and annotator in (None, who)}
+    return {(sid, u) for sid, u in units
+            if any(k[:2] == (sid, u) for k in content) or any(k[:2] == (sid, "") and k[2] in per_sample for k in content)}
+
+
+@pytest.mark.parametrize("name", SCHEMES)
+def test_blind_mode_counts_an_annotators_own_queue(name: str, demo: Path, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str],
+                                                   request: pytest.FixtureRequest) -> None:
+    """The status bar in blind mode: the annotator's own labels over the units assigned to them."""
+    if name == TOY:
+        request.getfixturevalue("toy")
+    path, _ = _make(tmp_path, demo, name, capsys)
+    with Project.open(path) as p:
+        p.assign_work(["ana", "bo"], 1, seed=1)
+        queue = set(p.assigned_units("ana"))
+        counts = p.unit_counts(annotator="ana", assigned_to="ana")["schemes"][name]
+    mine = _plain(path, name, "ana") & queue
+    assert counts["units"] == len(queue) and counts["labeled"] == len(mine)
+    assert counts["unlabeled"] == len(queue) - len(mine)
+    assert 0 < len(mine) < len(_plain(path, name))  # ana's own labels are fewer than everyone's
