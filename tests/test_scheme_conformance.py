@@ -120,6 +120,11 @@ def _json(capsys: pytest.CaptureFixture[str], *args: str, code: int = 0) -> Any:
     return json.loads(capsys.readouterr().out)
 
 
+def _splits(data: Any) -> list[dict[str, Any]]:
+    """The splits listed by `splits --json`: a list, or (versioned outputs, issue #25 item 5) under "splits"."""
+    return data["splits"] if isinstance(data, dict) else data
+
+
 def _surfaces(path: Path, name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, tuple[int, int]]:
     """(labeled, unlabeled) of `name` as each CLI surface reports it (export's units are the decided ones, so its
     unlabeled figure is the project's units less its labeled ones, from status)."""
@@ -139,7 +144,7 @@ def _surfaces(path: Path, name: str, tmp_path: Path, capsys: pytest.CaptureFixtu
     out["manifest"] = (manifest["counts"]["schemes"][name]["labeled"],
                        mine["units"] - manifest["counts"]["schemes"][name]["labeled"])
     assert manifest["counts"]["samples"][name] == preview["counts"]["samples"][name]
-    splits = _json(capsys, "splits", str(path), "--json")
+    splits = _splits(_json(capsys, "splits", str(path), "--json"))
     out["splits"] = (splits[0]["schemes"][name]["labeled"], mine["units"] - splits[0]["schemes"][name]["labeled"])
     assert splits[0]["schemes"][name]["samples"] == manifest["counts"]["schemes"][name]["samples"]
     assert splits[0]["schemes"][name]["labels"] == manifest["counts"]["schemes"][name]["labels"]
@@ -197,7 +202,7 @@ def test_the_demo_counts_alike_on_every_surface(tmp_path: Path, capsys: pytest.C
     assert main(["export", str(path), "--name", "c", "--version", "0.1.0", "--status", "any",
                  "--out", str(tmp_path / "out")]) == 0
     manifest = json.loads((tmp_path / "out" / "c@0.1.0" / "manifest.json").read_text())["counts"]["schemes"]
-    splits = _json(capsys, "splits", str(path), "--json")[0]["schemes"]
+    splits = _splits(_json(capsys, "splits", str(path), "--json"))[0]["schemes"]
     for name in status:
         labeled, units = _expected(path, name)
         want = (labeled, units - labeled)
