@@ -103,7 +103,7 @@ def decided_units(conn: sqlite3.Connection, scheme: str | None = None, annotator
 
 
 def label_row_counts(conn: sqlite3.Connection) -> dict[str, int]:
-    """Scheme -> label rows: every annotator's current, non-cleared label of any kind (what an export writes)."""
+    """Scheme -> label rows: every annotator's current, non-cleared label of any kind (status and note included)."""
     return dict(conn.execute("SELECT s.scheme, COUNT(*) FROM labels l JOIN samples s ON s.id = l.sample_id"
                              " WHERE l.value IS NOT NULL GROUP BY s.scheme"))
 
