@@ -20,7 +20,7 @@ def test_export_dialog_previews_then_writes(qtbot, qtmodeltester, open_window, p
     dlg.name.setText("brand_split")
     qtbot.waitUntil(lambda: dlg.preview is not None and dlg.preview_task is None and not dlg._timer.isActive(), timeout=20000)
     rows = {r["what"]: r["value"] for r in dlg.count_model.records()}
-    assert rows["violations samples"] == 1 and rows["human decisions"] > 0
+    assert rows["violations samples"] == 1 and rows["labels (every annotator's)"] > 0
     assert dlg.export_button.isEnabled() and dlg.problems.text() == ""
 
     dlg.version.setText("not-a-version")

@@ -105,7 +105,7 @@ def _fmt(x: Any) -> str:
 def run(args: argparse.Namespace) -> int:
     from app.cli_progress import rich_progress
     from app.errors import UsageError
-    from app.services.schemes import apply_params, calibrate, check_options, present
+    from app.services.schemes import apply_params, calibrate, check_options, labeled_units, present
     from app.store import Project
 
     thresholds = {k: getattr(args, k) for k in ("overlap", "rule", "match") if getattr(args, k) is not None}
@@ -125,6 +125,8 @@ def run(args: argparse.Namespace) -> int:
                                     group_by=args.group_by, seed=args.seed, n_boot=args.bootstrap, progress=bar,
                                     engine=args.engine, scheduler=args.scheduler)
         result = cal.to_dict() | {"run_id": run_id}
+        # the review units humans labeled, counted as `concord status` counts them (n_units: the search's own units)
+        result["labeled_units"] = labeled_units(project, scheme)
         if args.apply:
             project.backup_before("before-calibrate-apply")
             result["applied"] = apply_params(project, scheme, args.apply, cal.best_params_)
@@ -161,7 +163,8 @@ def _print(args: argparse.Namespace, scheme: Any, cal: Any, result: dict[str, An
         console.print(f"[yellow]warning:[/] {w}", highlight=False)
     best = result["best"]
     console.print(f"[bold]{scheme.title}[/]: objective {result['objective']}, {result['n_configs']:,} configs, "
-                  f"{result['folds']} folds grouped by {result['group_by']}, {result['n_units']} labeled units, "
+                  f"{result['folds']} folds grouped by {result['group_by']}, {result['labeled_units']} labeled "
+                  f"{scheme.unit_noun}s ({result['n_units']} search units), "
                   f"{result['n_items']} human decisions (run #{result['run_id']})", highlight=False)
     t = Table(title="Held-out score (pooled over folds, 95% bootstrap interval)")
     for col in ("config", "held-out", "95% CI"):

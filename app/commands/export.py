@@ -82,34 +82,33 @@ def _rich(table: SchemeTable) -> Table:
 
 
 def counts_tables(counts: dict[str, Any], adapters: list[Any]) -> list[Table]:
-    """Rich tables of the counts (shared by --dry-run and the summary after an export); `adapters`: the schemes'
-    export adapters (app/io/export_select.export_adapters), each adding its own rows and tables."""
-    s = counts["samples"]
-    own = [a.scheme for a in adapters if a.own_counts]
+    """Rich tables of the counts (shared by --dry-run and the summary after an export), the same for every scheme
+    (app/io/export_manifest.counts); `adapters`: the schemes' export adapters, each adding its own rows and tables."""
+    schemes = counts.get("schemes") or {}
     overview = Table(title="split", show_header=False)
-    for name in own:
-        overview.add_row(f"{name} samples", str(s.get(name, 0)))
+    for name, v in schemes.items():
+        overview.add_row(f"{name} samples", str(v["samples"]))
     for a in adapters:
         for label, value in a.overview_rows(counts):
             overview.add_row(label, value)
-    overview.add_row("human decisions", str(counts["labels"]))
+    overview.add_row("labels (every annotator's)", str(counts["labels"]))
     for reason, n in counts["skipped_units"].items():
         overview.add_row(f"units skipped: {reason}", str(n))
     tables = [overview]
     splits = Table(title="per split")
-    for col in ("split", *own):
+    for col in ("split", *schemes):
         splits.add_column(col, justify="left" if col == "split" else "right")
     for k, v in counts["by_split"].items():
-        splits.add_row(k, *(str(v.get(name, 0)) for name in own))
+        splits.add_row(k, *(str(v.get(name, 0)) for name in schemes))
     tables.append(splits)
     for a in adapters:
         tables.extend(_rich(t) for t in a.count_tables(counts))
-    if counts.get("schemes"):
-        t = Table(title="per scheme (records and every annotator's labels)")
-        for col in ("scheme", "samples", "units", "labels"):
+    if schemes:
+        t = Table(title="per scheme (records, units, labeled units and every annotator's labels)")
+        for col in ("scheme", "samples", "units", "labeled units", "labels"):
             t.add_column(col, justify="left" if col == "scheme" else "right")
-        for k, v in counts["schemes"].items():
-            t.add_row(k, str(v["samples"]), str(v["units"]), str(v["labels"]))
+        for k, v in schemes.items():
+            t.add_row(k, str(v["samples"]), str(v["units"]), str(v.get("labeled", "")), str(v["labels"]))
         tables.append(t)
     if len(counts["strata"]) > 1:
         t = Table(title="strata")
@@ -139,6 +138,8 @@ def run(args: argparse.Namespace) -> int:
     statuses = None if args.status.strip().lower() == "any" else _csv_list(args.status)
     checkers = None if not args.checker else [c for item in args.checker for c in _csv_list(item)]
     schemes = None if not args.scheme else [c for item in args.scheme for c in _csv_list(item)]
+    if args.json and not args.dry_run:
+        raise UsageError("--json: only with --dry-run (an export prints its counts; its manifest.json has them all)")
     if not args.dry_run and not args.out:
         raise UsageError("--out: the output directory is required (or use --dry-run)")
     with Project.open(args.project) as project:

@@ -62,12 +62,15 @@ def print_warnings(warnings: list[Any]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from app.io.imports import import_file  # heavy imports stay out of `concord --help`
+    from app.commands.status import print_scheme_counts
     from app.store import Project
 
     console = Console(stderr=True)
     with Project.open(args.project) as project, RichBar(console, label="importing") as bar:
         report = import_file(project, args.file, dataset=args.dataset, progress=bar,
                              options={k: v for k in ("model", "method") if (v := getattr(args, k, None))} or None)
+        counts = project.unit_counts()["schemes"]
     print_warnings(report.warnings)
     print(report.summary())
+    print_scheme_counts(counts)
     return 0

@@ -45,12 +45,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from app.io.labels import import_labels
+    from app.commands.status import print_scheme_counts
     from app.store import Project
 
     console = Console(stderr=True)
     with Project.open(args.project) as project, RichBar(console, label="recording") as bar:
         project.backup_before("before-labels-import")
         report = import_labels(project, args.file, progress=bar)
+        counts = project.unit_counts()["schemes"]
     print_warnings(report.warnings)
     print(report.summary())
+    print_scheme_counts(counts)
     return 0

@@ -13,7 +13,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="print counts: samples and units per scheme, labeled and unlabeled units, events",
         description="Summarise a project: samples per scheme, ground-truth and predicted violations (per checker), "
         "ungrounded quotes, units (sample x checker or trait) with and without a human decision, events and "
-        "annotators. A unit counts as labeled once a human has given it a label other than a status or a note.",
+        "annotators. A unit counts as labeled once a human has given it a label other than a status or a note, "
+        "to the unit itself or to its whole sample (a label kind the scheme declares per sample).",
         epilog="examples:\n  concord status brand.concord\n  concord status brand.concord --json | jq .units",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -23,12 +24,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def collect(project: Any) -> dict[str, Any]:
-    counts = project.status_counts()
-    for u in counts["units"]:
-        u["labeled"] = int(u["labeled"] or 0)
-        u["with_status"] = int(u["with_status"] or 0)
-        u["unlabeled"] = int(u["total"]) - u["labeled"]
+    counts = project.status_counts()  # units and schemes: the one definition (app/store/counts.py)
     return {"project": str(project.path), "project_schema_version": project.schema_version, **counts}
+
+
+def scheme_lines(schemes: dict[str, dict[str, int]]) -> list[str]:
+    """One line per scheme of the counts every surface shows (the import summaries print them after an import)."""
+    return [f"  {name}: {c['samples']} samples, {c['units']} units, {c['labeled']} labeled, {c['unlabeled']} unlabeled, "
+            f"{c['with_status']} with a status, {c['label_rows']} label rows" for name, c in schemes.items()]
+
+
+def print_scheme_counts(schemes: dict[str, dict[str, int]]) -> None:
+    """After an import: what the project now holds (`Project.unit_counts`), counted as `concord status` counts it."""
+    lines = scheme_lines(schemes)
+    if lines:
+        print("project now:\n" + "\n".join(lines))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -67,5 +77,15 @@ def _print(data: dict[str, Any]) -> None:
             pred = str(predicted[u["unit"]]) if u["unit"] in predicted else ""
             table.add_row(u["scheme"], u["unit"] or "(no predictions)", pred, str(u["total"]), str(u["labeled"]),
                           str(u["unlabeled"]), str(u["with_status"]))
+        print_table(console, table)
+    if data.get("schemes"):
+        table = Table(title="per scheme", title_justify="left")
+        cols = (("scheme", "scheme"), ("samples", "samples"), ("units", "units"), ("labeled", "labeled"),
+                ("unlabeled", "unlabeled"), ("with status", "with_status"), ("label rows", "label_rows"),
+                ("machine-labeled", "machine_labeled"))
+        for col, _ in cols:
+            table.add_column(col, justify="left" if col == "scheme" else "right", no_wrap=True)
+        for name, c in data["schemes"].items():
+            table.add_row(name, *(str(c[key]) for _, key in cols[1:]))
         print_table(console, table)
     console.print(f"decisions: {data['events']} events by {data['annotators']} annotator(s)", highlight=False)

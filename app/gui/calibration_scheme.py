@@ -255,11 +255,12 @@ class SchemePage(QWidget):
               "group_by": self.group_by.currentData(), **self.panel.engine_options()}
 
         def work(progress: TaskProgress) -> dict[str, Any]:
-            from app.services.schemes import calibrate
+            from app.services.schemes import calibrate, labeled_units
 
             with Project.open(path) as wp:
                 cal, run_id = calibrate(wp, registry().get(name), {}, progress=progress, **kw)
-            return {"result": cal.to_dict(), "cv": cal.cv_results_, "run_id": run_id}
+                counted = labeled_units(wp, registry().get(name))  # as status counts them (issue #25)
+            return {"result": cal.to_dict() | {"labeled_units": counted}, "cv": cal.cv_results_, "run_id": run_id}
 
         self._start(Task(work, "calibration"), "Calibrating…")
 
@@ -302,7 +303,8 @@ class SchemePage(QWidget):
         title = self.scheme.title if self.scheme else result.get("scheme")
         self.summary.setText(
             f"{title} · run {run_id} · objective {result.get('objective')} · {result.get('n_configs', 0):,} configs · "
-            f"{result.get('folds')} folds ({result.get('group_by')}) · {result.get('n_units')} labeled units, "
+            f"{result.get('folds')} folds ({result.get('group_by')}) · {result.get('labeled_units', '?')} labeled "
+            f"units ({result.get('n_units')} search units), "
             f"{result.get('n_items')} human decisions\n"
             f"Held-out score of the calibrated config: {fmt_score(h.get('score'), 3)} (95% CI {fmt_ci(h.get('ci'))})")
         self.warnings.setText("\n".join(result.get("warnings") or []))

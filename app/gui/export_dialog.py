@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 COUNT_COLUMNS = (Column("what", "What"), Column("value", "Count", align_right=True))
 PREVIEW_HEADING = "Preview (nothing written yet)"
+LABEL_ROWS = "labels (every annotator's)"
 
 
 def _scheme_names(keys: Any) -> list[str]:
@@ -42,7 +43,8 @@ def _title(name: str) -> str:
 
 def count_rows(counts: dict[str, Any]) -> list[dict[str, Any]]:
     """The preview's counts as (what, value) rows, grouped like the CLI's tables: the split's samples per scheme,
-    then what each scheme's view adds (`DetailView.export_count_rows`), then per split."""
+    per split, each scheme's units, labeled units and labels, then what each scheme's view adds
+    (`DetailView.export_count_rows`)."""
     from app.gui.views import view_classes
 
     rows: list[dict[str, Any]] = []
@@ -56,13 +58,20 @@ def count_rows(counts: dict[str, Any]) -> list[dict[str, Any]]:
     rows += [{"what": f"{n} samples", "value": samples.get(n, 0)} for n in names]
     if len(names) > 1 and "total" in samples:
         rows.append({"what": "samples in all", "value": samples["total"]})
-    rows.append({"what": "human decisions", "value": counts.get("labels", 0)})
+    rows.append({"what": LABEL_ROWS, "value": counts.get("labels", 0)})
     rows += [{"what": f"units skipped: {k}", "value": v, "_fg": "#757575"} for k, v in counts.get("skipped_units", {}).items()]
     by_split = counts.get("by_split") or {}
     if by_split:
         in_split = _scheme_names({k for v in by_split.values() for k in v})
         head(f"Per split ({' / '.join(_title(n) for n in in_split)})")
         rows += [{"what": k, "value": " / ".join(str(v.get(n, 0)) for n in in_split)} for k, v in by_split.items()]
+    schemes = counts.get("schemes") or {}
+    for n in _scheme_names(schemes):  # the same figures for every scheme (app/io/export_manifest.counts)
+        v = schemes[n]
+        head(f"{_title(n)}")
+        rows += [{"what": f"{n} units", "value": v.get("units", 0)},
+                 {"what": f"{n} labeled units", "value": v.get("labeled", 0)},
+                 {"what": f"{n} labels", "value": v.get("labels", 0)}]
     for view in view_classes():
         rows += view.export_count_rows(counts)
     return rows

@@ -1,5 +1,8 @@
 """Status-bar progress: labeled / total units and this session's pace, counted in a worker.
 
+Labeled and total are `Project.unit_counts` (what `concord status` prints; blind mode: the annotator's own labels
+over their queue).
+
 A COUNT over 100,000 units with a join takes long enough to stall the UI thread, so it runs on the pool
 with its own connection; bursts of decisions are coalesced by a short timer. The counts are read from the store
 after every commit (never incremented in memory), with the units matching the list's filters (`counted`).
@@ -14,8 +17,6 @@ from app.gui.plaintext import ElidedLabel
 from app.gui.undo import Session
 from app.gui.workers import Task, TaskProgress, TaskRunner
 from app.store import Project, UnitFilter
-
-DONE = ("accepted", "corrected")
 
 
 class SessionProgress(QObject):
@@ -53,9 +54,11 @@ class SessionProgress(QObject):
 
         def count(_progress: TaskProgress) -> tuple[int, int, int | None, UnitFilter | None]:
             # blind mode: the annotator's own labels over their queue (the filter carries both)
+            # labeled and total as every other surface counts them (Project.unit_counts, app/store/counts.py)
             mine = {} if f is None else {"annotator": f.annotator, "assigned_to": f.assigned_to}
             with Project.open(path) as wp:
-                return (wp.count_units(UnitFilter(statuses=DONE, **mine)), wp.count_units(UnitFilter(**mine)),
+                schemes = wp.unit_counts(**mine)["schemes"].values()
+                return (sum(c["labeled"] for c in schemes), sum(c["units"] for c in schemes),
                         None if f is None else wp.count_units(f), f)
 
         task = Task(count, "counting labeled units")

@@ -1,7 +1,8 @@
 """The split's part for schemes without a store adapter (trace, rgb, addm, plug-ins): read through the registry.
 
-A unit is selected as in export_select (its resolved status is one of the requested ones, or any human label when
-statuses is None; its unit name passes --checker). A sample is in the split when one of its units is. Datasets:
+A unit is selected when a human decided on it (app/store/counts.py: a label, a status, or a per-sample label of its
+sample), its resolved status is one of the requested ones (any, when statuses is None) and its unit name passes
+--checker. A sample is in the split when one of its units is. Datasets:
   <scheme>         the records as import reads them (`Scheme.to_json`), so the split imports again unchanged;
   <scheme>_labels  every annotator's labels of the selected units, one line per (sample, unit, kind, annotator):
                    {"scheme", "sample", "unit", "kind", "value", "annotator", "resolved"} -- the generic label line
@@ -27,21 +28,15 @@ if TYPE_CHECKING:
     from app.progress import Progress
     from app.store import Project
 
-NOT_DECISIONS = ("note",)  # a note alone says nothing about the unit
-
-
 def _wanted(kinds: Mapping[str, Any], unit: str, statuses: tuple[str, ...] | None, units: tuple[str, ...] | None) -> bool:
+    """A decided unit passes --checker and --status (None: any decision)."""
     if units is not None and unit not in units:
         return False
-    if statuses is None:
-        return any(v is not None for k, v in kinds.items() if k not in NOT_DECISIONS)
-    return kinds.get("status") in statuses
+    return statuses is None or kinds.get("status") in statuses
 
 
 class GenericExport(SchemeExport):
     """A scheme exported through the registry: its records (`to_json`) and every annotator's labels."""
-
-    own_counts = False
 
     def __init__(self, scheme: str) -> None:
         self.scheme = scheme
@@ -51,7 +46,9 @@ class GenericExport(SchemeExport):
 
         scheme = get(self.scheme)
         resolved = project.scheme_labels(self.scheme)
-        chosen = sorted(k for k, kinds in resolved.items() if k[1] and _wanted(kinds, k[1], f.statuses, f.checkers))
+        # the units a human decided on, by the rule every count uses (a per-sample label decides its sample's units)
+        decided = project.decided_units(self.scheme)
+        chosen = sorted(k for k in decided if _wanted(resolved.get(k, {}), k[1], f.statuses, f.checkers))
         part = Part(self.scheme, self)
         units: dict[str, list[str]] = {}
         for sid, unit in chosen:
@@ -79,6 +76,7 @@ class GenericExport(SchemeExport):
         ids = sorted(keep & set(units))
         out = [records[sid] for sid in ids]
         part.n_units = sum(len(units[sid]) for sid in ids)
+        part.unit_keys = {(sid, u) for sid in ids for u in units[sid]}
         part.by_split = count_splits(out)
         wanted = {(sid, u) for sid in ids for u in units[sid]} | {(sid, "") for sid in ids}  # per-sample labels too
         labels = []
@@ -109,5 +107,4 @@ class GenericExport(SchemeExport):
         scheme = self.scheme
         return [f"`{scheme}.{ext}` holds {v['samples']} {_cell(scheme)} records ({v['units']} human-decided units) as "
                 f"`concord import` reads them; `{scheme}_labels.{ext}` holds every annotator's {v['labels']} labels of "
-                "those units as label lines `{scheme, sample, unit, kind, value, annotator, resolved}`.", "",
-                "| split | samples |", "|---|---|", *[f"| {_cell(k)} | {n} |" for k, n in v["by_split"].items()], ""]
+                "those units as label lines `{scheme, sample, unit, kind, value, annotator, resolved}`.", ""]

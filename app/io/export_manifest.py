@@ -36,23 +36,24 @@ def clean(value: Any) -> Any:
 
 
 def counts(sel: Selection) -> dict[str, Any]:
-    """What the preview shows and the manifest records: samples per scheme and split for the schemes with an export
-    of their own (their labels share one count), the other schemes under `schemes`, plus each part's own entries
-    (per checker, category, trait, ...)."""
-    own = [p for p in sel.parts if p.adapter.own_counts]
-    samples = {p.scheme: len(p.records) for p in own}
+    """What the preview shows, the manifest records and `concord splits` reads, the same for every scheme: samples
+    per scheme and per split, label rows, and under `schemes` each scheme's samples, units, labeled units (the
+    store's rule, app/store/counts.py), label rows and samples per split; plus each part's own entries (per
+    checker, category, trait, ...)."""
+    parts = [p for p in sel.parts if p.records]
+    samples = {p.scheme: len(p.records) for p in parts}
     by_split: dict[str, Counter[str]] = defaultdict(Counter)
-    for p in own:
+    for p in parts:
         for k, n in p.by_split.items():
             by_split[k][p.scheme] += n
     out: dict[str, Any] = {
         "samples": {**samples, "total": sum(samples.values())},
-        "by_split": {k: {p.scheme: v[p.scheme] for p in own} for k, v in sorted(by_split.items())},
-        "labels": sum(p.n_labels for p in own),
+        "by_split": {k: {p.scheme: v[p.scheme] for p in parts} for k, v in sorted(by_split.items())},
+        "labels": sum(p.n_labels for p in parts),
         "skipped_units": sel.skipped,
         "strata": sel.strata,
-        "schemes": {p.scheme: {"samples": len(p.records), "units": p.n_units, "labels": p.n_labels,
-                               "by_split": p.by_split} for p in sel.parts if not p.adapter.own_counts and p.records},
+        "schemes": {p.scheme: {"samples": len(p.records), "units": p.n_units, "labeled": p.n_labeled,
+                               "labels": p.n_labels, "by_split": p.by_split} for p in parts},
     }
     for p in sel.parts:
         out.update(p.adapter.manifest_counts(p))
@@ -111,7 +112,7 @@ def readme(manifest: dict[str, Any], adapters: Sequence[SchemeExport]) -> str:
     c = manifest["counts"]
     f = manifest["filters"]
     ext = manifest["format"]
-    own = [a for a in adapters if a.own_counts]
+    schemes = list(c.get("schemes") or {})  # the schemes the split holds, in the order the export visited them
     sampling = "all selected samples" if f["sample"] is None else f"{f['sample']} samples drawn with seed {f['seed']}"
     lines = [
         f"# {manifest['split']}",
@@ -131,7 +132,7 @@ def readme(manifest: dict[str, Any], adapters: Sequence[SchemeExport]) -> str:
     label_lines = [line for a in adapters if (line := a.card_label_line())]
     if label_lines:
         lines.append(f"- `labels.{ext}`: the human decisions: " + ", and ".join(label_lines) + ".")
-    example = own[0].scheme if own else (adapters[0].scheme if adapters else "DATA")
+    example = schemes[0] if schemes else (adapters[0].scheme if adapters else "DATA")
     lines += [
         "",
         "CSV and Parquet hold nested fields as JSON strings. The files use Concord's import formats: "
@@ -143,16 +144,21 @@ def readme(manifest: dict[str, Any], adapters: Sequence[SchemeExport]) -> str:
     lines += [
         "## Counts",
         "",
-        "- samples: " + ", ".join(f"{c['samples'].get(a.scheme, 0)} {a.scheme}" for a in own),
+        "- samples: " + ", ".join(f"{c['samples'].get(name, 0)} {name}" for name in schemes),
     ]
     for a in adapters:
         lines += a.card_counts(c)
     lines += [
-        f"- human decisions: {c['labels']}",
+        f"- labels (every annotator's): {c['labels']}",
         "",
-        "| split | " + " | ".join(_cell(a.scheme) for a in own) + " |",
-        "|---|" + "---|" * len(own),
-        *[f"| {_cell(k)} | " + " | ".join(str(v.get(a.scheme, 0)) for a in own) + " |" for k, v in c["by_split"].items()],
+        "| scheme | samples | units | labeled units | labels |",
+        "|---|---|---|---|---|",
+        *[f"| {_cell(k)} | {v['samples']} | {v['units']} | {v.get('labeled', '–')} | {v['labels']} |"
+          for k, v in c["schemes"].items()],
+        "",
+        "| split | " + " | ".join(_cell(name) for name in schemes) + " |",
+        "|---|" + "---|" * len(schemes),
+        *[f"| {_cell(k)} | " + " | ".join(str(v.get(name, 0)) for name in schemes) + " |" for k, v in c["by_split"].items()],
         "",
     ]
     for a in adapters:

@@ -44,8 +44,8 @@ NO_SPLIT = "(none)"
 @dataclass
 class Part:
     """A scheme's share of the split. `strata`: candidate sample id -> stratum (under --stratify; one stratum
-    "all" without it). After `export_rows`: `datasets`, `annotators`, `by_split` (records per split value) and
-    `n_units` (decided units written)."""
+    "all" without it). After `export_rows`: `datasets`, `annotators`, `by_split` (records per split value),
+    `n_units` (decided units written), `unit_keys` (which ones) and `n_labels` (label rows written)."""
 
     scheme: str
     adapter: "SchemeExport"
@@ -55,6 +55,8 @@ class Part:
     by_split: dict[str, int] = field(default_factory=dict)
     n_units: int = 0
     n_labels: int = 0
+    unit_keys: set[tuple[str, str]] = field(default_factory=set)  # (sample, unit) of the units written
+    n_labeled: int = 0  # of those, the labeled ones (app/store/counts.py's rule; set by export_select.select)
     state: Any = None  # the adapter's own (selected units, curated ground truth, ...)
 
     @property
@@ -77,11 +79,10 @@ def count_splits(records: list[dict[str, Any]]) -> dict[str, int]:
 
 
 class SchemeExport:
-    """Base of a scheme's export adapter. `own_counts`: the scheme is counted in the split's `samples`, `by_split`
-    and `labels` (a curated export); False: listed under `counts.schemes` (the registry's generic export)."""
+    """Base of a scheme's export adapter. Every part is counted alike (export_manifest.counts): samples, units,
+    labeled units and label rows per scheme and per split; an adapter adds entries of its own (`manifest_counts`)."""
 
     scheme: str = ""
-    own_counts: bool = True
     columns: Mapping[str, tuple[str, ...]] = {}  # dataset -> its fixed CSV/Parquet column order (else the keys)
 
     params_name: str | None = None  # what the scheme's parameters are called in messages; None: none documented

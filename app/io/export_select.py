@@ -234,6 +234,10 @@ def select(project: Project, f: Filters, progress: Progress | None = None) -> Se
         check(progress)
         p.adapter.export_rows(project, p, keep)
         _merge(datasets, p.datasets)
+    for p in parts:  # labeled units among those written, by the rule every surface counts with
+        if p.unit_keys:
+            decided = project.decided_units(p.scheme)
+            p.n_labeled = sum(1 for k in p.unit_keys if decided.get(k, (False, False))[1])
     ids = {str(r["id"]) for p in parts for r in p.records}
     columns = {name: cols for p in parts for name, cols in p.adapter.columns.items()}
     return Selection(parts, datasets, dict(sorted(skipped.items())), strata_counts, ids, columns)

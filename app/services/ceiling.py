@@ -3,7 +3,8 @@ agree with each other, next to how far the metric agrees with them on the same i
 
 Items are the scheme's `label_items` (as in app/services/agreement.py). The metric's items come from its machine
 label (the stored one from `concord assign`/imports, else the record's own, `Scheme.machine_label`) turned into
-human-like labels by `Scheme.accept`. Figures (calibration.annotators.item_agreement):
+human-like labels by `Scheme.accept`; labels given to a whole sample (per-sample kinds, unit '') are compared with
+the machine decision of the sample's first unit that has one (`machine_decision`). Figures (calibration.annotators.item_agreement):
 - human_human: Fleiss' kappa and Krippendorff's alpha among the annotators, and their mean pairwise Cohen's kappa;
 - metric_human: Cohen's kappa of the metric against the resolved human label, and the mean of the metric's Cohen's
   kappas against each annotator (comparable with the humans' mean pairwise kappa).
@@ -54,7 +55,7 @@ def ceiling(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0
                     humans.append((sid, f"{unit}|{kind}|{item}", annotator, repr(cat)))
         decided = machine.get((sid, unit)) if machine is not None else None
         if decided is None:
-            decided = _machine(project, scheme, record, sid, unit)
+            decided = machine_decision(project, scheme, record, sid, unit)
         if decided:
             for kind, value in decided.items():
                 if kind in NOT_ITEMS:
@@ -126,6 +127,21 @@ def _by_annotator(project: Any, scheme_name: str) -> dict[tuple[str, str], dict[
         if name == scheme_name and kind not in NOT_ITEMS:
             out[(sid, unit)].setdefault(annotator, {})[kind] = value
     return out
+
+
+def machine_decision(project: Any, scheme: Any, record: Any, sid: str, unit: str) -> dict[str, Any] | None:
+    """The metric's decision on what humans labeled at (sid, unit), asked from the scheme: a unit's own machine label;
+    for per-sample labels (unit '', LabelKind.per_sample) the per-sample kinds of the first of the sample's units
+    (`Scheme.units` order: the record's own machine source first) that has a machine decision."""
+    if unit:
+        return _machine(project, scheme, record, sid, unit)
+    per_sample = {name for name, kind in scheme.label_kinds.items() if kind.per_sample}
+    for source in scheme.units(record):
+        decided = _machine(project, scheme, record, sid, source)
+        own = {k: v for k, v in (decided or {}).items() if k in per_sample}
+        if own:
+            return own
+    return None
 
 
 def _machine(project: Any, scheme: Any, record: Any, sid: str, unit: str) -> dict[str, Any] | None:

@@ -61,3 +61,95 @@ def stored_counts(conn: sqlite3.Connection, table: str) -> dict[tuple[str, str],
     """(scheme, key) -> n for one table's counts."""
     return {(s, k): n for s, k, n in conn.execute(
         "SELECT scheme, key, n FROM row_counts WHERE tbl = ? ORDER BY scheme, key", (table,))}
+
+
+# -- what humans decided: the one definition every surface counts with (issue #25) -----------------------------------
+# A unit is *labeled* when a human label other than a status or a note exists for it, or for its sample through a
+# per-sample kind (LabelKind.per_sample, stored under unit ''); it has a *status* when its status label is set. The
+# labels counted are the resolved ones, or one annotator's own (blind mode). Totals come from the counts kept on
+# write; the labels side is a few rows per labeled unit, so nothing here scans the samples or units tables.
+def _decided_sql(annotator: str | None, assigned_to: str | None, scheme: str | None) -> tuple[str, list[Any]]:
+    """SELECT unit id, sample_id, unit, scheme, with_status (0/1), labeled (0/1) of every unit with a decision.
+
+    A label other than a status or a note under unit '' is a per-sample kind's (LabelKind.per_sample: import and the
+    views store those there and nothing else), and labels every unit of its sample; the one exception, a sample whose
+    only unit is '' (no machine output), is labeled either way. So the rule needs no registry (loading every scheme
+    would triple the time of `concord status`)."""
+    whose, params = ("annotator = ?", [annotator]) if annotator else ("resolved = 1", [])
+    where = []
+    if scheme is not None:
+        where.append("u.scheme = ?")
+    if assigned_to:
+        where.append("EXISTS (SELECT 1 FROM assignments a WHERE a.sample_id = u.sample_id AND a.unit = u.unit"
+                     " AND a.annotator = ?)")
+    tail = (" WHERE " + " AND ".join(where)) if where else ""
+    sql = (
+        f"WITH l AS (SELECT sample_id, unit, kind FROM labels WHERE {whose} AND value IS NOT NULL),"
+        " d AS (SELECT u.id AS uid, MAX(l.kind = 'status') AS ws, MAX(l.kind NOT IN ('status', 'note')) AS lab"
+        " FROM l JOIN units u ON u.sample_id = l.sample_id AND u.unit = l.unit GROUP BY u.id"
+        " UNION ALL SELECT u.id, 0, 1 FROM (SELECT DISTINCT l.sample_id FROM l"
+        " WHERE l.unit = '' AND l.kind NOT IN ('status', 'note')) p JOIN units u ON u.sample_id = p.sample_id)"
+        " SELECT u.id, u.sample_id, u.unit, u.scheme, MAX(d.ws), MAX(d.lab) FROM d JOIN units u ON u.id = d.uid"
+        f"{tail} GROUP BY u.id"
+    )
+    return sql, [*params, *([scheme] if scheme is not None else []), *([assigned_to] if assigned_to else [])]
+
+
+def decided_units(conn: sqlite3.Connection, scheme: str | None = None, annotator: str | None = None
+                  ) -> dict[tuple[str, str], tuple[bool, bool]]:
+    """(sample_id, unit) -> (has a status, is labeled) for every unit with a human decision (see above)."""
+    sql, params = _decided_sql(annotator, None, scheme)
+    return {(sid, unit): (bool(ws), bool(lab)) for _, sid, unit, _, ws, lab in conn.execute(sql, params)}
+
+
+def label_row_counts(conn: sqlite3.Connection) -> dict[str, int]:
+    """Scheme -> label rows: every annotator's current, non-cleared label of any kind (status and note included)."""
+    return dict(conn.execute("SELECT s.scheme, COUNT(*) FROM labels l JOIN samples s ON s.id = l.sample_id"
+                             " WHERE l.value IS NOT NULL GROUP BY s.scheme"))
+
+
+def machine_labeled_counts(conn: sqlite3.Connection) -> dict[tuple[str, str], int]:
+    """(scheme, unit) -> units with a machine label: a named unit is the machine source itself (a checker, judge,
+    model or method whose output the record carries), and a unit with a stored machine label (`concord assign`)
+    counts too; unit '' (a sample with no machine output) only through a stored label. Read from the counts kept on
+    write, so a source whose run failed on a sample (an error instead of an output) still counts: telling it apart
+    would mean parsing every record."""
+    out = {k: n for k, n in stored_counts(conn, "units").items() if k[1]}
+    for scheme, unit, n in conn.execute(
+            "SELECT u.scheme, u.unit, COUNT(DISTINCT u.id) FROM machine_labels m JOIN units u"
+            " ON u.sample_id = m.sample_id AND u.unit = m.unit WHERE m.unit = '' AND m.value IS NOT NULL"
+            " GROUP BY u.scheme, u.unit"):
+        out[(scheme, unit)] = n
+    return out
+
+
+def unit_counts_by_scheme(conn: sqlite3.Connection, annotator: str | None = None, assigned_to: str | None = None
+                          ) -> dict[str, Any]:
+    """The counts a user sees, per scheme and per (scheme, unit): samples, units, labeled and unlabeled units, units
+    with a status, label rows and machine-labeled units. `annotator`: that annotator's own labels instead of the
+    resolved ones; `assigned_to`: only the units assigned to that annotator (their queue, blind mode)."""
+    sql, params = _decided_sql(annotator, assigned_to, None)
+    decided: Counter[tuple[str, str, str]] = Counter()
+    for _, _, unit, scheme, ws, lab in conn.execute(sql, params):
+        decided[(scheme, unit, "with_status")] += ws
+        decided[(scheme, unit, "labeled")] += lab
+    if assigned_to:
+        totals = {(s, u): n for s, u, n in conn.execute(
+            "SELECT u.scheme, u.unit, COUNT(*) FROM assignments a JOIN units u ON u.sample_id = a.sample_id"
+            " AND u.unit = a.unit WHERE a.annotator = ? GROUP BY u.scheme, u.unit", (assigned_to,))}
+    else:
+        totals = stored_counts(conn, "units")
+    machine = machine_labeled_counts(conn)
+    units = [{"scheme": s, "unit": u, "total": n, "labeled": decided[(s, u, "labeled")],
+              "unlabeled": n - decided[(s, u, "labeled")], "with_status": decided[(s, u, "with_status")],
+              "machine_labeled": machine.get((s, u), 0)} for (s, u), n in totals.items()]
+    samples = {s: n for (s, _), n in stored_counts(conn, "samples").items()}
+    rows = label_row_counts(conn)
+    schemes: dict[str, dict[str, int]] = {}
+    for name in sorted({*samples, *(u["scheme"] for u in units)}):
+        mine = [u for u in units if u["scheme"] == name]
+        schemes[name] = {"samples": samples.get(name, 0), "units": sum(u["total"] for u in mine),
+                         **{k: sum(u[k] for u in mine) for k in ("labeled", "unlabeled", "with_status",
+                                                                  "machine_labeled")},
+                         "label_rows": rows.get(name, 0)}
+    return {"schemes": schemes, "units": units}

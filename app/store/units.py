@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.store.counts import stored_counts
+from app.store.counts import decided_units, stored_counts, unit_counts_by_scheme
 from app.store.project import ProjectBase
 
 SORTABLE = {"id": "u.id", "sample_id": "u.sample_id", "scheme": "u.scheme", "unit": "u.unit",
@@ -249,30 +249,34 @@ class UnitsMixin(ProjectBase):
             "SELECT u.sample_id, u.unit, ms.figures FROM machine_scores ms JOIN units u ON u.id = ms.unit_id "
             "WHERE ms.config_ref = ?", (config_ref,))}
 
+    def unit_counts(self, annotator: str | None = None, assigned_to: str | None = None) -> dict[str, Any]:
+        """Per scheme and per (scheme, unit): samples, units, labeled/unlabeled units, units with a status, label
+        rows, machine-labeled units (app/store/counts.py says what counts); every surface reads these."""
+        return unit_counts_by_scheme(self.conn, annotator, assigned_to)
+
+    def decided_units(self, scheme: str | None = None, annotator: str | None = None
+                      ) -> dict[tuple[str, str], tuple[bool, bool]]:
+        """(sample_id, unit) -> (has a status, is labeled) of every unit a human decided on, by the same rule."""
+        return decided_units(self.conn, scheme, annotator)
+
     def status_counts(self) -> dict[str, Any]:
         """Everything `concord status` prints, in a few aggregate queries."""
         from app.store.samples import store_adapter
 
-        # Totals come from the counts kept on write (app/store/counts.py); what humans decided is counted from the
-        # labels side (a few rows per labeled unit), so nothing here scans the samples, units or violations tables.
+        # Totals come from the counts kept on write; what humans decided is counted from the labels side, by the one
+        # definition every surface uses (app/store/counts.unit_counts_by_scheme): nothing here scans the big tables.
         samples = {scheme: n for (scheme, _), n in stored_counts(self.conn, "samples").items()}
         extra: dict[str, Any] = {}
         for scheme in samples:  # a store adapter may add counts of its own tables (`status_counts(project)`)
             hook = getattr(store_adapter(scheme), "status_counts", None)
             if hook is not None:
                 extra.update(hook(self))
-        decided = {(scheme, unit): (with_status, labeled) for scheme, unit, with_status, labeled in self.conn.execute(
-            "SELECT u.scheme, u.unit, SUM(l.with_status), SUM(l.labeled) FROM ("
-            " SELECT sample_id, unit, MAX(kind = 'status') AS with_status, MAX(kind NOT IN ('status', 'note')) AS labeled"
-            " FROM labels WHERE resolved = 1 AND value IS NOT NULL GROUP BY sample_id, unit) l"
-            " JOIN units u ON u.sample_id = l.sample_id AND u.unit = l.unit GROUP BY u.scheme, u.unit")}
-        units = [{"scheme": scheme, "unit": unit, "total": n, "with_status": decided.get((scheme, unit), (0, 0))[0],
-                  "labeled": decided.get((scheme, unit), (0, 0))[1]}
-                 for (scheme, unit), n in stored_counts(self.conn, "units").items()]
+        counts = unit_counts_by_scheme(self.conn)
         return {
             "samples": samples,
             **extra,
-            "units": units,
+            "units": counts["units"],
+            "schemes": counts["schemes"],
             "events": int(self.scalar("SELECT COUNT(*) FROM events")),
             "annotators": int(self.scalar("SELECT COUNT(*) FROM annotators")),
         }

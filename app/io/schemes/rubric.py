@@ -205,6 +205,7 @@ class RubricExport(SchemeExport):
         part.annotators = {u.annotator for u in st["units"]}
         part.by_split = count_splits(records)
         part.n_units, part.n_labels = len(st["units"]), len(labels)
+        part.unit_keys = {(u.sample_id, u.trait) for u in st["units"]}
 
     def manifest_counts(self, part: Part) -> dict[str, Any]:
         by_trait: dict[str, Counter[str]] = {}

@@ -379,6 +379,7 @@ class ViolationsExport(SchemeExport):
         part.annotators = {u.annotator for u in st["units"]}
         part.by_split = count_splits(records)
         part.n_units, part.n_labels = len(st["units"]), len(labels)
+        part.unit_keys = {(u.sample_id, u.checker) for u in st["units"]}
 
     def manifest_counts(self, part: Part) -> dict[str, Any]:
         by_category: Counter[str] = Counter()

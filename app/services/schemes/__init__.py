@@ -80,6 +80,12 @@ def check_options(scheme: Scheme, options: Mapping[str, Any]) -> None:
         raise UsageError(str(exc)) from None
 
 
+def labeled_units(project: Project, scheme: Scheme) -> int:
+    """The scheme's labeled review units, as `concord status` counts them (a search problem's own units, its
+    `n_units`, may be finer: a sample's sentences, a unit's metrics)."""
+    return int(project.unit_counts()["schemes"].get(scheme.name, {}).get("labeled", 0))
+
+
 def check_enough_labels(scheme: Scheme, labels: Mapping[tuple[str, str], Mapping[str, Any]], folds: int,
                         group_by: str) -> None:
     """Refuse early, from the labels alone (before a scheme embeds anything): no decisions, or fewer labeled
@@ -130,7 +136,9 @@ def calibrate(project: Project, scheme: Scheme, options: Mapping[str, Any], *, o
     except ValueError as exc:
         raise UsageError(f"{scheme.name}: {exc}") from None
     if problem is None:
-        raise UsageError(f"{scheme.name}: nothing to calibrate (no search problem for the labels in this project)")
+        n = labeled_units(project, scheme)
+        raise UsageError(f"{scheme.name}: nothing to calibrate (the scheme makes no search problem of the {n} "
+                         f"labeled {scheme.unit_noun}s in this project)")
     objective = objective or getattr(problem, "objective", None) or "kappa"
     try:
         cal = Calibrator(objective=objective, folds=folds, group_by=group_by, seed=seed, n_boot=n_boot,
