@@ -138,8 +138,6 @@ def run(args: argparse.Namespace) -> int:
     statuses = None if args.status.strip().lower() == "any" else _csv_list(args.status)
     checkers = None if not args.checker else [c for item in args.checker for c in _csv_list(item)]
     schemes = None if not args.scheme else [c for item in args.scheme for c in _csv_list(item)]
-    if args.json and not args.dry_run:
-        raise UsageError("--json: only with --dry-run (an export prints its counts; its manifest.json has them all)")
     if not args.dry_run and not args.out:
         raise UsageError("--out: the output directory is required (or use --dry-run)")
     with Project.open(args.project) as project:
