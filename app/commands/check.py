@@ -48,8 +48,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         data = report.to_dict()
         if recovery is not None:
-            data["recovered"] = {"path": str(recovery.dest), "tables": {k: vars(v) for k, v in recovery.tables.items()},
-                                 "integrity": recovery.integrity, "foreign_keys": recovery.foreign_keys}
+            data["recovered"] = recovery.to_dict()
         print(json.dumps(data, indent=2))
     else:
         if report.ok:
