@@ -32,4 +32,4 @@ def regular_file(path: str | Path, what: str = "file", *, missing_ok: bool = Fal
     if stat.S_ISREG(mode):
         return p
     kind = next((name for test, name in KINDS if test(mode)), "not a regular file")
-    raise error(f"{p}: is {kind}, not a regular file (give the path of a {what})")
+    raise error(f"{p}: is {kind}, not a {what}")

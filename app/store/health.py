@@ -80,7 +80,7 @@ def open_readonly(path: str | Path) -> sqlite3.Connection:
     read-only; and a project on a read-only medium, where SQLite cannot create the -shm file that WAL readers
     share, is read as immutable (nobody can write it there) when it has no unmerged -wal.
     """
-    p = regular_file(path, "project file (.concord)", error=NotAProjectError)
+    p = regular_file(path, "project file", error=NotAProjectError)
     assert p is not None
     conn = _connect(p, "mode=ro")
     try:

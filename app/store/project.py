@@ -107,7 +107,7 @@ class ProjectBase:
         self.path = Path(path)
         # stat() opens no descriptor, so it is safe while this process holds connections to the file; a FIFO, a
         # device or a directory is refused at once (SQLite would block on a FIFO).
-        found = regular_file(self.path, "project file (.concord)", missing_ok=True, error=NotAProjectError)
+        found = regular_file(self.path, "project file", missing_ok=True, error=NotAProjectError)
         exists = found is not None and self.path.stat().st_size > 0
         if not exists and not create:
             raise NotAProjectError(f"{self.path}: no such project file (create one with `concord init {self.path}`)")

@@ -27,7 +27,7 @@ from typing import Any
 from app.errors import NotAProjectError, UsageError
 from app.files import regular_file
 from app.store.health import _foreign_keys, _pragma_list, derived_labels, open_readonly
-from app.store.project import is_corrupt
+from app.store.project import is_corrupt, store_error
 
 CHUNK = 500
 ORPHAN_LABELS = "recovered_labels"
@@ -92,7 +92,7 @@ def default_dest(path: str | Path) -> Path:
 
 def recover(source: str | Path, dest: str | Path | None = None) -> RecoveryReport:
     """Copy every readable row of `source` into the new file `dest` (refused if it exists)."""
-    src_path = regular_file(source, "project file (.concord)", error=NotAProjectError)
+    src_path = regular_file(source, "project file", error=NotAProjectError)
     assert src_path is not None
     out_path = Path(dest) if dest is not None else default_dest(src_path)
     if out_path.exists():
@@ -151,13 +151,28 @@ def recover(source: str | Path, dest: str | Path | None = None) -> RecoveryRepor
         finally:
             out.close()
         os.replace(tmp, out_path)  # a new file: no connection of ours is open on it
+    except sqlite3.Error as exc:  # the source is only read: a full disk or a read-only place is the new file's
+        _discard(src, tmp)
+        known = store_error(exc, out_path) if _writing_error(exc) else None
+        if known is None:
+            raise
+        raise known from None
     except BaseException:
-        src.close()  # (closing twice is harmless)
-        tmp.unlink(missing_ok=True)
-        for suffix in ("-journal", "-wal", "-shm"):
-            Path(f"{tmp}{suffix}").unlink(missing_ok=True)
+        _discard(src, tmp)
         raise
     return report
+
+
+def _writing_error(exc: sqlite3.Error) -> bool:
+    return (getattr(exc, "sqlite_errorname", "") or "").startswith(
+        ("SQLITE_FULL", "SQLITE_READONLY", "SQLITE_CANTOPEN", "SQLITE_IOERR"))
+
+
+def _discard(src: sqlite3.Connection, tmp: Path) -> None:
+    """A failed recovery leaves nothing behind: no half-written file, no journal."""
+    src.close()  # (closing twice is harmless)
+    for suffix in ("", "-journal", "-wal", "-shm"):
+        Path(f"{tmp}{suffix}").unlink(missing_ok=True)
 
 
 def _sqlite_schema(src: sqlite3.Connection) -> tuple[Schema | None, int, int]:
