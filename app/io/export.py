@@ -328,6 +328,8 @@ def export_split(project: Project, name: str, version: str, out_dir: str | Path,
                 os.replace(old / target.name, target)
             raise
     except OSError as exc:  # a full disk, a read-only place: one sentence naming the split's folder
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
         _remove_empty(made)
         bare = OSError(exc.errno, exc.strerror)  # the temp file's name would only confuse
         raise UsageError(os_error_message(bare, target) or f"{target}: cannot write the split: {exc}") from None
