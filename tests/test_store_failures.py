@@ -244,6 +244,10 @@ def test_repair_into_a_read_only_place_leaves_nothing(tmp_path: Path, monkeypatc
     err = refused(["check", str(path), "--repair", "--out", str(out)], capsys)
     assert f"{out}: is on a read-only file system; choose a writable place" in err
     assert list(out.parent.iterdir()) == []  # no temp file, no journal left behind
+    monkeypatch.undo()
+    nowhere = tmp_path / "no-such-folder" / "fixed.concord"  # SQLite cannot create it: said of the new file
+    err = refused(["check", str(path), "--repair", "--out", str(nowhere)], capsys)
+    assert f"{nowhere}: cannot create the recovered file there" in err and "choose a writable place" in err
 
 
 def test_export_to_a_read_only_place_is_one_sentence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

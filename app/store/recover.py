@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.errors import NotAProjectError, UsageError
+from app.errors import NotAProjectError, UsageError, os_error_message
 from app.files import regular_file
 from app.store.health import _foreign_keys, _pragma_list, derived_labels, open_readonly
 from app.store.project import is_corrupt, store_error
@@ -153,10 +153,16 @@ def recover(source: str | Path, dest: str | Path | None = None) -> RecoveryRepor
         os.replace(tmp, out_path)  # a new file: no connection of ours is open on it
     except sqlite3.Error as exc:  # the source is only read: a full disk or a read-only place is the new file's
         _discard(src, tmp)
-        known = store_error(exc, out_path) if _writing_error(exc) else None
-        if known is None:
+        if not _writing_error(exc):
             raise
-        raise known from None
+        if (getattr(exc, "sqlite_errorname", "") or "").startswith(("SQLITE_CANTOPEN", "SQLITE_READONLY")):
+            raise UsageError(f"{out_path}: cannot create the recovered file there (a read-only place, or no "
+                             "permission); choose a writable place with --out") from None
+        raise store_error(exc, out_path) or exc from None
+    except OSError as exc:  # a read-only place, a full disk: name the file asked for, not the temp file
+        _discard(src, tmp)
+        bare = OSError(exc.errno, exc.strerror)
+        raise UsageError(os_error_message(bare, out_path) or f"{out_path}: cannot write it: {exc}") from None
     except BaseException:
         _discard(src, tmp)
         raise
@@ -172,7 +178,10 @@ def _discard(src: sqlite3.Connection, tmp: Path) -> None:
     """A failed recovery leaves nothing behind: no half-written file, no journal."""
     src.close()  # (closing twice is harmless)
     for suffix in ("", "-journal", "-wal", "-shm"):
-        Path(f"{tmp}{suffix}").unlink(missing_ok=True)
+        try:
+            Path(f"{tmp}{suffix}").unlink(missing_ok=True)
+        except OSError:  # a read-only place, where nothing was written either
+            pass
 
 
 def _sqlite_schema(src: sqlite3.Connection) -> tuple[Schema | None, int, int]:
