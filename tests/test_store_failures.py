@@ -162,13 +162,13 @@ def test_check_refuses_a_file_from_a_newer_concord(tmp_path: Path, capsys: pytes
 
 def test_a_fifo_is_refused_at_once_everywhere(tmp_path: Path) -> None:
     project = make_project(tmp_path / "p.concord")
-    fifos = {name: tmp_path / name for name in ("f.concord", "f.jsonl", "f.json")}
+    fifos = {name: tmp_path / name for name in ("f.concord", "f.jsonl", "f.json", "f.toml")}
     for f in fifos.values():
         os.mkfifo(f)
     commands = [["check", fifos["f.concord"]], ["check", fifos["f.concord"], "--repair"], ["status", fifos["f.concord"]],
                 ["import", project, fifos["f.jsonl"]], ["import", project, fifos["f.json"]],
                 ["import", fifos["f.concord"], tmp_path / "x.jsonl"], ["labels", "import", project, fifos["f.jsonl"]],
-                ["traits", "import", project, fifos["f.json"]],
+                ["traits", "import", project, fifos["f.json"]], ["evaluate", project, "--config", fifos["f.toml"]],
                 ["merge", tmp_path / "out.concord", project, fifos["f.concord"]]]
     for argv in commands:  # each in a child: a hang must fail this test, not freeze the suite
         t0 = time.monotonic()
