@@ -50,7 +50,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         data = report.to_dict()
         if recovery is not None:
-            data["recovered"] = recovery.to_dict()
+            data["recovered"] = {"path": str(recovery.dest), "tables": {k: vars(v) for k, v in recovery.tables.items()},
+                                 "integrity": recovery.integrity, "foreign_keys": recovery.foreign_keys}
         print(json.dumps(data, indent=2))
     else:
         if report.ok:

@@ -79,11 +79,6 @@ class RecoveryReport:
             out.append("  new file foreign keys: " + "; ".join(self.foreign_keys))
         return out
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"path": str(self.dest), "schema_from_pages": self.schema_from_pages,
-                "tables": {k: vars(v) for k, v in self.tables.items()},
-                "integrity": self.integrity, "foreign_keys": self.foreign_keys}
-
 
 def default_dest(path: str | Path) -> Path:
     p = Path(path)
