@@ -13,6 +13,7 @@ it (DESIGN.md: closing any descriptor of the file drops SQLite's locks).
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -64,8 +65,13 @@ class PageReader:
         return out
 
     def table_rows(self, root: int) -> PageWalk:
-        """Every readable row of the table b-tree rooted at page `root`, in b-tree order."""
+        """Every readable row of the table b-tree rooted at page `root`, in b-tree order, in a list."""
         walk = PageWalk()
+        walk.rows = list(self.iter_rows(root, walk))
+        return walk
+
+    def iter_rows(self, root: int, walk: PageWalk) -> Iterator[tuple[int, list[Any]]]:
+        """The same rows one at a time (a large table need not fit in memory); `walk` counts what is skipped."""
         seen: set[int] = set()
         stack = [root]
         while stack:  # depth-first, children pushed in reverse so rows come out in rowid order
@@ -87,10 +93,10 @@ class PageReader:
             elif kind == LEAF_TABLE:
                 for cell in cells:
                     try:
-                        walk.rows.append((int(cell.key), list(cell.values)))
+                        row = (int(cell.key), list(cell.values))
                     except Exception:  # noqa: BLE001 - a bad record or overflow chain loses this row only
                         walk.bad_rows += 1
+                        continue
+                    yield row
             else:  # an index page (or garbage) where a table page was expected
                 walk.bad_pages += 1
-        return walk
-

@@ -63,7 +63,7 @@ class RecoveryReport:
             extra = []
             if t.expected is not None and t.expected > t.copied:
                 extra.append(f"of at most {t.expected}: up to {t.expected - t.copied} lost")
-            if t.from_pages:
+            if t.from_pages and not self.schema_from_pages:  # (otherwise every row was)
                 extra.append(f"{t.from_pages} read from the pages past SQLite's errors")
             if t.unreadable_ranges:
                 extra.append(f"{t.unreadable_ranges} unreadable run(s) of rows skipped")
@@ -215,7 +215,7 @@ def _rowid_columns(out: sqlite3.Connection, name: str) -> tuple[list[str], int |
 
 def _copy_from_pages(path: Path, out: sqlite3.Connection, names: list[str], report: RecoveryReport) -> None:
     """Add, per rowid table, the rows its b-tree pages still hold that SQLite did not copy; fill in `expected`."""
-    from app.store.pages import PageReader
+    from app.store.pages import PageReader, PageWalk
 
     try:
         reader = PageReader(path)
@@ -227,15 +227,15 @@ def _copy_from_pages(path: Path, out: sqlite3.Connection, names: list[str], repo
         roots = {n: root for kind, n, _, root, _ in reader.schema() if kind == "table"}
         for name in names:
             result = report.tables[name]
-            if name not in roots or _without_rowid(out, name):
+            complete = not (report.schema_from_pages or result.unreadable_ranges)
+            if complete or name not in roots or _without_rowid(out, name):  # SQLite read it all (or cannot help)
                 continue
-            walk = reader.table_rows(roots[name])
-            result.bad_pages = walk.bad_pages
+            walk = PageWalk()
             cols, ipk = _rowid_columns(out, name)
             have = {r[0] for r in out.execute(f'SELECT rowid FROM "{name}"')}
             out.execute("BEGIN")
             try:
-                for rowid, values in walk.rows:
+                for rowid, values in reader.iter_rows(roots[name], walk):
                     if rowid in have or len(values) > len(cols):
                         continue
                     if ipk is not None and ipk < len(values):
@@ -254,6 +254,9 @@ def _copy_from_pages(path: Path, out: sqlite3.Connection, names: list[str], repo
                         result.rejected += 1
             finally:
                 out.execute("COMMIT")
+            result.bad_pages = walk.bad_pages
+            if walk.bad_rows:
+                result.note = f"{walk.bad_rows} row(s) on readable pages could not be decoded"
         for name, seq in _sequences(reader, roots).items():  # AUTOINCREMENT: ids up to seq were handed out
             if name in report.tables:
                 report.tables[name].expected = seq
