@@ -115,10 +115,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return _reader_gone()
     except Exception as exc:
-        damaged = _damaged(exc, getattr(args, "project", None))
-        if damaged is None:
+        message = _explained(exc, getattr(args, "project", None))
+        if message is None:
             raise
-        print(f"concord {args.command}: {damaged}", file=sys.stderr)
+        print(f"concord {args.command}: {message}", file=sys.stderr)
         return 2
 
 
@@ -132,11 +132,12 @@ def _reader_gone() -> int:
     return 1
 
 
-def _damaged(exc: Exception, project: str | None) -> Exception | None:
-    """SQLite found a damaged page while a command ran (open checks only the cheap part): say so, and what to do."""
-    from app.store.project import damaged, is_corrupt
+def _explained(exc: Exception, project: str | None) -> str | None:
+    """One sentence for what the user can act on (a damaged page found while the command ran, a full disk, a
+    read-only place, a busy project: app.errors.explain holds the one mapping); None: a bug, show the traceback."""
+    from app.errors import explain
 
-    return damaged(project, exc) if project and is_corrupt(exc) else None
+    return explain(exc, project)
 
 
 if __name__ == "__main__":

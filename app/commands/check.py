@@ -14,9 +14,11 @@ EPILOG = """examples:
 
 What is checked: SQLite's integrity check (every page, record and index), the foreign keys, and the labels
 table against the labels derived again from the events (the audit trail). The file is opened read-only.
---repair copies every row SQLite can still read into a NEW file (tables row by row, skipping damaged pages;
-indexes and the derived labels rebuilt) and checks that file; the original is never written. Automatic
-backups, made before every migration and hourly by the app, are in the `<name>.backups/` folder beside it."""
+--repair copies every row SQLite can still read into a NEW file (tables row by row, skipping damaged pages),
+adds the rows left on pages SQLite cannot reach (a truncated file, a damaged schema), rebuilds the indexes and
+the derived labels, checks that file and reports rows recovered against rows expected; the original is never
+written. A hot journal left by a writer killed mid-transaction is rolled back first. Automatic backups, made
+before every migration and hourly by the app, are in the `<name>.backups/` folder beside it."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

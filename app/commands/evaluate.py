@@ -73,8 +73,11 @@ def run(args: argparse.Namespace) -> int:
     from app.cli_progress import rich_progress
     from app.services.evaluation import evaluate
     from app.services.schemes import present
+    from app.files import regular_file
     from app.store import Project
 
+    if args.config:
+        regular_file(args.config, "config file")  # a FIFO would block the reader
     options = {"presets": [args.preset] if args.preset else None, "config_file": args.config,
                "use": [args.use] if args.use else None, "matching": args.matching, "embedding": args.embedding,
                "n_boot": args.bootstrap, "seed": args.seed, "reference": args.reference}

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from app.errors import UsageError
+from app.files import regular_file
 
 EXAMPLES = """\
 examples:
@@ -49,6 +50,7 @@ def run_import(args: argparse.Namespace) -> int:
     from calibration.schemes.rubric.karenina import parse_trait_file
 
     path = Path(args.file)
+    regular_file(path, "trait file")  # a FIFO would block read_text
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.errors import UsageError
+from app.errors import UsageError, os_error_message
 from app.io.export_manifest import build_manifest, clean, counts, readme
 from app.io.export_select import STRATIFY_KEYS, Filters, Selection, normalize_filters, select
 from app.io.export_write import FORMATS, content_sha256, serialise, sha256, to_jsonl
@@ -221,6 +221,23 @@ def _fresh_dir(parent: Path, prefix: str) -> Path:
             continue
 
 
+def _missing_parents(path: Path) -> list[Path]:
+    """The folders `mkdir(parents=True)` would create for `path`, deepest first (removed again on failure)."""
+    out = []
+    while not path.exists() and path != path.parent:
+        out.append(path)
+        path = path.parent
+    return out
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+
+
 def _install(tmp: Path, target: Path, force: bool) -> Path | None:
     """Move the finished temp dir to `target`; an existing target is moved aside first. Returns the moved-aside dir."""
     old: Path | None = None
@@ -293,10 +310,12 @@ def export_split(project: Project, name: str, version: str, out_dir: str | Path,
              "README.md": readme(manifest, [p.adapter for p in sel.parts]).encode("utf-8")}
     _check_no_secrets({**canonical, **extra})
 
-    out.mkdir(parents=True, exist_ok=True)
-    tmp = _fresh_dir(out, f".{target.name}.tmp-")
+    made = _missing_parents(out)
+    tmp: Path | None = None
     old: Path | None = None
     try:
+        out.mkdir(parents=True, exist_ok=True)
+        tmp = _fresh_dir(out, f".{target.name}.tmp-")
         for fname, data in {**blobs, **extra}.items():
             check(progress)
             _write_file(tmp / fname, data)
@@ -310,8 +329,15 @@ def export_split(project: Project, name: str, version: str, out_dir: str | Path,
             if old is not None:
                 os.replace(old / target.name, target)
             raise
+    except OSError as exc:  # a full disk, a read-only place: one sentence naming the split's folder
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+        _remove_empty(made)
+        bare = OSError(exc.errno, exc.strerror)  # the temp file's name would only confuse
+        raise UsageError(os_error_message(bare, target) or f"{target}: cannot write the split: {exc}") from None
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)
     if progress is not None:

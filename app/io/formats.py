@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 
 from app.errors import UsageError
+from app.files import regular_file
 from app.io.problems import Location, Problems, type_name
 
 FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
@@ -53,7 +54,7 @@ def read_source(path: str | Path, problems: Problems, json_columns: Collection[s
     if p.is_dir():
         raise UsageError(f"{p}: is a directory; give the file to read (.jsonl, .csv or .parquet)")
     fmt = detect_format(p)
-    if not p.is_file():
+    if regular_file(p, "data file", missing_ok=True) is None:  # a FIFO, device or socket is refused at once
         raise UsageError(f"{p}: no such file")
     if fmt == "jsonl":
         return _read_jsonl(p, problems)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from app.errors import UsageError
+from app.files import regular_file
 from app.io.formats import Source, detect_format, read_source
 from app.io.parallel import MIN_PARALLEL_BYTES, Part, PartResult, Pipeline, chunks, default_workers
 from app.io.problems import ImportErrors, Location, Problem, Problems
@@ -106,6 +107,8 @@ def import_file(project: Project, path: str | Path, *, dataset: str | None = Non
     `options`: what a scheme's own file reader needs (e.g. `model` for an RGB prediction file).
     """
     path = Path(path)
+    if not path.is_dir():  # (a directory gets read_source's own advice)
+        regular_file(path, "data file", missing_ok=True)  # a FIFO would block the readers: refused at once
     options = dict(options or {})
     problems = Problems()
     own = _scheme_source(project, path, problems, options)

@@ -8,14 +8,16 @@ for the app to run in the background.
 """
 from __future__ import annotations
 
+import os
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.errors import NotAProjectError
-from app.store.project import is_corrupt
-from app.store.schema import APPLICATION_ID
+from app.errors import NotAProjectError, busy_seconds
+from app.files import regular_file
+from app.store.project import hot_journal, is_corrupt, newer_schema, store_error
+from app.store.schema import APPLICATION_ID, LATEST
 
 MAX_ERRORS = 100
 EXAMPLES = 5
@@ -70,15 +72,56 @@ class HealthReport:
 
 
 def open_readonly(path: str | Path) -> sqlite3.Connection:
-    """A read-only SQLite connection (it never writes the file, nor checkpoints its WAL into it)."""
-    p = Path(path)
-    if p.is_dir():
-        raise NotAProjectError(f"{p}: is a directory, not a project file (give the path of a .concord file)")
-    if not p.exists():
-        raise NotAProjectError(f"{p}: no such project file")
-    conn = sqlite3.connect(f"{p.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None, timeout=10.0)
-    conn.execute("PRAGMA busy_timeout = 10000")
+    """A read-only SQLite connection (it never writes the file, nor checkpoints its WAL into it).
+
+    Two states a read-only connection cannot read by itself are handled here, for every reader (check, repair,
+    merge inputs): a hot rollback journal left by a writer killed mid-transaction is rolled back first, as any
+    read-write open would do (the file returns to its last commit), or refused with what to do when the folder is
+    read-only; and a project on a read-only medium, where SQLite cannot create the -shm file that WAL readers
+    share, is read as immutable (nobody can write it there) when it has no unmerged -wal.
+    """
+    p = regular_file(path, "project file", error=NotAProjectError)
+    assert p is not None
+    conn = _connect(p, "mode=ro")
+    try:
+        conn.execute("PRAGMA schema_version").fetchone()
+    except sqlite3.DatabaseError as exc:
+        name = getattr(exc, "sqlite_errorname", "")
+        if name == "SQLITE_READONLY_ROLLBACK":
+            conn.close()
+            _roll_back(p)
+            return _connect(p, "mode=ro")
+        if name.startswith("SQLITE_CANTOPEN") and not os.access(p.parent, os.W_OK) and not _has_wal(p):
+            conn.close()
+            return _connect(p, "mode=ro&immutable=1")
+        # anything else (not a database, damaged, busy) is met again, and reported, by the caller's first query
     return conn
+
+
+def _connect(p: Path, params: str) -> sqlite3.Connection:
+    wait = busy_seconds()
+    conn = sqlite3.connect(f"{p.resolve().as_uri()}?{params}", uri=True, isolation_level=None, timeout=wait)
+    conn.execute(f"PRAGMA busy_timeout = {int(wait * 1000)}")
+    return conn
+
+
+def _has_wal(p: Path) -> bool:
+    wal = p.with_name(p.name + "-wal")
+    return wal.exists() and wal.stat().st_size > 0
+
+
+def _roll_back(p: Path) -> None:
+    """Let SQLite roll back a hot journal: a read-write connection does it on its first read."""
+    conn = sqlite3.connect(p, isolation_level=None, timeout=busy_seconds())
+    try:
+        conn.execute("PRAGMA schema_version").fetchone()
+    except sqlite3.DatabaseError as exc:
+        if getattr(exc, "sqlite_errorname", "").startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN")):
+            raise hot_journal(p) from None
+        known = store_error(exc, p)
+        raise (known or exc) from None
+    finally:
+        conn.close()
 
 
 def check_marker(conn: sqlite3.Connection, path: Path) -> int:
@@ -91,7 +134,10 @@ def check_marker(conn: sqlite3.Connection, path: Path) -> int:
         raise NotAProjectError(f"{path}: not a Concord project ({exc})") from None
     if app_id != APPLICATION_ID:
         raise NotAProjectError(f"{path}: not a Concord project (no Concord marker)")
-    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    if version > LATEST:  # its tables may mean something else: checking them against this schema would mislead
+        raise newer_schema(path, version)
+    return version
 
 
 def quick_check(conn: sqlite3.Connection, max_errors: int = MAX_ERRORS) -> list[str]:
@@ -170,7 +216,9 @@ def integrity_report(path: str | Path, *, full: bool = True) -> HealthReport:
             conn.execute("PRAGMA schema_version").fetchone()
         except sqlite3.DatabaseError as exc:
             if not is_corrupt(exc):
-                raise NotAProjectError(f"{p}: not a Concord project (the file is not an SQLite database)") from None
+                if "not a database" in str(exc):
+                    raise NotAProjectError(f"{p}: not a Concord project (the file is not an SQLite database)") from None
+                raise store_error(exc, p) or exc from None  # busy, unopenable, I/O: say which, not "not a project"
             report.errors.append(f"SQLite cannot read the schema: {exc}")
             return report
         version = check_marker(conn, p)

@@ -15,7 +15,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.errors import DamagedProjectError, NotAProjectError
+from app.errors import BUSY_ENV, BusyProjectError, DamagedProjectError, NotAProjectError, UsageError, busy_seconds
+from app.files import regular_file
 from app.store import backup as backups
 from app.store.schema import APPLICATION_ID, LATEST, MIGRATIONS
 
@@ -46,25 +47,81 @@ def damaged(path: str | Path, exc: BaseException | str) -> DamagedProjectError:
     return DamagedProjectError(f"{path}: damaged: {exc}; run `concord check --repair {path}`")
 
 
+def newer_schema(path: str | Path, version: int) -> NotAProjectError:
+    """Every command refuses a file made by a newer Concord: this one cannot read (or check) its schema."""
+    return NotAProjectError(f"{path}: made by a newer Concord (schema {version}, this version knows {LATEST}); "
+                            "upgrade Concord")
+
+
+def hot_journal(path: str | Path) -> UsageError:
+    """A writer stopped mid-transaction and left a hot rollback journal that this connection may not roll back."""
+    return UsageError(f"{path}: a process stopped in the middle of a write and left {path}-journal; rolling it back "
+                      "needs write access to the file and its folder: make them writable (or copy both files to a "
+                      "writable folder) and run the command again")
+
+
+def store_error(exc: BaseException, path: str | Path | None) -> UsageError | None:
+    """The user-facing error for a database error the user can act on (damaged, full disk, busy, read-only place,
+    unopenable), naming the project and what to do; None for anything else (a bug: keep the traceback).
+
+    SQLite's extended result codes say which (Python 3.11+ puts the name on the exception); the messages are the
+    fallback for errors raised without one."""
+    if not isinstance(exc, sqlite3.Error):
+        return None
+    p = path or "the project"
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    text = str(exc)
+    if is_corrupt(exc):
+        return damaged(p, exc)
+    if name.startswith("SQLITE_FULL") or "database or disk is full" in text:
+        return UsageError(f"{p}: the disk is full (SQLite could not grow the file or its journal); free some space "
+                          "and run the command again: nothing was written")
+    if name.startswith("SQLITE_BUSY") or "database is locked" in text:
+        return BusyProjectError(f"another Concord process is writing to {p} (waited {busy_seconds():g} s for it); "
+                                f"run the command again when it has finished, or set {BUSY_ENV} to wait longer")
+    if name == "SQLITE_READONLY_ROLLBACK":
+        return hot_journal(p)
+    if name.startswith("SQLITE_READONLY") or "readonly database" in text:
+        return UsageError(f"{p}: cannot be written: the file, its folder or the medium is read-only; make it "
+                          "writable (or copy the project to a writable folder) and run the command again")
+    if name.startswith("SQLITE_CANTOPEN") or "unable to open database file" in text:
+        return UsageError(f"{p}: SQLite cannot open it or create its -wal and -shm files beside it (a read-only "
+                          "medium or folder?); copy the project to a writable folder, or read it with "
+                          f"`concord check {p}`")
+    if name.startswith("SQLITE_IOERR") or "disk I/O error" in text:
+        return UsageError(f"{p}: disk I/O error ({text}): the disk may be full or failing; free some space or check "
+                          f"the device, then run `concord check {p}`")
+    return None
+
+
+def store_error_message(exc: BaseException, path: object = None) -> str | None:
+    """`store_error` as one sentence (for app.errors.explain)."""
+    err = store_error(exc, None if path is None else str(path))
+    return None if err is None else str(err)
+
+
 class ProjectBase:
     """Connection, transactions, migrations and metadata. Feature mixins add the queries."""
 
     def __init__(self, path: str | Path, *, create: bool = False, migrate_to: int = LATEST) -> None:
         self.path = Path(path)
-        if self.path.is_dir():
-            raise NotAProjectError(f"{self.path}: is a directory, not a project file (give the path of a .concord file)")
-        # stat() opens no descriptor, so it is safe while this process holds connections to the file.
-        exists = self.path.exists() and self.path.stat().st_size > 0
+        # stat() opens no descriptor, so it is safe while this process holds connections to the file; a FIFO, a
+        # device or a directory is refused at once (SQLite would block on a FIFO).
+        found = regular_file(self.path, "project file", missing_ok=True, error=NotAProjectError)
+        exists = found is not None and self.path.stat().st_size > 0
         if not exists and not create:
             raise NotAProjectError(f"{self.path}: no such project file (create one with `concord init {self.path}`)")
         # A file in a `<name>.backups/` folder is a backup: read as it is (query_only), never migrated, switched to
         # WAL or backed up in place (that changed its bytes and nested a `.backups` folder inside the backups).
         self.readonly = exists and backups.in_backup_folder(self.path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(self.path, isolation_level=None, timeout=10.0)
+        # A writer waits up to busy_seconds() for another's write lock, SQLite's busy handler retrying with backoff;
+        # then the command stops with "another Concord process is writing" (store_error).
+        wait = busy_seconds()
+        conn = sqlite3.connect(self.path, isolation_level=None, timeout=wait)
         self.conn = conn
         try:
-            conn.execute("PRAGMA busy_timeout = 10000")
+            conn.execute(f"PRAGMA busy_timeout = {int(wait * 1000)}")
             if exists:
                 # The header is checked by SQLite itself, never with Python's open(): on POSIX, closing any other
                 # descriptor of the file drops every SQLite lock this process holds on it (other connections in
@@ -82,8 +139,9 @@ class ProjectBase:
                 self._migrate(fresh=not exists, target=migrate_to)
         except sqlite3.DatabaseError as exc:
             conn.close()
-            if is_corrupt(exc):
-                raise damaged(self.path, exc) from None
+            known = store_error(exc, self.path)
+            if known is not None:  # damaged, hot journal on a read-only place, busy, full, unopenable
+                raise known from None
             raise NotAProjectError(f"{self.path}: not a Concord project ({exc})") from None
         except Exception:
             conn.close()
@@ -131,11 +189,14 @@ class ProjectBase:
             yield self.conn
         except BaseException:
             self._depth -= 1
-            if self._depth == 0:
-                self.conn.execute("ROLLBACK")
-            else:
-                self.conn.execute(f"ROLLBACK TO {name}")
-                self.conn.execute(f"RELEASE {name}")
+            # SQLite itself rolls the whole transaction back on some errors (SQLITE_FULL, I/O errors): then there
+            # is nothing left to roll back, and trying would hide the real error behind "no transaction is active".
+            if self.conn.in_transaction:
+                if self._depth == 0:
+                    self.conn.execute("ROLLBACK")
+                else:
+                    self.conn.execute(f"ROLLBACK TO {name}")
+                    self.conn.execute(f"RELEASE {name}")
             raise
         self._depth -= 1
         if self._depth == 0:
@@ -195,9 +256,7 @@ class ProjectBase:
     def _migrate(self, *, fresh: bool, target: int) -> None:
         current = int(self.conn.execute("PRAGMA user_version").fetchone()[0])
         if current > LATEST:
-            raise NotAProjectError(
-                f"{self.path}: made by a newer Concord (schema {current}, this version knows {LATEST}); upgrade Concord"
-            )
+            raise newer_schema(self.path, current)
         if fresh:
             self.conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         if current == 0:
@@ -234,7 +293,8 @@ class ProjectBase:
                         self.conn.execute(f"PRAGMA user_version = {version}")
                         self.conn.execute("COMMIT")
                     except BaseException:
-                        self.conn.execute("ROLLBACK")
+                        if self.conn.in_transaction:  # SQLite may have rolled it back itself (a full disk)
+                            self.conn.execute("ROLLBACK")
                         raise
         finally:
             self.conn.execute("PRAGMA foreign_keys = ON")
