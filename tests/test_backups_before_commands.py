@@ -115,7 +115,7 @@ def test_a_backup_is_read_as_it_is_never_migrated_written_or_backed_up(tmp_path:
         made = p.backup("by-hand")
     was = sha(made)
     assert main(["status", str(made), "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["schema_version"] == SCHEMA_VERSION
+    assert json.loads(capsys.readouterr().out)["project_schema_version"] == SCHEMA_VERSION
     decisions = _labels_file(tmp_path / "d.jsonl", "ana", [])
     assert main(["labels", "import", str(made), str(decisions)]) == 2
     err = capsys.readouterr().err
