@@ -18,6 +18,10 @@ import orjson
 
 from app.errors import UsageError
 from app.io.problems import Location, Problems, type_name
+from calibration.jsontext import (  # noqa: F401 - DEPTH_MESSAGE, MAX_DEPTH re-exported: the limits live there
+    DEPTH_MESSAGE, MAX_DEPTH, MAX_FIELD_CHARS, MAX_RECORD_BYTES, check, decode_error, field_at_end, needs_check,
+    size_text,
+)
 
 FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 
@@ -140,50 +144,49 @@ def parse_jsonl(data: bytes, name: str, problems: Problems, first_line: int = 1)
     first_error = len(problems.errors)
     records: list[RawRecord] = []
     n_lines = 0
+    overlong = False
     for number, raw in enumerate(data.split(b"\n"), first_line):
         if not raw.strip():
             continue
         n_lines += 1
+        if len(raw) > MAX_RECORD_BYTES:  # refused unparsed: a huge field costs no memory beyond the file's bytes
+            problems.error(Location(name, number), "", overlong_problem(field_at_end(raw[:MAX_RECORD_BYTES])))
+            overlong = True
+            continue
         rec = parse_line(raw, name, number, problems, loads)
         if rec is not None:
             records.append(rec)
-    if first_line == 1 and len(problems.errors) > first_error and spanning_document(data, problems, name, first_error):
+    if (first_line == 1 and not overlong and len(problems.errors) > first_error
+            and spanning_document(data, problems, name, first_error)):
         return [], n_lines
     return records, n_lines
 
 
 def parse_line(raw: bytes, name: str, number: int, problems: Problems, loads: Any = orjson.loads) -> RawRecord | None:
-    """One non-blank JSONL line -> its record, or None with the problem reported."""
+    """One non-blank JSONL line -> its record, or None with the problem reported (invalid JSON, not an object, or
+    beyond the limits of calibration/jsontext.py: nesting, one field's size)."""
     try:
         obj = loads(raw)
     except orjson.JSONDecodeError as exc:
-        msg = exc.msg
-        problems.error(Location(name, number), "", f"invalid JSON: {msg}" if "UTF-8" in msg
-                       else f"invalid JSON: {msg} (column {exc.colno})")
+        err = decode_error(exc, raw)
+        problems.error(Location(name, number), "", err.message if "UTF-8" in exc.msg
+                       else f"{err.message} (column {err.column})")
         return None
     if type(obj) is not dict:
         problems.error(Location(name, number), "", f"expected a JSON object, got {type_name(obj)}")
         return None
-    if "meta" in obj and not _shallow(obj["meta"]):
-        problems.error(Location(name, number), "meta", DEPTH_MESSAGE)
-        return None
+    if needs_check(raw):
+        problem = check(obj)
+        if problem is not None:
+            problems.error(Location(name, number), *problem)
+            return None
     return RawRecord(Location(name, number), obj)
 
 
-MAX_DEPTH = 255
-DEPTH_MESSAGE = f"invalid JSON: depth limit exceeded (nested deeper than {MAX_DEPTH} levels)"
-
-
-def _shallow(value: Any) -> bool:
-    """Free-form values (`meta`) are stored and hashed as JSON: refuse nesting deeper than MAX_DEPTH here, with the
-    line, rather than crash in the hash. orjson.dumps enforces its own limit (255) in C, cheaply."""
-    if type(value) not in (dict, list):
-        return True
-    try:
-        orjson.dumps(value)
-    except orjson.JSONEncodeError as exc:
-        return "Recursion limit" not in str(exc)  # other refusals (e.g. non-str keys) are the validator's to report
-    return True
+def overlong_problem(field: str) -> str:
+    """The message for a line refused unread (longer than MAX_RECORD_BYTES); `field` is where it passes the limit."""
+    return (f"the record is longer than {size_text(MAX_RECORD_BYTES)}, so it is not read: a field may hold at most "
+            f"{size_text(MAX_FIELD_CHARS)} (README \"Size limits\")" + (f"; it passes the limit in {field}" if field else ""))
 
 
 def _read_table(path: Path, fmt: str, problems: Problems, json_columns: Collection[str]) -> Source:
@@ -234,8 +237,10 @@ def _read_table(path: Path, fmt: str, problems: Problems, json_columns: Collecti
                     problems.error(loc, str(col), f"invalid JSON in this column: {exc.msg} (column {exc.colno})")
                     ok = False
                     continue
-            if col == "meta" and not _shallow(value):
-                problems.error(loc, "meta", DEPTH_MESSAGE)
+            problem = check(value, keep=0)
+            if problem is not None:
+                inner = problem[0]
+                problems.error(loc, str(col) + (inner if not inner or inner[0] == "[" else "." + inner), problem[1])
                 ok = False
                 continue
             out[str(col)] = value

@@ -264,7 +264,9 @@ def _import_jsonl(project: Project, path: Path, dataset: str | None, progress: P
     lookup = str(project.path) if project.has_line_hashes() else None
     stream = _Stream(project, path, dataset, traits)
     sha = hashlib.sha256()
-    parts = (Part(str(path), a, b, line, lookup, traits, data) for a, b, line, data in chunks(path, hasher=sha))
+    parts = (Part(str(path), a, b, line, lookup, traits, data, None) if type(data) is bytes
+             else Part(str(path), a, b, line, lookup, traits, b"", data.field)  # an Overlong line
+             for a, b, line, data in chunks(path, hasher=sha))
     expected, held = _expected_lines(path, size), project.n_samples()
     reader = LineHashReader(lookup, preload=held <= PRELOAD_RATIO * expected) if lookup is not None else None
     pipeline = Pipeline(parts, workers - 1, reader)
