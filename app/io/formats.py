@@ -19,8 +19,8 @@ import orjson
 from app.errors import UsageError
 from app.io.problems import Location, Problems, type_name
 from calibration.jsontext import (  # noqa: F401 - DEPTH_MESSAGE, MAX_DEPTH re-exported: the limits live there
-    DEPTH_MESSAGE, MAX_DEPTH, MAX_FIELD_CHARS, MAX_RECORD_BYTES, check, decode_error, field_at_end, needs_check,
-    size_text,
+    DEPTH_MESSAGE, MAX_DEPTH, MAX_FIELD_CHARS, MAX_RECORD_BYTES, check, decode_error, encoding_problem, field_at_end,
+    needs_check, size_text,
 )
 
 FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
@@ -181,6 +181,42 @@ def parse_line(raw: bytes, name: str, number: int, problems: Problems, loads: An
             problems.error(Location(name, number), *problem)
             return None
     return RawRecord(Location(name, number), obj)
+
+
+def text_lines(path: Path, problems: Problems, limit: int | None = None) -> list[str]:
+    """The lines of a UTF-8 text file (a leading UTF-8 BOM skipped), read in bounded memory: a line longer than
+    MAX_RECORD_BYTES is read past and one that is not UTF-8 is reported, each replaced by "" so the numbering stays;
+    a UTF-16 file is one problem and no lines. `limit`: stop after that many non-blank lines."""
+    name, lines, cap = str(path), [], MAX_RECORD_BYTES
+    with open(path, "rb") as fh:
+        head = fh.read(4)
+        fh.seek(0)
+        enc = encoding_problem(head)
+        if enc is not None:
+            problems.error(Location(name, None), "", enc)
+            return []
+        number = filled = 0
+        while limit is None or filled < limit:
+            raw = fh.readline(cap + 1)
+            if not raw:
+                break
+            number += 1
+            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            if len(raw) > cap and not raw.endswith(b"\n"):
+                problems.error(Location(name, number), "", overlong_problem(field_at_end(raw[:cap])))
+                while raw and not raw.endswith(b"\n"):  # read past the rest of the line
+                    raw = fh.readline(1 << 20)
+                lines.append("")
+                continue
+            try:
+                lines.append(raw.rstrip(b"\r\n").decode("utf-8"))
+                filled += bool(lines[-1].strip())
+            except UnicodeDecodeError as exc:
+                problems.error(Location(name, number), "", f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column "
+                                                           f"{exc.start + 1}); save the file as UTF-8")
+                lines.append("")
+    return lines
 
 
 def overlong_problem(field: str) -> str:

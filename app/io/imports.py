@@ -21,12 +21,13 @@ from typing import Any
 
 from app.errors import UsageError
 from app.io.formats import Source, detect_format, read_source
-from app.io.parallel import MIN_PARALLEL_BYTES, Part, PartResult, Pipeline, chunks, default_workers
+from app.io.parallel import MIN_PARALLEL_BYTES, SPANNING_LIMIT, Part, PartResult, Pipeline, chunks, default_workers
 from app.io.problems import ImportErrors, Location, Problem, Problems
 from app.io.records import JSON_COLUMNS, RecordValidator, Validated, io_adapter
 from app.progress import Progress, check
 from app.store import Project, WriteCounts
 from app.store.bulk import LineHashReader
+from calibration import jsontext
 from calibration.schemes.base import registry
 from calibration.schemes.fields import WARNING_KINDS
 
@@ -116,9 +117,11 @@ def import_file(project: Project, path: str | Path, *, dataset: str | None = Non
     if options.get("method"):
         raise UsageError(f"{path}: --method: only a run file (ADDM results.json) takes a method name (this is not one)")
     if path.suffix.lower() == ".json" and path.is_file():  # the schemes' own .json files were tried above
-        raise UsageError(f"{path}: this .json file is not one of RGB's data or prediction files nor an ADDM run file; "
-                         "other records go in .jsonl (one object per line; a JSON array converts with "
-                         "`jq -c '.[]' FILE > FILE.jsonl`), .csv or .parquet")
+        broken = _json_problem(path)
+        raise UsageError(f"{path}: " + (f"{broken}; a .json file is read as " if broken else "this .json file is not ")
+                         + "one of RGB's data or prediction files or an ADDM run file; other records go in .jsonl "
+                         "(one object per line; a JSON array converts with `jq -c '.[]' FILE > FILE.jsonl`), .csv or "
+                         ".parquet")
     if workers is None:
         big = path.suffix.lower() in (".jsonl", ".ndjson") and path.is_file() and path.stat().st_size >= MIN_PARALLEL_BYTES
         workers = default_workers() if big else 1
@@ -135,6 +138,21 @@ def import_file(project: Project, path: str | Path, *, dataset: str | None = Non
     finally:
         if was_enabled:
             gc.enable()
+
+
+def _json_problem(path: Path) -> str | None:
+    """What keeps a .json file from being read as one JSON document (truncated, NaN, UTF-16, ...), with the line and
+    column; None when it is one, or when it is JSON lines (one object per line: the schemes' readers judged it)."""
+    if path.stat().st_size > SPANNING_LIMIT:
+        return None  # (not read whole again just to word the message)
+    data = path.read_bytes()
+    try:
+        jsontext.loads(data)
+    except jsontext.JSONTextError as exc:
+        if exc.message.endswith("unexpected content after document") and exc.line and exc.line > 1:
+            return None  # several documents, one per line: JSON lines, not a truncated document
+        return str(exc)
+    return None
 
 
 def _scheme_source(project: Project, path: Path, problems: Problems, options: Mapping[str, Any]) -> Source | None:
