@@ -103,7 +103,7 @@ def find_all_casefold(needle: str, text: str) -> list[tuple[int, int]]:
     """Case-insensitive occurrences of `needle` as (start, end) offsets into `text` itself (literal search on
     per-character lower case, mapped back where lowering changes a character's length, e.g. 'İ')."""
     low, origin = _lowered(text)
-    q = "".join(ch.lower() for ch in needle).replace("ς", "σ")
+    q = needle.lower().replace("ς", "σ")  # (per character but for the final sigma, which the replace undoes)
     if not q:
         return []
     hits = []

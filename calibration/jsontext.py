@@ -135,7 +135,9 @@ def needs_check(raw: bytes) -> bool:
     return len(raw) > MAX_FIELD_CHARS or raw.count(b"[") + raw.count(b"{") > MAX_DEPTH
 
 
-_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{},:]')  # a fixed pattern: a JSON string or punctuation
+# A fixed pattern: a JSON string (possessive: one pass, no backtracking; an unterminated one runs to the end) or
+# punctuation.
+_TOKEN = re.compile(rb'"[^"\\]*+(?:\\.[^"\\]*+)*+(?:"|\Z)|[\[\]{},:]')
 
 
 def field_at_end(prefix: bytes) -> str:
@@ -167,7 +169,7 @@ def field_at_end(prefix: bytes) -> str:
             if path and key is not None:
                 path[-1] = key
             expect_key = False
-        elif c == b'"' and expect_key:
+        elif c == b'"' and expect_key and len(tok) > 1 and tok.endswith(b'"'):
             try:
                 key = orjson.loads(tok)
             except orjson.JSONDecodeError:

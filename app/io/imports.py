@@ -234,11 +234,9 @@ class _Stream:
         self.checkers |= r.checkers
         self.unchanged.update(r.unchanged)
         self.generic.update(dict.fromkeys(r.generic))
+        _check_schemes(self.project, r.schemes, self.validator, problems)  # listed with every other problem
         if problems.errors:
             return  # keep validating, stop writing: the transaction will be rolled back
-        _check_schemes(self.project, r.schemes, self.validator, problems)
-        if problems.errors:
-            return
         project = self.project
         if self.dataset_id is None:
             name = self.dataset or default_dataset(self.path, self.generic)
