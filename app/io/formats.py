@@ -172,14 +172,14 @@ def parse_line(raw: bytes, name: str, number: int, problems: Problems, loads: An
         problems.error(Location(name, number), "", err.message if "UTF-8" in exc.msg
                        else f"{err.message} (column {err.column})")
         return None
-    if type(obj) is not dict:
-        problems.error(Location(name, number), "", f"expected a JSON object, got {type_name(obj)}")
-        return None
     if needs_check(raw):
         problem = check(obj)
         if problem is not None:
             problems.error(Location(name, number), *problem)
             return None
+    if type(obj) is not dict:
+        problems.error(Location(name, number), "", f"expected a JSON object, got {type_name(obj)}")
+        return None
     return RawRecord(Location(name, number), obj)
 
 

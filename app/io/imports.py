@@ -180,9 +180,9 @@ def _import_file(project: Project, path: Path, dataset: str | None, progress: Pr
         if len(problems.errors) > n_errors:  # a missing column: don't repeat it for every row
             problems.raise_if_any(path)
     out = _validate(project, src, problems, progress)
+    problems.raise_if_any(path)  # (first: a file-wide problem, e.g. UTF-16, is why no record was read)
     if not src.n_lines:
         raise UsageError(f"{path}: the file holds no records")
-    problems.raise_if_any(path)
     name = dataset or default_dataset(path, out.records)
     total = len(src.records)
     if progress is not None:
