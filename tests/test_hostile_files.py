@@ -132,7 +132,7 @@ def test_a_record_over_the_limit_is_read_past_in_bounded_memory(project: Path, t
     rc, err, seconds, peak = _measured(["import", str(project), str(f)])
     assert rc == 2 and "Traceback" not in err, err[-2000:]
     assert f"{f}:2: the record is longer than 64.0 MiB, so it is not read" in err and "passes the limit in text" in err
-    assert peak < 400, peak  # the line is 70 MB; 200 MB lines measured 261 MB (issue #24: killed at 23.7 GB)
+    assert peak < 512, peak  # the line is 70 MB; 200 MB lines measured 261 MB (issue #24: killed at 23.7 GB)
     assert seconds < 60
     assert _sha(project) == before
 

@@ -118,10 +118,10 @@ def import_file(project: Project, path: str | Path, *, dataset: str | None = Non
         raise UsageError(f"{path}: --method: only a run file (ADDM results.json) takes a method name (this is not one)")
     if path.suffix.lower() == ".json" and path.is_file():  # the schemes' own .json files were tried above
         broken = _json_problem(path)
-        raise UsageError(f"{path}: " + (f"{broken}; a .json file is read as " if broken else "this .json file is not ")
-                         + "one of RGB's data or prediction files or an ADDM run file; other records go in .jsonl "
-                         "(one object per line; a JSON array converts with `jq -c '.[]' FILE > FILE.jsonl`), .csv or "
-                         ".parquet")
+        what = (f"{broken}; a .json file must be one of RGB's data or prediction files or an ADDM run file" if broken
+                else "this .json file is not one of RGB's data or prediction files nor an ADDM run file")
+        raise UsageError(f"{path}: {what}; other records go in .jsonl (one object per line; a JSON array converts with "
+                         "`jq -c '.[]' FILE > FILE.jsonl`), .csv or .parquet")
     if workers is None:
         big = path.suffix.lower() in (".jsonl", ".ndjson") and path.is_file() and path.stat().st_size >= MIN_PARALLEL_BYTES
         workers = default_workers() if big else 1

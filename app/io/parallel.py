@@ -21,7 +21,7 @@ import subprocess
 import sys
 from collections import Counter, deque
 from collections.abc import Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -98,11 +98,12 @@ def chunks(path: str | Path, size: int | None = None, hasher: Any = None,
     never held whole."""
     size = size or CHUNK_BYTES
     start, line, carry = 0, 1, b""
+    hashing: Future[None] | None = None
     with ThreadPoolExecutor(1) as pool, open(path, "rb") as fh:
         while True:
             block = fh.read(size)
             if hasher is not None and block:
-                pool.submit(hasher.update, block)
+                hashing = _hash(pool, hashing, hasher, block)
             if len(block) < size:  # the end of the file: the rest, whether or not it ends with a newline
                 data = carry + block
                 if len(data) > MAX_RECORD_BYTES and b"\n" not in data:
@@ -119,7 +120,7 @@ def chunks(path: str | Path, size: int | None = None, hasher: Any = None,
                     while True:  # read past the rest of the line
                         block = fh.read(size)
                         if hasher is not None and block:
-                            pool.submit(hasher.update, block)
+                            hashing = _hash(pool, hashing, hasher, block)
                         nl = block.find(b"\n")
                         if nl >= 0:
                             length, rest = length + nl + 1, block[nl + 1:]
@@ -146,6 +147,14 @@ def chunks(path: str | Path, size: int | None = None, hasher: Any = None,
             carry = block[cut + 1 :]
             yield start, start + len(data), line, data
             start, line = start + len(data), line + data.count(b"\n")
+
+
+def _hash(pool: ThreadPoolExecutor, previous: "Future[None] | None", hasher: Any, block: bytes) -> "Future[None]":
+    """Hash `block` in the pool once the previous block is hashed: one block waits, never the whole file (reading
+    past an over-long line outruns a loaded hasher)."""
+    if previous is not None:
+        previous.result()
+    return pool.submit(hasher.update, block)
 
 
 def run_part(part: Part, reader: LineHashReader | None = None) -> PartResult:
