@@ -124,6 +124,19 @@ def test_a_field_over_the_limit_is_refused_with_line_and_field(project: Path, tm
     assert f"{f}:2: text: 16.0 MiB of text, longer than the limit of 16.0 MiB" in err
 
 
+@pytest.mark.parametrize("n", [200_000, MAX_FIELD_CHARS + 1])
+def test_csv_cells_up_to_the_limit(project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], n: int) -> None:
+    """The csv module's own 128 KiB cell limit made a long cell look like an unclosed quote; the import's limit
+    applies instead, naming row and column."""
+    f = tmp_path / "big.csv"
+    f.write_text("id,text,ground_truth,predictions\nok,hello,[],{}\nbig," + "x" * n + ",[],{}\n", encoding="utf-8")
+    if n <= MAX_FIELD_CHARS:
+        assert main(["import", str(project), str(f)]) == 0
+        return
+    err = _refused(["import", str(project), str(f)], project, capsys)
+    assert f"{f}:row 3: text: 16.0 MiB of text, longer than the limit" in err
+
+
 def test_a_record_over_the_limit_is_read_past_in_bounded_memory(project: Path, tmp_path: Path) -> None:
     """A line longer than MAX_RECORD_BYTES is refused unparsed: time in seconds, memory a fraction of its size."""
     n = MAX_RECORD_BYTES + 6 * MB

@@ -9,7 +9,8 @@ from __future__ import annotations
 import csv
 import io
 import math
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -319,9 +320,12 @@ def _csv_quote_problem(path: Path) -> str | None:
     reader = csv.reader(io.StringIO(path.read_text(encoding="utf-8-sig")), strict=True)
     rows = 0
     try:
-        for _ in reader:
-            rows += 1
+        with _csv_cells_up_to_the_limit():
+            for _ in reader:
+                rows += 1
     except csv.Error as exc:
+        if "field limit" in str(exc):
+            return None  # a cell over the limit: refused with its row and column by the per-cell check
         what = ("has text after its closing '\"'" if "expected after" in str(exc)
                 else "is never closed (a '\"' opens it and no '\"' ends it before the end of the file)")
         return (f"{path}:row {rows + 1}: a quoted cell {what}; a '\"' inside a quoted cell is written '\"\"', and an "
@@ -334,8 +338,20 @@ def _unclosed_quote(path: Path) -> int | None:
     reader = csv.reader(io.StringIO(path.read_text(encoding="utf-8-sig")), strict=True)
     rows = 0
     try:
-        for _ in reader:
-            rows += 1
+        with _csv_cells_up_to_the_limit():
+            for _ in reader:
+                rows += 1
     except csv.Error:
         return rows + 1
     return None
+
+
+@contextmanager
+def _csv_cells_up_to_the_limit() -> Iterator[None]:
+    """The csv module refuses cells over 128 KiB by default (a process-wide setting): allow what the import allows
+    (MAX_FIELD_CHARS), for the duration."""
+    before = csv.field_size_limit(MAX_FIELD_CHARS)
+    try:
+        yield
+    finally:
+        csv.field_size_limit(before)
