@@ -56,8 +56,6 @@ def loads(data: bytes | str, *, bom: bool = True) -> Any:
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
     if bom and raw.startswith(UTF8_BOM):
         raw = raw[3:]
-    elif bom and raw.startswith("\ufeff".encode("utf-8")):  # (a str was given: the same three bytes)
-        raw = raw[3:]
     if bom:
         enc = encoding_problem(raw)
         if enc is not None:

@@ -222,8 +222,9 @@ def text_lines(path: Path, problems: Problems, limit: int | None = None) -> list
 
 def overlong_problem(field: str) -> str:
     """The message for a line refused unread (longer than MAX_RECORD_BYTES); `field` is where it passes the limit."""
+    where = f"; it passes the limit in {field}" if field else ""
     return (f"the record is longer than {size_text(MAX_RECORD_BYTES)}, so it is not read: a field may hold at most "
-            f"{size_text(MAX_FIELD_CHARS)} (README \"Size limits\")" + (f"; it passes the limit in {field}" if field else ""))
+            f"{size_text(MAX_FIELD_CHARS)} (README \"Size limits\"){where}")
 
 
 def _read_table(path: Path, fmt: str, problems: Problems, json_columns: Collection[str]) -> Source:

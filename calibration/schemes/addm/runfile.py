@@ -124,9 +124,11 @@ def parse_run(raw: Any, method: str | None = None) -> tuple[RunFile | None, list
         v = r.get("verdict")
         verdict = verdict_ordinal(v) if v is not None else None
         if v is not None and not isinstance(v, str):  # a wrong type is a broken file; an odd name, a model's slip
-            problems.append(Problem(f"{p}.verdict", f"expected a verdict name (one of {list(VERDICTS)}), got {_type(v)}"))
+            problems.append(Problem(f"{p}.verdict", f"expected a verdict name (one of {list(VERDICTS)}), "
+                                                    f"got {_type(v)}"))
         elif v is not None and verdict is None:
-            problems.append(Problem(f"{p}.verdict", f"unknown verdict {clip(v)} (expected one of {list(VERDICTS)}); treated as missing", "warning"))
+            problems.append(Problem(f"{p}.verdict", f"unknown verdict {clip(v)} (expected one of {list(VERDICTS)}); "
+                                                    "treated as missing", "warning"))
         score = r.get("risk_score")
         if score is not None and not (isinstance(score, (int, float)) and not isinstance(score, bool) and math.isfinite(score)):
             problems.append(Problem(f"{p}.risk_score", f"expected a number, got {_type(score)}"))
