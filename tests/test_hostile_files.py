@@ -233,6 +233,17 @@ def test_an_rgb_file_in_utf16_is_named(project: Path, tmp_path: Path, capsys: py
     assert "the file is UTF-16 (it starts with a UTF-16 byte order mark); save it as UTF-8" in err
 
 
+@pytest.mark.parametrize("command", ["import", "labels"])
+def test_a_utf16_jsonl_file_is_one_problem(project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                           command: str) -> None:
+    f = tmp_path / "d.jsonl"
+    f.write_bytes("".join(json.dumps({"id": f"s{i}", "text": "hi", "ground_truth": [], "predictions": {}}) + "\n"
+                          for i in range(5)).encode("utf-16"))
+    argv = ["import", str(project), str(f)] if command == "import" else ["labels", "import", str(project), str(f)]
+    err = _refused(argv, project, capsys)
+    assert "1 problem found" in err and f"{f}: the file is UTF-16" in err
+
+
 def test_a_rubric_with_a_number_for_a_trait_list(project: Path, tmp_path: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     f = tmp_path / "rubric.json"

@@ -141,6 +141,10 @@ def parse_jsonl(data: bytes, name: str, problems: Problems, first_line: int = 1)
     """Parse JSONL bytes (the whole file, or a slice starting at line `first_line`); returns (records, non-blank lines)."""
     if first_line == 1 and data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
+    unreadable = encoding_problem(data[:4]) if first_line == 1 else None
+    if unreadable is not None:  # (e.g. UTF-16: one problem for the file, not one per line)
+        problems.error(Location(name, None), "", unreadable)
+        return [], 1
     loads = orjson.loads  # strict JSON (no NaN), several times faster than json for large files
     first_error = len(problems.errors)
     records: list[RawRecord] = []

@@ -35,7 +35,7 @@ from app.io.formats import overlong_problem, parse_line, spanning_document
 from app.io.problems import Location, Problem, Problems
 from app.io.records import RecordValidator, Validated, ValidatorState, io_adapter
 from app.store.bulk import LineHashReader, line_hashes
-from calibration.jsontext import MAX_RECORD_BYTES, field_at_end
+from calibration.jsontext import MAX_RECORD_BYTES, encoding_problem, field_at_end
 from calibration.schemes.base import registry
 
 PIPE_BYTES = 1 << 20  # a worker's answer pipe (the default Linux maximum for an unprivileged process)
@@ -81,7 +81,7 @@ class PartResult:
     generic: dict[str, list[Any]] = field(default_factory=dict)  # records of schemes stored generically
     line_hashes: dict[str, bytes] = field(default_factory=dict)  # sample id -> raw line hash of records parsed
     unchanged: Counter[str] = field(default_factory=Counter)  # scheme -> lines skipped (already in the project)
-    spanning: bool = False  # the file is one pretty-printed JSON document (the only error to report)
+    spanning: bool = False  # the file is one pretty-printed JSON document, or not UTF-8 (the only error to report)
     end: int = 0  # the chunk's end in the file (progress)
 
 
@@ -173,6 +173,10 @@ def run_part(part: Part, reader: LineHashReader | None = None) -> PartResult:
         data = data[3:]
     problems = Problems()
     validator = RecordValidator(problems, part.project_traits.get)
+    unreadable = encoding_problem(data[:4]) if part.start == 0 else None
+    if unreadable is not None:  # (e.g. UTF-16: one problem for the file, not one per line; the rest is not read)
+        problems.error(Location(part.path, None), "", unreadable)
+        return PartResult(problems.errors, [], validator.state(), {}, lines=1, spanning=True, end=part.end)
     # a line of blanks only is skipped (isspace: no copy of the line, as strip() would make)
     numbered = [(n, raw) for n, raw in enumerate(data.split(b"\n"), part.first_line) if raw and not raw.isspace()]
     del data
