@@ -85,7 +85,12 @@ def decode_error(exc: orjson.JSONDecodeError, raw: bytes) -> JSONTextError:
     elif "BOM" in msg:
         text = "starts with a UTF-8 byte order mark (BOM) in the middle of the file"
     elif "UTF-8" in msg:
-        text = f"not valid UTF-8 ({msg}); save the file as UTF-8"
+        try:
+            raw.decode("utf-8")
+            text = f"not valid UTF-8 ({msg}); save the file as UTF-8"  # (e.g. an escaped lone surrogate)
+        except UnicodeDecodeError as bad:
+            text = (f"not valid UTF-8 (byte 0x{raw[bad.start]:02x} at offset {bad.start}); "
+                    "save the file as UTF-8")
     else:
         text = msg
     return JSONTextError(f"invalid JSON: {text}", exc.lineno, exc.colno)
