@@ -1,7 +1,11 @@
-"""Locate quoted text in a sample: exact, then case-insensitive, then fuzzy. Offsets are code-point indices."""
+"""Locate quoted text in a sample: exact, then case-insensitive, then fuzzy. Offsets are code-point indices.
+
+Quotes are data: they are searched literally (str.find), never compiled into a regular expression, so a quote of
+any size costs time linear in the text; the fuzzy fallback runs only within FUZZY_BUDGET (quote length times text
+length) and on quotes up to FUZZY_MAX_QUOTE characters, so it is bounded too.
+"""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -10,6 +14,10 @@ from rapidfuzz.distance import Levenshtein
 
 How = Literal["exact", "casefold", "fuzzy", "ungrounded"]
 DEFAULT_FUZZY_THRESHOLD = 85.0
+# rapidfuzz's alignment costs about max(len(quote), 64) x len(text) (one machine word per 64 quote characters);
+# refine_alignment about len(quote)^2 per boundary tried. Within these bounds one search takes at most ~0.1 s.
+FUZZY_MAX_QUOTE = 1_000  # characters: longer quotes are located exactly or case-insensitively only
+FUZZY_BUDGET = 20_000_000  # max(len(quote), 64) * len(text) above this: no fuzzy search
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,22 +75,62 @@ def refine_alignment(quote: str, text: str, start: int, end: int) -> tuple[int, 
     return best
 
 
+def find_all(needle: str, text: str) -> list[int]:
+    """Every start of `needle` in `text` (overlapping hits included), by literal search."""
+    starts, at = [], text.find(needle)
+    while at >= 0:
+        starts.append(at)
+        at = text.find(needle, at + 1)
+    return starts
+
+
+def _lowered(text: str) -> tuple[str, list[int] | None]:
+    """`text` lower-cased per character, and where each lowered character came from (None when lowering keeps every
+    character's length, the usual case: offsets are then the same)."""
+    low = text.lower().replace("ς", "σ")  # (str.lower writes a word-final sigma as ς: one sigma for matching)
+    if len(low) == len(text):
+        return low, None
+    pieces, origin = [], []
+    for i, ch in enumerate(text):
+        lc = ch.lower()
+        pieces.append(lc)
+        origin.extend([i] * len(lc))
+    origin.append(len(text))
+    return "".join(pieces).replace("ς", "σ"), origin
+
+
+def find_all_casefold(needle: str, text: str) -> list[tuple[int, int]]:
+    """Case-insensitive occurrences of `needle` as (start, end) offsets into `text` itself (literal search on
+    per-character lower case, mapped back where lowering changes a character's length, e.g. 'İ')."""
+    low, origin = _lowered(text)
+    q = needle.lower().replace("ς", "σ")  # (per character but for the final sigma, which the replace undoes)
+    if not q:
+        return []
+    hits = []
+    for a in find_all(q, low):
+        b = a + len(q)
+        if origin is None:
+            hits.append((a, b))
+        elif (a == 0 or origin[a - 1] != origin[a]) and origin[b - 1] != origin[b]:  # whole characters only
+            hits.append((origin[a], origin[b - 1] + 1))
+    return hits
+
+
 def locate(quote: str, text: str, hint: int | None = None, fuzzy_threshold: float = DEFAULT_FUZZY_THRESHOLD) -> Located:
     """Find `quote` in `text`. With several hits, the one nearest `hint` (else the first) wins."""
     q = quote.strip()
     if not q:
         return Located(None, None, "ungrounded", 0.0)
-    starts = [m.start() for m in re.finditer(re.escape(q), text)]
+    starts = find_all(q, text)
     if starts:
         s = _nearest(starts, hint)
         return Located(s, s + len(q), "exact", 100.0)
-    # re.IGNORECASE matches in the original string, so offsets stay valid even where lower() changes lengths.
-    hits = [(m.start(), m.end()) for m in re.finditer(re.escape(q), text, flags=re.IGNORECASE)]
+    hits = find_all_casefold(q, text)
     if hits:
         s = _nearest([h[0] for h in hits], hint)
         e = next(h[1] for h in hits if h[0] == s)
         return Located(s, e, "casefold", 100.0)
-    if len(q) >= 4 and text:
+    if 4 <= len(q) <= FUZZY_MAX_QUOTE and text and max(len(q), 64) * len(text) <= FUZZY_BUDGET:
         al = fuzz.partial_ratio_alignment(q, text, processor=str.lower, score_cutoff=fuzzy_threshold)
         if al is not None and al.dest_end > al.dest_start:
             s, e = refine_alignment(q, text, al.dest_start, al.dest_end)

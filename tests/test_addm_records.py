@@ -84,7 +84,7 @@ RUN = {"run_id": "G1_allergy_V2", "policy_id": "G1_allergy_V2", "method": "amos"
                {"evidence_id": "E2", "review_id": "r2", "field": "STAFF_RESPONSE", "judgement": "dismissive"},
                {"evidence_id": "E3", "review_id": "r2", "field": "INCIDENT_SEVERITY", "judgement": "none"}]}},
            {"business_id": "biz-2", "verdict": "Low Risk", "error": "timeout"},
-           {"business_id": "biz-3", "verdict": "whatever", "risk_score": "NaN"}]}
+           {"business_id": "biz-3", "verdict": "whatever"}]}
 
 
 def test_parse_run_file_folds_field_judgement_items() -> None:
@@ -96,8 +96,17 @@ def test_parse_run_file_folds_field_judgement_items() -> None:
     assert (e.review_id, e.severity, e.modifiers, e.snippet) == ("r1", "moderate", ("False assurance",), "the dish was nut-free")
     assert run.results["biz-2"].error == "timeout"
     assert run.results["biz-3"].verdict is None and run.results["biz-3"].risk_score is None
-    assert paths(probs) == {("results[0].parsed.evidences[2]", "warning"), ("results[2].verdict", "warning"),
-                            ("results[2].risk_score", "warning")}
+    assert paths(probs) == {("results[0].parsed.evidences[2]", "warning"), ("results[2].verdict", "warning")}
+
+
+def test_parse_run_refuses_wrong_types() -> None:
+    """A value of the wrong type is a broken file, not a model's slip: an error with its path (issue #24)."""
+    bad = {"method": "m", "results": [{"business_id": "b", "risk_score": "NaN", "verdict": ["High Risk"],
+                                       "parsed": "oops"}]}
+    run, probs = parse_run(bad)
+    assert run is None
+    assert paths(probs) == {("results[0].risk_score", "error"), ("results[0].verdict", "error"),
+                            ("results[0].parsed", "error")}
 
 
 def test_parse_run_errors_and_attach() -> None:

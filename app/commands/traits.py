@@ -46,15 +46,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_import(args: argparse.Namespace) -> int:
     from app.store import Project
+    from calibration.jsontext import MAX_RECORD_BYTES, encoding_problem, size_text
     from calibration.schemes.rubric import MetricTrait, TraitError
     from calibration.schemes.rubric.karenina import parse_trait_file
 
     path = Path(args.file)
     regular_file(path, "trait file")  # a FIFO would block read_text
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path}: cannot read: {exc}") from None
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    unreadable = encoding_problem(data[:4])
+    if unreadable is None and len(data) > MAX_RECORD_BYTES:
+        unreadable = f"{size_text(len(data))}, more than a trait file may hold ({size_text(MAX_RECORD_BYTES)})"
+    if unreadable is not None:
+        raise UsageError(f"{path}: {unreadable}")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise UsageError(f"{path}:{line}: not valid UTF-8 (byte 0x{data[exc.start]:02x}); save it as UTF-8") from None
     parsed = parse_trait_file(text)
     messages = [f"{path}:{p}" for p in parsed.problems]
     with Project.open(args.project) as project:

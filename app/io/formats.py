@@ -9,7 +9,8 @@ from __future__ import annotations
 import csv
 import io
 import math
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,10 @@ import orjson
 from app.errors import UsageError
 from app.files import regular_file
 from app.io.problems import Location, Problems, type_name
+from calibration.jsontext import (  # noqa: F401 - DEPTH_MESSAGE, MAX_DEPTH re-exported: the limits live there
+    DEPTH_MESSAGE, MAX_DEPTH, MAX_FIELD_CHARS, MAX_RECORD_BYTES, check, decode_error, encoding_problem, field_at_end,
+    needs_check, size_text,
+)
 
 FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 
@@ -137,54 +142,94 @@ def parse_jsonl(data: bytes, name: str, problems: Problems, first_line: int = 1)
     """Parse JSONL bytes (the whole file, or a slice starting at line `first_line`); returns (records, non-blank lines)."""
     if first_line == 1 and data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
+    unreadable = encoding_problem(data[:4]) if first_line == 1 else None
+    if unreadable is not None:  # (e.g. UTF-16: one problem for the file, not one per line)
+        problems.error(Location(name, None), "", unreadable)
+        return [], 1
     loads = orjson.loads  # strict JSON (no NaN), several times faster than json for large files
     first_error = len(problems.errors)
     records: list[RawRecord] = []
     n_lines = 0
+    overlong = False
     for number, raw in enumerate(data.split(b"\n"), first_line):
         if not raw.strip():
             continue
         n_lines += 1
+        if len(raw) > MAX_RECORD_BYTES:  # refused unparsed: a huge field costs no memory beyond the file's bytes
+            problems.error(Location(name, number), "", overlong_problem(field_at_end(raw[:MAX_RECORD_BYTES])))
+            overlong = True
+            continue
         rec = parse_line(raw, name, number, problems, loads)
         if rec is not None:
             records.append(rec)
-    if first_line == 1 and len(problems.errors) > first_error and spanning_document(data, problems, name, first_error):
+    if (first_line == 1 and not overlong and len(problems.errors) > first_error
+            and spanning_document(data, problems, name, first_error)):
         return [], n_lines
     return records, n_lines
 
 
 def parse_line(raw: bytes, name: str, number: int, problems: Problems, loads: Any = orjson.loads) -> RawRecord | None:
-    """One non-blank JSONL line -> its record, or None with the problem reported."""
+    """One non-blank JSONL line -> its record, or None with the problem reported (invalid JSON, not an object, or
+    beyond the limits of calibration/jsontext.py: nesting, one field's size)."""
     try:
         obj = loads(raw)
     except orjson.JSONDecodeError as exc:
-        msg = exc.msg
-        problems.error(Location(name, number), "", f"invalid JSON: {msg}" if "UTF-8" in msg
-                       else f"invalid JSON: {msg} (column {exc.colno})")
+        err = decode_error(exc, raw)
+        problems.error(Location(name, number), "", err.message if "UTF-8" in exc.msg
+                       else f"{err.message} (column {err.column})")
         return None
+    if needs_check(raw):
+        problem = check(obj)
+        if problem is not None:
+            problems.error(Location(name, number), *problem)
+            return None
     if type(obj) is not dict:
         problems.error(Location(name, number), "", f"expected a JSON object, got {type_name(obj)}")
-        return None
-    if "meta" in obj and not _shallow(obj["meta"]):
-        problems.error(Location(name, number), "meta", DEPTH_MESSAGE)
         return None
     return RawRecord(Location(name, number), obj)
 
 
-MAX_DEPTH = 255
-DEPTH_MESSAGE = f"invalid JSON: depth limit exceeded (nested deeper than {MAX_DEPTH} levels)"
+def text_lines(path: Path, problems: Problems, limit: int | None = None) -> list[str]:
+    """The lines of a UTF-8 text file (a leading UTF-8 BOM skipped), read in bounded memory: a line longer than
+    MAX_RECORD_BYTES is read past and one that is not UTF-8 is reported, each replaced by "" so the numbering stays;
+    a UTF-16 file is one problem and no lines. `limit`: stop after that many non-blank lines."""
+    name, lines, cap = str(path), [], MAX_RECORD_BYTES
+    with open(path, "rb") as fh:
+        head = fh.read(4)
+        fh.seek(0)
+        enc = encoding_problem(head)
+        if enc is not None:
+            problems.error(Location(name, None), "", enc)
+            return []
+        number = filled = 0
+        while limit is None or filled < limit:
+            raw = fh.readline(cap + 1)
+            if not raw:
+                break
+            number += 1
+            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            if len(raw) > cap and not raw.endswith(b"\n"):
+                problems.error(Location(name, number), "", overlong_problem(field_at_end(raw[:cap])))
+                while raw and not raw.endswith(b"\n"):  # read past the rest of the line
+                    raw = fh.readline(1 << 20)
+                lines.append("")
+                continue
+            try:
+                lines.append(raw.rstrip(b"\r\n").decode("utf-8"))
+                filled += bool(lines[-1].strip())
+            except UnicodeDecodeError as exc:
+                problems.error(Location(name, number), "", f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column "
+                                                           f"{exc.start + 1}); save the file as UTF-8")
+                lines.append("")
+    return lines
 
 
-def _shallow(value: Any) -> bool:
-    """Free-form values (`meta`) are stored and hashed as JSON: refuse nesting deeper than MAX_DEPTH here, with the
-    line, rather than crash in the hash. orjson.dumps enforces its own limit (255) in C, cheaply."""
-    if type(value) not in (dict, list):
-        return True
-    try:
-        orjson.dumps(value)
-    except orjson.JSONEncodeError as exc:
-        return "Recursion limit" not in str(exc)  # other refusals (e.g. non-str keys) are the validator's to report
-    return True
+def overlong_problem(field: str) -> str:
+    """The message for a line refused unread (longer than MAX_RECORD_BYTES); `field` is where it passes the limit."""
+    where = f"; it passes the limit in {field}" if field else ""
+    return (f"the record is longer than {size_text(MAX_RECORD_BYTES)}, so it is not read: a field may hold at most "
+            f"{size_text(MAX_FIELD_CHARS)} (README \"Size limits\"){where}")
 
 
 def _read_table(path: Path, fmt: str, problems: Problems, json_columns: Collection[str]) -> Source:
@@ -235,8 +280,10 @@ def _read_table(path: Path, fmt: str, problems: Problems, json_columns: Collecti
                     problems.error(loc, str(col), f"invalid JSON in this column: {exc.msg} (column {exc.colno})")
                     ok = False
                     continue
-            if col == "meta" and not _shallow(value):
-                problems.error(loc, "meta", DEPTH_MESSAGE)
+            problem = check(value, keep=0)
+            if problem is not None:
+                inner = problem[0]
+                problems.error(loc, str(col) + (inner if not inner or inner[0] == "[" else "." + inner), problem[1])
                 ok = False
                 continue
             out[str(col)] = value
@@ -279,9 +326,12 @@ def _csv_quote_problem(path: Path) -> str | None:
     reader = csv.reader(io.StringIO(path.read_text(encoding="utf-8-sig")), strict=True)
     rows = 0
     try:
-        for _ in reader:
-            rows += 1
+        with _csv_cells_up_to_the_limit():
+            for _ in reader:
+                rows += 1
     except csv.Error as exc:
+        if "field limit" in str(exc):
+            return None  # a cell over the limit: refused with its row and column by the per-cell check
         what = ("has text after its closing '\"'" if "expected after" in str(exc)
                 else "is never closed (a '\"' opens it and no '\"' ends it before the end of the file)")
         return (f"{path}:row {rows + 1}: a quoted cell {what}; a '\"' inside a quoted cell is written '\"\"', and an "
@@ -294,8 +344,20 @@ def _unclosed_quote(path: Path) -> int | None:
     reader = csv.reader(io.StringIO(path.read_text(encoding="utf-8-sig")), strict=True)
     rows = 0
     try:
-        for _ in reader:
-            rows += 1
+        with _csv_cells_up_to_the_limit():
+            for _ in reader:
+                rows += 1
     except csv.Error:
         return rows + 1
     return None
+
+
+@contextmanager
+def _csv_cells_up_to_the_limit() -> Iterator[None]:
+    """The csv module refuses cells over 128 KiB by default (a process-wide setting): allow what the import allows
+    (MAX_FIELD_CHARS), for the duration."""
+    before = csv.field_size_limit(MAX_FIELD_CHARS)
+    try:
+        yield
+    finally:
+        csv.field_size_limit(before)

@@ -22,12 +22,13 @@ from typing import Any
 from app.errors import UsageError
 from app.files import regular_file
 from app.io.formats import Source, detect_format, read_source
-from app.io.parallel import MIN_PARALLEL_BYTES, Part, PartResult, Pipeline, chunks, default_workers
+from app.io.parallel import MIN_PARALLEL_BYTES, SPANNING_LIMIT, Part, PartResult, Pipeline, chunks, default_workers
 from app.io.problems import ImportErrors, Location, Problem, Problems
 from app.io.records import JSON_COLUMNS, RecordValidator, Validated, io_adapter
 from app.progress import Progress, check
 from app.store import Project, WriteCounts
 from app.store.bulk import LineHashReader
+from calibration import jsontext
 from calibration.schemes.base import registry
 from calibration.schemes.fields import WARNING_KINDS
 
@@ -119,8 +120,10 @@ def import_file(project: Project, path: str | Path, *, dataset: str | None = Non
     if options.get("method"):
         raise UsageError(f"{path}: --method: only a run file (ADDM results.json) takes a method name (this is not one)")
     if path.suffix.lower() == ".json" and path.is_file():  # the schemes' own .json files were tried above
-        raise UsageError(f"{path}: this .json file is not one of RGB's data or prediction files nor an ADDM run file; "
-                         "other records go in .jsonl (one object per line; a JSON array converts with "
+        broken = _json_problem(path)
+        what = (f"{broken}; a .json file must be one of RGB's data or prediction files or an ADDM run file" if broken
+                else "this .json file is not one of RGB's data or prediction files nor an ADDM run file")
+        raise UsageError(f"{path}: {what}; other records go in .jsonl (one object per line; a JSON array converts with "
                          "`jq -c '.[]' FILE > FILE.jsonl`), .csv or .parquet")
     if workers is None:
         big = path.suffix.lower() in (".jsonl", ".ndjson") and path.is_file() and path.stat().st_size >= MIN_PARALLEL_BYTES
@@ -138,6 +141,21 @@ def import_file(project: Project, path: str | Path, *, dataset: str | None = Non
     finally:
         if was_enabled:
             gc.enable()
+
+
+def _json_problem(path: Path) -> str | None:
+    """What keeps a .json file from being read as one JSON document (truncated, NaN, UTF-16, ...), with the line and
+    column; None when it is one, or when it is JSON lines (one object per line: the schemes' readers judged it)."""
+    if path.stat().st_size > SPANNING_LIMIT:
+        return None  # (not read whole again just to word the message)
+    data = path.read_bytes()
+    try:
+        jsontext.loads(data)
+    except jsontext.JSONTextError as exc:
+        if exc.message.endswith("unexpected content after document") and exc.line and exc.line > 1:
+            return None  # several documents, one per line: JSON lines, not a truncated document
+        return str(exc)
+    return None
 
 
 def _scheme_source(project: Project, path: Path, problems: Problems, options: Mapping[str, Any]) -> Source | None:
@@ -165,9 +183,9 @@ def _import_file(project: Project, path: Path, dataset: str | None, progress: Pr
         if len(problems.errors) > n_errors:  # a missing column: don't repeat it for every row
             problems.raise_if_any(path)
     out = _validate(project, src, problems, progress)
+    problems.raise_if_any(path)  # (first: a file-wide problem, e.g. UTF-16, is why no record was read)
     if not src.n_lines:
         raise UsageError(f"{path}: the file holds no records")
-    problems.raise_if_any(path)
     name = dataset or default_dataset(path, out.records)
     total = len(src.records)
     if progress is not None:
@@ -219,11 +237,9 @@ class _Stream:
         self.checkers |= r.checkers
         self.unchanged.update(r.unchanged)
         self.generic.update(dict.fromkeys(r.generic))
+        _check_schemes(self.project, r.schemes, self.validator, problems)  # listed with every other problem
         if problems.errors:
             return  # keep validating, stop writing: the transaction will be rolled back
-        _check_schemes(self.project, r.schemes, self.validator, problems)
-        if problems.errors:
-            return
         project = self.project
         if self.dataset_id is None:
             name = self.dataset or default_dataset(self.path, self.generic)
@@ -267,7 +283,9 @@ def _import_jsonl(project: Project, path: Path, dataset: str | None, progress: P
     lookup = str(project.path) if project.has_line_hashes() else None
     stream = _Stream(project, path, dataset, traits)
     sha = hashlib.sha256()
-    parts = (Part(str(path), a, b, line, lookup, traits, data) for a, b, line, data in chunks(path, hasher=sha))
+    parts = (Part(str(path), a, b, line, lookup, traits, data, None) if type(data) is bytes
+             else Part(str(path), a, b, line, lookup, traits, b"", data.field)  # an Overlong line
+             for a, b, line, data in chunks(path, hasher=sha))
     expected, held = _expected_lines(path, size), project.n_samples()
     reader = LineHashReader(lookup, preload=held <= PRELOAD_RATIO * expected) if lookup is not None else None
     pipeline = Pipeline(parts, workers - 1, reader)

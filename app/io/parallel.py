@@ -21,7 +21,7 @@ import subprocess
 import sys
 from collections import Counter, deque
 from collections.abc import Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -31,10 +31,11 @@ try:
 except ImportError:  # Windows
     fcntl = None  # type: ignore[assignment]
 
-from app.io.formats import parse_line, spanning_document
+from app.io.formats import overlong_problem, parse_line, spanning_document
 from app.io.problems import Location, Problem, Problems
 from app.io.records import RecordValidator, Validated, ValidatorState, io_adapter
 from app.store.bulk import LineHashReader, line_hashes
+from calibration.jsontext import MAX_RECORD_BYTES, encoding_problem, field_at_end
 from calibration.schemes.base import registry
 
 PIPE_BYTES = 1 << 20  # a worker's answer pipe (the default Linux maximum for an unprivileged process)
@@ -53,6 +54,14 @@ class Part:
     project: str | None  # project file whose line hashes to look up (None: it holds none)
     project_traits: Mapping[str, Mapping[str, Any]]
     data: bytes | None = None  # the chunk's bytes when already read (the caller's own chunks); else read from path
+    overlong: str | None = None  # the part is one line over MAX_RECORD_BYTES, not read: where it passes the limit
+
+
+@dataclass(frozen=True)
+class Overlong:
+    """What `chunks` yields instead of the bytes of a line over MAX_RECORD_BYTES: the field where it passes it."""
+
+    field: str
 
 
 @dataclass
@@ -72,7 +81,7 @@ class PartResult:
     generic: dict[str, list[Any]] = field(default_factory=dict)  # records of schemes stored generically
     line_hashes: dict[str, bytes] = field(default_factory=dict)  # sample id -> raw line hash of records parsed
     unchanged: Counter[str] = field(default_factory=Counter)  # scheme -> lines skipped (already in the project)
-    spanning: bool = False  # the file is one pretty-printed JSON document (the only error to report)
+    spanning: bool = False  # the file is one pretty-printed JSON document, or not UTF-8 (the only error to report)
     end: int = 0  # the chunk's end in the file (progress)
 
 
@@ -80,25 +89,59 @@ def default_workers() -> int:
     return max(1, min(4, os.cpu_count() or 1))
 
 
-def chunks(path: str | Path, size: int | None = None, hasher: Any = None) -> Iterator[tuple[int, int, int, bytes]]:
+def chunks(path: str | Path, size: int | None = None, hasher: Any = None,
+           ) -> Iterator[tuple[int, int, int, "bytes | Overlong"]]:
     """(start, end, first line number, bytes) of consecutive ranges of about `size` bytes, cut after newlines; reads
     the file once, lazily, so the first chunks start at once. `hasher` (e.g. the dataset's sha256) is fed in a
-    thread of its own: hashlib releases the GIL on large blocks, so on two cores it costs the import no time."""
+    thread of its own: hashlib releases the GIL on large blocks, so on two cores it costs the import no time.
+    A line longer than MAX_RECORD_BYTES is its own range, with an `Overlong` instead of its bytes: it is read past,
+    never held whole."""
     size = size or CHUNK_BYTES
     start, line, carry = 0, 1, b""
+    hashing: Future[None] | None = None
     with ThreadPoolExecutor(1) as pool, open(path, "rb") as fh:
         while True:
             block = fh.read(size)
             if hasher is not None and block:
-                pool.submit(hasher.update, block)
+                hashing = _hash(pool, hashing, hasher, block)
             if len(block) < size:  # the end of the file: the rest, whether or not it ends with a newline
                 data = carry + block
-                if data:
+                if len(data) > MAX_RECORD_BYTES and b"\n" not in data:
+                    yield start, start + len(data), line, Overlong(field_at_end(data[:MAX_RECORD_BYTES]))
+                elif data:
                     yield start, start + len(data), line, data
                 return
             cut = block.rfind(b"\n")
             if cut < 0:
                 carry += block
+                if len(carry) > MAX_RECORD_BYTES:  # (a carry holds no newline)
+                    over, length, carry = Overlong(field_at_end(carry[:MAX_RECORD_BYTES])), len(carry), b""
+                    rest: bytes | None = None
+                    while True:  # read past the rest of the line
+                        block = fh.read(size)
+                        if hasher is not None and block:
+                            hashing = _hash(pool, hashing, hasher, block)
+                        nl = block.find(b"\n")
+                        if nl >= 0:
+                            length, rest = length + nl + 1, block[nl + 1:]
+                            break
+                        length += len(block)
+                        if len(block) < size:
+                            break
+                    yield start, start + length, line, over
+                    start, line = start + length, line + 1
+                    if rest is None:
+                        return
+                    cut = rest.rfind(b"\n")
+                    if cut >= 0:
+                        data, rest = rest[: cut + 1], rest[cut + 1:]
+                        yield start, start + len(data), line, data
+                        start, line = start + len(data), line + data.count(b"\n")
+                    if len(block) < size:  # the end of the file
+                        if rest:
+                            yield start, start + len(rest), line, rest
+                        return
+                    carry = rest
                 continue
             data = carry + block[: cut + 1]
             carry = block[cut + 1 :]
@@ -106,8 +149,21 @@ def chunks(path: str | Path, size: int | None = None, hasher: Any = None) -> Ite
             start, line = start + len(data), line + data.count(b"\n")
 
 
+def _hash(pool: ThreadPoolExecutor, previous: "Future[None] | None", hasher: Any, block: bytes) -> "Future[None]":
+    """Hash `block` in the pool once the previous block is hashed: one block waits, never the whole file (reading
+    past an over-long line outruns a loaded hasher)."""
+    if previous is not None:
+        previous.result()
+    return pool.submit(hasher.update, block)
+
+
 def run_part(part: Part, reader: LineHashReader | None = None) -> PartResult:
     """Hash, parse, validate and prepare one chunk (in a worker process, or in the caller)."""
+    if part.overlong is not None:
+        problems = Problems()
+        problems.error(Location(part.path, part.first_line), "", overlong_problem(part.overlong))
+        return PartResult(problems.errors, [], RecordValidator(problems).state(), {}, Counter(), set(), 0, 0, 1,
+                          end=part.end)
     data = part.data
     if data is None:
         with open(part.path, "rb") as fh:
@@ -117,6 +173,10 @@ def run_part(part: Part, reader: LineHashReader | None = None) -> PartResult:
         data = data[3:]
     problems = Problems()
     validator = RecordValidator(problems, part.project_traits.get)
+    unreadable = encoding_problem(data[:4]) if part.start == 0 else None
+    if unreadable is not None:  # (e.g. UTF-16: one problem for the file, not one per line; the rest is not read)
+        problems.error(Location(part.path, None), "", unreadable)
+        return PartResult(problems.errors, [], validator.state(), {}, lines=1, spanning=True, end=part.end)
     # a line of blanks only is skipped (isspace: no copy of the line, as strip() would make)
     numbered = [(n, raw) for n, raw in enumerate(data.split(b"\n"), part.first_line) if raw and not raw.isspace()]
     del data
@@ -139,6 +199,9 @@ def run_part(part: Part, reader: LineHashReader | None = None) -> PartResult:
         if hit is not None:  # the project holds this very line: no need to parse it
             add_unchanged(Location(path, number), hit[0])
             skipped.append(hit[1])
+            continue
+        if len(raw) > MAX_RECORD_BYTES:  # (a chunk may end up to one block past the limit)
+            problems.error(Location(path, number), "", overlong_problem(field_at_end(raw[:MAX_RECORD_BYTES])))
             continue
         rec = parse_line(raw, part.path, number, problems)
         if rec is not None:

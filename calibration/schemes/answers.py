@@ -24,3 +24,5 @@ def answer_json(content: str | None, error: type[Exception] = ValueError) -> Any
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise error(f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    except RecursionError:  # (a model's answer is data too: nesting beyond the interpreter's stack is refused)
+        raise error("not valid JSON (nested too deeply to read)") from None

@@ -12,7 +12,6 @@ checker that "accept" (A) takes. Every change is one undoable SetLabels command;
 from __future__ import annotations
 
 import math
-import re
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -26,6 +25,7 @@ from app.gui.plaintext import plain_label
 from app.gui.spantext import STYLES, Span, SpanTextView, Style
 from app.gui.views.base import DetailView, ViewContext, column, make_table, side_by_side, status_label, title_label
 from app.store import Change
+from calibration.grounding import find_all_casefold
 from calibration.schemes.rgb.checkers import check_records
 from calibration.schemes.rgb.config import CATALOGUE, PRESETS
 from calibration.schemes.rgb.features import LABELS, decide, features_from_records
@@ -58,9 +58,7 @@ ERROR_KEYWORDS = tuple(dict.fromkeys(p for v in CATALOGUE.values() for p in v["e
 
 def occurrences(text: str, needle: str) -> list[tuple[int, int]]:
     """Case-insensitive occurrences of `needle` in `text`, as code-point offsets into `text` itself."""
-    if not needle:
-        return []
-    return [(m.start(), m.end()) for m in re.finditer(re.escape(needle), text, re.IGNORECASE)]
+    return find_all_casefold(needle, text) if needle else []  # literal search: a needle is data, never a pattern
 
 
 def response_spans(record: RGBRecord, text: str) -> list[Span]:

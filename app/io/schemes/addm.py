@@ -18,6 +18,7 @@ import orjson
 
 from app.io.formats import RawRecord, Source
 from app.io.problems import Location, Problems
+from calibration import jsontext
 from calibration.schemes.addm.records import AddmSample
 from calibration.schemes.addm.runfile import attach_run, parse_run
 from calibration.schemes.addm.scheme import SCHEME
@@ -44,14 +45,21 @@ def read_file(path: str | Path, problems: Problems, options: Mapping[str, Any], 
     path = Path(path)
     if path.suffix.lower() != ".json" or not path.is_file():
         return None
-    try:
-        raw = orjson.loads(path.read_bytes())
+    data = path.read_bytes()
+    try:  # (a UTF-8 BOM is harmless: skipped without a copy; what else is wrong is said by the importer)
+        raw = orjson.loads(memoryview(data)[3:] if data.startswith(jsontext.UTF8_BOM) else data)
     except orjson.JSONDecodeError:
         return None
+    finally:
+        del data  # the file's bytes go before the values are checked: peak memory is bytes or values, plus a bit
     if not (isinstance(raw, dict) and isinstance(raw.get("results"), list) and RUN_KEYS & raw.keys()):
         return None
     whole = Location(str(path), None)
     src = Source(path, "results.json", n_lines=len(raw["results"]))  # entries read (the problems say which failed)
+    too_big = jsontext.check(raw)  # nesting and field size (calibration/jsontext.py), with the path of the first excess
+    if too_big is not None:
+        problems.error(whole, *too_big)
+        return src
     method = options.get("method")
     if method is not None and (not isinstance(method, str) or not method.strip()):
         problems.error(whole, "", "--method must be a non-empty name")

@@ -12,14 +12,14 @@ Keys RGB never reads (zh_int's `asnwer1`/`answer2`) are dropped. Problems name f
 """
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.io.formats import RawRecord, Source
+from app.io.formats import RawRecord, Source, text_lines
 from app.io.problems import Location, Problems
+from calibration.jsontext import JSONTextError, loads
 from calibration.schemes.rgb.records import record_to_json
 from calibration.schemes.rgb.rgbfiles import (
     DATA_KEYS, PREDICTION_KEYS, DatasetName, dataset_name, parse_data_file, parse_prediction_file,
@@ -35,15 +35,15 @@ _DATA_REQUIRED = frozenset(("id", "query", "answer", "positive", "negative"))
 
 
 def _first_object(path: Path) -> dict[str, Any] | None:
-    with open(path, "rb") as fh:
-        for raw in fh:
-            if raw.strip():
-                try:
-                    obj = json.loads(raw)
-                except (json.JSONDecodeError, UnicodeDecodeError):
-                    return None
-                return obj if isinstance(obj, dict) else None
-    return None
+    """The first line's object (read in bounded memory), or None when it is not one."""
+    lines = [ln for ln in text_lines(path, Problems(), limit=1) if ln.strip()]
+    if not lines:
+        return None
+    try:
+        obj = loads(lines[0])
+    except JSONTextError:
+        return None
+    return obj if isinstance(obj, dict) else None
 
 
 def kind_of(path: Path) -> str | None:
@@ -89,8 +89,8 @@ def read_file(path: str | Path, problems: Problems, options: Mapping[str, Any], 
     kind = kind_of(path)
     if kind is None:
         return None
-    text = path.read_text(encoding="utf-8-sig")
     name = str(path)
+    text = text_lines(path, problems)  # the lines; one too long, or not UTF-8, is a problem there and a blank here
     src = Source(path, "jsonl")
     first = _first_object(path)
     query = str((first or {}).get("query") or "")
@@ -137,9 +137,9 @@ def _answer(a: Any) -> Any:
     return a if isinstance(a, str) else [e if isinstance(e, str) else list(e) for e in a]
 
 
-def _numbers(text: str) -> list[int]:
+def _numbers(lines: list[str]) -> list[int]:
     """1-based numbers of the non-blank lines (what the parsers number problems by)."""
-    return [i for i, line in enumerate(text.splitlines(), 1) if line.strip()]
+    return [i for i, line in enumerate(lines, 1) if line.strip()]
 
 
 def _valid_lines(numbers: list[int], bad: set[int]) -> list[int]:

@@ -85,11 +85,14 @@ def label_command(problems: "Problems", loc: Location, rec: dict[str, Any], sid:
     """{"sample", "trait", "annotator", "buckets": {"tp", "fn", "fp", "tn"}} -> the app's "edit buckets" change
     (the buckets plus `status`)."""
     from app.corrections import set_buckets
+    dropped: list[str] = []
     try:
-        buckets = validate_buckets(rec.get("buckets"), "buckets") if "buckets" in rec else None
+        buckets = validate_buckets(rec.get("buckets"), "buckets", dropped) if "buckets" in rec else None
     except BucketError as exc:
         problems.error(loc, exc.path, exc.message)
         return None
+    for path in dropped:  # dropped as sample import drops them, and said, as sample import says it
+        problems.warn(loc, path, "empty or whitespace-only excerpt dropped (as Karenina's deduplication does)")
     if buckets is None:
         problems.error(loc, "buckets", "is required")
         return None

@@ -16,6 +16,7 @@ from typing import Any
 from calibration.grounding import DEFAULT_FUZZY_THRESHOLD, locate
 from calibration.schemes.addm.policy import MODIFIERS, SEVERITIES, VERDICTS, canonical_modifier, verdict_ordinal
 from calibration.schemes.addm.records import AddmSample, Incident, MethodResult, Problem, _type, key
+from calibration.schemes.fields import clip
 
 _TRUE = {"true", "yes", "detected"}
 _DISMISSIVE = {"dismissive", "negative", "bad"}
@@ -61,6 +62,9 @@ def _evidences(raw: Any, path: str, problems: list[Problem]) -> tuple[Incident, 
                 problems.append(Problem(f"{p}.severity", f"expected one of {list(SEVERITIES)}, got {e['severity']!r}"))
             slot["severity"] = sev or slot["severity"]
             mods = e.get("modifiers") or []
+            if not isinstance(mods, list):
+                problems.append(Problem(f"{p}.modifiers", f"expected an array of strings, got {_type(mods)}"))
+                mods = []
             slot["modifiers"] += [canonical_modifier(m) for m in mods if isinstance(m, str)]
         elif field == "INCIDENT_SEVERITY":
             if judgement in ("none", "n/a", ""):
@@ -119,13 +123,19 @@ def parse_run(raw: Any, method: str | None = None) -> tuple[RunFile | None, list
         error = r.get("error")
         v = r.get("verdict")
         verdict = verdict_ordinal(v) if v is not None else None
-        if v is not None and verdict is None:
-            problems.append(Problem(f"{p}.verdict", f"unknown verdict {v!r} (expected one of {list(VERDICTS)}); treated as missing", "warning"))
+        if v is not None and not isinstance(v, str):  # a wrong type is a broken file; an odd name, a model's slip
+            problems.append(Problem(f"{p}.verdict", f"expected a verdict name (one of {list(VERDICTS)}), "
+                                                    f"got {_type(v)}"))
+        elif v is not None and verdict is None:
+            problems.append(Problem(f"{p}.verdict", f"unknown verdict {clip(v)} (expected one of {list(VERDICTS)}); "
+                                                    "treated as missing", "warning"))
         score = r.get("risk_score")
         if score is not None and not (isinstance(score, (int, float)) and not isinstance(score, bool) and math.isfinite(score)):
-            problems.append(Problem(f"{p}.risk_score", f"expected a finite number, got {score!r}; treated as missing", "warning"))
+            problems.append(Problem(f"{p}.risk_score", f"expected a number, got {_type(score)}"))
             score = None
         parsed = r.get("parsed")
+        if parsed is not None and not isinstance(parsed, Mapping):
+            problems.append(Problem(f"{p}.parsed", f"expected an object, got {_type(parsed)}"))
         evid = _evidences(parsed.get("evidences") if isinstance(parsed, Mapping) else None, f"{p}.parsed.evidences", problems)
         results[bid] = MethodResult(verdict, None if score is None else float(score), evid,
                                     None if error is None else str(error))

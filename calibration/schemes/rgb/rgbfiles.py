@@ -10,12 +10,12 @@ reading the file is the caller's business.
 """
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from calibration.jsontext import JSONTextError, loads
 from calibration.schemes.base import FieldProblem
 from calibration.schemes.rgb.records import Answer, RGBRecord, _str_list, parse_answer
 
@@ -123,9 +123,10 @@ def _lines(text: str | bytes | Iterable[str]) -> Iterable[tuple[int, str]]:
 def _objects(text: str | bytes | Iterable[str], problems: list[LineProblem]) -> Iterable[tuple[int, dict[str, Any]]]:
     for number, line in _lines(text):
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(LineProblem(number, "", f"invalid JSON: {exc.msg} (column {exc.colno})"))
+            obj = loads(line, bom=number == 1)  # strict JSON within the limits (depth, field size)
+        except JSONTextError as exc:
+            message = f"{exc.message} (column {exc.column})" if exc.column is not None else exc.message
+            problems.append(LineProblem(number, exc.field, message))
             continue
         if not isinstance(obj, dict):
             problems.append(LineProblem(number, "", "expected a JSON object"))

@@ -9,11 +9,12 @@ Accepted layouts, detected from the text:
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from calibration.jsontext import JSONTextError, loads
+from calibration.schemes.fields import type_name
 from calibration.schemes.rubric.traits import MetricTrait, TraitError
 
 RUBRIC_KINDS = ("llm_traits", "regex_traits", "callable_traits", "metric_traits")
@@ -36,31 +37,36 @@ def _items(text: str, out: TraitFile) -> list[tuple[int, str, Any]]:
     if not stripped:
         out.problems.append("1: the file is empty; expected Karenina MetricRubricTrait JSON")
         return []
+    first_line = _line_of(text, len(text) - len(text.lstrip()))
     try:
-        doc = json.loads(stripped)
-    except json.JSONDecodeError:
-        doc = None
+        doc = loads(stripped)  # strict JSON within the limits of calibration/jsontext.py (depth, field size)
+    except JSONTextError as exc:
+        if exc.line is None:  # valid JSON beyond a limit
+            out.problems.append(f"{first_line}: {exc.field + ': ' if exc.field else ''}{exc.message}")
+            return []
         lines = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
         items = []
         for n, line in lines:
             try:
-                items.append((n, "", json.loads(line)))
-            except json.JSONDecodeError as exc:
-                out.problems.append(f"{n}: invalid JSON: {exc.msg} (column {exc.colno})")
+                items.append((n, "", loads(line, bom=False)))
+            except JSONTextError as exc:
+                where = f" (column {exc.column})" if exc.column is not None else ""
+                out.problems.append(f"{n}: {exc.field + ': ' if exc.field else ''}{exc.message}{where}")
         return items
-    first_line = _line_of(text, len(text) - len(text.lstrip()))
     if isinstance(doc, list):
         return [(first_line, f"[{i}]", t) for i, t in enumerate(doc)]
     if isinstance(doc, Mapping) and any(k in doc for k in RUBRIC_KINDS):
         for kind in RUBRIC_KINDS[:3]:
-            if doc.get(kind):
+            if doc.get(kind) is not None and not isinstance(doc[kind], list):
+                out.problems.append(f"{first_line}: {kind}: expected a list, got {type_name(doc[kind])}")
+            elif doc.get(kind):
                 out.warnings.append(f"{kind}: {len(doc[kind])} trait(s) skipped: only metric traits are imported")
         unknown = sorted(set(doc) - set(RUBRIC_KINDS))
         if unknown:
             out.problems.append(f"{first_line}: {unknown[0]}: unknown Rubric field; valid: {', '.join(RUBRIC_KINDS)}")
         raw = doc.get("metric_traits") or []
         if not isinstance(raw, list):
-            out.problems.append(f"{first_line}: metric_traits: expected a list, got {type(raw).__name__}")
+            out.problems.append(f"{first_line}: metric_traits: expected a list, got {type_name(raw)}")
             return []
         return [(first_line, f"metric_traits[{i}]", t) for i, t in enumerate(raw)]
     return [(first_line, "", doc)]
