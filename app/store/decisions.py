@@ -252,3 +252,18 @@ class DecisionsMixin(ProjectBase):
         return self.query(
             "SELECT annotator, COUNT(*) AS events, MIN(ts) AS first, MAX(ts) AS last FROM events GROUP BY annotator ORDER BY annotator"
         )
+
+    def label_times(self) -> dict[tuple[str, str, str, str], tuple[str, bool]]:
+        """(sample_id, unit, kind, annotator) -> (when the current label was given, whether it is adjudicated), of
+        every non-cleared label: when each annotator decided (annotator quality, agreement over time)."""
+        return {(s, u, k, a): (ts, bool(adj)) for s, u, k, a, ts, adj in self.conn.execute(
+            "SELECT sample_id, unit, kind, annotator, ts, adjudicated FROM labels WHERE value IS NOT NULL")}
+
+    def decision_times(self) -> dict[str, list[str]]:
+        """annotator -> the time of each of their decisions (one per command: a decision may write several events),
+        in order; imported labels are left out (their times say when the file was read, not when anyone decided)."""
+        out: dict[str, list[str]] = {}
+        for a, ts in self.conn.execute("SELECT annotator, MIN(ts) AS t FROM events WHERE origin != 'import' "
+                                       "GROUP BY annotator, COALESCE(command, id) ORDER BY annotator, t"):
+            out.setdefault(a, []).append(ts)
+        return out
