@@ -96,11 +96,12 @@ def agreement_with_reference(rows: pd.DataFrame, n_boot: int, seed: int, ci: flo
 def drift(rows: pd.DataFrame, n_boot: int, seed: int, ci: float = 0.95) -> dict[str, Any] | None:
     """Agreement with the reference in the first and the last half of one annotator's compared items (ordered by
     when they labelled them), and late minus early with a paired bootstrap interval over samples (a sample's items
-    in both halves move together). None below 4 compared items."""
+    in both halves move together). None below 4 compared items, or when all carry one time (an import)."""
     n = len(rows)
-    if n < 4:
+    ts = rows["ts"].to_numpy(dtype=float)
+    if n < 4 or np.ptp(ts) == 0:
         return None
-    order = np.argsort(rows["ts"].to_numpy(dtype=float), kind="stable")
+    order = np.argsort(ts, kind="stable")
     late = np.zeros(n, dtype=bool)
     late[order[n - n // 2:]] = True  # the odd middle item, if any, counts as early
     early = ~late
