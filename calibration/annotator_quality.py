@@ -96,7 +96,9 @@ def agreement_with_reference(rows: pd.DataFrame, n_boot: int, seed: int, ci: flo
 def drift(rows: pd.DataFrame, n_boot: int, seed: int, ci: float = 0.95) -> dict[str, Any] | None:
     """Agreement with the reference in the first and the last half of one annotator's compared items (ordered by
     when they labelled them), and late minus early with a paired bootstrap interval over samples (a sample's items
-    in both halves move together). None below 4 compared items, or when all carry one time (an import)."""
+    in both halves move together). Items without a time (NaN: imported) are left out; None below 4 timed items, or
+    when all carry one time."""
+    rows = rows[np.isfinite(rows["ts"].to_numpy(dtype=float))]
     n = len(rows)
     ts = rows["ts"].to_numpy(dtype=float)
     if n < 4 or np.ptp(ts) == 0:
@@ -170,7 +172,7 @@ def flags(me: Mapping[str, Any], mine: Mapping[tuple[str, Any], tuple[int, float
 def annotator_quality(table: pd.DataFrame | Iterable[Any], *, statuses: Mapping[str, Mapping[str, int]] | None = None,
                       seconds: Mapping[str, Mapping[str, Any]] | None = None, n_boot: int = 1000, seed: int = 0,
                       rules: FlagRules = FlagRules()) -> list[dict[str, Any]]:
-    """One row per annotator of `table` (COLUMNS; ts in epoch seconds): agreement and kappa with the reference,
+    """One row per annotator of `table` (COLUMNS; ts in epoch seconds, NaN: unknown): agreement and kappa with the reference,
     drift, the status decisions they made (`statuses`: annotator -> status -> count), their time per decision
     (`seconds`: annotator -> spread, with its source) and flags. Sorted by annotator."""
     df = table if isinstance(table, pd.DataFrame) else pd.DataFrame(list(table), columns=list(COLUMNS))

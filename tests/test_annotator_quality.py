@@ -152,9 +152,17 @@ def test_flags_fire_on_planted_patterns_and_not_on_normal_annotators(tmp_path: P
     logged = [12.0, 40.0, 25.0]
     for (sid, checker), secs in zip(units, logged):
         p.log_time("cy", sid, checker, secs)  # the work log wins over event times where it exists
+    p.close()
+    imported = tmp_path / "eve.jsonl"  # an import marks every unit 'accepted' at one instant: no habit of eve's
+    imported.write_text("".join(json.dumps({"sample": s, "checker": c, "annotator": "eve", "matches": GOOD}) + "\n"
+                                for s, c in units), encoding="utf-8")
+    assert main(["labels", "import", str(tmp_path / "p.concord"), str(imported)]) == 0
+    p = Project.open(tmp_path / "p.concord")
     rows = {r["annotator"]: r for r in annotator_quality(p, n_boot=100)}
     codes = {a: {f["flag"] for f in r["flags"]} for a, r in rows.items()}
-    assert codes == {"ana": set(), "cy": set(), "ben": {"accepts_all", "fast"}, "dan": {"disagrees"}}
+    assert codes == {"ana": set(), "cy": set(), "ben": {"accepts_all", "fast"}, "dan": {"disagrees"}, "eve": set()}
+    assert rows["eve"]["n_status"] == 0 and rows["eve"]["drift"] is None and rows["eve"]["seconds"]["n"] == 0
+    assert rows["eve"]["agreement"]["estimate"] == 1.0
     (flag,) = rows["dan"]["flags"]
     assert flag["kind"] == "violations:matches" and flag["category"] == 1  # dan says 'no match' where all others match
     assert rows["ben"]["accept_share"] == 1.0 and rows["ben"]["n_status"] == len(units)

@@ -205,18 +205,19 @@ def _epoch(ts: str) -> float:
 
 
 def _timed_items(project: Any, scope: Mapping[str, Any]) -> list[tuple]:
-    """Every item label of `scope` as (sample, item, annotator, category, kind, ts, adjudicated, target): the
-    calibration.annotator_quality columns plus the target (scheme, sample, unit, kind) it belongs to."""
+    """Every item label of `scope` as (sample, item, annotator, category, kind, ts, adjudicated, target, imported):
+    the calibration.annotator_quality columns plus the target (scheme, sample, unit, kind) it belongs to and whether
+    the label came from an import."""
     items, _ = unit_items(scope)
     times = project.label_times()
     rows = []
     for (name, kind), found in items.items():
         for sid, unit, item, annotator, category in found:
-            ts, adjudicated = times.get((sid, unit, kind, annotator), (None, False))
+            ts, adjudicated, imported = times.get((sid, unit, kind, annotator), (None, False, False))
             if ts is None:
                 continue
             rows.append((f"{name}:{sid}", f"{kind}|{unit}|{item}", annotator, category, f"{name}:{kind}", _epoch(ts),
-                         adjudicated, (name, sid, unit, kind)))
+                         adjudicated, (name, sid, unit, kind), imported))
     return rows
 
 
@@ -238,9 +239,9 @@ def _decision_seconds(project: Any, scope: Mapping[str, Any]) -> dict[str, dict[
 
 
 def _statuses(project: Any, scope: Mapping[str, Any], samples: Collection[str] | None) -> dict[str, dict[str, int]]:
-    """annotator -> status -> count of their current status labels in the schemes of `scope`."""
+    """annotator -> status -> count of their current status labels in the schemes of `scope` (imports left out)."""
     out: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    for name, sid, _unit, _kind, annotator, value in project.annotator_label_rows(["status"]):
+    for name, sid, annotator, value in project.decided_statuses():
         if name in scope and (samples is None or sid in samples) and isinstance(value, str):
             out[annotator][value] += 1
     return {a: dict(v) for a, v in out.items()}
@@ -257,7 +258,9 @@ def annotator_quality(project: Any, *, schemes: Sequence[str] | None = None, n_b
     from calibration.annotator_quality import annotator_quality as quality
 
     scope = collect_labels(project, schemes, samples) if scope is None else scope
-    table = pd.DataFrame([r[:-1] for r in _timed_items(project, scope)], columns=list(COLUMNS))
+    # an imported label's time is when the file was read, not when its annotator decided: it has no place in drift
+    table = pd.DataFrame([(*r[:5], math.nan if r[8] else r[5], r[6]) for r in _timed_items(project, scope)],
+                         columns=list(COLUMNS))
     people = {a for data in scope.values() for (_s, _u, a) in data["labels"]}
     seconds = {a: v for a, v in _decision_seconds(project, scope).items() if a in people}
     statuses = _statuses(project, scope, samples)
@@ -276,7 +279,7 @@ def agreement_over_time(project: Any, *, window: str | int = "day", schemes: Seq
     scope = collect_labels(project, schemes, samples) if scope is None else scope
     by_target: dict[tuple, list[tuple]] = defaultdict(list)
     for row in _timed_items(project, scope):
-        by_target[row[-1]].append(row)
+        by_target[row[7]].append(row)
     _, spans = unit_items(scope)
     times = project.label_times()
     span_targets: dict[tuple, dict[tuple[str, str], list[tuple[int, int]]]] = defaultdict(dict)
