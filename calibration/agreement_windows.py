@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 OVER = ("time",)  # what a series can be cut by; "version" joins when guideline versions exist
@@ -32,7 +32,7 @@ def parse_window(text: str) -> str | int:
 
 
 def _calendar(ts: float, window: str) -> str:
-    d = datetime.fromtimestamp(ts, tz=timezone.utc).date()
+    d = datetime.fromtimestamp(ts, tz=UTC).date()
     if window == "day":
         return d.isoformat()
     year, week, _ = d.isocalendar()

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -128,7 +129,7 @@ def by_kind_category(rows: pd.DataFrame) -> dict[tuple[str, Any], tuple[int, flo
     """(kind, reference category) -> (compared items, share agreeing) of one annotator."""
     agree = rows["category"].astype(object).to_numpy() == rows["reference"].astype(object).to_numpy()
     out: dict[tuple[str, Any], tuple[int, float]] = {}
-    for key, idx in rows.groupby(["kind", "reference"], sort=True).indices.items():
+    for key, idx in rows.groupby(["kind", "reference"], sort=False).indices.items():  # categories of mixed types
         out[(str(key[0]), key[1])] = (len(idx), float(agree[idx].mean()))
     return out
 
@@ -137,7 +138,7 @@ def decision_gaps(times: Iterable[float], break_after: float = 1800.0) -> list[f
     """Seconds between consecutive decisions (sorted epoch seconds); a gap longer than `break_after` is a pause,
     not a decision's time, and is left out. The first decision has no gap."""
     t = sorted(times)
-    return [b - a for a, b in zip(t, t[1:]) if b - a <= break_after]
+    return [b - a for a, b in pairwise(t) if b - a <= break_after]
 
 
 def spread(values: Sequence[float]) -> dict[str, float | int | None]:

@@ -6,7 +6,7 @@ import json
 import random
 from collections import Counter
 from collections.abc import Iterator
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -14,10 +14,9 @@ import pandas as pd
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-import app.store.decisions as decisions
 from app.cli import main
 from app.services.agreement import agreement, agreement_over_time, annotator_quality
-from app.store import Change, Project
+from app.store import Change, Project, decisions
 from calibration.agreement_windows import drops, parse_window, window_of
 from calibration.annotator_quality import COLUMNS, decision_gaps
 from calibration.annotator_quality import annotator_quality as quality
@@ -31,13 +30,13 @@ class Clock:
     """The store's clock, set by the test: events and labels get the times a planted scenario needs."""
 
     def __init__(self) -> None:
-        self.t = datetime(2026, 3, 2, 9, tzinfo=timezone.utc)
+        self.t = datetime(2026, 3, 2, 9, tzinfo=UTC)
 
     def __call__(self) -> str:
         return self.t.isoformat(timespec="milliseconds")
 
     def at(self, day: int, hour: int = 9) -> None:
-        self.t = datetime(2026, 3, 2 + day, hour, tzinfo=timezone.utc)
+        self.t = datetime(2026, 3, 2 + day, hour, tzinfo=UTC)
 
     def tick(self, seconds: float) -> None:
         self.t += timedelta(seconds=seconds)
@@ -119,7 +118,7 @@ def test_decision_gaps_leave_out_pauses_and_windows_number_in_time_order() -> No
     for bad in ("1", "month", "-3"):
         with pytest.raises(ValueError):
             parse_window(bad)
-    ci = lambda lo, hi: {"estimate": (lo + hi) / 2, "low": lo, "high": hi, "n_valid": 10}  # noqa: E731
+    ci = lambda lo, hi: {"estimate": (lo + hi) / 2, "low": lo, "high": hi, "n_valid": 10}
     assert drops([ci(0.8, 0.9), ci(0.5, 0.7), ci(0.6, 0.85), None, ci(0.1, 0.2)]) == [False, True, False, False, False]
 
 
@@ -141,7 +140,7 @@ def test_flags_fire_on_planted_patterns_and_not_on_normal_annotators(tmp_path: P
     p = make(tmp_path / "p.concord", n=12)
     rng = random.Random(2)
     units = [(f"s{i}", c) for i in range(12) for c in (C1, C2)]
-    normal = lambda: [(s, c, GOOD, rng.choice(["accepted", "accepted", "corrected"])) for s, c in units]  # noqa: E731
+    normal = lambda: [(s, c, GOOD, rng.choice(["accepted", "accepted", "corrected"])) for s, c in units]
     gaps = {"ana": _session(p, clock, "ana", normal(), 20.0, rng)}
     clock.tick(3600)
     _session(p, clock, "cy", normal(), 30.0, rng)

@@ -198,10 +198,10 @@ def _finite(obj: Any) -> Any:
 # -- annotator quality and agreement over time (issue #29) --------------------------------------------------------------
 def _epoch(ts: str) -> float:
     """Seconds since the epoch of a stored ISO timestamp (UTC when it names no zone)."""
-    from datetime import datetime, timezone
+    from datetime import UTC, datetime
 
     t = datetime.fromisoformat(ts)
-    return (t if t.tzinfo else t.replace(tzinfo=timezone.utc)).timestamp()
+    return (t if t.tzinfo else t.replace(tzinfo=UTC)).timestamp()
 
 
 def _timed_items(project: Any, scope: Mapping[str, Any]) -> list[tuple]:
@@ -324,6 +324,6 @@ def agreement_over_time(project: Any, *, window: str | int = "day", schemes: Seq
 
 
 def _iso(epoch: float) -> str:
-    from datetime import datetime, timezone
+    from datetime import UTC, datetime
 
-    return datetime.fromtimestamp(epoch, tz=timezone.utc).isoformat(timespec="seconds")
+    return datetime.fromtimestamp(epoch, tz=UTC).isoformat(timespec="seconds")
