@@ -253,5 +253,5 @@ def test_cli_prints_and_validates_the_new_figures(tmp_path: Path, clock: Clock,
         with pytest.raises(SystemExit) as exc:
             main(["agreement", path, *bad])
         assert exc.value.code == 2
-    assert main(["agreement", path, "--window", "day"]) == 2  # a window without --over
-    assert "--window: only with --over time" in capsys.readouterr().err
+    assert main(["agreement", path, "--window", "day", "--bootstrap", "200", "--json"]) == 0  # implies --over time
+    assert [w["drops"] for w in json.loads(capsys.readouterr().out)["over_time"]["windows"]] == [[], [], ["kappa", "alpha"]]

@@ -5,8 +5,8 @@ scheme's `label_items`); for span labels (a curated ground truth) pairwise preci
 matching on character IoU > T and Krippendorff's unitizing alpha. Each with a 95% bootstrap interval over samples.
 Then the annotators: labels, units, agreement with the others, seconds per unit (from the app's work log).
 --annotators adds each annotator's agreement with the adjudicated or majority label of the others, their drift,
-seconds per decision and flags; --over time [--window day|week|N] adds kappa, alpha and span F1 per window, a drop
-whose interval lies below the previous window's flagged.
+seconds per decision and flags; --over time [--window day|week|N] (--window alone implies it) adds kappa, alpha
+and span F1 per window, a drop whose interval lies below the previous window's flagged.
 --json keys: schema_version, overall.kappa, overall.alpha, overall.span_f1 (each {estimate, low, high, n_valid}
 or null), schemes, pairs, annotators (docs/json.md).
 """
@@ -16,7 +16,6 @@ import argparse
 from typing import Any
 
 from app.cli_options import non_negative_int
-from app.commands.agreement_quality import add_figures, add_options, check_options, print_tables
 from app.errors import UsageError
 from app.json_outputs import dumps
 
@@ -46,6 +45,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--bootstrap", type=non_negative_int, default=1000, metavar="N", help="bootstrap replicates (0: none)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--json", action="store_true", help="print every figure as JSON")
+    from app.commands.agreement_quality import add_options  # --annotators, --over, --window (issue #29)
+
     add_options(p)
     p.set_defaults(func=run)
 
@@ -74,9 +75,10 @@ def run(args: argparse.Namespace) -> int:
     for name in args.scheme or ():
         if name not in registry():
             raise UsageError(f"--scheme {name!r}: unknown; known: {', '.join(registry().names())}")
-    check_options(args)
     with Project.open(args.project) as project:
         out = agreement(project, schemes=args.scheme, iou=args.iou, n_boot=args.bootstrap, seed=args.seed)
+        from app.commands.agreement_quality import add_figures, print_tables
+
         add_figures(project, args, out)
     if args.json:
         print(dumps("agreement", out, indent=2, default=str))

@@ -1,6 +1,6 @@
 """`concord agreement --annotators` and `--over time` (issue #29): the options, the figures they add to --json, and
 their tables (rich on a terminal, TSV through app/cli_tables.py when piped). Kept apart from
-app/commands/agreement.py, which only registers the options and calls `add_figures` and `print_tables`."""
+app/commands/agreement.py, which only calls `add_options`, `add_figures` and `print_tables` (lazily)."""
 from __future__ import annotations
 
 import argparse
@@ -8,8 +8,6 @@ import unicodedata
 from typing import Any
 
 from rich.text import Text
-
-from app.errors import UsageError
 
 
 def _window(text: str) -> str | int:
@@ -30,24 +28,21 @@ def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--over", choices=OVER, metavar="WHAT",
                    help="agreement per window of: time (kappa, alpha, span F1 with intervals; drops flagged)")
     p.add_argument("--window", type=_window, metavar="day|week|N",
-                   help="with --over time: a calendar day or ISO week (UTC), or N labelled units (default: day)")
-
-
-def check_options(args: argparse.Namespace) -> None:
-    if getattr(args, "window", None) is not None and getattr(args, "over", None) is None:
-        raise UsageError("--window: only with --over time")
+                   help="the windows of --over time (given alone, implies it): a calendar day or ISO week (UTC), or N "
+                        "labelled units (default: day)")
 
 
 def add_figures(project: Any, args: argparse.Namespace, out: dict[str, Any]) -> None:
     """The figures `--annotators` and `--over` ask for, under `annotator_quality` and `over_time` of `out`."""
     from app.services.agreement import agreement_over_time, annotator_quality, collect_labels
 
-    if not (getattr(args, "annotators", False) or getattr(args, "over", None)):
+    over = args.over or ("time" if args.window is not None else None)
+    if not (args.annotators or over):
         return
     scope = collect_labels(project, args.scheme)
     if args.annotators:
         out["annotator_quality"] = annotator_quality(project, n_boot=args.bootstrap, seed=args.seed, scope=scope)
-    if args.over:
+    if over:
         out["over_time"] = agreement_over_time(project, window=args.window or "day", iou=args.iou,
                                                n_boot=args.bootstrap, seed=args.seed, scope=scope)
 
