@@ -11,6 +11,7 @@ Intervals are percentile bootstraps over samples (a sample's items travel togeth
 """
 from __future__ import annotations
 
+import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -40,89 +41,95 @@ class FlagRules:
 
 
 def references(table: pd.DataFrame) -> pd.DataFrame:
-    """`table` (COLUMNS) with a `reference` column: per row, the item's label without its own annotator (NaN-free:
-    rows without a reference are dropped)."""
-    by_item: dict[tuple[Any, Any], list[tuple[str, Any, bool, float]]] = defaultdict(list)
-    for s, i, a, c, adj, ts in zip(table["sample"], table["item"], table["annotator"], table["category"],
-                                   table["adjudicated"], table["ts"]):
-        by_item[(s, i)].append((a, c, bool(adj), float(ts)))
-    refs: list[Any] = []
-    keep: list[bool] = []
-    for s, i, a in zip(table["sample"], table["item"], table["annotator"]):
-        ref = _reference([r for r in by_item[(s, i)] if r[0] != a])
-        keep.append(ref is not None)
-        refs.append(ref[0] if ref is not None else None)
+    """`table` (COLUMNS) with a `reference` column: per row, the item's label without its own annotator (rows
+    without a reference are dropped)."""
+    samples, items, people = table["sample"].tolist(), table["item"].tolist(), table["annotator"].tolist()
+    cats, adjudicated, times = table["category"].tolist(), table["adjudicated"].tolist(), table["ts"].tolist()
+    by_item: dict[tuple[Any, Any], list[int]] = defaultdict(list)
+    for row, key in enumerate(zip(samples, items)):
+        by_item[key].append(row)
+    refs: list[Any] = [None] * len(samples)
+    keep = np.zeros(len(samples), dtype=bool)
+    for rows in by_item.values():
+        if len(rows) < 2:
+            continue  # nobody else labelled the item
+        for row in rows:
+            others = [(cats[o], bool(adjudicated[o]), float(times[o])) for o in rows if people[o] != people[row]]
+            ref = _reference(others)
+            if ref is not None:
+                refs[row], keep[row] = ref[0], True
     out = table.assign(reference=pd.Series(refs, index=table.index, dtype=object))  # object: None must not make 1 a 1.0
-    return out[np.asarray(keep, dtype=bool)]
+    return out[keep]
 
 
-def _reference(others: Sequence[tuple[str, Any, bool, float]]) -> tuple[Any] | None:
-    """(value,) of the newest adjudicated label among `others`, else of their strict plurality; None without one."""
+def _reference(others: Sequence[tuple[Any, bool, float]]) -> tuple[Any] | None:
+    """(value,) of the newest adjudicated label among `others` (value, adjudicated, time), else of their strict
+    plurality; None without one. NaN times (unknown) sort first."""
     if not others:
         return None
-    adjudicated = [r for r in others if r[2]]
+    adjudicated = [r for r in others if r[1]]
     if adjudicated:
-        return (max(adjudicated, key=lambda r: r[3])[1],)
-    top = Counter(r[1] for r in others).most_common(2)
+        return (max(adjudicated, key=lambda r: -math.inf if r[2] != r[2] else r[2])[0],)
+    if len(others) == 1:
+        return (others[0][0],)
+    top = Counter(r[0] for r in others).most_common(2)
     if len(top) > 1 and top[0][1] == top[1][1]:
         return None
     return (top[0][0],)
 
 
-def agreement_with_reference(rows: pd.DataFrame, n_boot: int, seed: int, ci: float = 0.95) -> dict[str, Any]:
-    """One annotator's rows with their `reference`: share of items equal to it and Cohen's kappa with it, each with
-    a bootstrap interval over samples."""
+def compare(rows: pd.DataFrame, n_boot: int, seed: int, ci: float = 0.95) -> dict[str, Any]:
+    """One annotator's rows with their `reference`: the share of items equal to it and Cohen's kappa with it, and
+    their drift: that share in the first and the last half of their items by time, and late minus early. Every
+    interval is a percentile bootstrap over samples from one draw (the drift's is paired: a sample's items in both
+    halves move together). Drift leaves out items without a time (NaN: imported) and is None below 4 timed items or
+    when all carry one time."""
     kind = rows["kind"].astype(str) + "="  # kinds keep their categories apart, as the pooled overall figures do
     given, ref = kind + rows["category"].astype(str), kind + rows["reference"].astype(str)
     cats = pd.Index(pd.unique(pd.concat([given, ref])))
     k = len(cats)
     s_code, samples = pd.factorize(rows["sample"], sort=False)
     a_code, r_code = cats.get_indexer(given), cats.get_indexer(ref)
-    per_sample = np.bincount(s_code * k * k + a_code * k + r_code, minlength=len(samples) * k * k)
-    per_sample = per_sample.reshape(len(samples), k * k).astype(float)
+    confusion = np.bincount(s_code * k * k + a_code * k + r_code, minlength=len(samples) * k * k)
+    halves = _halves(rows["ts"].to_numpy(dtype=float), (a_code == r_code).astype(float), s_code, len(samples))
+    per_sample = np.hstack([confusion.reshape(len(samples), k * k).astype(float), halves])
     weights = 1.0 - np.eye(k)
 
-    def stats(sums: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        conf = sums.reshape(*sums.shape[:-1], k, k)
-        agree = np.trace(conf, axis1=-2, axis2=-1)
-        return nan_ratio(agree, conf.sum((-2, -1))), _kappa_from_confusion(conf, weights)
-
-    share, kappa = stats(per_sample.sum(0))
-    reps = stats(_boot_sums(per_sample, n_boot, seed)) if n_boot > 0 else None
-    return {"n_compared": len(rows), "n_samples": len(samples),
-            "agreement": estimate_interval(float(share), None if reps is None else reps[0], ci),
-            "kappa": estimate_interval(float(kappa), None if reps is None else reps[1], ci)}
-
-
-def drift(rows: pd.DataFrame, n_boot: int, seed: int, ci: float = 0.95) -> dict[str, Any] | None:
-    """Agreement with the reference in the first and the last half of one annotator's compared items (ordered by
-    when they labelled them), and late minus early with a paired bootstrap interval over samples (a sample's items
-    in both halves move together). Items without a time (NaN: imported) are left out; None below 4 timed items, or
-    when all carry one time."""
-    rows = rows[np.isfinite(rows["ts"].to_numpy(dtype=float))]
-    n = len(rows)
-    ts = rows["ts"].to_numpy(dtype=float)
-    if n < 4 or np.ptp(ts) == 0:
-        return None
-    order = np.argsort(ts, kind="stable")
-    late = np.zeros(n, dtype=bool)
-    late[order[n - n // 2:]] = True  # the odd middle item, if any, counts as early
-    early = ~late
-    agree = (rows["category"].astype(object).to_numpy() == rows["reference"].astype(object).to_numpy()).astype(float)
-    s_code, samples = pd.factorize(rows["sample"], sort=False)
-    per_sample = np.zeros((len(samples), 4))
-    np.add.at(per_sample, (s_code, 0), agree * early)
-    np.add.at(per_sample, (s_code, 1), early.astype(float))
-    np.add.at(per_sample, (s_code, 2), agree * late)
-    np.add.at(per_sample, (s_code, 3), late.astype(float))
-
-    def change(sums: np.ndarray) -> np.ndarray:
-        return nan_ratio(sums[..., 2], sums[..., 3]) - nan_ratio(sums[..., 0], sums[..., 1])
+    def stats(sums: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        conf = sums[..., :k * k].reshape(*sums.shape[:-1], k, k)
+        h = sums[..., k * k:]
+        return (nan_ratio(np.trace(conf, axis1=-2, axis2=-1), conf.sum((-2, -1))), _kappa_from_confusion(conf, weights),
+                nan_ratio(h[..., 2], h[..., 3]) - nan_ratio(h[..., 0], h[..., 1]))
 
     total = per_sample.sum(0)
-    reps = change(_boot_sums(per_sample, n_boot, seed)) if n_boot > 0 else None
-    return {"n_early": int(total[1]), "n_late": int(total[3]), "early": float(total[0] / total[1]),
-            "late": float(total[2] / total[3]), "change": estimate_interval(float(change(total)), reps, ci)}
+    est = stats(total)
+    reps = stats(_boot_sums(per_sample, n_boot, seed)) if n_boot > 0 else (None, None, None)
+    h = total[k * k:]
+    timed = rows["ts"].to_numpy(dtype=float)
+    timed = timed[np.isfinite(timed)]
+    drift = None
+    if len(timed) >= 4 and np.ptp(timed) > 0:
+        drift = {"n_early": int(h[1]), "n_late": int(h[3]), "early": float(h[0] / h[1]), "late": float(h[2] / h[3]),
+                 "change": estimate_interval(float(est[2]), reps[2], ci)}
+    return {"n_compared": len(rows), "n_samples": len(samples),
+            "agreement": estimate_interval(float(est[0]), reps[0], ci),
+            "kappa": estimate_interval(float(est[1]), reps[1], ci), "drift": drift}
+
+
+def _halves(ts: np.ndarray, agree: np.ndarray, s_code: np.ndarray, n_samples: int) -> np.ndarray:
+    """(n_samples, 4) per-sample sums [agreeing early, early, agreeing late, late]: the first and the last half of
+    the timed items in time order (the odd middle one counts as early; untimed items in neither)."""
+    timed = np.flatnonzero(np.isfinite(ts))
+    order = timed[np.argsort(ts[timed], kind="stable")]
+    late = np.zeros(len(ts), dtype=bool)
+    late[order[len(order) - len(order) // 2:]] = True
+    early = np.zeros(len(ts), dtype=bool)
+    early[order] = True
+    early &= ~late
+    out = np.zeros((n_samples, 4))
+    for col, values in enumerate((agree * early, early, agree * late, late)):
+        np.add.at(out[:, col], s_code, values.astype(float))
+    return out
 
 
 def by_kind_category(rows: pd.DataFrame) -> dict[tuple[str, Any], tuple[int, float]]:
@@ -185,8 +192,7 @@ def annotator_quality(table: pd.DataFrame | Iterable[Any], *, statuses: Mapping[
         rows = compared[compared["annotator"] == name]
         row: dict[str, Any] = {"annotator": name, "n_labels": int((df["annotator"] == name).sum())}
         if len(rows):
-            row.update(agreement_with_reference(rows, n_boot, seed))
-            row["drift"] = drift(rows, n_boot, seed)
+            row.update(compare(rows, n_boot, seed))
             groups[name] = by_kind_category(rows)
         else:
             row.update(n_compared=0, n_samples=0, agreement=None, kappa=None, drift=None)
