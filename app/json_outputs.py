@@ -21,7 +21,7 @@ VERSIONS: dict[str, int] = {
     "status": 2,  # 2: the project file's version moved from "schema_version" to "project_schema_version"
     "evaluate": 2,  # 2: {scheme: report data} (1 was one report)
     "calibrate": 2,  # 2: the presets' scores under "baselines" (1: "defaults")
-    "agreement": 2,  # 2: overall.span_f1 an interval object (1: a number)
+    "agreement": 3,  # 3: annotator_quality, over_time added; 2: overall.span_f1 an interval (1: a number)
     "queue": 1,
     "splits": 2,  # 2: an object {"splits": [...]} (1: a bare list)
     "merge": 1,

@@ -4,6 +4,9 @@ Per scheme and label kind: Cohen's kappa per annotator pair, Fleiss' kappa and K
 scheme's `label_items`); for span labels (a curated ground truth) pairwise precision/recall/F1 with greedy one-to-one
 matching on character IoU > T and Krippendorff's unitizing alpha. Each with a 95% bootstrap interval over samples.
 Then the annotators: labels, units, agreement with the others, seconds per unit (from the app's work log).
+--annotators adds each annotator's agreement with the adjudicated or majority label of the others, their drift,
+seconds per decision and flags; --over time [--window day|week|N] (--window alone implies it) adds kappa, alpha
+and span F1 per window, a drop whose interval lies below the previous window's flagged.
 --json keys: schema_version, overall.kappa, overall.alpha, overall.span_f1 (each {estimate, low, high, n_valid}
 or null), schemes, pairs, annotators (docs/json.md).
 """
@@ -18,6 +21,7 @@ from app.names import terminal_safe
 
 EPILOG = """examples:
   concord agreement brand.concord
+  concord agreement brand.concord --annotators --over time --window week
   concord agreement brand.concord --scheme violations --iou 0.5 --json | jq .overall.span_f1.estimate
 """
 
@@ -41,6 +45,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--bootstrap", type=non_negative_int, default=1000, metavar="N", help="bootstrap replicates (0: none)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--json", action="store_true", help="print every figure as JSON")
+    from app.commands.agreement_quality import add_options  # --annotators, --over, --window (issue #29)
+
+    add_options(p)
     p.set_defaults(func=run)
 
 
@@ -67,12 +74,16 @@ def run(args: argparse.Namespace) -> int:
 
     with Project.open(args.project) as project:
         out = agreement(project, schemes=args.scheme, iou=args.iou, n_boot=args.bootstrap, seed=args.seed)
+        from app.commands.agreement_quality import add_figures, print_tables
+
+        add_figures(project, args, out)
     if args.json:
         print(dumps("agreement", out, indent=2, default=str))
         return 0
     console = Console()
     if not out["schemes"]:
         print("no labels by two or more annotators to compare")
+        print_tables(console, out, fmt)
         return 0
     t = Table(title=f"agreement per scheme and label kind (95% bootstrap intervals over samples, {args.bootstrap} draws)")
     for col in ("scheme", "kind", "items/spans", "Fleiss' kappa", "Krippendorff's alpha", f"span F1 (IoU > {args.iou:g})",
@@ -104,4 +115,5 @@ def run(args: argparse.Namespace) -> int:
         t.add_row(Text(terminal_safe(a["annotator"])), str(a["n_labels"]), str(a["n_units"]), fmt(a.get("mean_kappa")),
                   fmt(a.get("span_f1_with_others")), fmt(a.get("seconds_per_unit")))
     print_table(console, t)
+    print_tables(console, out, fmt)
     return 0

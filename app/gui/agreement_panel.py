@@ -1,15 +1,27 @@
 """Agreement panel (Tools ▸ Annotator agreement, issue #15): the figures `concord agreement` prints, computed by the
 same service (app.services.agreement.agreement) in a worker: per scheme and label kind Fleiss' kappa, Krippendorff's
 alpha, span F1 and unitizing alpha; Cohen's kappa and span P/R/F1 per annotator pair; the per-annotator table.
-Every figure with its 95% bootstrap interval over samples."""
+Every figure with its 95% bootstrap interval over samples. Two more tabs (issue #29, app/gui/agreement_quality.py):
+each annotator's quality figures and flags, and agreement per time window as a chart with drops flagged."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QDialog, QDoubleSpinBox, QHBoxLayout, QPushButton, QSpinBox, QVBoxLayout
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDoubleSpinBox,
+    QHBoxLayout,
+    QPushButton,
+    QSpinBox,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.commands.agreement import fmt
+from app.gui.agreement_quality import OverTimePage, QualityPage
 from app.gui.banner import MessageBar
 from app.gui.models import Column, RecordTableModel
 from app.gui.plaintext import plain_label
@@ -73,10 +85,15 @@ class AgreementPanel(QDialog):
         self.boot.setRange(0, 10000)
         self.boot.setValue(1000)
         self.boot.setToolTip("Bootstrap replicates over samples for the 95% intervals (0: none)")
+        self.window_box = QComboBox()
+        for text, value in (("per day", "day"), ("per week", "week"), ("per 50 units", 50)):
+            self.window_box.addItem(text, value)
+        self.window_box.setToolTip("The time windows of 'Over time': a UTC day or ISO week, or 50 labelled units")
         self.run_button = QPushButton("Compute")
         self.run_button.setAutoDefault(False)
         self.run_button.clicked.connect(self.run)
-        for w in (plain_label("Span IoU >"), self.iou, plain_label("Bootstrap draws"), self.boot, self.run_button):
+        for w in (plain_label("Span IoU >"), self.iou, plain_label("Bootstrap draws"), self.boot, self.window_box,
+                  self.run_button):
             w.setMaximumWidth(160)
             top.addWidget(w)
         self.progress = ProgressPanel()
@@ -84,6 +101,10 @@ class AgreementPanel(QDialog):
         lay.addLayout(top)
         self.summary = plain_label(wrap=True)
         lay.addWidget(self.summary)
+        self.tabs = QTabWidget()
+        lay.addWidget(self.tabs, 1)
+        figures = QWidget()
+        figures_lay = QVBoxLayout(figures)
         self.tables: dict[str, tuple[RecordTableModel, Any]] = {}
         for key, title, cols in (("kinds", "Per scheme and label kind", KIND_COLUMNS),
                                  ("pairs", "Annotator pairs (pooled over kinds)", PAIR_COLUMNS),
@@ -92,9 +113,14 @@ class AgreementPanel(QDialog):
             table = make_table(model)
             table.setObjectName(f"agreement_{key}")
             table.horizontalHeader().setStretchLastSection(True)
-            lay.addWidget(plain_label(title))
-            lay.addWidget(table, 1)
+            figures_lay.addWidget(plain_label(title))
+            figures_lay.addWidget(table, 1)
             self.tables[key] = (model, table)
+        self.tabs.addTab(figures, "Agreement")
+        self.quality = QualityPage()
+        self.tabs.addTab(self.quality, "Annotator quality")
+        self.over_time = OverTimePage()
+        self.tabs.addTab(self.over_time, "Over time")
         self.resize(1100, 720)
 
     @classmethod
@@ -114,12 +140,16 @@ class AgreementPanel(QDialog):
         if self.task is not None or p is None:
             return
         path, iou, n_boot = str(p.path), float(self.iou.value()), int(self.boot.value())
+        window = self.window_box.currentData()
 
         def work(_progress: TaskProgress) -> dict[str, Any]:
-            from app.services.agreement import agreement
+            from app.services.agreement import agreement, agreement_over_time, annotator_quality, collect_labels
 
             with Project.open(path) as wp:  # the worker's own connection
-                return agreement(wp, iou=iou, n_boot=n_boot)
+                out = agreement(wp, iou=iou, n_boot=n_boot)
+                scope = collect_labels(wp)
+                return {**out, "annotator_quality": annotator_quality(wp, n_boot=n_boot, scope=scope),
+                        "over_time": agreement_over_time(wp, window=window, iou=iou, n_boot=n_boot, scope=scope)}
 
         task = Task(work, "agreement")
         self.task = task
@@ -138,6 +168,9 @@ class AgreementPanel(QDialog):
         self.run_button.setEnabled(True)
 
     def show_result(self, out: dict[str, Any]) -> None:
+        out = dict(out)  # the --annotators and --over time figures go to their tabs; `result` is `agreement`'s
+        self.quality.set_rows(out.pop("annotator_quality", None))
+        self.over_time.set_windows(out.pop("over_time", None))
         self.result = out
         rows = kind_rows(out)
         self.tables["kinds"][0].set_records(rows)

@@ -1,6 +1,6 @@
 """Small charts drawn with QPainter (no plotting dependency): a heatmap of the calibration objective over two
 dimensions, a line chart of the objective against the match threshold, named series, and points with interval bars
-(the learning curve)."""
+(the learning curve, agreement over time with its drops flagged)."""
 from __future__ import annotations
 
 import math
@@ -341,17 +341,26 @@ class IntervalChart(QWidget):
         self.x_label = self.y_label = ""
         self.empty_text = empty_text
         self.tick_labels: list[str] = []  # the y axis's labels as last drawn
+        self.flagged: list[bool] = []  # points drawn as flagged (agreement over time: a drop)
+        self.x_labels: list[str] = []  # text under each x instead of the number (e.g. a window's date)
 
     def set_data(self, xs: Sequence[float], ys: Sequence[float | None], los: Sequence[float | None],
-                 his: Sequence[float | None], x_label: str, y_label: str) -> None:
+                 his: Sequence[float | None], x_label: str, y_label: str, *, flagged: Sequence[bool] = (),
+                 x_labels: Sequence[str] = ()) -> None:
         self.xs = [float(x) for x in xs]
         self.ys, self.los, self.his = list(ys), list(los), list(his)
         self.x_label, self.y_label = x_label, y_label
+        self.flagged = [bool(f) for f in flagged] + [False] * (len(self.xs) - len(flagged))
+        self.x_labels = list(x_labels)
         self.update()
 
     def points(self) -> list[tuple[float, float, float | None, float | None]]:
         return [(x, float(y), lo, hi) for x, y, lo, hi in zip(self.xs, self.ys, self.los, self.his)
                 if y is not None and y == y]
+
+    def flagged_xs(self) -> list[float]:
+        """The x of every drawn point that is flagged."""
+        return [x for x, y, f in zip(self.xs, self.ys, self.flagged) if f and y is not None and y == y]
 
     def paintEvent(self, event: QPaintEvent) -> None:
         p = QPainter(self)
@@ -367,14 +376,19 @@ class IntervalChart(QWidget):
         x0, x1 = min(x for x, *_ in pts), max(x for x, *_ in pts)
         if x1 == x0:
             x0, x1 = x0 - 1, x1 + 1
+        elif self.x_labels:  # room for the first and last text labels
+            x0, x1 = x0 - 0.5, x1 + 0.5
         ys = [v for _, y, lo, hi in pts for v in (y, lo, hi) if v is not None and v == v]
         ticks = nice_ticks(min(ys), max(ys))  # the axis spans round ticks around the points and intervals
         self.tick_labels = [label for _, label in ticks]
         y0 = ticks[0][0]
         at = _axes(p, r, (x0, x1), ticks, text)
+        names = dict(zip(self.xs, self.x_labels))
         for x, *_ in pts:
             a = at(x, y0)
-            p.drawText(QRectF(a.x() - 18, r.bottom() + 2, 36, 14), Qt.AlignmentFlag.AlignCenter, f"{x:g}")
+            label = names.get(x, f"{x:g}")
+            half = max(18, p.fontMetrics().horizontalAdvance(label) / 2 + 2)
+            p.drawText(QRectF(a.x() - half, r.bottom() + 2, 2 * half, 14), Qt.AlignmentFlag.AlignCenter, label)
         p.drawText(QRectF(r.left(), r.bottom() + 18, r.width(), 16), Qt.AlignmentFlag.AlignCenter, self.x_label)
         p.drawText(QRectF(r.left(), 2, r.width(), 16), Qt.AlignmentFlag.AlignLeft, self.y_label)
         band = QColor(SERIES_COLOURS[0])
@@ -392,3 +406,11 @@ class IntervalChart(QWidget):
         p.setBrush(band)
         for x, y, *_ in pts:
             p.drawEllipse(at(x, y), 3.5, 3.5)
+        drop = QColor(SERIES_COLOURS[4])  # flagged points: a larger vermillion dot and the word under the title
+        p.setPen(QPen(drop, 2))
+        p.setBrush(drop)
+        for x in self.flagged_xs():
+            y = next(y for px, y, *_ in pts if px == x)
+            a = at(x, y)
+            p.drawEllipse(a, 5.5, 5.5)
+            p.drawText(QRectF(a.x() - 30, a.y() + 7, 60, 14), Qt.AlignmentFlag.AlignCenter, "drop")

@@ -48,9 +48,16 @@ def tables(project: Any, schemes: Sequence[str] | None = None, samples: Collecti
            scope: Mapping[str, Any] | None = None) -> tuple[dict[tuple[str, str], list[tuple]], dict[tuple[str, str], dict]]:
     """(scheme, kind) -> item rows (sample, unit|item, annotator, category), and (scheme, kind) -> span sets
     {(sample, annotator): [(start, end), ...]} for per-sample kinds whose every value is a span list."""
+    scope = collect_labels(project, schemes, samples) if scope is None else scope
+    items, spans = unit_items(scope)
+    return ({key: [(s, f"{u}|{i}", a, c) for s, u, i, a, c in rows] for key, rows in items.items()}, spans)
+
+
+def unit_items(scope: Mapping[str, Any]) -> tuple[dict[tuple[str, str], list[tuple]], dict[tuple[str, str], dict]]:
+    """`tables` with the unit apart from the item: (scheme, kind) -> rows (sample, unit, item, annotator, category)
+    (annotator quality needs the unit to find when each label was given), and the span sets."""
     items: dict[tuple[str, str], list[tuple]] = defaultdict(list)
     candidates: dict[tuple[str, str], dict[tuple[str, str], Any]] = defaultdict(dict)
-    scope = collect_labels(project, schemes, samples) if scope is None else scope
     for name, data in scope.items():
         scheme = registry().get(name)
         records = data["records"]
@@ -66,7 +73,7 @@ def tables(project: Any, schemes: Sequence[str] | None = None, samples: Collecti
                     continue
                 for item, category in _items(scheme, record, unit, kind, value).items():
                     if category is not None:
-                        items[(name, kind)].append((sid, f"{unit}|{item}", annotator, _category(category)))
+                        items[(name, kind)].append((sid, unit, item, annotator, _category(category)))
     spans: dict[tuple[str, str], dict[tuple[str, str], list[tuple[int, int]]]] = {}
     for key, sets in candidates.items():
         values = list(sets.values())
@@ -79,7 +86,7 @@ def tables(project: Any, schemes: Sequence[str] | None = None, samples: Collecti
             rec = scope[key[0]]["records"].get(sid)
             for item, category in _items(scheme, rec, "", key[1], value).items():
                 if category is not None:
-                    items[key].append((sid, f"|{item}", annotator, _category(category)))
+                    items[key].append((sid, "", item, annotator, _category(category)))
     return dict(items), spans
 
 
@@ -186,3 +193,137 @@ def _finite(obj: Any) -> Any:
     if isinstance(obj, list):
         return [_finite(v) for v in obj]
     return obj
+
+
+# -- annotator quality and agreement over time (issue #29) --------------------------------------------------------------
+def _epoch(ts: str) -> float:
+    """Seconds since the epoch of a stored ISO timestamp (UTC when it names no zone)."""
+    from datetime import UTC, datetime
+
+    t = datetime.fromisoformat(ts)
+    return (t if t.tzinfo else t.replace(tzinfo=UTC)).timestamp()
+
+
+def _timed_items(project: Any, scope: Mapping[str, Any]) -> list[tuple]:
+    """Every item label of `scope` as (sample, item, annotator, category, kind, ts, adjudicated, target, imported):
+    the calibration.annotator_quality columns plus the target (scheme, sample, unit, kind) it belongs to and whether
+    the label came from an import."""
+    items, _ = unit_items(scope)
+    times = project.label_times()
+    rows = []
+    for (name, kind), found in items.items():
+        for sid, unit, item, annotator, category in found:
+            ts, adjudicated, imported = times.get((sid, unit, kind, annotator), (None, False, False))
+            if ts is None:
+                continue
+            rows.append((f"{name}:{sid}", f"{kind}|{unit}|{item}", annotator, category, f"{name}:{kind}", _epoch(ts),
+                         adjudicated, (name, sid, unit, kind), imported))
+    return rows
+
+
+def _decision_seconds(project: Any, scope: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """annotator -> spread of seconds per decision: the app's work log (seconds per unit) where the annotator has
+    one, else the gaps between their decisions' event timestamps."""
+    from calibration.annotator_quality import decision_gaps, spread
+
+    units = {(sid, unit) for data in scope.values() for (sid, unit, _a) in data["labels"]}
+    logged: dict[str, list[float]] = defaultdict(list)
+    for (annotator, sid, unit), secs in project.seconds_per_annotator_unit().items():
+        if (sid, unit) in units:
+            logged[annotator].append(secs)
+    out = {a: {"source": "work_log", **spread(v)} for a, v in logged.items()}
+    for annotator, stamps in project.decision_times().items():
+        if annotator not in out:
+            out[annotator] = {"source": "events", **spread(decision_gaps(_epoch(t) for t in stamps))}
+    return out
+
+
+def _statuses(project: Any, scope: Mapping[str, Any], samples: Collection[str] | None) -> dict[str, dict[str, int]]:
+    """annotator -> status -> count of their current status labels in the schemes of `scope` (imports left out)."""
+    out: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for name, sid, annotator, value in project.decided_statuses():
+        if name in scope and (samples is None or sid in samples) and isinstance(value, str):
+            out[annotator][value] += 1
+    return {a: dict(v) for a, v in out.items()}
+
+
+def annotator_quality(project: Any, *, schemes: Sequence[str] | None = None, n_boot: int = 1000, seed: int = 0,
+                      samples: Collection[str] | None = None, scope: Mapping[str, Any] | None = None
+                      ) -> list[dict[str, Any]]:
+    """Per annotator: agreement and kappa with the adjudicated or majority label of the others, drift between the
+    first and last half of their decisions, seconds per decision, and flags (calibration.annotator_quality)."""
+    import pandas as pd
+
+    from calibration.annotator_quality import COLUMNS
+    from calibration.annotator_quality import annotator_quality as quality
+
+    scope = collect_labels(project, schemes, samples) if scope is None else scope
+    # an imported label's time is when the file was read, not when its annotator decided: it has no place in drift
+    table = pd.DataFrame([(*r[:5], math.nan if r[8] else r[5], r[6]) for r in _timed_items(project, scope)],
+                         columns=list(COLUMNS))
+    people = {a for data in scope.values() for (_s, _u, a) in data["labels"]}
+    seconds = {a: v for a, v in _decision_seconds(project, scope).items() if a in people}
+    statuses = _statuses(project, scope, samples)
+    return _finite(quality(table, statuses=statuses, seconds=seconds, n_boot=n_boot, seed=seed))
+
+
+def agreement_over_time(project: Any, *, window: str | int = "day", schemes: Sequence[str] | None = None,
+                        iou: float = 0.0, n_boot: int = 1000, seed: int = 0, samples: Collection[str] | None = None,
+                        scope: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Pooled kappa, alpha and span F1 per time window, with intervals and drops flagged (calibration.
+    agreement_windows). A target (one unit's label kind, or one sample's spans) belongs to the window of its newest
+    label, when its comparison became possible; targets labelled by one annotator only are left out."""
+    from calibration.agreement_windows import drops, window_of
+    from calibration.annotators import item_agreement, span_agreement
+
+    scope = collect_labels(project, schemes, samples) if scope is None else scope
+    by_target: dict[tuple, list[tuple]] = defaultdict(list)
+    for row in _timed_items(project, scope):
+        by_target[row[7]].append(row)
+    _, spans = unit_items(scope)
+    times = project.label_times()
+    span_targets: dict[tuple, dict[tuple[str, str], list[tuple[int, int]]]] = defaultdict(dict)
+    for (name, kind), sets in spans.items():
+        for (sid, annotator), value in sets.items():
+            span_targets[(name, sid, "", kind)][(sid, annotator)] = value
+    when: dict[tuple, float] = {}
+    for target, rows in by_target.items():
+        if len({r[2] for r in rows}) >= 2:
+            when[target] = max(r[5] for r in rows)
+    for target, sets in span_targets.items():
+        stamps = [times.get((target[1], "", target[3], a)) for (_s, a) in sets]
+        if len(sets) >= 2 and all(stamps):
+            when[("spans", *target)] = max(_epoch(t[0]) for t in stamps if t)
+    keys = sorted(when, key=lambda k: (when[k], k))
+    assigned = window_of([when[k] for k in keys], window)
+    lengths = project.text_lengths() if span_targets else {}
+    windows: list[dict[str, Any]] = []
+    for number in sorted({w for w, _ in assigned}):
+        mine = [k for k, (w, _) in zip(keys, assigned) if w == number]
+        label = next(lab for w, lab in assigned if w == number)
+        pooled = [(s, i, a, f"{kind}={c}") for k in mine if k[0] != "spans" for s, i, a, c, kind, *_ in by_target[k]]
+        sets, pooled_lengths = {}, {}
+        for k in (k for k in mine if k[0] == "spans"):
+            for (s, a), v in span_targets[k[1:]].items():
+                sets[(f"{k[1]}:{k[4]}:{s}", a)] = v
+                pooled_lengths[f"{k[1]}:{k[4]}:{s}"] = lengths[s]
+        row: dict[str, Any] = {"window": label, "first": _iso(min(when[k] for k in mine)),
+                               "last": _iso(max(when[k] for k in mine)), "n_items": None, "n_span_samples": None,
+                               "kappa": None, "alpha": None, "span_f1": None}
+        if pooled:
+            res = item_agreement(pooled, n_boot=n_boot, seed=seed)
+            row.update(n_items=res["n_items"], kappa=res["overall"]["kappa"], alpha=res["overall"]["alpha"])
+        if sets:
+            res = span_agreement(sets, iou, lengths=pooled_lengths, n_boot=n_boot, seed=seed)
+            row.update(n_span_samples=len({key[0] for key in sets}), span_f1=res["overall"]["span_f1"])
+        windows.append(_finite(row))
+    flagged = {stat: drops([w[stat] for w in windows]) for stat in ("kappa", "alpha", "span_f1")}
+    for i, w in enumerate(windows):
+        w["drops"] = [stat for stat, marks in flagged.items() if marks[i]]
+    return {"over": "time", "window": str(window), "n_boot": n_boot, "windows": windows}
+
+
+def _iso(epoch: float) -> str:
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(epoch, tz=UTC).isoformat(timespec="seconds")

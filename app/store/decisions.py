@@ -255,3 +255,26 @@ class DecisionsMixin(ProjectBase):
         return self.query(
             "SELECT annotator, COUNT(*) AS events, MIN(ts) AS first, MAX(ts) AS last FROM events GROUP BY annotator ORDER BY annotator"
         )
+
+    def label_times(self) -> dict[tuple[str, str, str, str], tuple[str, bool, bool]]:
+        """(sample_id, unit, kind, annotator) -> (when the current label was given, whether it is adjudicated,
+        whether it was imported) of every non-cleared label (annotator quality, agreement over time)."""
+        return {(s, u, k, a): (ts, bool(adj), origin == "import") for s, u, k, a, ts, adj, origin in self.conn.execute(
+            "SELECT l.sample_id, l.unit, l.kind, l.annotator, l.ts, l.adjudicated, e.origin FROM labels l "
+            "JOIN events e ON e.id = l.event_id WHERE l.value IS NOT NULL")}
+
+    def decision_times(self) -> dict[str, list[str]]:
+        """annotator -> the time of each of their decisions (one per command: a decision may write several events),
+        in order; imported labels are left out (their times say when the file was read, not when anyone decided)."""
+        out: dict[str, list[str]] = {}
+        for a, ts in self.conn.execute("SELECT annotator, MIN(ts) AS t FROM events WHERE origin != 'import' "
+                                       "GROUP BY annotator, COALESCE(command, id) ORDER BY annotator, t"):
+            out.setdefault(a, []).append(ts)
+        return out
+
+    def decided_statuses(self) -> list[tuple[str, str, str, str]]:
+        """(scheme, sample_id, annotator, status) of every current status label someone set by deciding (not by an
+        import, which marks each imported unit 'accepted' whatever the file says: no sign of anyone's habits)."""
+        return [(sc, s, a, json.loads(v)) for sc, s, a, v in self.conn.execute(
+            "SELECT s.scheme, l.sample_id, l.annotator, l.value FROM labels l JOIN samples s ON s.id = l.sample_id "
+            "JOIN events e ON e.id = l.event_id WHERE l.kind = 'status' AND l.value IS NOT NULL AND e.origin != 'import'")]
