@@ -1,4 +1,5 @@
-"""Tables on the command line: rich tables on a terminal, plain TSV when stdout is a pipe or a file.
+"""Tables on the command line: rich tables on a terminal, plain TSV when stdout is a pipe or a file. Every table a
+command prints goes through `print_table`, so the rule holds for all of them.
 
 Piped output has no terminal width, and rich would squeeze tables into 80 columns and cut long checker names
 (`prompt-baseline@1.1.0|gpt-3.5-turbo-0613`) with an ellipsis. TSV keeps every character and is what a script
@@ -9,7 +10,9 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from rich.cells import cell_len
 from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -36,9 +39,28 @@ def table_tsv(table: Table) -> str:
     return "\n".join(lines) + "\n"
 
 
+def fit(console: Console, table: Table) -> None:
+    """Make a table wider than the terminal fit without cutting a header: a column whose cells are no wider than
+    its header gets the width of its longest cell or header word (the header wraps between words: "with" above
+    "status"), and no column is narrower than its header's longest word. Left to itself, rich squeezes every column
+    alike and cuts short headers to "sch…" in 80 columns."""
+    natural = Measurement.get(console, console.options.update(max_width=10**6), table).maximum
+    if natural <= console.width:
+        return
+    for col in table.columns:
+        header = _plain(col.header)
+        word = max((cell_len(w) for w in header.split()), default=0)
+        longest = max((cell_len(_plain(c)) for c in col.cells), default=0)
+        if longest <= cell_len(header):
+            col.width, col.no_wrap = max(longest, word), False
+        else:
+            col.min_width = max(col.min_width or 0, word)
+
+
 def print_table(console: Console, table: Table) -> None:
-    """`table` as rich renders it on a terminal, else as TSV on the console's file."""
+    """`table` as rich renders it on a terminal (fitted to its width), else as TSV on the console's file."""
     if console.is_terminal:
+        fit(console, table)
         console.print(table)
         return
     out = console.file or sys.stdout

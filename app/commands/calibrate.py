@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 from app.cli_options import embedding_spec, folds, non_negative_int, positive_int, unit_step
+from app.cli_tables import print_table
 from app.json_outputs import dumps
 
 EPILOG = """examples:
@@ -149,7 +150,7 @@ def _print(args: argparse.Namespace, scheme: Any, cal: Any, result: dict[str, An
     for name, score in result["baselines"].items():
         dlo, dhi = result["baselines_ci"][name]
         t.add_row(name, _fmt(score), f"[{_fmt(dlo)}, {_fmt(dhi)}]")
-    console.print(t)
+    print_table(console, t)
     if best.get("n_tied", 1) > 1:
         console.print(f"{best['n_tied']:,} configs tie at the best score; chose the one closest to "
                       f"{best['tie_anchor']} (then the lowest config id)", markup=False)
@@ -164,7 +165,7 @@ def _print(args: argparse.Namespace, scheme: Any, cal: Any, result: dict[str, An
         cfg = " ".join(f"{row[d]:.2f}" if isinstance(row[d], float) else str(row[d]) for d in dims)
         tt.add_row(str(int(row["rank"])), cfg, _fmt(row["score"]),
                    f"{_fmt(row['mean_test_score'])} ± {_fmt(row['std_test_score'])}")
-    console.print(tt)
+    print_table(console, tt)
     if args.apply:
         console.print(f"saved as [bold]{result['applied']}[/]: use it with "
                       f"`concord evaluate {args.project} --scheme {scheme.name} --use {result['applied']}`")
@@ -182,5 +183,5 @@ def _print_curve(curve: dict[str, Any]) -> None:
     for p in curve["points"]:
         t.add_row(str(p["n"]), _fmt(p["score"]), f"[{_fmt(p['lo'])}, {_fmt(p['hi'])}]" if p["lo"] is not None else
                   (p["note"] or "–"), _fmt(p["half_width"]))
-    console.print(t)
+    print_table(console, t)
     console.print(curve["stopping"]["message"], markup=False, highlight=False)

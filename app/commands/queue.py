@@ -44,6 +44,8 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
+    from app.cli_tables import print_table
+
     console = Console(width=None if sys.stdout.isatty() else 140)
     for note in queue.notes:
         console.print(f"[yellow]note:[/] {note}", highlight=False)
@@ -52,5 +54,5 @@ def run(args: argparse.Namespace) -> int:
         t.add_column(col, justify="right" if col in ("#", "score") else "left")
     for i, e in enumerate(queue.entries, 1):
         t.add_row(str(i), e.scheme, e.sample_id, e.unit or "–", "–" if e.score is None else f"{e.score:.3f}")
-    console.print(t)
+    print_table(console, t)
     return 0
