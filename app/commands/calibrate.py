@@ -1,7 +1,7 @@
 """`concord calibrate PROJECT [--scheme S]`: search a scheme's parameters so its metric agrees with the humans,
-scored on held-out folds (grouped by sample) next to the scheme's presets, through the generic calibration engine
-(calibration/search). Default scheme: the first registered scheme with samples (violations: the match weights
-and thresholds); any scheme whose `search_problem` gives a problem can be named."""
+scored on held-out folds (grouped by sample) next to the scheme's presets. Default scheme: the first registered
+scheme with samples (violations: the match weights and thresholds); any scheme with parameters to calibrate can be
+named."""
 from __future__ import annotations
 
 import argparse
@@ -38,18 +38,25 @@ def _fixes(text: str) -> dict[str, float]:
     return out
 
 
+def _objectives() -> tuple[str, ...]:
+    """The objectives' names, from their registry (calibration.search.objectives), for --objective's choices."""
+    from calibration.search.objectives import OBJECTIVES
+
+    return OBJECTIVES
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("calibrate", help="fit a scheme's parameters to human decisions (cross-validated)",
                               description=__doc__, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("project", metavar="PROJECT")
+    p.add_argument("project", metavar="PROJECT", help="the .concord project file")
     p.add_argument("--scheme", metavar="NAME", default=None,
                    help="the scheme to calibrate (default: the first registered scheme with samples)")
-    p.add_argument("--objective", default=None,
-                   help="what to maximise (see calibration/search/objectives.py; default: the scheme's suggestion, else kappa)")
+    p.add_argument("--objective", default=None, choices=_objectives(), metavar="NAME",
+                   help=f"what to optimise: {', '.join(_objectives())} (default: the scheme's suggestion, else kappa)")
     p.add_argument("--folds", type=folds, default=5, help="cross-validation folds, grouped by sample (default 5)")
     p.add_argument("--group-by", default=None, metavar="NOUN",
                    help="'sample' (grouped k-fold, default) or the scheme's unit noun for leave-one-out, e.g. 'checker'")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the folds' shuffling and of the bootstrap (default 0)")
     p.add_argument("--bootstrap", type=non_negative_int, default=1000, metavar="N", help="bootstrap replicates for the 95%% interval")
     p.add_argument("--apply", metavar="NAME", default=None, help="save the best parameters as NAME@<next version>")
     p.add_argument("--top", type=positive_int, default=10, help="rows of the top-configs table")
@@ -75,7 +82,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     v.add_argument("--overlap", type=_floats, default=None, metavar="T,..", help="overlap thresholds (strict >)")
     v.add_argument("--rule", type=_floats, default=None, metavar="T,..", help="rule-similarity thresholds")
     v.add_argument("--match", type=_floats, default=None, metavar="T,..", help="match-score thresholds")
-    v.add_argument("--matching", choices=["greedy", "optimal"], default="greedy")
+    v.add_argument("--matching", choices=["greedy", "optimal"], default="greedy",
+                   help="one-to-one matching of predicted and ground-truth violations (default greedy)")
     v.add_argument("--embedding", type=embedding_spec, default=None, metavar="SPEC",
                    help="similarity backend for rule/explanation/correction (default sentence-transformers)")
     p.set_defaults(func=run)

@@ -24,7 +24,7 @@ EPILOG = """examples:
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("evaluate", help="evaluate every scheme of a project (checker leaderboard, rubric agreement, ...)",
                               description=__doc__, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("project", metavar="PROJECT")
+    p.add_argument("project", metavar="PROJECT", help="the .concord project file")
     p.add_argument("--scheme", action="append", metavar="NAME",
                    help="only this scheme (repeat for several; default: every scheme with samples in the project)")
     src = p.add_mutually_exclusive_group()

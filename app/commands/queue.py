@@ -1,5 +1,5 @@
 """`concord queue PROJECT [--order ORDER] [--limit N] [--json]`: the unlabeled units in the order worth labeling
-next (issue #16). disagreement: the best configs of the last calibration run disagree on them (ties: nearest the
+next. disagreement: the best configs of the last calibration run disagree on them (ties: nearest the
 decision threshold); boundary: nearest the chosen config's thresholds; metric-vs-llm: the machine label and the
 calibrated metric disagree; annotators: annotators disagree and nobody adjudicated; random: seeded (honest
 estimates); stratified: balanced over units (checker, judge, ...) and schemes; list: the review list's order."""
@@ -23,7 +23,7 @@ EPILOG = """examples:
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("queue", help="the unlabeled units worth labeling next (disagreement-first, ...)",
                               description=__doc__, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("project", metavar="PROJECT")
+    p.add_argument("project", metavar="PROJECT", help="the .concord project file")
     p.add_argument("--order", choices=ORDERS, default="disagreement", help="the queue's order (default disagreement)")
     p.add_argument("--scheme", metavar="NAME", action="append", default=None, help="only this scheme's units (repeatable)")
     p.add_argument("--limit", type=positive_int, default=20, help="units to print (default 20)")
