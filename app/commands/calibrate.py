@@ -95,6 +95,8 @@ def _fmt(x: Any) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from app.cli_progress import rich_progress
+    from app.errors import UsageError
+    from app.services.missing import no_samples, units_missing
     from app.services.schemes import apply_params, calibrate, present
     from app.store import Project
 
@@ -104,10 +106,11 @@ def run(args: argparse.Namespace) -> int:
     with Project.open(args.project) as project:
         scheme = present(project, [args.scheme] if args.scheme else None)
         if not scheme:
-            from app.errors import UsageError
-
-            raise UsageError("nothing to calibrate: the project has no samples")
+            raise no_samples("calibrate", args.project)
         scheme = scheme[0]
+        missing = units_missing(project, scheme)
+        if missing:
+            raise UsageError(f"nothing to calibrate: {missing}")
         with rich_progress(enabled=sys.stderr.isatty()) as bar:
             cal, run_id = calibrate(project, scheme, options, objective=args.objective, folds=args.folds,
                                     group_by=args.group_by, seed=args.seed, n_boot=args.bootstrap, progress=bar,

@@ -48,7 +48,11 @@ def run(args: argparse.Namespace) -> int:
 
     console = Console(width=None if sys.stdout.isatty() else 140)
     for note in queue.notes:
-        console.print(f"[yellow]note:[/] {note}", highlight=False)
+        console.print(f"[yellow]note:[/] {note}", highlight=False, soft_wrap=True)
+    if not queue.entries:
+        console.print("nothing to label next: " + ("no unit is unlabeled" if not queue.notes else "see the notes above"),
+                      highlight=False)
+        return 0
     t = Table(title=f"Next {len(queue.entries)} of {queue.n_unlabeled} unlabeled units, order {queue.order}")
     for col in ("#", "scheme", "sample", "unit", "score"):
         t.add_column(col, justify="right" if col in ("#", "score") else "left")

@@ -135,6 +135,9 @@ class SchemeInfo:
     accepts: str  # one line: the records and files `concord import` reads for this scheme
     file_suffixes: tuple[str, ...] = GENERIC_SUFFIXES  # the file name endings those come in
     llm_run: str = ""  # one line: what `concord assign --scheme NAME` assigns; "" when the scheme has no LLM run
+    # why samples can have no units yet and how to get them, a clause after "N samples, but": e.g. RGB's data files
+    # without answers; "" : the generic sentence (app/services/missing.py)
+    no_units: str = ""
 
 
 @runtime_checkable
@@ -308,7 +311,7 @@ def info(scheme: Scheme) -> SchemeInfo:
     return SchemeInfo(scheme.name, scheme.title, scheme.unit_noun,
                       accepts=getattr(scheme, "accepts", "") or f"{scheme.title} records",
                       file_suffixes=tuple(getattr(scheme, "file_suffixes", GENERIC_SUFFIXES)),
-                      llm_run=getattr(scheme, "llm_run", ""))
+                      llm_run=getattr(scheme, "llm_run", ""), no_units=getattr(scheme, "no_units", ""))
 
 
 def scheme_infos() -> list[SchemeInfo]:
