@@ -22,13 +22,13 @@ def no_samples(verb: str, project: str) -> UsageError:
 
 
 def units_missing(project: Project, scheme: Scheme) -> str | None:
-    """'RGB: 12 samples, but none holds a model's answer yet ...' when the scheme has samples and no unit at all
-    (its figures would be empty tables); None otherwise."""
-    n = project.sample_counts().get(scheme.name, 0)
+    """'RGB: 12 samples, but none holds a model's answer yet ...' when the scheme has samples and no unit at all and
+    declares that it then has nothing to score (SchemeInfo.no_units: its figures would be empty tables); None
+    otherwise. A scheme without the declaration may work on its samples alone (ADDM's policy from human verdicts)."""
+    advice = info(scheme).no_units
+    n = project.sample_counts().get(scheme.name, 0) if advice else 0
     if not n or project.count_units(UnitFilter(scheme=scheme.name)) > 0:
         return None
-    advice = info(scheme).no_units or (f"none has a {scheme.unit_noun}'s output yet: import {scheme.title} records "
-                                       "that carry it")
     return f"{scheme.title}: {n} sample{'s' if n != 1 else ''}, but {advice}"
 
 

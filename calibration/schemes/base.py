@@ -135,8 +135,8 @@ class SchemeInfo:
     accepts: str  # one line: the records and files `concord import` reads for this scheme
     file_suffixes: tuple[str, ...] = GENERIC_SUFFIXES  # the file name endings those come in
     llm_run: str = ""  # one line: what `concord assign --scheme NAME` assigns; "" when the scheme has no LLM run
-    # why samples can have no units yet and how to get them, a clause after "N samples, but": e.g. RGB's data files
-    # without answers; "" : the generic sentence (app/services/missing.py)
+    # for a scheme that has nothing to score while its samples have no units: why, and how to get them, a clause after
+    # "N samples, but" (RGB's data files hold queries without answers); "": its samples alone can be worked on
     no_units: str = ""
 
 
