@@ -33,10 +33,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from app.services.missing import no_samples
     from app.services.queue import build
     from app.store import Project
 
     with Project.open(args.project) as project:
+        if not project.sample_counts():  # the one rule of evaluate, calibrate and queue (the app shows an empty list)
+            raise no_samples("queue", args.project)
         queue = build(project, args.order, schemes=args.scheme, seed=args.seed, limit=args.limit)
     if args.json:
         print(dumps("queue", queue.to_dict(), indent=2))

@@ -15,7 +15,7 @@ import numpy as np
 
 from app.errors import UsageError
 from app.progress import Progress
-from app.services.missing import no_samples, units_missing
+from app.services.missing import units_missing
 from app.services.schemes import present, scheme_options
 from app.store import Project
 from calibration import queue as q
@@ -200,8 +200,6 @@ def build(project: Project, order: str = "disagreement", *, schemes: Sequence[st
     if order not in q.ORDERS:
         raise UsageError(f"--order: expected one of {', '.join(q.ORDERS)}, got {order!r}")
     chosen = present(project, schemes)
-    if not chosen:
-        raise no_samples("queue", str(project.path))
     units = _units(project, chosen)
     n = len(units.keys)
     index = units.index()
