@@ -251,3 +251,26 @@ def test_evaluate_without_human_labels_says_what_to_label_first(tmp_path: Path) 
     assert f"concord queue {project} --scheme trace" in proc.stdout
     assert "# Mean scores (ragbench, annotator labels)" in proc.stdout  # what needs no human is still shown
     assert "Annotator vs human" not in proc.stdout  # tables of dashes and zero counts are left out
+
+
+def test_no_command_prints_a_rich_table_itself() -> None:
+    """Every table goes through app.cli_tables.print_table (TSV when piped): no module outside it and the GUI hands a
+    name bound to `Table(...)` to a console's `print`."""
+    import ast
+
+    offenders = []
+    for path in sorted((ROOT / "app").rglob("*.py")):
+        if "gui" in path.parts or path.name == "cli_tables.py":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            tables = {t.id for node in ast.walk(fn) if isinstance(node, ast.Assign)
+                      and isinstance(node.value, ast.Call) and getattr(node.value.func, "id", "") == "Table"
+                      for t in node.targets if isinstance(t, ast.Name)}
+            for node in ast.walk(fn):
+                if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "print"
+                        and any(isinstance(a, ast.Name) and a.id in tables for a in node.args)):
+                    offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert offenders == []
