@@ -196,6 +196,20 @@ def test_status_headers_fit_80_columns(demo: Path) -> None:
     assert "…" not in header
 
 
+def test_wide_tables_fit_80_columns_without_cutting_a_header_or_a_value(demo: Path) -> None:
+    """The checker leaderboard (long checker ids) and the rubric table (nine columns) on an 80-column terminal: every
+    line fits, and nothing is cut to an ellipsis (headers wrap between words, ids fold)."""
+    rc, shown = on_terminal("evaluate", str(demo), "--scheme", "violations", "--scheme", "rubric", "--bootstrap", "20",
+                            "--embedding", "jaccard", columns=80)
+    assert rc == 0
+    lines = [line for line in shown.splitlines() if "working" not in line and line.strip()]
+    assert max(map(len, lines)) <= 80
+    assert not any("…" in line for line in lines), [line for line in lines if "…" in line]
+    text = " ".join(shown.split())
+    for header in ("precision", "recall", "checked", "kappa", "std_match", "human"):
+        assert re.search(rf"\b{header}\b", text), header
+
+
 # -- nothing to work on: one rule, and what is missing ------------------------------------------------------------
 def test_an_empty_project_is_refused_alike(tmp_path: Path) -> None:
     project = tmp_path / "empty.concord"
