@@ -117,8 +117,8 @@ def calibrate(project: Project, scheme: Scheme, options: Mapping[str, Any], *, o
     except ValueError as exc:
         raise UsageError(f"{scheme.name}: {exc}") from None
     if problem is None:
-        raise UsageError(f"{scheme.title}: nothing to calibrate: either its metric has no parameters to fit, or none "
-                         "of the units humans labeled has a machine output the metric scores")
+        raise UsageError(f"{scheme.title}: nothing to calibrate (either its metric has no parameters to fit, or none "
+                         "of the units humans labeled has a machine output the metric scores)")
     objective = objective or getattr(problem, "objective", None) or "kappa"
     try:
         cal = Calibrator(objective=objective, folds=folds, group_by=group_by, seed=seed, n_boot=n_boot,
