@@ -34,9 +34,9 @@ def _unknown_options(tokens: Sequence[str], known: Sequence[str]) -> list[str]:
         if token == "--":
             break
         name = token.split("=", 1)[0]
-        if name.startswith("--") and len(name) > 2 and not _NUMBER.match(name):
-            if not any(o.startswith(name) for o in known) and name not in out:
-                out.append(name)
+        if (name.startswith("--") and len(name) > 2 and not _NUMBER.match(name) and name not in out
+                and not any(o.startswith(name) for o in known)):
+            out.append(name)
     return out
 
 

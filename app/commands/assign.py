@@ -24,7 +24,6 @@ from app.cli_options import positive_int
 from app.errors import UsageError
 from app.llm.settings import DEFAULT_MODEL
 
-
 EXAMPLES = """\
 examples:
   export OPENAI_API_KEY=...

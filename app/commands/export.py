@@ -22,7 +22,6 @@ from app.json_outputs import dumps
 from app.store import STATUSES, Project
 from calibration.schemes.base import Table as SchemeTable
 
-
 EXAMPLES = """\
 examples:
   concord export brand.concord --name brand_compliance --version 1.0.0 --out splits/
