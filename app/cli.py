@@ -13,11 +13,12 @@ import importlib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 COMMANDS_DIR = Path(__file__).resolve().parent / "commands"
 DESCRIPTION = "Review LLM-assigned labels, record human decisions, calibrate metrics, export curated splits."
 EPILOG = """\
-a first session (after `make run`; `source .venv/bin/activate` puts `concord` on the PATH):
+examples: a first session (after `make run`; `source .venv/bin/activate` puts `concord` on the PATH):
   concord demo demo/demo.concord
   concord evaluate demo/demo.concord
   concord calibrate demo/demo.concord --apply calibrated
@@ -70,8 +71,20 @@ class _VersionAction(argparse.Action):
         parser.exit()
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with a "did you mean" for a mistyped option or command (3.11's argparse has none). Sub-commands'
+    parsers are of this class too (add_subparsers makes them of the parent's class)."""
+
+    argv: Sequence[str] = ()  # the command line being parsed, set by `main` on every parser of the tree
+
+    def error(self, message: str) -> NoReturn:  # type: ignore[override]
+        from app.cli_suggest import did_you_mean
+
+        super().error(message + did_you_mean(self, message, self.argv))
+
+
 def _base_parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
-    parser = argparse.ArgumentParser(prog="concord", description=DESCRIPTION, epilog=EPILOG,
+    parser = Parser(prog="concord", description=DESCRIPTION, epilog=EPILOG,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action=_VersionAction, nargs=0, help="print the installed version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -101,13 +114,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = argv[0] if argv and not argv[0].startswith("-") else None
     parser = build_parser(command) if command in command_index() else light_parser()
+    from app.cli_suggest import parsers, scheme_case
+
+    for p in parsers(parser):
+        p.argv = argv
     args = parser.parse_args(argv)
+    scheme_case(args)
     from app.errors import UsageError
 
     try:
         return int(args.func(args) or 0)
     except UsageError as exc:
-        print(f"concord {args.command}: {exc}", file=sys.stderr)
+        from app.cli_suggest import swapped_hint
+
+        hint = swapped_hint(args)
+        print(f"concord {args.command}: {exc}{hint}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -102,3 +102,31 @@ def test_kappa_on_sentences_by_hand() -> None:
             h += [k in hr for k in r.document_keys]
     assert math.isclose(rep.data["labels"]["relevant"]["kappa"][0], cohen_kappa_score(h, a), rel_tol=1e-12)
     assert math.isclose(rep.data["labels"]["relevant"]["f1"][0], f1_score(h, a), rel_tol=1e-12)
+
+
+def test_mean_scores_per_subset_and_variant_as_score_records_gives_them() -> None:
+    """The headline table: each score's mean (adherence: the share adherent) over the samples that have it, per
+    subset and variant, under either reference, with a bootstrap interval around it."""
+    from calibration.schemes.trace.metrics import SCORES, score_records
+
+    recs, labels = make()
+    for reference in ("annotator", "human"):
+        rep = SCHEME.evaluate(recs, labels, {"n_boot": 200, "reference": reference})
+        for variant in ("trace_guide", "ragbench"):
+            for subset in ("x", "y", "all"):
+                part = [r for r in recs if subset == "all" or r.meta["subset"] == subset]
+                ref = [r.labels for r in part] if reference == "annotator" else [
+                    truth_labels(r, labels[(r.id, "")]) if (r.id, "") in labels else None for r in part]
+                expected = score_records(part, variant, ref)
+                got = rep.data["means"][variant][subset]
+                assert got["n"] == int(expected[list(SCORES)].notna().any(axis=1).sum())
+                for name in SCORES:
+                    est, lo, hi = got[name]
+                    assert math.isclose(est, expected[name].mean(), rel_tol=1e-12)
+                    assert lo <= est <= hi
+        title = f"Mean scores (ragbench, {reference} labels)"
+        table = next(t for t in rep.tables if t.title.startswith(title))
+        assert [row[0] for row in table.rows] == ["all", "x", "y"]
+        assert rep.tables[0].title.startswith("Mean scores")  # the headline comes first
+    adherence = rep.data["means"]["ragbench"]["all"]["adherence"][0]
+    assert 0 < adherence < 1  # a rate, and the data has both kinds

@@ -1,7 +1,7 @@
 """`concord agreement PROJECT [--scheme S] [--iou T] [--json]`: how far the annotators agree with each other.
 
-Per scheme and label kind: Cohen's kappa per annotator pair, Fleiss' kappa and Krippendorff's alpha (items from the
-scheme's `label_items`); for span labels (a curated ground truth) pairwise precision/recall/F1 with greedy one-to-one
+Per scheme and label kind: Cohen's kappa per annotator pair, Fleiss' kappa and Krippendorff's alpha (over the items
+the annotators labeled: sentences, buckets, decisions); for span labels (a curated ground truth) pairwise precision/recall/F1 with greedy one-to-one
 matching on character IoU > T and Krippendorff's unitizing alpha. Each with a 95% bootstrap interval over samples.
 Then the annotators: labels, units, agreement with the others, seconds per unit (from the app's work log).
 --annotators adds each annotator's agreement with the adjudicated or majority label of the others, their drift,

@@ -24,6 +24,13 @@ from app.cli_options import positive_int, scheme_name
 from app.errors import UsageError
 from app.llm.settings import DEFAULT_MODEL
 
+EXAMPLES = """\
+examples:
+  export OPENAI_API_KEY=...
+  concord assign brand.concord --trait "Product Facts" --limit 20
+  concord assign brand.concord --scheme rgb --judge --model gpt-4o-mini
+  concord assign brand.concord --scheme trace --base-url http://localhost:8000/v1 --concurrency 8"""
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
@@ -31,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="label units with an OpenAI-compatible LLM: a scheme's LLM run (rubric buckets, ...)",
         description=cli_help.fill("Run a scheme's LLM labeling over the project's units, saved one by one as machine "
                                   "labels. Reads OPENAI_API_KEY (and OPENAI_BASE_URL unless --base-url is given)."),
-        epilog=cli_help.llm_block(),
+        epilog=EXAMPLES + "\n\n" + cli_help.llm_block(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("project", metavar="PROJECT", help="the .concord project file")

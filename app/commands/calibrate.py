@@ -1,7 +1,7 @@
 """`concord calibrate PROJECT [--scheme S]`: search a scheme's parameters so its metric agrees with the humans,
-scored on held-out folds (grouped by sample) next to the scheme's presets, through the generic calibration engine
-(calibration/search). Default scheme: the first registered scheme with samples (violations: the match weights
-and thresholds); any scheme whose `search_problem` gives a problem can be named."""
+scored on held-out folds (grouped by sample) next to the scheme's presets. Default scheme: the first registered
+scheme with samples (violations: the match weights and thresholds); any scheme with parameters to calibrate can be
+named."""
 from __future__ import annotations
 
 import argparse
@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 from app.cli_options import embedding_spec, folds, non_negative_int, positive_int, scheme_name, unit_step
+from app.cli_tables import print_table
 from app.json_outputs import dumps
 
 EPILOG = """examples:
@@ -55,18 +56,25 @@ def _named_option(message: str) -> str:
     return message
 
 
+def _objectives() -> tuple[str, ...]:
+    """The objectives' names, from their registry (calibration.search.objectives), for --objective's choices."""
+    from calibration.search.objectives import OBJECTIVES
+
+    return OBJECTIVES
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("calibrate", help="fit a scheme's parameters to human decisions (cross-validated)",
                               description=__doc__, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("project", metavar="PROJECT")
+    p.add_argument("project", metavar="PROJECT", help="the .concord project file")
     p.add_argument("--scheme", metavar="NAME", default=None, type=scheme_name,
                    help="the scheme to calibrate (default: the first registered scheme with samples)")
-    p.add_argument("--objective", default=None,
-                   help="what to maximise (see calibration/search/objectives.py; default: the scheme's suggestion, else kappa)")
+    p.add_argument("--objective", default=None, choices=_objectives(), metavar="NAME",
+                   help=f"what to optimise: {', '.join(_objectives())} (default: the scheme's suggestion, else kappa)")
     p.add_argument("--folds", type=folds, default=5, help="cross-validation folds, grouped by sample (default 5)")
     p.add_argument("--group-by", default=None, metavar="NOUN",
                    help="'sample' (grouped k-fold, default) or the scheme's unit noun for leave-one-out, e.g. 'checker'")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the folds' shuffling and of the bootstrap (default 0)")
     p.add_argument("--bootstrap", type=non_negative_int, default=1000, metavar="N", help="bootstrap replicates for the 95%% interval")
     p.add_argument("--apply", metavar="NAME", default=None, help="save the best parameters as NAME@<next version>")
     p.add_argument("--top", type=positive_int, default=10, help="rows of the top-configs table")
@@ -92,7 +100,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     v.add_argument("--overlap", type=_floats, default=None, metavar="T,..", help="overlap thresholds (strict >)")
     v.add_argument("--rule", type=_floats, default=None, metavar="T,..", help="rule-similarity thresholds")
     v.add_argument("--match", type=_floats, default=None, metavar="T,..", help="match-score thresholds")
-    v.add_argument("--matching", choices=["greedy", "optimal"], default="greedy")
+    v.add_argument("--matching", choices=["greedy", "optimal"], default="greedy",
+                   help="one-to-one matching of predicted and ground-truth violations (default greedy)")
     v.add_argument("--embedding", type=embedding_spec, default=None, metavar="SPEC",
                    help="similarity backend for rule/explanation/correction (default sentence-transformers)")
     p.set_defaults(func=run)
@@ -105,6 +114,7 @@ def _fmt(x: Any) -> str:
 def run(args: argparse.Namespace) -> int:
     from app.cli_progress import rich_progress
     from app.errors import UsageError
+    from app.services.missing import no_samples, units_missing
     from app.services.schemes import apply_params, calibrate, check_options, labeled_units, present
     from app.store import Project
 
@@ -114,12 +124,15 @@ def run(args: argparse.Namespace) -> int:
     with Project.open(args.project) as project:
         scheme = present(project, [args.scheme] if args.scheme else None)
         if not scheme:
-            raise UsageError("nothing to calibrate: the project has no samples")
+            raise no_samples("calibrate", args.project)
         scheme = scheme[0]
         try:  # the options, in the order given, before the labels: a bad --fix is named as itself (issue #24)
             check_options(scheme, options)
         except UsageError as exc:
             raise UsageError(_named_option(str(exc))) from None
+        missing = units_missing(project, scheme)
+        if missing:
+            raise UsageError(f"nothing to calibrate: {missing}")
         with rich_progress(enabled=sys.stderr.isatty()) as bar:
             cal, run_id = calibrate(project, scheme, options, objective=args.objective, folds=args.folds,
                                     group_by=args.group_by, seed=args.seed, n_boot=args.bootstrap, progress=bar,
@@ -174,7 +187,7 @@ def _print(args: argparse.Namespace, scheme: Any, cal: Any, result: dict[str, An
     for name, score in result["baselines"].items():
         dlo, dhi = result["baselines_ci"][name]
         t.add_row(name, _fmt(score), f"[{_fmt(dlo)}, {_fmt(dhi)}]")
-    console.print(t)
+    print_table(console, t)
     if best.get("n_tied", 1) > 1:
         console.print(f"{best['n_tied']:,} configs tie at the best score; chose the one closest to "
                       f"{best['tie_anchor']} (then the lowest config id)", markup=False)
@@ -189,7 +202,7 @@ def _print(args: argparse.Namespace, scheme: Any, cal: Any, result: dict[str, An
         cfg = " ".join(f"{row[d]:.2f}" if isinstance(row[d], float) else str(row[d]) for d in dims)
         tt.add_row(str(int(row["rank"])), cfg, _fmt(row["score"]),
                    f"{_fmt(row['mean_test_score'])} ± {_fmt(row['std_test_score'])}")
-    console.print(tt)
+    print_table(console, tt)
     if args.apply:
         console.print(f"saved as [bold]{result['applied']}[/]: use it with "
                       f"`concord evaluate {args.project} --scheme {scheme.name} --use {result['applied']}`")
@@ -207,5 +220,5 @@ def _print_curve(curve: dict[str, Any]) -> None:
     for p in curve["points"]:
         t.add_row(str(p["n"]), _fmt(p["score"]), f"[{_fmt(p['lo'])}, {_fmt(p['hi'])}]" if p["lo"] is not None else
                   (p["note"] or "–"), _fmt(p["half_width"]))
-    console.print(t)
+    print_table(console, t)
     console.print(curve["stopping"]["message"], markup=False, highlight=False)

@@ -18,6 +18,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "violations and four checkers' predictions), human decisions on about half of it by one or two annotators "
         "(so calibration and agreement work out of the box), and the schemes' presets saved as parameters. The "
         "data goes through the same importers as `concord import` and `concord labels import`.",
+        epilog="examples:\n  concord demo\n  concord demo /tmp/try.concord\n  concord demo demo/demo.concord --force\n"
+        "  concord gui demo/demo.concord",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("path", metavar="PATH", nargs="?", default=str(DEFAULT_PATH),
                    help=f"project file to create (default {DEFAULT_PATH})")

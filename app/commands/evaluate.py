@@ -24,7 +24,7 @@ EPILOG = """examples:
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("evaluate", help="evaluate every scheme of a project (checker leaderboard, rubric agreement, ...)",
                               description=__doc__, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("project", metavar="PROJECT")
+    p.add_argument("project", metavar="PROJECT", help="the .concord project file")
     p.add_argument("--scheme", action="append", metavar="NAME", type=scheme_name,
                    help="only this scheme (repeat for several; default: every scheme with samples in the project)")
     src = p.add_mutually_exclusive_group()
@@ -51,12 +51,25 @@ def _cell(value: Any) -> Any:
     return Text("–" if value is None else str(value))  # data (checker names) is text, never rich markup
 
 
+def _empty(t: Any) -> bool:
+    """No rows, or nothing but dashes and zero counts beyond the first column (e.g. every figure against humans
+    before anyone labeled): such a table says less than the sentence printed instead."""
+    def blank(c: Any) -> bool:
+        if type(c) is int:  # a count: 0 is "nothing"; a figure of 0.0 is a result and keeps its table
+            return c == 0
+        return c is None or (isinstance(c, float) and math.isnan(c)) or str(c).strip() in ("", "–", "-", "—")
+
+    return all(blank(c) for row in t.rows for c in row[1:])
+
+
 def print_report(report: Any, console: Any) -> None:
     from rich.table import Table
 
     from app.cli_tables import print_table
 
     for t in report.tables:
+        if _empty(t):
+            continue
         table = Table(title=t.title)
         for i, col in enumerate(t.columns):
             table.add_column(col, justify="left" if i == 0 else "right", no_wrap=i == 0)
@@ -64,14 +77,16 @@ def print_report(report: Any, console: Any) -> None:
             table.add_row(*(_cell(c) for c in row))
         print_table(console, table)
     for note in report.notes:
-        console.print(note, markup=False, highlight=False)
+        console.print(note, markup=False, highlight=False, soft_wrap=True)  # piped: one line, never cut at 80
 
 
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from app.cli_progress import rich_progress
+    from app.errors import UsageError
     from app.services.evaluation import evaluate
+    from app.services.missing import labels_missing, no_samples
     from app.services.schemes import present
     from app.files import regular_file
     from app.store import Project
@@ -88,6 +103,8 @@ def run(args: argparse.Namespace) -> int:
         if project.several_annotators():  # else no unit is shared: no ceiling, no decisions to collect
             options["machine_decisions"] = lambda ref, labels: decided.update(labels)
         schemes = present(project, args.scheme)
+        if not schemes:
+            raise no_samples("evaluate", args.project)
         with rich_progress(enabled=sys.stderr.isatty()) as bar:
             results = evaluate(project, schemes, options, bar)
         ceilings = human_ceilings(project, [r.scheme.name for r in results if r.report is not None], args.bootstrap,
@@ -95,6 +112,8 @@ def run(args: argparse.Namespace) -> int:
     for r in results:
         if r.report is None:
             print(f"note: {r.note}", file=sys.stderr)
+    if all(r.report is None for r in results):  # the one rule: nothing to work on is exit 2 with a sentence
+        raise UsageError(f"nothing to evaluate in {args.project} yet (see the notes above)")
     if args.json:
         out = {r.scheme.name: r.report.data for r in results if r.report is not None}
         for name, c in ceilings.items():  # issue #15: the human ceiling beside the metric
@@ -107,8 +126,8 @@ def run(args: argparse.Namespace) -> int:
             if len(results) > 1:
                 console.print(f"[bold]{r.scheme.title}[/]", highlight=False)
             print_report(r.report, console)
-    if not results:
-        console.print("nothing to evaluate: the project has no samples")
+            if not r.human_labels:
+                console.print(labels_missing(r.scheme, args.project), markup=False, highlight=False, soft_wrap=True)
     print_ceilings(ceilings, console)
     return 0
 

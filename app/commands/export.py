@@ -23,6 +23,14 @@ from app.json_outputs import dumps
 from app.store import STATUSES, Project
 from calibration.schemes.base import Table as SchemeTable
 
+EXAMPLES = """\
+examples:
+  concord export brand.concord --name brand_compliance --version 1.0.0 --out splits/
+  concord export brand.concord --name brand_compliance --version 1.0.0 --dry-run
+  concord export brand.concord --name rag_eval --version 0.2.0 --out splits/ --scheme trace,rgb --format parquet
+  concord export brand.concord --name sample --version 0.1.0 --out splits/ --sample 50 --stratify category --seed 1
+  concord export brand.concord --name brand_compliance --version 1.0.1 --out splits/ --dry-run --json | jq .counts.samples"""
+
 
 def _csv_list(value: str) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()]
@@ -38,7 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "labels, manifest.json (counts, sha256 of every file, filters, annotators, agreement) and a README.md "
             "data card. The same selection always gives byte-identical data files; a recorded NAME@X.Y.Z never "
             "changes content."),
-        epilog=cli_help.accepts_block("the schemes and their samples:"),
+        epilog=EXAMPLES + "\n\n" + cli_help.accepts_block("the schemes and their samples:"),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("project", metavar="PROJECT", help="the .concord project file")

@@ -11,7 +11,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="create an empty project file",
         description="Create an empty Concord project (one SQLite file). Running it on an existing project only "
         "upgrades its schema if needed; any other existing file is refused.",
-        epilog="example:\n  concord init brand.concord\n  concord import brand.concord checks.jsonl",
+        epilog="examples:\n  concord init brand.concord\n  concord import brand.concord checks.jsonl",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("project", metavar="PROJECT", help="path of the project file to create (e.g. brand.concord)")

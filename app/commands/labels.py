@@ -27,7 +27,8 @@ file again changes nothing."""
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("labels", help="human decisions: `concord labels import PROJECT FILE`",
-                              description="Work with human decisions (labels) from outside Concord.")
+                              description="Work with human decisions (labels) from outside Concord.", epilog=EXAMPLES,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="labels_command", metavar="ACTION")
     sub.required = True
     imp = sub.add_parser(

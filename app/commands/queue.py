@@ -1,5 +1,5 @@
 """`concord queue PROJECT [--order ORDER] [--limit N] [--json]`: the unlabeled units in the order worth labeling
-next (issue #16). disagreement: the best configs of the last calibration run disagree on them (ties: nearest the
+next. disagreement: the best configs of the last calibration run disagree on them (ties: nearest the
 decision threshold); boundary: nearest the chosen config's thresholds; metric-vs-llm: the machine label and the
 calibrated metric disagree; annotators: annotators disagree and nobody adjudicated; random: seeded (honest
 estimates); stratified: balanced over units (checker, judge, ...) and schemes; list: the review list's order."""
@@ -23,7 +23,7 @@ EPILOG = """examples:
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("queue", help="the unlabeled units worth labeling next (disagreement-first, ...)",
                               description=__doc__, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("project", metavar="PROJECT")
+    p.add_argument("project", metavar="PROJECT", help="the .concord project file")
     p.add_argument("--order", choices=ORDERS, default="disagreement", help="the queue's order (default disagreement)")
     p.add_argument("--scheme", metavar="NAME", action="append", default=None, type=scheme_name, help="only this scheme's units (repeatable)")
     p.add_argument("--limit", type=positive_int, default=20, help="units to print (default 20)")
@@ -33,10 +33,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from app.services.missing import no_samples
     from app.services.queue import build
     from app.store import Project
 
     with Project.open(args.project) as project:
+        if not project.sample_counts():  # the one rule of evaluate, calibrate and queue (the app shows an empty list)
+            raise no_samples("queue", args.project)
         queue = build(project, args.order, schemes=args.scheme, seed=args.seed, limit=args.limit)
     if args.json:
         print(dumps("queue", queue.to_dict(), indent=2))
@@ -44,13 +47,19 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
+    from app.cli_tables import print_table
+
     console = Console(width=None if sys.stdout.isatty() else 140)
     for note in queue.notes:
-        console.print(f"[yellow]note:[/] {note}", highlight=False)
+        console.print(f"[yellow]note:[/] {note}", highlight=False, soft_wrap=True)
+    if not queue.entries:
+        console.print("nothing to label next: " + ("no unit is unlabeled" if not queue.notes else "see the notes above"),
+                      highlight=False)
+        return 0
     t = Table(title=f"Next {len(queue.entries)} of {queue.n_unlabeled} unlabeled units, order {queue.order}")
     for col in ("#", "scheme", "sample", "unit", "score"):
         t.add_column(col, justify="right" if col in ("#", "score") else "left")
     for i, e in enumerate(queue.entries, 1):
         t.add_row(str(i), e.scheme, e.sample_id, e.unit or "–", "–" if e.score is None else f"{e.score:.3f}")
-    console.print(t)
+    print_table(console, t)
     return 0

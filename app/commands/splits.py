@@ -16,8 +16,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "splits",
         help="list the curated splits exported from a project",
-        description="List every NAME@X.Y.Z exported from the project, oldest first, with each scheme's samples, "
+        description="List every NAME@X.Y.Z exported from the project, oldest first, with each scheme's samples,\n"
         "labeled units and labels (as the export wrote them in its manifest), content hash and where it was written.",
+        epilog="examples:\n  concord splits brand.concord\n"
+        "  concord splits brand.concord --json | jq '.splits[] | .name + \"@\" + .version'",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("project", metavar="PROJECT", help="the .concord project file")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")

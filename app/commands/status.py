@@ -72,7 +72,7 @@ def _print(data: dict[str, Any]) -> None:
         table = Table(title="units (sample x checker or trait)", title_justify="left")
         for col, justify in (("scheme", "left"), ("checker / trait", "left"), ("predicted", "right"),
                              ("units", "right"), ("labeled", "right"), ("unlabeled", "right"), ("with status", "right")):
-            table.add_column(col, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+            table.add_column(col, justify=justify, no_wrap=col == "scheme", overflow="fold")  # type: ignore[arg-type]
         for u in data["units"]:
             pred = str(predicted[u["unit"]]) if u["unit"] in predicted else ""
             table.add_row(u["scheme"], u["unit"] or "(no predictions)", pred, str(u["total"]), str(u["labeled"]),

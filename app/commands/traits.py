@@ -39,7 +39,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     imp.add_argument("project", metavar="PROJECT", help="the .concord project file")
     imp.add_argument("file", metavar="FILE", help="Karenina MetricRubricTrait JSON, a JSON array, JSONL or a Rubric")
     imp.set_defaults(func=run_import)
-    ls = sub.add_parser("list", help="print the project's trait definitions as JSON (Karenina's field names)")
+    ls = sub.add_parser("list", help="print the project's trait definitions as JSON (Karenina's field names)",
+                        epilog="examples:\n  concord traits list brand.concord\n"
+                        "  concord traits list brand.concord | jq '.[].name'",
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
     ls.add_argument("project", metavar="PROJECT", help="the .concord project file")
     ls.set_defaults(func=run_list)
 

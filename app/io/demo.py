@@ -8,6 +8,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from app.errors import UsageError
 from app.progress import Progress
@@ -43,6 +44,11 @@ class DemoReport:
     path: Path
     lines: list[str] = field(default_factory=list)
 
+    def add(self, result: Any) -> None:
+        """An import's warnings, then its summary (which counts them "listed above", as `concord import` prints)."""
+        self.lines += [f"warning: {w}" for w in getattr(result, "warnings", ())]
+        self.lines.append(result.summary())
+
 
 def _remove_build(path: Path) -> None:
     """Delete a build file of ours whose connection is closed (never the target: it may be open elsewhere)."""
@@ -59,16 +65,16 @@ def import_demo(project: Project, progress: Progress | None = None, report: Demo
     for name in DEMO_FILES:
         r = import_file(project, src / name, dataset=DATASETS[name], progress=progress)
         if report is not None:
-            report.lines.append(r.summary())
+            report.add(r)
     r = import_labels(project, src / LABELS_FILE, progress=progress)
     if report is not None:
-        summary = getattr(r, "summary", None)
-        report.lines.append(summary() if callable(summary) else f"{src / LABELS_FILE}: labels imported")
+        report.add(r)
     for records, labels, dataset in SCHEME_DEMOS:
         r = import_file(project, src / records, dataset=dataset, progress=progress)
         lr = import_labels(project, src / labels, progress=progress)
         if report is not None:
-            report.lines += [r.summary(), lr.summary()]
+            report.add(r)
+            report.add(lr)
     pin_presets(project)
 
 

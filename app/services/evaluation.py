@@ -11,6 +11,7 @@ from typing import Any
 
 from app.errors import UsageError
 from app.progress import Progress
+from app.services.missing import has_human_labels, units_missing
 from app.services.schemes import scheme_options
 from app.store import Project
 from app.store.samples import store_adapter
@@ -20,8 +21,9 @@ from calibration.schemes.base import Report, Scheme
 @dataclass
 class Evaluated:
     scheme: Scheme
-    report: Report | None  # None: the scheme has no evaluate hook yet
+    report: Report | None  # None: the scheme has no evaluate hook yet, or its samples have no units (`note` says)
     note: str = ""
+    human_labels: bool = True  # False: no human label yet, so every figure against humans is empty
 
 
 @contextmanager
@@ -58,6 +60,10 @@ def evaluate(project: Project, schemes: Sequence[Scheme], options: Mapping[str, 
         if hook is None:
             out.append(Evaluated(scheme, None, f"{scheme.name}: this scheme has no evaluation yet; skipped"))
             continue
+        missing = units_missing(project, scheme)
+        if missing:  # its tables would all be empty: say what is missing instead
+            out.append(Evaluated(scheme, None, missing))
+            continue
         try:
             opts = scheme_options(project, scheme, options, progress)
         except UsageError as exc:  # --use NAME: parameters of one scheme
@@ -75,7 +81,7 @@ def evaluate(project: Project, schemes: Sequence[Scheme], options: Mapping[str, 
                 report = hook(records, labels, opts)
             except (ValueError, OSError) as exc:  # a bad config file, an unknown preset: the scheme says which
                 raise UsageError(f"{scheme.name}: {exc}") from None
-        out.append(Evaluated(scheme, report))
+        out.append(Evaluated(scheme, report, human_labels=has_human_labels(labels)))
     if options.get("use") and out and all(e.report is None for e in out):
         raise UsageError("; ".join(e.note for e in out))
     return out

@@ -51,7 +51,7 @@ def learning_curve(project: Project, scheme: Scheme, options: Mapping[str, Any],
             x is not None for kind, x in v.items() if kind not in NOT_LABELS)}
         problem = scheme.search_problem(records, sub, opts)
         if problem is None:
-            raise ValueError("no search problem for these labels")
+            raise ValueError(f"nothing to calibrate on the first {n} labeled units")
         cal = Calibrator(objective=objective or getattr(problem, "objective", None) or "kappa", folds=folds,
                          group_by=group_by or "group", seed=seed, n_boot=n_boot)
         cal.fit(problem, cancel=progress)

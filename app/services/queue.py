@@ -15,6 +15,7 @@ import numpy as np
 
 from app.errors import UsageError
 from app.progress import Progress
+from app.services.missing import units_missing
 from app.services.schemes import present, scheme_options
 from app.store import Project
 from calibration import queue as q
@@ -132,7 +133,8 @@ def _model_scores(project: Project, scheme: Scheme, order: str, notes: list[str]
         notes.append(f"{scheme.name}: {exc}")
         return None
     if problem is None:
-        notes.append(f"{scheme.name}: nothing to decide (no search problem for this project's units)")
+        notes.append(f"{scheme.name}: the calibrated metric decides none of this project's units (no machine output "
+                     "on them to score); its units follow in random order")
         return None
     cv = project.calibration_cv_results(run["id"])
     if cv is None or cv.empty or not set(problem.space.columns) <= set(cv.columns):
@@ -203,6 +205,8 @@ def build(project: Project, order: str = "disagreement", *, schemes: Sequence[st
     index = units.index()
     eligible = ~units.labeled
     out = Queue(order, n_unlabeled=int(eligible.sum()))
+    missing = {s.name: m for s in chosen if (m := units_missing(project, s))}  # e.g. RGB queries without answers
+    out.notes += list(missing.values())
     score = np.full(n, np.nan)
     if order == "list":
         idx = np.flatnonzero(eligible)
@@ -223,7 +227,7 @@ def build(project: Project, order: str = "disagreement", *, schemes: Sequence[st
         for i, (sid, _u) in enumerate(units.keys):
             by_sample.setdefault(sid, []).append(i)
         for scheme in chosen:
-            if not calibrates(scheme):
+            if not calibrates(scheme) or scheme.name in missing:
                 continue
             got = _model_scores(project, scheme, order, out.notes, progress)
             if got is None:

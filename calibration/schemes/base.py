@@ -135,6 +135,9 @@ class SchemeInfo:
     accepts: str  # one line: the records and files `concord import` reads for this scheme
     file_suffixes: tuple[str, ...] = GENERIC_SUFFIXES  # the file name endings those come in
     llm_run: str = ""  # one line: what `concord assign --scheme NAME` assigns; "" when the scheme has no LLM run
+    # for a scheme that has nothing to score while its samples have no units: why, and how to get them, a clause after
+    # "N samples, but" (RGB's data files hold queries without answers); "": its samples alone can be worked on
+    no_units: str = ""
 
 
 @runtime_checkable
@@ -308,7 +311,7 @@ def info(scheme: Scheme) -> SchemeInfo:
     return SchemeInfo(scheme.name, scheme.title, scheme.unit_noun,
                       accepts=getattr(scheme, "accepts", "") or f"{scheme.title} records",
                       file_suffixes=tuple(getattr(scheme, "file_suffixes", GENERIC_SUFFIXES)),
-                      llm_run=getattr(scheme, "llm_run", ""))
+                      llm_run=getattr(scheme, "llm_run", ""), no_units=getattr(scheme, "no_units", ""))
 
 
 def scheme_infos() -> list[SchemeInfo]:

@@ -137,8 +137,8 @@ def calibrate(project: Project, scheme: Scheme, options: Mapping[str, Any], *, o
         raise UsageError(f"{scheme.name}: {exc}") from None
     if problem is None:
         n = labeled_units(project, scheme)
-        raise UsageError(f"{scheme.name}: nothing to calibrate (the scheme makes no search problem of the {n} "
-                         f"labeled {scheme.unit_noun}s in this project)")
+        raise UsageError(f"{scheme.title}: nothing to calibrate (either its metric has no parameters to fit, or none "
+                         f"of the {n} labeled {scheme.unit_noun}s has a machine output the metric scores)")
     objective = objective or getattr(problem, "objective", None) or "kappa"
     try:
         cal = Calibrator(objective=objective, folds=folds, group_by=group_by, seed=seed, n_boot=n_boot,

@@ -13,4 +13,7 @@ MANIFEST = SchemeInfo(
     file_suffixes=(*GENERIC_SUFFIXES, ".json"),
     llm_run=("RGB's LLM-judged checks (--judge: is the question addressed, are factual errors identified), machine"
              " labels llm_judge:MODEL"),
+    no_units=("none holds a model's answer yet, and RGB scores answers: import RGB prediction files (evalue.py's "
+              "prediction_*.json; --model NAME when the file name does not say the model), or generate answers with "
+              "`concord generate PROJECT --model NAME`"),
 )

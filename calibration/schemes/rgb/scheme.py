@@ -60,6 +60,7 @@ class RGBScheme:
     accepts: str = MANIFEST.accepts
     file_suffixes: tuple[str, ...] = MANIFEST.file_suffixes
     llm_run: str = MANIFEST.llm_run
+    no_units: str = MANIFEST.no_units
     columns: tuple[Column, ...] = (Column("task", "Task", numeric=False), Column("language", "Lang", numeric=False),
                                    Column("noise_rate", "Noise"), Column("correct", "Correct", numeric=False),
                                    Column("rejected", "Rejected", numeric=False))
