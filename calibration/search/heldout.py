@@ -64,16 +64,26 @@ def interval(problem: Any, objective: Objective, layout: Layout, sets: DecisionS
 
 def intervals(problem: Any, objective: Objective, layout: Layout, sets: DecisionSets, whiches: list[np.ndarray],
               n_boot: int, seed: int) -> list[tuple[float, float]]:
-    """`interval` of several unit -> decision-set assignments (held-out choice, each baseline) at once.
-
-    Every interval uses the same seed, hence the same replicates: the draws are made once and, for confusion /
-    strata objectives, applied to all assignments' per-group counts in one matrix product per chunk (issue #18;
-    the counts are whole numbers, so the sums are exact in any order and the intervals are unchanged)."""
+    """`interval` of several unit -> decision-set assignments (held-out choice, each baseline) at once: the
+    percentile intervals of `replicates`."""
     if n_boot == 0:
         return [(math.nan, math.nan)] * len(whiches)
+    return [percentile_interval(v) for v in replicates(problem, objective, layout, sets, whiches, n_boot, seed)]
+
+
+def replicates(problem: Any, objective: Objective, layout: Layout, sets: DecisionSets, whiches: list[np.ndarray],
+               n_boot: int, seed: int) -> list[np.ndarray]:
+    """(n_boot,) objective values per assignment `whiches[i]` (unit -> decision set), over the same resampled CV
+    groups: replicate r of every assignment is computed on the same draw, so differences are paired (the gain).
+
+    The draws are made once and, for confusion / strata objectives, applied to all assignments' per-group counts in
+    one matrix product per chunk (issue #18; the counts are whole numbers, so the sums are exact in any order);
+    item objectives score every assignment's decisions on each replicate's items at once."""
+    if n_boot == 0:
+        return [np.empty(0) for _ in whiches]
     S = layout.n_groups
     if objective.kind == "items":
-        return [_items_interval(problem, objective, layout, sets, w, n_boot, seed) for w in whiches]
+        return _items_replicates(problem, objective, layout, sets, whiches, n_boot, seed)
     k = sets.unit_cm.shape[-1]
     strata = objective.kind == "strata"
     cols = layout.n_strata if strata else 1
@@ -95,18 +105,19 @@ def intervals(problem: Any, objective: Objective, layout: Layout, sets: Decision
             tot = tot_all[:, i] if exact else np.einsum("bs,sck->bck", w, aggs[i].reshape(S, cols, width))
             cm = tot[..., : k * k].reshape(w.shape[0], cols, k, k)
             vals[i].append(score_confusion(objective, cm, tot[..., -1]) if strata else objective.fn(cm[:, 0]))
-    return [percentile_interval(np.concatenate(v)) for v in vals]
+    return [np.concatenate(v).astype(np.float64) for v in vals]
 
 
-def _items_interval(problem: Any, objective: Objective, layout: Layout, sets: DecisionSets, which: np.ndarray,
-                    n_boot: int, seed: int) -> tuple[float, float]:
-    S = layout.n_groups
-    vals: list[np.ndarray] = []
-    d = sets.decisions[which[layout.item_unit], np.arange(layout.item_unit.size)]
+def _items_replicates(problem: Any, objective: Objective, layout: Layout, sets: DecisionSets,
+                      whiches: list[np.ndarray], n_boot: int, seed: int) -> list[np.ndarray]:
+    """Item objectives: each replicate repeats the drawn groups' items, and every assignment is scored on them."""
+    items = np.arange(layout.item_unit.size)
+    d = np.stack([sets.decisions[w[layout.item_unit], items] for w in whiches])  # (n_sets, n_items)
     h = np.asarray(problem.human)
     g_item = layout.group[layout.item_unit]
-    for w in resample_counts(S, n_boot, seed, BOOT_CHUNK):
+    vals: list[np.ndarray] = []
+    for w in resample_counts(layout.n_groups, n_boot, seed, BOOT_CHUNK):
         for row in w:
-            rep = np.repeat(np.arange(d.size), row[g_item].astype(np.int64))
-            vals.append(objective.fn(d[None, rep], h[rep]))
-    return percentile_interval(np.concatenate(vals))
+            rep = np.repeat(items, row[g_item].astype(np.int64))
+            vals.append(np.asarray(objective.fn(d[:, rep], h[rep]), dtype=np.float64))
+    return list(np.stack(vals, axis=1))
