@@ -64,6 +64,17 @@ def pick(scores: np.ndarray, sign: float, space: Space, anchors: list[dict[str, 
     return int(tied[i]), int(tied.size), int(np.argmin(dist[:, i]))
 
 
+def tie_order(space: Space, ids: np.ndarray, anchors: list[dict[str, Any]]) -> np.ndarray:
+    """`ids` in the tie-break's order of preference (`pick`): nearest to a baseline first, then the lowest id; the
+    first best in this order is the config `pick` would choose among them."""
+    ids = np.asarray(ids)
+    if not anchors or ids.size == 0:
+        return np.sort(ids)
+    cols = space.take(ids)
+    dist = np.stack([space.distance(cols, a) for a in anchors]).min(axis=0)
+    return ids[np.lexsort((ids, dist))]
+
+
 def stack_configs(space: Space, dicts: list[dict[str, Any]], ids: np.ndarray) -> Columns:
     """Columns of explicit configs (baselines) followed by grid configs `ids`."""
     grid = space.take(ids)
@@ -243,9 +254,16 @@ class Calibrator(EstimatorParams):
                                   int(self.n_boot), int(self.seed))  # one set of replicates for all of them
         self.heldout_ci_ = percentile_interval(reps[0])
         self.baseline_cis_ = {n: percentile_interval(reps[1 + i]) for i, n in enumerate(baselines)}
-        # the gain over each preset, paired on the same replicates; the verdict rests on the default (the first)
-        self.gains_ = {n: paired_gain(self.heldout_score_, self.baselines_[n], reps[0], reps[1 + i], obj.sign)
-                       for i, n in enumerate(baselines)}
+        # the gain over each preset, paired on the same replicates, each replicate re-running the folds' selection
+        # (among a shortlist of each fold's best configs); the verdict rests on the default (the first preset)
+        self.gains_ = {}
+        if nb:
+            ids = tie_order(problem.space, heldout.shortlist(scores.train, chosen, obj.sign), list(baselines.values()))
+            cal_reps, base_reps = heldout.gain_replicates(
+                problem, obj, layout, stack_configs(problem.space, list(baselines.values()), ids), nb,
+                np.argsort(ids)[np.searchsorted(np.sort(ids), chosen)], int(self.n_boot), int(self.seed))
+            self.gains_ = {n: paired_gain(self.heldout_score_, self.baselines_[n], cal_reps, base_reps[i], obj.sign)
+                           for i, n in enumerate(baselines)}
         self.default_baseline_ = next(iter(baselines), None)
 
     def _results(self, space: Space, scores: Scores, obj: Objective, best: int) -> pd.DataFrame:
