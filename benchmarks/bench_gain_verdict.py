@@ -17,6 +17,10 @@ the lower bound is above 0):
   Shuffled: the sample labels permuted across samples (all judges of a sample keep theirs). Planted: the judges'
   scores run high (the best threshold is near 0.7), so the default 0.5 over-calls.
 
+Planted-s (both problems): a smaller planted effect (a planted config closer to std_match; a smaller score shift),
+printed to show where the power falls off. The gain's replicates re-run each fold's selection (heldout.gain_replicates);
+with the fold choices held fixed the shuffled rates were 7.2% (violations) and 8.0% (judge) over 400 runs.
+
 Per run: FOLDS folds, BOOT bootstrap replicates, its own seed (folds and draws). Printed per problem and case: the
 rate of "better" verdicts with its exact (Clopper-Pearson) 95% interval, the mean gain, seconds per run.
 
@@ -140,7 +144,7 @@ def report(name: str, case: str, gains: list[dict[str, Any]], seconds: float, wa
     k, n = sum(bool(g["promoted"]) for g in gains), len(gains)
     lo, hi = clopper_pearson(k, n)
     est = np.array([g["estimate"] for g in gains if g["estimate"] is not None])
-    print(f"{name:10s} {case:9s} runs {n:4d}  'better' {k:4d} = {k / n:6.1%}  95% CI [{lo:.1%}, {hi:.1%}]  "
+    print(f"{name:10s} {case:10s} runs {n:4d}  'better' {k:4d} = {k / n:6.1%}  95% CI [{lo:.1%}, {hi:.1%}]  "
           f"(want {want})  mean gain {est.mean():+.3f}  {seconds / n * 1000:.0f} ms/run", flush=True)
 
 
@@ -164,16 +168,19 @@ def main() -> None:
     std = viol.decisions[viol.index[tuple(viol.baselines()["std_match"][k] for k in viol.names)]]
     grid = viol.decisions[: viol.space.n_configs]
     agree = np.array([float(kappa(*_tpfpfntn(std, g))) for g in grid])
-    planted = int(np.nanargmin(np.abs(agree - 0.6)))
-    print(f"violations: planted config {viol.space.config(planted)} (kappa with std_match {agree[planted]:.2f}), "
-          f"noise {NOISE:.0%}", flush=True)
-    t, gains = time.perf_counter(), []
-    for r in range(args.runs):
-        flip = rng.random(grid.shape[1]) < NOISE
-        gains.append(fit(viol.with_human(grid[planted] ^ flip), r, args.folds, args.boot))
-    report("violations", "planted", gains, time.perf_counter() - t, ">= 80%")
+    for case, target, want in (("planted", 0.6, ">= 80%"), ("planted-s", 0.8, "(smaller effect)")):
+        planted = int(np.nanargmin(np.abs(agree - target)))
+        print(f"violations: {case}: humans follow {viol.space.config(planted)} (kappa with std_match "
+              f"{agree[planted]:.2f}), noise {NOISE:.0%}", flush=True)
+        t, gains = time.perf_counter(), []
+        for r in range(args.runs):
+            flip = rng.random(grid.shape[1]) < NOISE
+            gains.append(fit(viol.with_human(grid[planted] ^ flip), r, args.folds, args.boot))
+        report("violations", case, gains, time.perf_counter() - t, want)
 
-    for case, shift, want in (("shuffled", 0.0, "<= 5%"), ("planted", 1.0, ">= 80%")):
+    print(f"judge: {SAMPLES} samples x {JUDGES} judges; planted: scores shifted by +1.0 (planted-s: +0.5) on the "
+          "logit scale", flush=True)
+    for case, shift, want in (("shuffled", 0.0, "<= 5%"), ("planted", 1.0, ">= 80%"), ("planted-s", 0.5, "(smaller effect)")):
         t, gains = time.perf_counter(), []
         for r in range(args.runs):
             problem, samples = judge_problem(np.random.default_rng(1000 + r), shift)
