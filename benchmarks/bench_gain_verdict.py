@@ -71,7 +71,7 @@ class Precomputed:
         self.index = {r: i for i, r in enumerate(rows + base_rows)}
         self.human = np.asarray(base.human if human is None else human)
 
-    def with_human(self, human: np.ndarray) -> "Precomputed":
+    def with_human(self, human: np.ndarray) -> Precomputed:
         other = object.__new__(Precomputed)
         other.__dict__.update(self.__dict__)
         other.human = np.asarray(human)

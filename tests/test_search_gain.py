@@ -12,10 +12,16 @@ import pytest
 from sklearn.metrics import cohen_kappa_score, roc_auc_score
 
 from calibration.agreement import percentile_interval, resample_index_chunks
-from calibration.search import Calibrator, Grid, Space
-from calibration.search.gain import BETTER, NO_BETTER, paired_gain, promoted, sentence, verdict
-from calibration.search import heldout
+from calibration.search import Calibrator, Grid, Space, heldout
 from calibration.search.engine import stack_configs, tie_order
+from calibration.search.gain import (
+    BETTER,
+    NO_BETTER,
+    paired_gain,
+    promoted,
+    sentence,
+    verdict,
+)
 from calibration.search.heldout import BOOT_CHUNK
 
 
