@@ -21,7 +21,7 @@ EPILOG = """\
 examples: a first session (after `make run`; `source .venv/bin/activate` puts `concord` on the PATH):
   concord demo demo/demo.concord
   concord evaluate demo/demo.concord
-  concord calibrate demo/demo.concord --apply calibrated
+  concord calibrate demo/demo.concord
   concord gui demo/demo.concord
 
 `concord COMMAND --help` shows a command's options and examples."""

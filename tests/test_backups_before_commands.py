@@ -73,7 +73,7 @@ def test_calibrate_apply_backs_up_first(tmp_path: Path, capsys: pytest.CaptureFi
     assert list_backups(path) == []  # no --apply: nothing rewritten, no backup
     capsys.readouterr()
     assert main(["calibrate", str(path), "--components", "std", "--embedding", "jaccard", "--folds", "2",
-                 "--step", "0.5", "--bootstrap", "0", "--json", "--apply", "tuned"]) == 0
+                 "--step", "0.5", "--bootstrap", "0", "--json", "--apply", "tuned", "--force"]) == 0
     assert json.loads(capsys.readouterr().out)["applied"] == "tuned@1.0.0"
     (backup,) = list_backups(path)
     assert backup.name.endswith("-before-calibrate-apply.concord")

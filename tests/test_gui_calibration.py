@@ -21,7 +21,9 @@ def _label(w) -> None:  # type: ignore[no-untyped-def]
     s.do(set_matches("v3", C2, [], "accepted", "accept"))
 
 
-def test_calibration_panel_runs_applies_and_opens_disagreements(qtbot, qtmodeltester, open_window, project_path) -> None:  # type: ignore[no-untyped-def]
+def test_calibration_panel_runs_applies_and_opens_disagreements(qtbot, qtmodeltester, open_window, project_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    asked = []
+    monkeypatch.setattr("app.gui.calibration_verdict.confirm_force", lambda _p, result: asked.append(result) or True)
     w = open_window(project_path)
     _label(w)
     panel = CalibrationPanel.open_for(w)
@@ -35,6 +37,9 @@ def test_calibration_panel_runs_applies_and_opens_disagreements(qtbot, qtmodelte
     qtbot.waitUntil(lambda: panel.task is None, timeout=120000)
     assert panel.page.run_button.isEnabled()
     assert "Held-out score" in panel.page.summary.text()
+    assert panel.page.verdict.text().startswith("The calibrated config is ")  # the verdict, above the summary
+    lay = panel.page.layout()
+    assert lay.indexOf(panel.page.verdict) < lay.indexOf(panel.page.summary)
     qtmodeltester.check(panel.page.top_model, force_py=True)
     assert panel.page.top_model.rowCount() > 10
     best = panel.page.top_model.record(0)
@@ -47,6 +52,8 @@ def test_calibration_panel_runs_applies_and_opens_disagreements(qtbot, qtmodelte
     panel.page.apply_name.setText("tuned")
     panel.page.apply_selected()
     assert "tuned@1.0.0" in w.project.match_config_refs()
+    promoted = panel.page.result["gain"]["promoted"]
+    assert len(asked) == (0 if promoted else 1) and ("forced" in panel.page.summary.text()) is not promoted
     assert w._config.ref == "tuned@1.0.0" and w.config_box.currentText() == "tuned@1.0.0"
 
     # disagreements are listed and open the pair in the review window

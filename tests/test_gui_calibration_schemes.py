@@ -41,7 +41,8 @@ def _choose(qtbot, panel: CalibrationPanel, name: str) -> None:  # type: ignore[
 
 
 @pytest.mark.timeout(300)
-def test_panel_calibrates_trace_applies_and_draws_the_learning_curve(qtbot, open_window, demo_path) -> None:  # type: ignore[no-untyped-def]
+def test_panel_calibrates_trace_applies_and_draws_the_learning_curve(qtbot, open_window, demo_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr("app.gui.calibration_verdict.confirm_force", lambda *_a: True)  # Apply asks (tests/test_gui_calibration_gain.py)
     w = open_window(demo_path)
     panel = CalibrationPanel.open_for(w)
     qtbot.addWidget(panel)

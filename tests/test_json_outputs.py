@@ -121,9 +121,10 @@ def test_calibrate_validates(copy: Path, capsys: pytest.CaptureFixture[str]) -> 
     check("calibrate", ceiling)
     assert "human_ceiling" in ceiling  # two annotators labeled the demo's ADDM units
     curve = run_json(["calibrate", str(copy), "--scheme", "trace", "--bootstrap", "20", "--folds", "3", "--curve",
-                      "--apply", "tuned", "--json"], capsys)
+                      "--apply", "tuned", "--force", "--json"], capsys)
     check("calibrate", curve)
     assert curve["applied"].startswith("tuned@") and curve["curve"]["points"]
+    assert curve["forced"] is (not curve["gain"]["promoted"]) and curve["gain"]["baseline"] == "ragbench"
 
 
 def test_writing_commands_validate(copy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -221,10 +221,11 @@ def test_binary_plugin_end_to_end(binary: BinaryScheme, tmp_path: Path, capsys: 
     assert main(["evaluate", str(path)]) == 0
     assert "Binary: machine vs human" in capsys.readouterr().out
 
-    # calibrate: the planted threshold is recovered and applied
+    # calibrate: the planted threshold is recovered and applied (--force: few units, the gain's interval may touch 0)
     assert main(["calibrate", str(path), "--scheme", NAME, "--folds", "3", "--bootstrap", "50", "--json",
-                 "--apply", "tuned"]) == 0
+                 "--apply", "tuned", "--force"]) == 0
     cal = json.loads(capsys.readouterr().out)
+    assert cal["gain"]["baseline"] == "default" and cal["forced"] is (not cal["gain"]["promoted"])
     assert cal["scheme"] == NAME and cal["objective"] == "kappa"  # the problem's suggested objective
     assert cal["best"]["params"] == {"threshold": PLANTED}
     assert cal["heldout"]["score"] > cal["baselines"]["default"]

@@ -89,6 +89,7 @@ def test_calibrate_beats_defaults_and_applies(project_path: Path, capsys: pytest
     assert lo <= out["heldout"]["score"] <= hi
     assert set(out["best"]["params"]["weights"]) >= {"overlap", "rule"}
     assert out["applied"] == "calibrated@1.0.0"
+    assert out["gain"]["promoted"] and out["gain"]["ci"][0] > 0 and out["forced"] is False  # applied without --force
     with Project.open(project_path) as p:
         runs = p.calibration_runs()
         assert len(runs) == 1 and runs[0]["objective"] == "kappa"

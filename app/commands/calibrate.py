@@ -76,7 +76,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="'sample' (grouped k-fold, default) or the scheme's unit noun for leave-one-out, e.g. 'checker'")
     p.add_argument("--seed", type=int, default=0, help="seed of the folds' shuffling and of the bootstrap (default 0)")
     p.add_argument("--bootstrap", type=non_negative_int, default=1000, metavar="N", help="bootstrap replicates for the 95%% interval")
-    p.add_argument("--apply", metavar="NAME", default=None, help="save the best parameters as NAME@<next version>")
+    p.add_argument("--apply", metavar="NAME", default=None,
+                   help="save the best parameters as NAME@<next version>; only when they are better than the "
+                        "scheme's default on held-out data (the gain's 95%% interval above 0), unless --force")
+    p.add_argument("--force", action="store_true",
+                   help="with --apply: save the parameters even when they are no better than the default "
+                        "(recorded as forced)")
     p.add_argument("--top", type=positive_int, default=10, help="rows of the top-configs table")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--curve", action="store_true",
@@ -115,12 +120,15 @@ def run(args: argparse.Namespace) -> int:
     from app.cli_progress import rich_progress
     from app.errors import UsageError
     from app.services.missing import no_samples, units_missing
+    from app.services.promotion import apply_gate
     from app.services.schemes import apply_params, calibrate, check_options, labeled_units, present
     from app.store import Project
 
     thresholds = {k: getattr(args, k) for k in ("overlap", "rule", "match") if getattr(args, k) is not None}
     options = {"components": args.components, "step": args.step, "fix": args.fix, "thresholds": thresholds,
                "matching": args.matching, "embedding": args.embedding, "target": args.target}
+    if args.force and not args.apply:
+        raise UsageError("--force: only with --apply NAME (it applies a config that is no better than the default)")
     with Project.open(args.project) as project:
         scheme = present(project, [args.scheme] if args.scheme else None)
         if not scheme:
@@ -133,16 +141,25 @@ def run(args: argparse.Namespace) -> int:
         missing = units_missing(project, scheme)
         if missing:
             raise UsageError(f"nothing to calibrate: {missing}")
+        gate: dict[str, Any] = {}
+
+        def accept(cal: Any) -> dict[str, Any]:  # an unpromoted --apply is refused before the run is stored
+            gate.update(apply_gate(cal.gain_dict(), args.apply, args.force, cal.objective) if args.apply else {})
+            return gate
+
         with rich_progress(enabled=sys.stderr.isatty()) as bar:
             cal, run_id = calibrate(project, scheme, options, objective=args.objective, folds=args.folds,
                                     group_by=args.group_by, seed=args.seed, n_boot=args.bootstrap, progress=bar,
-                                    engine=args.engine, scheduler=args.scheduler)
+                                    engine=args.engine, scheduler=args.scheduler, accept=accept)
         result = cal.to_dict() | {"run_id": run_id}
         # the review units humans labeled, counted as `concord status` counts them (n_units: the search's own units)
         result["labeled_units"] = labeled_units(project, scheme)
         if args.apply:
             project.backup_before("before-calibrate-apply")
-            result["applied"] = apply_params(project, scheme, args.apply, cal.best_params_)
+            forced = bool(gate.get("forced"))
+            result["applied"] = apply_params(project, scheme, args.apply, cal.best_params_,
+                                             origin="calibration (forced)" if forced else "calibration")
+            result["forced"] = forced
         if args.curve:  # issue #16: the same search on growing prefixes of the labeled units
             from app.services.learning import learning_curve
 
@@ -179,14 +196,23 @@ def _print(args: argparse.Namespace, scheme: Any, cal: Any, result: dict[str, An
                   f"{result['folds']} folds grouped by {result['group_by']}, {result['labeled_units']} labeled "
                   f"{scheme.unit_noun}s ({result['n_units']} search units), "
                   f"{result['n_items']} human decisions (run #{result['run_id']})", highlight=False)
-    t = Table(title="Held-out score (pooled over folds, 95% bootstrap interval)")
-    for col in ("config", "held-out", "95% CI"):
+    from calibration.search.gain import sentence
+
+    gain = result.get("gain")
+    console.print(sentence(gain, result["objective"]), style="bold", markup=False, highlight=False)  # verdict first
+    t = Table(title="Held-out score (pooled over folds, 95% bootstrap interval); gain = calibrated minus the preset, "
+                    "paired interval")
+    for col in ("config", "held-out", "95% CI", "gain", "gain 95% CI"):
         t.add_column(col)
     lo, hi = result["heldout"]["ci"]
-    t.add_row("calibrated", _fmt(result["heldout"]["score"]), f"[{_fmt(lo)}, {_fmt(hi)}]")
+    t.add_row("calibrated", _fmt(result["heldout"]["score"]), f"[{_fmt(lo)}, {_fmt(hi)}]", "", "")
+    per = (gain or {}).get("baselines") or {}
     for name, score in result["baselines"].items():
         dlo, dhi = result["baselines_ci"][name]
-        t.add_row(name, _fmt(score), f"[{_fmt(dlo)}, {_fmt(dhi)}]")
+        g = per.get(name) or {}
+        glo, ghi = g.get("ci") or (None, None)
+        t.add_row(name + (" (default)" if gain and name == gain.get("baseline") else ""), _fmt(score),
+                  f"[{_fmt(dlo)}, {_fmt(dhi)}]", "–" if g.get("estimate") is None else f"{g['estimate']:+.3f}", f"[{_fmt(glo)}, {_fmt(ghi)}]")
     print_table(console, t)
     if best.get("n_tied", 1) > 1:
         console.print(f"{best['n_tied']:,} configs tie at the best score; chose the one closest to "
@@ -204,6 +230,9 @@ def _print(args: argparse.Namespace, scheme: Any, cal: Any, result: dict[str, An
                    f"{_fmt(row['mean_test_score'])} ± {_fmt(row['std_test_score'])}")
     print_table(console, tt)
     if args.apply:
+        if result.get("forced"):
+            console.print("applied with --force although no better than the default (recorded as forced)",
+                          markup=False, highlight=False)
         console.print(f"saved as [bold]{result['applied']}[/]: use it with "
                       f"`concord evaluate {args.project} --scheme {scheme.name} --use {result['applied']}`")
 

@@ -1,7 +1,8 @@
 """The calibration panel's generic page, for every scheme whose view brings no page of its own
 (DetailView.calibration_page; the violations view brings the match metric's): the generic search,
 app.services.schemes.calibrate (what `concord calibrate --scheme NAME` runs), in a worker, shown the same way for
-any scheme: the held-out score with its 95% interval next to each preset's on the same folds, the tie-break, the top
+any scheme: first the verdict (is the calibrated config better than the default on held-out data, in words), the
+held-out score with its 95% interval next to each preset's on the same folds, the tie-break, the top
 configs with the search space's dimensions as columns, and Apply (NAME@next version, the service behind
 `concord calibrate --apply`). Nothing here names a scheme.
 """
@@ -18,6 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.gui.calibration_curve import Setup
+from app.gui import calibration_verdict as verdict
 from app.gui.models import Column, RecordTableModel, fmt_score, ranked_score_columns
 from app.gui.plaintext import plain_label
 from app.gui.views.base import make_table
@@ -152,9 +154,11 @@ class SchemePage(QWidget):
         form.addLayout(right, 1)
         lay.addWidget(box)
 
+        self.verdict = verdict.verdict_label()  # the verdict first, in words (issue #26)
         self.summary = plain_label(wrap=True, selectable=True)
         self.warnings = plain_label(wrap=True)
         self.warnings.setStyleSheet("color:#b71c1c;")
+        lay.addWidget(self.verdict)
         lay.addWidget(self.summary)
         lay.addWidget(self.warnings)
 
@@ -218,6 +222,7 @@ class SchemePage(QWidget):
         self.top_model.set_records([])
         self.tie.setText("")
         self.warnings.setText("")
+        verdict.show_verdict(self.verdict, None)
         from app.services.queue import last_run
 
         run = last_run(self.panel.project, scheme.name)
@@ -292,13 +297,15 @@ class SchemePage(QWidget):
             self.show_result(out["result"], out["cv"], out["run_id"])
         if "applied" in out:
             self.panel.messages.dismiss("apply")
-            self.summary.setText(self.summary.text() + f"\nApplied as {out['applied']}: "
+            how = " (forced: no better than the default)" if out.get("forced") else ""
+            self.summary.setText(self.summary.text() + f"\nApplied as {out['applied']}{how}: "
                                  f"`concord evaluate --scheme {self.scheme.name if self.scheme else ''} "
                                  f"--use {out['applied']}` scores with it.")
 
     # -- results ---------------------------------------------------------------------------------------------------
     def show_result(self, result: dict[str, Any], cv: pd.DataFrame | None, run_id: int) -> None:
         self.result, self.cv, self.run_id = result, cv, run_id
+        verdict.show_verdict(self.verdict, result)
         h = result.get("heldout") or {}
         title = self.scheme.title if self.scheme else result.get("scheme")
         self.summary.setText(
@@ -346,6 +353,10 @@ class SchemePage(QWidget):
         name = self.apply_name.text().strip()
         if self.selected is None or self.result is None or self.scheme is None or not name or self.task is not None:
             return
+        forced = verdict.needs_force(self.result)
+        if forced and not verdict.confirm_force(self, self.result):
+            return
+        origin = verdict.FORCED_ORIGIN if forced else "calibration"
         best = self.result.get("best") or {}
         config_id = self.selected.get("_id")
         same = self.cv is not None and config_id == int(self.cv.index[0])
@@ -364,7 +375,7 @@ class SchemePage(QWidget):
                     if problem is None:
                         raise ValueError("no search problem for the current labels")
                     p = problem.to_params(problem.space.config(int(config_id)))
-                return {"applied": apply_params(wp, scheme, name, p)}
+                return {"applied": apply_params(wp, scheme, name, p, origin=origin), "forced": forced}
 
         self._start(Task(work, "apply"), "Saving the parameters…")
 

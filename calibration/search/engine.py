@@ -3,7 +3,9 @@
 A scikit-learn estimator (parameters in `__init__`, `fit(problem)` returns self, results in trailing-underscore
 attributes; get_params / set_params / `sklearn.base.clone` from estimator.py, which does not import sklearn). Honest means: on each fold the config is chosen on the other folds only and scored on the held-out
 one; the held-out score pools those out-of-fold decisions (with a bootstrap interval over CV groups) and sits next
-to the scheme's baselines on the same folds. `best_*` is then chosen on all labeled data.
+to the scheme's baselines on the same folds. `best_*` is then chosen on all labeled data. The gain over each
+baseline is paired on the same bootstrap replicates (gain.py); the verdict and promotion rest on the gain over the
+default, the first baseline (the scheme's first preset): `gain_dict()`.
 
 Folds: group_by="group" (or the problem's group noun, e.g. "sample") is grouped k-fold over CV groups, shuffled
 with `seed` (scikit-learn's GroupKFold(shuffle=True), as folds.py reproduces it); "stratum" (or e.g. "checker") is
@@ -23,11 +25,13 @@ from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
+from calibration.agreement import percentile_interval
 from calibration.search import heldout
 from calibration.search.engines import ENGINES, make_engine
 from calibration.search.estimator import EstimatorParams
 from calibration.search.evaluate import Layout, Scores, evaluate
 from calibration.search.folds import group_folds
+from calibration.search.gain import paired_gain, promoted, verdict
 from calibration.search.objectives import Objective, get
 from calibration.search.problem import check_problem, nouns
 from calibration.search.progress import ProgressLike, check, report
@@ -58,6 +62,17 @@ def pick(scores: np.ndarray, sign: float, space: Space, anchors: list[dict[str, 
     dist = np.stack([space.distance(cols, a) for a in anchors])  # (n_anchors, n_tied)
     i = int(np.argmin(dist.min(axis=0)))  # first minimum = lowest id among equally close configs
     return int(tied[i]), int(tied.size), int(np.argmin(dist[:, i]))
+
+
+def tie_order(space: Space, ids: np.ndarray, anchors: list[dict[str, Any]]) -> np.ndarray:
+    """`ids` in the tie-break's order of preference (`pick`): nearest to a baseline first, then the lowest id; the
+    first best in this order is the config `pick` would choose among them."""
+    ids = np.asarray(ids)
+    if not anchors or ids.size == 0:
+        return np.sort(ids)
+    cols = space.take(ids)
+    dist = np.stack([space.distance(cols, a) for a in anchors]).min(axis=0)
+    return ids[np.lexsort((ids, dist))]
 
 
 def stack_configs(space: Space, dicts: list[dict[str, Any]], ids: np.ndarray) -> Columns:
@@ -235,10 +250,21 @@ class Calibrator(EstimatorParams):
             self.baseline_fold_scores_ = {
                 n: [heldout.score_units(obj, sets.unit_cm[i], layout, layout.fold == f) for f in range(F)]
                 for i, n in enumerate(baselines)}
-        cis = heldout.intervals(problem, obj, layout, sets, [which] + [np.full(layout.fold.size, i) for i in range(nb)],
-                                int(self.n_boot), int(self.seed))  # one set of replicates for all of them
-        self.heldout_ci_ = cis[0]
-        self.baseline_cis_ = {n: cis[1 + i] for i, n in enumerate(baselines)}
+        reps = heldout.replicates(problem, obj, layout, sets, [which] + [np.full(layout.fold.size, i) for i in range(nb)],
+                                  int(self.n_boot), int(self.seed))  # one set of replicates for all of them
+        self.heldout_ci_ = percentile_interval(reps[0])
+        self.baseline_cis_ = {n: percentile_interval(reps[1 + i]) for i, n in enumerate(baselines)}
+        # the gain over each preset, paired on the same replicates, each replicate re-running the folds' selection
+        # (among a shortlist of each fold's best configs); the verdict rests on the default (the first preset)
+        self.gains_ = {}
+        if nb:
+            ids = tie_order(problem.space, heldout.shortlist(scores.train, chosen, obj.sign), list(baselines.values()))
+            cal_reps, base_reps = heldout.gain_replicates(
+                problem, obj, layout, stack_configs(problem.space, list(baselines.values()), ids), nb,
+                np.argsort(ids)[np.searchsorted(np.sort(ids), chosen)], int(self.n_boot), int(self.seed))
+            self.gains_ = {n: paired_gain(self.heldout_score_, self.baselines_[n], cal_reps, base_reps[i], obj.sign)
+                           for i, n in enumerate(baselines)}
+        self.default_baseline_ = next(iter(baselines), None)
 
     def _results(self, space: Space, scores: Scores, obj: Objective, best: int) -> pd.DataFrame:
         """One row per config, sorted by rank with the chosen config first in its rank. The order is computed
@@ -279,7 +305,21 @@ class Calibrator(EstimatorParams):
             "baselines": {k: _num(v) for k, v in self.baselines_.items()},
             "baselines_ci": {k: [_num(v[0]), _num(v[1])] for k, v in self.baseline_cis_.items()},
             "baselines_folds": {k: [_num(x) for x in v] for k, v in self.baseline_fold_scores_.items()},
+            "gain": self.gain_dict(),
             "objective": self.objective, "folds": self.n_folds_, "group_by": self.group_by, "seed": int(self.seed),
             "n_configs": self.n_configs_, "n_units": self.n_units_, "n_items": self.n_items_,
             "space": self.space_.to_dict(), "warnings": list(self.warnings_),
         }
+
+    def gain_dict(self) -> dict[str, Any] | None:
+        """The held-out gain over the default preset (the problem's first baseline) with its paired 95% interval,
+        the verdict and whether the config is promoted (lower bound > 0); `baselines` has the gain over each
+        preset. None when the problem has no baseline to compare with."""
+        self._check_fitted()
+        name = self.default_baseline_
+        if name is None:
+            return None
+        estimate, ci = self.gains_[name]
+        return {"estimate": _num(estimate), "ci": [_num(ci[0]), _num(ci[1])], "baseline": name,
+                "verdict": verdict(ci), "promoted": promoted(ci),
+                "baselines": {n: {"estimate": _num(e), "ci": [_num(c[0]), _num(c[1])]} for n, (e, c) in self.gains_.items()}}

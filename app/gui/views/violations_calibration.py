@@ -143,9 +143,13 @@ class MatchPage(QWidget):
         form.addLayout(right, 1)
         lay.addWidget(form_box)
 
+        from app.gui.calibration_verdict import verdict_label
+
+        self.verdict = verdict_label()  # the verdict first, in words (issue #26)
         self.summary = plain_label(wrap=True, selectable=True)
         self.warnings = plain_label(wrap=True)
         self.warnings.setStyleSheet("color:#b71c1c;")
+        lay.addWidget(self.verdict)
         lay.addWidget(self.summary)
         lay.addWidget(self.warnings)
         self._build_results(lay)
@@ -227,7 +231,10 @@ class MatchPage(QWidget):
 
     # -- results ---------------------------------------------------------------------------------------------------
     def _show_result(self, result: dict[str, Any], cv: pd.DataFrame | None, run_id: int) -> None:
+        from app.gui.calibration_verdict import show_verdict
+
         self.result, self.cv = result, cv
+        show_verdict(self.verdict, result)
         h, d = result.get("heldout", {}), result.get("defaults", {})
         ci = h.get("ci") or [None, None]
         self.summary.setText(
@@ -325,19 +332,26 @@ class MatchPage(QWidget):
         if cfg is None or not name:
             return
         from app.errors import UsageError
+        from app.gui import calibration_verdict as verdict
         from app.services.schemes.violations_calibration import apply_config
+
+        forced = verdict.needs_force(self.result)
+        if forced and not verdict.confirm_force(self, self.result or {}):
+            return
 
         params = {"weights": dict(cfg.weights), "thresholds": {"overlap": cfg.thresholds.overlap,
                                                                "rule": cfg.thresholds.rule, "match": cfg.thresholds.match}}
         try:
-            saved = apply_config(self.project, name, params, cfg.matching, cfg.embedding)
+            saved = apply_config(self.project, name, params, cfg.matching, cfg.embedding,
+                                 origin=verdict.FORCED_ORIGIN if forced else "calibration")
         except UsageError as exc:
             self.messages.report("apply", "Could not apply the config", exc)
             return
         self.messages.dismiss("apply")
         self.window_._load_configs()
         self.window_.set_config(saved.ref)
-        self.summary.setText(self.summary.text() + f"\nApplied as {saved.ref}: the review window now uses it.")
+        how = " (forced: no better than the default)" if forced else ""
+        self.summary.setText(self.summary.text() + f"\nApplied as {saved.ref}{how}: the review window now uses it.")
 
     # -- running ---------------------------------------------------------------------------------------------------
     def set_scheme(self, scheme: Scheme) -> None:

@@ -8,7 +8,7 @@ cache), `progress`, and `save_scores(config_ref, rows)` (per-unit figures for th
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from app.errors import UsageError
@@ -108,10 +108,13 @@ def check_enough_labels(scheme: Scheme, labels: Mapping[tuple[str, str], Mapping
 
 def calibrate(project: Project, scheme: Scheme, options: Mapping[str, Any], *, objective: str | None = None,
               folds: int = 5, group_by: str | None = None, seed: int = 0, n_boot: int = 1000,
-              progress: Progress | None = None, engine: str = "local", scheduler: str | None = None) -> tuple[Any, int]:
+              progress: Progress | None = None, engine: str = "local", scheduler: str | None = None,
+              accept: Callable[[Any], Mapping[str, Any] | None] | None = None) -> tuple[Any, int]:
     """Fit the generic Calibrator on the scheme's search problem; the run is stored (with the scheme's name) and
     its id returned. `objective` None: the problem's suggested `objective`, else kappa. `engine` / `scheduler`:
-    where the grid's chunks run (calibration.search.engines; identical results on every engine)."""
+    where the grid's chunks run (calibration.search.engines; identical results on every engine). `accept(cal)`
+    runs after the search and before anything is stored: it may refuse (raise UsageError: the project is
+    unchanged) or return entries stored with the run (e.g. that an apply was forced)."""
     from calibration.search.engine import Calibrator
     from calibration.search.engines import check_engine
 
@@ -146,16 +149,18 @@ def calibrate(project: Project, scheme: Scheme, options: Mapping[str, Any], *, o
         cal.fit(problem, progress=progress)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    result = cal.to_dict()
+    result = cal.to_dict() | dict((accept(cal) if accept is not None else None) or {})
     params = {"scheme": scheme.name, "objective": objective, "folds": folds, "group_by": group_by, "seed": seed,
               "options": {k: v for k, v in options.items() if isinstance(v, (str, int, float, bool, list, dict))}}
     run_id = project.save_calibration_run(objective, params, result, cal.cv_results_)
     return cal, run_id
 
 
-def apply_params(project: Project, scheme: Scheme, name: str, params: Mapping[str, Any]) -> str:
-    """Save the best parameters as the next version of `name` for the scheme; returns `name@version`."""
+def apply_params(project: Project, scheme: Scheme, name: str, params: Mapping[str, Any],
+                 origin: str = "calibration") -> str:
+    """Save the best parameters as the next version of `name` for the scheme; returns `name@version`. `origin`
+    says where they came from ("calibration (forced)": applied although no better than the default)."""
     try:
-        return project.save_params(scheme.name, name, dict(params))
+        return project.save_params(scheme.name, name, dict(params), origin=origin)
     except ValueError as exc:
         raise UsageError(f"--apply {name!r}: {exc}") from None

@@ -82,13 +82,15 @@ def next_version(project: Project, name: str) -> str:
     return f"{major}.{minor + 1}.0"
 
 
-def apply_config(project: Project, name: str, params: Mapping[str, Any], matching: str, embedding: str) -> MatchConfig:
-    """Save calibrated weights/thresholds as a new version of `name`, usable by `evaluate --use` and the app."""
+def apply_config(project: Project, name: str, params: Mapping[str, Any], matching: str, embedding: str,
+                 origin: str = "calibration") -> MatchConfig:
+    """Save calibrated weights/thresholds as a new version of `name`, usable by `evaluate --use` and the app.
+    `origin` "calibration (forced)": applied although no better than the default."""
     if not name or "@" in name or "|" in name:
         raise UsageError(f"--apply {name!r}: a config name without '@' or '|'")
     config = MatchConfig.from_dict(
         {"name": name, "version": next_version(project, name), "matching": matching, "embedding": embedding,
          "weights": params["weights"], "thresholds": params["thresholds"]}
     )
-    project.save_match_config(config, origin="calibration")
+    project.save_match_config(config, origin=origin)
     return config

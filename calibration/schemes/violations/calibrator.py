@@ -145,6 +145,7 @@ class MatchCalibrator:
             "defaults": {k: num(v) for k, v in self.defaults_.items()},
             "defaults_ci": {k: [num(v[0]), num(v[1])] for k, v in self.defaults_ci_.items()},
             "defaults_folds": {k: [num(x) for x in v] for k, v in self.engine_.baseline_fold_scores_.items()},
+            "gain": self.engine_.gain_dict(),  # over std_match (the first preset), paired interval and verdict
             "objective": self.objective,
             "folds": self.n_folds_,
             "group_by": self.group_by,
