@@ -25,13 +25,25 @@ def _top(name: str) -> str:
     return name.split(".")[0]
 
 
+def scheme_part(rel: str) -> str | None:
+    """`views`, `store`, ... for app/schemes/<scheme>/<part>[_more].py (a scheme's own module of that part), else None."""
+    parts = rel.split("/")
+    if len(parts) == 4 and parts[:2] == ["app", "schemes"]:
+        return parts[3].removesuffix(".py").split("_")[0]
+    return None
+
+
 def violations_of(package: str, allowed: dict[str, str], forbidden: tuple[str, ...]) -> list[str]:
-    """`file:line imports X` for each forbidden top-level package imported outside the folder allowed for it."""
+    """`file:line imports X` for each forbidden top-level package imported outside the folder allowed for it (or,
+    for Qt and SQL, outside a scheme's own views / store modules: app/schemes/<scheme>/views*.py, store*.py)."""
     bad = []
+    own = {**{m: "views" for m in QT}, **{m: "store" for m in SQL}}
     for path in sorted((ROOT / package).rglob("*.py")):
         rel = path.relative_to(ROOT).as_posix()
         for line, name in imports(path):
             top = _top(name)
+            if top in own and scheme_part(rel) == own[top]:
+                continue
             if top in forbidden and not rel.startswith(allowed.get(top, "\0")):
                 bad.append(f"{rel}:{line} imports {name}")
     return bad
@@ -84,6 +96,8 @@ def scheme_imports(path: Path) -> set[str]:
 def is_adapter(rel: str, scheme: str) -> bool:
     """app/<layer>/schemes/<scheme>*.py or app/llm/<scheme>*.py: a module named after the scheme it adapts."""
     parts = rel.split("/")
+    if parts[:3] == ["app", "schemes", scheme]:
+        return True
     named = parts[-1].startswith(scheme)
     return named and (parts[-2] == "schemes" or parts[:2] == ["app", "llm"])
 

@@ -83,16 +83,10 @@ def _check_args(args: argparse.Namespace) -> None:
 
 
 def _assigner(name: str) -> Any:
-    """`assign_cli` of app/llm/<name>.py, or None when the scheme has no LLM run."""
-    import importlib
+    """`assign_cli` of app/schemes/<name>/llm.py, or None when the scheme has no LLM run."""
+    from app.schemes import part
 
-    try:
-        module = importlib.import_module(f"app.llm.{name}")
-    except ModuleNotFoundError as exc:
-        if exc.name != f"app.llm.{name}":
-            raise
-        return None
-    return getattr(module, "assign_cli", None)
+    return getattr(part(name, "llm"), "assign_cli", None)
 
 
 def _scheme_run(args: argparse.Namespace) -> int:

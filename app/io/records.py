@@ -9,7 +9,6 @@ what a schema cannot and be fast enough for 100k records in a few seconds; a tes
 """
 from __future__ import annotations
 
-import importlib
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping
@@ -93,14 +92,11 @@ _ADAPTERS: dict[str, ModuleType | None] = {}
 
 
 def io_adapter(name: str) -> ModuleType | None:
-    """app/io/schemes/<name>.py when the scheme has one (cross-record rules, its own store writes), else None."""
+    """app/schemes/<name>/io.py when the scheme has one (cross-record rules, its own store writes), else None."""
     if name not in _ADAPTERS:
-        try:
-            _ADAPTERS[name] = importlib.import_module(f"app.io.schemes.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"app.io.schemes.{name}":
-                raise
-            _ADAPTERS[name] = None
+        from app.schemes import part
+
+        _ADAPTERS[name] = part(name, "io")
     return _ADAPTERS[name]
 
 

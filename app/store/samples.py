@@ -264,15 +264,11 @@ class SamplesMixin(ProjectBase):
 
 
 def store_adapter(scheme_name: str) -> Any:
-    """The module app/store/schemes/<name>.py when the scheme has a store adapter of its own, else None (the same
+    """The module app/schemes/<name>/store.py when the scheme has a store adapter of its own, else None (the same
     lookup as app/io/records.io_adapter: nothing outside the adapters names a scheme)."""
-    import importlib
-    import importlib.util
+    from app.schemes import part
 
-    module = f"app.store.schemes.{scheme_name}"
-    if not scheme_name.isidentifier() or importlib.util.find_spec(module) is None:
-        return None
-    return importlib.import_module(module)
+    return part(scheme_name, "store")
 
 
 class SchemeDataMixin(ProjectBase):

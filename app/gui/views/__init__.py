@@ -11,11 +11,11 @@ The window, its menus and the cheat sheet are built from `all_actions()` / `menu
 """
 from __future__ import annotations
 
-import importlib
 from importlib.metadata import entry_points
 
 from app.gui.actions import ACTIONS, MENUS, ActionSpec
 from app.gui.views.base import DetailView, FilterSpec, ViewContext
+from app.schemes import part
 from calibration.schemes.base import registry
 
 ENTRY_POINT_GROUP = "concord.views"
@@ -42,13 +42,10 @@ def load() -> dict[str, type[DetailView]]:
         if name in _tried or name in VIEWS:
             continue
         _tried.add(name)
-        module_name = f"{__name__}.{name}"
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name == module_name:  # no view of its own: the generic view shows it
-                continue
-            raise
+        module = part(name, "views")
+        if module is None:  # no view of its own: the generic view shows it
+            continue
+        module_name = module.__name__
         view = getattr(module, "VIEW", None)
         if view is None:
             raise ImportError(f"{module_name}: a view module must set VIEW to its DetailView class")
