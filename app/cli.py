@@ -1,4 +1,5 @@
-"""The `concord` command. Subcommands live in app/commands/*.py, each with `register(subparsers)`.
+"""The `concord` command. Subcommands live in app/commands/*.py, and a scheme's own in app/schemes/<name>/commands.py,
+each with `register(subparsers)`.
 
 Only the module that defines the requested command is imported. `concord --help`, `concord --version` and a
 mistyped command import none of them: the command list (names and one-line help) is read from the modules'
@@ -15,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 COMMANDS_DIR = Path(__file__).resolve().parent / "commands"
+SCHEMES_DIR = Path(__file__).resolve().parent / "schemes"
 DESCRIPTION = "Review LLM-assigned labels, record human decisions, calibrate metrics, export curated splits."
 EPILOG = """\
 a first session (after `make run`; `source .venv/bin/activate` puts `concord` on the PATH):
@@ -41,9 +43,9 @@ def command_index() -> dict[str, tuple[str, str]]:
     """{command: (module, one-line help)} from the `subparsers.add_parser("name", help=...)` calls in each module's
     `register(subparsers)`, read statically; nested sub-commands (e.g. `labels import`) are not listed."""
     out: dict[str, tuple[str, str]] = {}
-    for path in sorted(COMMANDS_DIR.glob("*.py")):
-        if path.name.startswith("_"):
-            continue
+    sources = [(p, f"app.commands.{p.stem}") for p in sorted(COMMANDS_DIR.glob("*.py")) if not p.name.startswith("_")]
+    sources += [(p, f"app.schemes.{p.parent.name}.commands") for p in sorted(SCHEMES_DIR.glob("*/commands.py"))]
+    for path, module in sources:
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         for fn in tree.body:
             if not (isinstance(fn, ast.FunctionDef) and fn.name == "register" and fn.args.args):
@@ -56,7 +58,7 @@ def command_index() -> dict[str, tuple[str, str]]:
                         and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
                     help_text = next((kw.value.value for kw in node.keywords if kw.arg == "help"
                                       and isinstance(kw.value, ast.Constant)), "")
-                    out[node.args[0].value] = (path.stem, str(help_text))
+                    out[node.args[0].value] = (module, str(help_text))
     return out
 
 
@@ -85,7 +87,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser, sub = _base_parser()
     modules = [index[command][0]] if command in index else sorted({m for m, _ in index.values()})
     for name in modules:
-        importlib.import_module(f"app.commands.{name}").register(sub)
+        importlib.import_module(name).register(sub)
     return parser
 
 

@@ -55,7 +55,7 @@ def test_static_command_list_matches_the_modules() -> None:
     index = command_index()
     for name, (module, help_text) in index.items():
         sub = argparse.ArgumentParser().add_subparsers()
-        importlib.import_module(f"app.commands.{module}").register(sub)
+        importlib.import_module(module).register(sub)
         assert name in sub.choices
         assert help_text and sub._choices_actions[[a.dest for a in sub._choices_actions].index(name)].help == help_text
     assert set(light_parser()._subparsers._group_actions[0].choices) == set(index)  # type: ignore[union-attr]
