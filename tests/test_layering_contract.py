@@ -71,7 +71,7 @@ def test_the_checker_finds_a_planted_violation(tmp_path: Path) -> None:
 # -- the scheme seam (issue #11): generic app modules reach a scheme through the registry ------------------------
 SCHEMES = sorted(p.parent.name for p in (ROOT / "calibration" / "schemes").glob("*/scheme.py"))
 # Commands that are one scheme's own, with the reason in their docstring.
-SCHEME_COMMANDS = {"app/commands/traits.py"}
+SCHEME_COMMANDS: set[str] = set()
 # Generic modules still importing a scheme while their owners move the code (may only shrink).
 PENDING = {"app/io/parallel.py", "app/io/records.py"}
 
@@ -116,6 +116,8 @@ def test_generic_app_modules_import_no_scheme() -> None:
 def is_view(rel: str, scheme: str) -> bool:
     """app/gui/views/<scheme>*.py: the scheme's view and the modules it owns (scoring, calibration page, tables)."""
     parts = rel.split("/")
+    if parts[:3] == ["app", "schemes", scheme]:
+        return scheme_part(rel) == "views"
     return parts[:3] == ["app", "gui", "views"] and len(parts) == 4 and parts[3].startswith(scheme)
 
 
@@ -123,7 +125,7 @@ def test_generic_gui_modules_import_no_scheme() -> None:
     """The window, panels and embedding helper reach a scheme through the view registry's hooks (config_choice,
     calibration_page, score_task, ...); only a scheme's own view modules import its calibration package."""
     assert is_view("app/gui/views/violations_calibration.py", "violations")
-    assert is_view("app/gui/views/rubric.py", "rubric")
+    assert is_view("app/schemes/rubric/views.py", "rubric")
     assert not is_view("app/gui/calibration_panel.py", "violations") and not is_view("app/gui/views/base.py", "rubric")
     bad = []
     for path in sorted((ROOT / "app" / "gui").rglob("*.py")):
@@ -138,5 +140,5 @@ def test_the_seam_checker_finds_a_planted_scheme_import(tmp_path: Path) -> None:
                    "def f():\n    from calibration.schemes.violations.config import PRESETS\n")
     assert scheme_imports(bad) == {"rubric", "violations"}
     assert is_adapter("app/store/schemes/violations_configs.py", "violations")
-    assert is_adapter("app/llm/rubric_assigner.py", "rubric")
+    assert is_adapter("app/schemes/rubric/llm_assigner.py", "rubric")
     assert not is_adapter("app/llm/assigner.py", "rubric") and not is_adapter("app/io/demo.py", "violations")

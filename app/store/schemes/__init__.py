@@ -2,7 +2,7 @@
 
 `ADAPTERS` are mixed into `app.store.Project`; a scheme without one is stored generically (`Project.write_samples`).
 """
-from app.store.schemes.rubric import RubricStoreMixin
+from app.schemes.rubric.store import RubricStoreMixin
 from app.store.schemes.violations import ViolationsStoreMixin
 from app.store.schemes.violations_configs import MatchConfigsMixin
 
