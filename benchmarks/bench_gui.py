@@ -179,7 +179,7 @@ def bench(path: Path, runs: int) -> None:
         w.go_next()
     rss = proc.memory_info().rss / 2**20
     from app.gui import embedproc
-    from app.gui.views.violations_scoring import ensure_sample_vectors
+    from app.schemes.violations.views_scoring import ensure_sample_vectors
 
     miss = ViolationSample("new", "t", (Violation(f"a rule the cache has never seen {time.time()}"),), {})
     t = time.perf_counter()

@@ -124,7 +124,7 @@ def is_view(rel: str, scheme: str) -> bool:
 def test_generic_gui_modules_import_no_scheme() -> None:
     """The window, panels and embedding helper reach a scheme through the view registry's hooks (config_choice,
     calibration_page, score_task, ...); only a scheme's own view modules import its calibration package."""
-    assert is_view("app/gui/views/violations_calibration.py", "violations")
+    assert is_view("app/schemes/violations/views_calibration.py", "violations")
     assert is_view("app/schemes/rubric/views.py", "rubric")
     assert not is_view("app/gui/calibration_panel.py", "violations") and not is_view("app/gui/views/base.py", "rubric")
     bad = []
@@ -139,6 +139,6 @@ def test_the_seam_checker_finds_a_planted_scheme_import(tmp_path: Path) -> None:
     bad.write_text("from calibration.schemes import rubric\nfrom calibration.schemes.base import registry\n"
                    "def f():\n    from calibration.schemes.violations.config import PRESETS\n")
     assert scheme_imports(bad) == {"rubric", "violations"}
-    assert is_adapter("app/store/schemes/violations_configs.py", "violations")
+    assert is_adapter("app/schemes/violations/store_configs.py", "violations")
     assert is_adapter("app/schemes/rubric/llm_assigner.py", "rubric")
     assert not is_adapter("app/llm/assigner.py", "rubric") and not is_adapter("app/io/demo.py", "violations")

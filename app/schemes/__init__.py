@@ -6,9 +6,6 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-_LEGACY = {"io": "app.io.schemes.{}", "store": "app.store.schemes.{}", "views": "app.gui.views.{}",
-           "llm": "app.llm.{}"}  # where parts lived before their scheme's package (while the schemes move)
-
 
 def _find(module: str) -> ModuleType | None:
     try:
@@ -23,7 +20,4 @@ def part(scheme: str, kind: str) -> ModuleType | None:
     """The module `kind` (io, store, views, llm, ...) of `scheme`'s app package, or None when it has none."""
     if not scheme.isidentifier():
         return None
-    found = _find(f"{__name__}.{scheme}.{kind}")
-    if found is None and kind in _LEGACY:
-        found = _find(_LEGACY[kind].format(scheme))
-    return found
+    return _find(f"{__name__}.{scheme}.{kind}")

@@ -3,7 +3,7 @@
 `ADAPTERS` are mixed into `app.store.Project`; a scheme without one is stored generically (`Project.write_samples`).
 """
 from app.schemes.rubric.store import RubricStoreMixin
-from app.store.schemes.violations import ViolationsStoreMixin
-from app.store.schemes.violations_configs import MatchConfigsMixin
+from app.schemes.violations.store import ViolationsStoreMixin
+from app.schemes.violations.store_configs import MatchConfigsMixin
 
 ADAPTERS = (ViolationsStoreMixin, MatchConfigsMixin, RubricStoreMixin)

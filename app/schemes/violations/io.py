@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from app.io.problems import Problems
     from app.io.records import RecordValidator, Validated
     from app.store import Project, WriteCounts
-    from app.store.schemes.violations import PreparedViolations
+    from app.schemes.violations.store import PreparedViolations
 
 
 REPORT_COUNTS = "violation_samples"  # the ImportReport field counting this scheme's samples
@@ -87,7 +87,7 @@ def finish(v: "RecordValidator") -> None:
 # -- streamed imports (app.io.parallel): rows prepared where the chunk was validated, written in file order ----------
 def prepare(out: "Validated", line_hashes: Mapping[str, bytes]) -> "PreparedViolations":
     """The store rows of a chunk's valid records: the pure half of the store's write, so a worker process does it."""
-    from app.store.schemes.violations import prepare_violation_samples
+    from app.schemes.violations.store import prepare_violation_samples
 
     return prepare_violation_samples(out.violations, out.groundings, out.metas, line_hashes)
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from app.errors import UsageError
 from app.progress import Progress
-from app.services.schemes.violations import human_labels, pair_table
+from app.schemes.violations.services import human_labels, pair_table
 from app.store import Project
 from calibration.schemes.violations import MatchConfig
 from calibration.schemes.violations.config import DEFAULT_EMBEDDING
