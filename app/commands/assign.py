@@ -1,7 +1,7 @@
-"""`concord assign PROJECT [--scheme NAME] ...`: start a scheme's LLM run (app/llm/<scheme>.py `assign_cli`), e.g.
+"""`concord assign PROJECT [--scheme NAME] ...`: start a scheme's LLM run (app/schemes/<scheme>/llm.py `assign_cli`), e.g.
 rubric buckets for a trait (`--trait NAME`) or RGB's judged checks (`--scheme rgb --judge`).
 
-This command is generic: it finds the run through the registry and the app/llm/<scheme>.py lookup below and imports
+This command is generic: it finds the run through the registry and the app/schemes/<scheme>/llm.py lookup below and imports
 no scheme's module; only its options' help text says what each scheme's run reads (`--trait`, `--judge`).
 
 Results are saved one by one, and units that already have buckets from the same source are skipped, so a run
@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("project", metavar="PROJECT", help="the .concord project file")
     p.add_argument("--trait", default=None, metavar="NAME", help="name of the metric trait (rubric)")
     p.add_argument("--scheme", default=None, metavar="NAME",
-                   help="the scheme whose LLM run to start (app/llm/<scheme>.py `assign_cli`; default: the first "
+                   help="the scheme whose LLM run to start (app/schemes/<scheme>/llm.py `assign_cli`; default: the first "
                    "registered scheme with one, rubric: buckets for --trait; rgb: --judge; trace: the sentence-level LLM "
                    "annotator, machine labels llm:<model> listed as a unit)")
     p.add_argument("--judge", action="store_true", help="rgb: RGB's LLM-judged checks (is the question addressed; "
@@ -83,14 +83,14 @@ def _check_args(args: argparse.Namespace) -> None:
 
 
 def _assigner(name: str) -> Any:
-    """`assign_cli` of app/schemes/<name>/llm.py, or None when the scheme has no LLM run."""
-    from app.schemes import part
+    """`assign_cli` of the scheme's llm contribution (app/schemes/<name>/llm.py), or None when it has no LLM run."""
+    from app.schemes import loader
 
-    return getattr(part(name, "llm"), "assign_cli", None)
+    return loader.assigner(name)
 
 
 def _scheme_run(args: argparse.Namespace) -> int:
-    """A scheme's own LLM run: `assign_cli(args)` of app/llm/<scheme>.py. Without --scheme: the first registered
+    """A scheme's own LLM run: `assign_cli(args)` of app/schemes/<scheme>/llm.py. Without --scheme: the first registered
     scheme that has one (the registry's order), so `concord assign PROJECT --trait NAME` keeps meaning buckets."""
     from calibration.schemes.base import registry
 

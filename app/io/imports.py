@@ -139,7 +139,7 @@ def import_file(project: Project, path: str | Path, *, dataset: str | None = Non
 
 def _scheme_source(project: Project, path: Path, problems: Problems, options: Mapping[str, Any]) -> Source | None:
     """A scheme's own file format (e.g. RGB's data and prediction files), read by its io adapter's `read_file`
-    (app/io/schemes/<name>.py), which returns None for a file that is not one of its formats."""
+    (app/schemes/<name>/io.py), which returns None for a file that is not one of its formats."""
     for name in registry().names():
         read = getattr(io_adapter(name), "read_file", None)
         if read is not None:

@@ -142,7 +142,7 @@ class _Checker:
 
     def own_lines(self) -> dict[str, Any]:
         """Scheme name -> io adapter, for schemes whose label lines have a form of their own (`label_command`,
-        `LABEL_UNIT_KEY`, `LABEL_VALUE_KEY`, `LABEL_KEYS` in app/io/schemes/<name>.py), in registry order."""
+        `LABEL_UNIT_KEY`, `LABEL_VALUE_KEY`, `LABEL_KEYS` in app/schemes/<name>/io.py), in registry order."""
         if self._own is None:
             self._own = {}
             for s in registry():

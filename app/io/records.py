@@ -3,7 +3,7 @@
 A record names its scheme (`"scheme": "<name>"`); a record without one is given to the scheme whose `detect`
 accepts it (the key-guessing fallback for older files), and one that several schemes accept is an error asking for
 `scheme`. The scheme's own pure `parse` checks the record; the rules that need other records or the project
-(unique ids here; per scheme, e.g. trait definitions or checker names, in app/io/schemes/<name>.py) run here.
+(unique ids here; per scheme, e.g. trait definitions or checker names, in app/schemes/<name>/io.py) run here.
 The checks are hand-written rather than driven by the JSON Schemas in resources/schema/ because they must also check
 what a schema cannot and be fast enough for 100k records in a few seconds; a test keeps the two in agreement.
 """
@@ -34,7 +34,7 @@ __all__ = ["JSON_COLUMNS", "CHECKER_RE", "RecordValidator", "Validated", "Valida
 @dataclass
 class Validated:
     """Everything a file's valid records hold, ready for the store. Schemes with a store adapter of their own fill
-    their fields through their io adapter (app/io/schemes/<name>.py); any other scheme's records go to `records`."""
+    their fields through their io adapter (app/schemes/<name>/io.py); any other scheme's records go to `records`."""
 
     violations: list[ViolationSample | PlainSample] = field(default_factory=list)  # (as the io adapter parsed them)
     groundings: dict[str, dict[str, list[str]]] = field(default_factory=dict)
@@ -94,16 +94,17 @@ _ADAPTERS: dict[str, ModuleType | None] = {}
 def io_adapter(name: str) -> ModuleType | None:
     """app/schemes/<name>/io.py when the scheme has one (cross-record rules, its own store writes), else None."""
     if name not in _ADAPTERS:
-        from app.schemes import part
+        from app.schemes import loader
 
-        _ADAPTERS[name] = part(name, "io")
+        found = loader.part(name, "io")
+        _ADAPTERS[name] = found.module if found is not None else None
     return _ADAPTERS[name]
 
 
 @dataclass(frozen=True)
 class _Hooks:
     """How records of one scheme are validated: its io adapter (or None) and the adapter's `sample_id`, `parse` and
-    `record_id` where it has them (app/io/schemes/__init__.py), else the scheme's own."""
+    `record_id` where it has them (app/schemes/contracts.py), else the scheme's own."""
 
     adapter: ModuleType | None
     sample_id: Callable[[dict[str, Any]], Any] | None

@@ -1,6 +1,6 @@
 """Evaluate any scheme of a project through the registry (`concord evaluate`): what its store adapter reads for
 evaluation, its human labels, its `evaluate` hook under the options of app/services/schemes. Nothing here names a
-scheme: a scheme's own services for its view sit in app/services/schemes/<scheme>.py."""
+scheme: a scheme's own services for its view sit in app/schemes/<scheme>/services.py."""
 from __future__ import annotations
 
 import gc

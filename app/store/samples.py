@@ -1,6 +1,6 @@
 """Samples of every scheme (searchable text + JSON payload), datasets, units, and machine labels.
 
-A scheme's own normalised tables (violations, traits) live in its store adapter, app/store/schemes/<name>.py; a
+A scheme's own normalised tables (violations, traits) live in its store adapter, app/schemes/<name>/store.py; a
 scheme without one is stored generically from its `base.Scheme` object (`write_samples`): the record's JSON as the
 payload, its units with their summaries, and its machine labels under source 'import'.
 """
@@ -266,9 +266,10 @@ class SamplesMixin(ProjectBase):
 def store_adapter(scheme_name: str) -> Any:
     """The module app/schemes/<name>/store.py when the scheme has a store adapter of its own, else None (the same
     lookup as app/io/records.io_adapter: nothing outside the adapters names a scheme)."""
-    from app.schemes import part
+    from app.schemes import loader
 
-    return part(scheme_name, "store")
+    found = loader.part(scheme_name, "store")
+    return found.module if found is not None else None
 
 
 class SchemeDataMixin(ProjectBase):

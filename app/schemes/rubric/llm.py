@@ -1,7 +1,7 @@
 """The `rubric` scheme's LLM run behind `concord assign PROJECT --trait NAME`: an LLM fills a trait's TP/FN/FP/TN
 buckets for every rubric sample (app/schemes/rubric/llm_assigner.py, its prompts in app/schemes/rubric/llm_prompts.py), saved one by
 one so an interrupted run continues where it stopped; answers are cached in the project. `concord assign` finds this
-module as app/llm/<scheme>.py."""
+module as app/schemes/<scheme>/llm.py."""
 from __future__ import annotations
 
 import argparse

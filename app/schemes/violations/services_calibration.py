@@ -1,6 +1,6 @@
 """The violations view's calibration service (app/gui: the calibration panel): MatchCalibrator on the pair table,
 the run persisted, the result applied as a match config. The scheme's own adapter, so it may import the scheme's
-calibration package; `concord calibrate` reaches any scheme through the registry (app/services/schemes/)."""
+calibration package; `concord calibrate` reaches any scheme through the registry (app/services/schemes.py)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
