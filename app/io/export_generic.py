@@ -92,7 +92,7 @@ class GenericExport(SchemeExport):
             part.datasets = {self.scheme: out, f"{self.scheme}_labels": labels}
             from app.io.records import io_adapter
 
-            extra = getattr(io_adapter(self.scheme), "export_extra", None)
+            extra = io_adapter(self.scheme).export_extra
             if extra is not None:
                 part.datasets.update(extra(project, [parsed[sid] for sid in ids], resolved))
         part.n_labels = len(labels)

@@ -203,7 +203,7 @@ def export_adapters(project: Project) -> list[SchemeExport]:
     from app.io.records import io_adapter
     from calibration.schemes.base import registry
 
-    own = {s.name: adapter for s in registry() if (adapter := getattr(io_adapter(s.name), "EXPORT", None)) is not None}
+    own = {s.name: adapter for s in registry() if (adapter := io_adapter(s.name).export) is not None}
     return [*own.values(), *(GenericExport(name) for name in project.sample_counts() if name not in own)]
 
 

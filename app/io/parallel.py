@@ -166,7 +166,7 @@ def _prepared(out: Validated, line_hashes: Mapping[str, bytes]) -> dict[str, Any
     prepared: dict[str, Any] = {}
     present = set(out.schemes.values())
     for name in [n for n in registry().names() if n in present]:  # registry order, as a whole-file import writes
-        prepare = getattr(io_adapter(name), "prepare", None)
+        prepare = io_adapter(name).prepare
         if prepare is not None:
             prepared[name] = prepare(out, line_hashes)
     return prepared

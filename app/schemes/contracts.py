@@ -26,10 +26,9 @@ Contributions (module -> contract):
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path, PurePath
-from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from app.schemes.manifest import Command, Contribution, ContractError, Manifest
@@ -37,6 +36,7 @@ from app.schemes.manifest import Command, Contribution, ContractError, Manifest
 if TYPE_CHECKING:
     import argparse
 
+    from app.io.export_parts import SchemeExport
     from app.io.formats import Source
     from app.io.problems import Location, Problems
     from app.io.records import RecordValidator, Validated
@@ -101,19 +101,17 @@ class LabelCommand(Protocol):
                  unit_row: dict[str, Any] | None, ok: bool, status: str) -> Any: ...
 
 
-class ExportPart(Protocol):
-    """The curated files of a scheme's own (app/io/export_select.py): candidates, then rows."""
-
-    scheme: str
-    columns: Mapping[str, Sequence[str]]
-
-    def candidates(self, project: Any, f: Any, skipped: Any, progress: Any) -> Any: ...
-
-    def export_rows(self, project: Any, part: Any, keep: set[str]) -> None: ...
+# The columns of the labels file that schemes with curated files of their own (an io `EXPORT`, an
+# app.io.export_parts.SchemeExport) share: one file for all of them.
+LABELS_COLUMNS = ("sample", "checker", "trait", "annotator", "matches", "buckets")
 
 
 class ProjectHook(Protocol):
     def __call__(self, project: Any) -> Any: ...
+
+
+class WriteRecords(Protocol):
+    def __call__(self, project: Any, records: list[Any]) -> None: ...  # inside the samples' write transaction
 
 
 class RebuildCounts(Protocol):
@@ -152,7 +150,7 @@ class Part:
     `ATTRS` maps a field to its module attribute when the names differ (constants are upper case)."""
 
     scheme: str
-    module: ModuleType | None = None
+    module: Any = None  # the contributed module (or "module:attr" object); None for the default, empty part
     REQUIRED: ClassVar[frozenset[str]] = frozenset()
     ATTRS: ClassVar[Mapping[str, str]] = {}
     PAIRS: ClassVar[tuple[tuple[str, str], ...]] = ()  # hooks declared together or not at all
@@ -186,7 +184,7 @@ class IOPart(Part):
     prepare: Prepare | None = None
     write_prepared: WritePrepared | None = None
     report_counts: str | None = None  # the ImportReport field its samples are counted in
-    export: ExportPart | None = None
+    export: SchemeExport | None = None  # curated files of its own (app/io/export_parts.py)
     ground_truth_label: GroundTruthLabel | None = None
     ground_truth_label_keys: frozenset[str] = frozenset()
     label_command: LabelCommand | None = None
@@ -210,6 +208,7 @@ class StorePart(Part):
 
     mixins: tuple[type, ...] = ()  # built-in schemes: classes mixed into Project (MIXINS)
     part: type[StoreTables] | None = None  # new schemes: composed, `project.store(name)` (PART)
+    write_records: WriteRecords | None = None  # rows of its own for records the generic write stores or replaces
     load_records: ProjectHook | None = None
     evaluation_records: ProjectHook | None = None
     status_counts: ProjectHook | None = None
@@ -271,31 +270,33 @@ def problems_of(manifest: Manifest) -> list[str]:
     return out
 
 
-def build_part(manifest: Manifest, kind: str, module: ModuleType) -> Part:
-    """The typed part of a loaded contribution module, checked against its contract (ContractError otherwise)."""
+def build_part(manifest: Manifest, kind: str, found: Any) -> Part:
+    """The typed part of a loaded contribution (a module, or for "module:attr" any object with the members as
+    attributes, e.g. a SimpleNamespace), checked against its contract (ContractError otherwise)."""
     cls = PARTS[kind]
+    spec = manifest.contributions[kind].module
     declared = manifest.contributions[kind].provides
-    members = vars(module)
+    members = vars(found)
     values: dict[str, Any] = {}
     for hook in cls.hooks():
         name = cls.attr(hook)
         wanted = hook in cls.REQUIRED or hook in declared
         if wanted and name not in members:
-            raise ContractError(f"scheme {manifest.name}: {kind} contribution ({module.__name__}) lacks `{name}`")
+            raise ContractError(f"scheme {manifest.name}: {kind} contribution ({spec}) lacks `{name}`")
         if not wanted and name in members:
-            raise ContractError(f"scheme {manifest.name}: {kind} contribution ({module.__name__}) defines `{name}` "
+            raise ContractError(f"scheme {manifest.name}: {kind} contribution ({spec}) defines `{name}` "
                                 f"but its manifest does not declare it (add {hook!r} to `provides`)")
         if wanted:
             value = members[name]
             if hook not in cls.ATTRS and not callable(value):
                 raise ContractError(f"scheme {manifest.name}: {kind} contribution's `{name}` is not callable")
             values[hook] = frozenset(value) if isinstance(value, (set, frozenset)) else value
-    part = cls(manifest.name, module, **values)
+    part = cls(manifest.name, found, **values)
     if isinstance(part, ViewPart) and part.view is not None and part.view.scheme != manifest.name:
         raise ContractError(f"scheme {manifest.name}: views contribution's VIEW.scheme is {part.view.scheme!r}, "
                             f"not {manifest.name!r}")
     return part
 
 
-__all__ = ["PARTS", "Command", "CommandsPart", "ContractError", "Contribution", "IOPart", "LLMPart", "Manifest", "Part",
+__all__ = ["LABELS_COLUMNS", "PARTS", "Command", "CommandsPart", "ContractError", "Contribution", "IOPart", "LLMPart", "Manifest", "Part",
            "StorePart", "ViewPart", "build_part", "problems_of"]

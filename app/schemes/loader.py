@@ -138,7 +138,11 @@ def part(name: str, kind: str) -> Part | None:
             _parts[key] = None
         else:
             _checked(m, f"scheme {name}")
-            _parts[key] = build_part(m, kind, importlib.import_module(contribution.module))
+            module, _, attr = contribution.module.partition(":")
+            found = importlib.import_module(module)
+            if attr and attr not in vars(found):
+                raise ContractError(f"scheme {name}: {kind} contribution: {module} has no `{attr}`")
+            _parts[key] = build_part(m, kind, vars(found)[attr] if attr else found)
     return _parts[key]
 
 

@@ -14,7 +14,8 @@ class ContractError(ImportError):
 
 @dataclass(frozen=True)
 class Contribution:
-    """One module of a scheme's app side and the optional hooks it declares (names from its Part's fields)."""
+    """One module of a scheme's app side ("pkg.mod", or "pkg.mod:attr" for an object holding the members) and the
+    optional hooks it declares (names from its Part's fields in app/schemes/contracts.py)."""
 
     module: str
     provides: frozenset[str] = frozenset()

@@ -42,7 +42,7 @@ def _gc_paused() -> Iterator[None]:
 def evaluation_records(project: Project, scheme: Scheme) -> Any:
     """What a scheme's evaluate hook reads: its store adapter's `evaluation_records(project)` when it has a lighter
     form than the records (violations: columns straight from SQL, no object per violation), else the records."""
-    loader = getattr(store_adapter(scheme.name), "evaluation_records", None)
+    loader = store_adapter(scheme.name).evaluation_records
     return loader(project) if loader is not None else project.scheme_records(scheme.name)
 
 

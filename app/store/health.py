@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from app.errors import NotAProjectError
-from app.store.project import is_corrupt
 from app.store.schema import APPLICATION_ID
 
 MAX_ERRORS = 100
@@ -28,6 +27,12 @@ DERIVED_PER_ANNOTATOR = (  # schema 3 on: one label per target and annotator, pl
     "SELECT e.sample_id, e.unit, e.kind, e.annotator, e.after AS value, e.id AS event_id FROM events e "
     "JOIN (SELECT MAX(id) AS id FROM events GROUP BY sample_id, unit, kind, annotator) last ON last.id = e.id"
 )
+
+
+def is_corrupt(exc: BaseException) -> bool:
+    """SQLite says the file is damaged (SQLITE_CORRUPT), as opposed to not being a database at all."""
+    return isinstance(exc, sqlite3.DatabaseError) and (
+        getattr(exc, "sqlite_errorname", "") == "SQLITE_CORRUPT" or "malformed" in str(exc))
 
 
 def per_annotator(conn: sqlite3.Connection) -> bool:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.errors import DamagedProjectError, NotAProjectError
 from app.store import backup as backups
+from app.store.health import is_corrupt, quick_check
 from app.store.schema import APPLICATION_ID, LATEST, MIGRATIONS
 
 if TYPE_CHECKING:
@@ -34,12 +35,6 @@ def is_store_error(exc: BaseException) -> bool:
     """Any error the database raised (locked, read-only, damaged, I/O), so the GUI can advise on it without
     importing sqlite3 (SQL lives only in app/store)."""
     return isinstance(exc, sqlite3.DatabaseError)
-
-
-def is_corrupt(exc: BaseException) -> bool:
-    """SQLite says the file is damaged (SQLITE_CORRUPT), as opposed to not being a database at all."""
-    return isinstance(exc, sqlite3.DatabaseError) and (
-        getattr(exc, "sqlite_errorname", "") == "SQLITE_CORRUPT" or "malformed" in str(exc))
 
 
 def damaged(path: str | Path, exc: BaseException | str) -> DamagedProjectError:
@@ -187,7 +182,6 @@ class ProjectBase:
         if not fresh and any(current < version <= target for version, _, _ in MIGRATIONS):
             # A damaged file is neither migrated nor backed up: every attempt to open it would add a copy of the
             # damage and prune an older, perhaps healthy, backup (only the newest few are kept).
-            from app.store.health import quick_check  # health imports this module
 
             problems = quick_check(self.conn, 1)
             if problems:  # one line: SQLite's first finding, without its "*** in database main ***" heading

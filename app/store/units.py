@@ -258,7 +258,7 @@ class UnitsMixin(ProjectBase):
         samples = {scheme: n for (scheme, _), n in stored_counts(self.conn, "samples").items()}
         extra: dict[str, Any] = {}
         for scheme in samples:  # a store adapter may add counts of its own tables (`status_counts(project)`)
-            hook = getattr(store_adapter(scheme), "status_counts", None)
+            hook = store_adapter(scheme).status_counts
             if hook is not None:
                 extra.update(hook(self))
         decided = {(scheme, unit): (with_status, labeled) for scheme, unit, with_status, labeled in self.conn.execute(

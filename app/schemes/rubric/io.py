@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from app.io.export_parts import NO_SPLIT, Part, SchemeExport, count_splits
 from app.io.export_select import unit_wanted
 from app.io.problems import Location
-from app.schemes.violations.io import LABELS_COLUMNS  # the labels file both curated exports share
+from app.schemes.contracts import LABELS_COLUMNS  # the labels file both curated exports share
 from calibration.schemes.base import Table
 from calibration.schemes.fields import clip
 from calibration.schemes.rubric.records import RubricSample

@@ -16,6 +16,7 @@ from app.io.export_select import unit_wanted
 from app.io.problems import Location, key, type_name
 from app.io.records import CHECKER_RE
 from app.progress import check as check_progress
+from app.schemes.contracts import LABELS_COLUMNS
 from calibration.schemes.base import Parsed, Table
 from calibration.schemes.violations.parse import PlainSample, ViolationRecord, parse_record, plain_record
 from calibration.schemes.violations.records import VIOLATION_FIELDS, Violation, ViolationSample
@@ -202,7 +203,6 @@ GT_POLICY = (
     "human marked as missing ground truth (appended; each matched to the prediction it came from)"
 )
 # the curated `labels` file violations and rubric share: its CSV/Parquet columns (rubric.py uses the same)
-LABELS_COLUMNS = ("sample", "checker", "trait", "annotator", "matches", "buckets")
 GT_CHANGES = ("dropped_gt_wrong", "added_missing_gt", "ignored_missing_gt")
 
 
