@@ -29,7 +29,7 @@ import psutil  # noqa: E402
 from PySide6.QtCore import QSettings  # noqa: E402
 from PySide6.QtGui import QStandardItem, QStandardItemModel  # noqa: E402
 
-from app.corrections import accept_matches  # noqa: E402
+from app.schemes.violations.corrections import accept_matches  # noqa: E402
 from app.gui.main import application  # noqa: E402
 from app.store import Project, UnitFilter  # noqa: E402
 from calibration.schemes.violations.config import STD_MATCH  # noqa: E402

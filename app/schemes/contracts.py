@@ -27,7 +27,7 @@ Contributions (module -> contract):
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 

@@ -84,7 +84,7 @@ def label_command(problems: "Problems", loc: Location, rec: dict[str, Any], sid:
                   unit_row: dict[str, Any] | None, ok: bool, status: str) -> "SetLabels | None":
     """{"sample", "trait", "annotator", "buckets": {"tp", "fn", "fp", "tn"}} -> the app's "edit buckets" change
     (the buckets plus `status`)."""
-    from app.corrections import set_buckets
+    from app.schemes.rubric.corrections import set_buckets
     try:
         buckets = validate_buckets(rec.get("buckets"), "buckets") if "buckets" in rec else None
     except BucketError as exc:

@@ -133,7 +133,7 @@ def label_command(problems: "Problems", loc: Location, rec: dict[str, Any], sid:
                   unit_row: dict[str, Any] | None, ok: bool, status: str) -> "SetLabels | None":
     """{"sample", "checker", "annotator", "matches": [[gt, pred], ...]} -> the app's "accept" change (the matches
     plus `status`); `unit_row` (the unit's store row, None when the line already failed) bounds the indices."""
-    from app.corrections import set_matches
+    from app.schemes.violations.corrections import set_matches
 
     pairs = _matches(problems, loc, rec.get("matches"), unit_row)
     if pairs is None or not ok or sid is None or unit is None:

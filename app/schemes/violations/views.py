@@ -14,12 +14,13 @@ from typing import Any
 from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QTableView, QVBoxLayout, QWidget
 
-from app.corrections import SetLabels, accept_matches, link, set_status, toggle_index, unlink
+from app.corrections import SetLabels, set_status
 from app.gui.models import RecordTableModel
 from app.gui.plaintext import ElidedLabel, plain_label
 from app.gui.spantext import LEGEND, STYLES, Span, SpanTextView
-from app.schemes.violations import views_curation as curation
 from app.gui.views.base import DetailView, ViewContext, make_table, status_label, title_label, unit_combo
+from app.schemes.violations import views_curation as curation
+from app.schemes.violations.corrections import accept_matches, link, toggle_index, unlink
 from app.schemes.violations.views_scoring import UnitScores, full_scores, quick_scores
 from app.schemes.violations.views_tables import (
     CATEGORY_FILTER, CURATION_ACTIONS, GT_COLUMNS, MATCH_CONFIGS, OWN_ACTIONS, PAIR_COLUMNS, PRED_COLUMNS, check_mark,
