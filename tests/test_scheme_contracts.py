@@ -69,6 +69,10 @@ def test_manifest_problems_are_found_before_anything_is_imported() -> None:
     assert any("unknown contribution 'gadgets'" in p for p in problems)
     with pytest.raises(ContractError, match="teleport"):
         loader.register(m)
+    mixed = Manifest("toy", "toy:SCHEME", {"store": Contribution("no.such.module", {"mixins"})})
+    assert contracts.problems_of(mixed) == []
+    with pytest.raises(ContractError, match="`mixins` are for built-in schemes; declare `part`"):
+        loader.register(mixed)
 
 
 def test_a_manifest_from_an_entry_point_is_found_like_a_builtin(monkeypatch: pytest.MonkeyPatch) -> None:
