@@ -1,4 +1,5 @@
-"""The `concord` command. Subcommands live in app/commands/*.py, each with `register(subparsers)`.
+"""The `concord` command. Subcommands live in app/commands/*.py, each with `register(subparsers)`; a scheme's own
+commands come from its manifest (app/schemes/loader.py: listed by name and help, registered by its commands module).
 
 Only the module that defines the requested command is imported. `concord --help`, `concord --version` and a
 mistyped command import none of them: the command list (names and one-line help) is read from the modules'
@@ -40,11 +41,15 @@ def version() -> str:
 @functools.lru_cache(maxsize=1)
 def command_index() -> dict[str, tuple[str, str]]:
     """{command: (module, one-line help)} from the `subparsers.add_parser("name", help=...)` calls in each module's
-    `register(subparsers)`, read statically; nested sub-commands (e.g. `labels import`) are not listed."""
+    `register(subparsers)`, read statically, and the built-in schemes' commands from their manifests; nested
+    sub-commands (e.g. `labels import`) are not listed."""
+    from app.schemes import loader
+
     out: dict[str, tuple[str, str]] = {}
     for path in sorted(COMMANDS_DIR.glob("*.py")):
         if path.name.startswith("_"):
             continue
+        module = f"app.commands.{path.stem}"
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         for fn in tree.body:
             if not (isinstance(fn, ast.FunctionDef) and fn.name == "register" and fn.args.args):
@@ -57,8 +62,18 @@ def command_index() -> dict[str, tuple[str, str]]:
                         and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
                     help_text = next((kw.value.value for kw in node.keywords if kw.arg == "help"
                                       and isinstance(kw.value, ast.Constant)), "")
-                    out[node.args[0].value] = (path.stem, str(help_text))
+                    out[node.args[0].value] = (module, str(help_text))
+    out.update({name: (module, c.help) for name, (module, c) in loader.commands().items()})
     return out
+
+
+def register_module(module: str, sub: argparse._SubParsersAction) -> None:
+    if module.startswith("app.commands."):
+        importlib.import_module(module).register(sub)
+    else:
+        from app.schemes import loader
+
+        loader.register_commands(module, sub)
 
 
 class _VersionAction(argparse.Action):
@@ -94,12 +109,23 @@ def _base_parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser with `command`'s module imported (every module when `command` is None or unknown)."""
-    index = command_index()
+    index = _index_with_plugins(command)
     parser, sub = _base_parser()
     modules = [index[command][0]] if command in index else sorted({m for m, _ in index.values()})
     for name in modules:
-        importlib.import_module(f"app.commands.{name}").register(sub)
+        register_module(name, sub)
     return parser
+
+
+def _index_with_plugins(command: str | None) -> dict[str, tuple[str, str]]:
+    """The command index, plus installed schemes' commands when `command` is not a built-in one (reading entry
+    points scans site-packages, so `concord --help` and the built-in commands do not)."""
+    index = command_index()
+    if command is None or command in index:
+        return index
+    from app.schemes import loader
+
+    return {**index, **{name: (module, c.help) for name, (module, c) in loader.commands(plugins=True).items()}}
 
 
 def light_parser() -> argparse.ArgumentParser:
@@ -113,7 +139,7 @@ def light_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = argv[0] if argv and not argv[0].startswith("-") else None
-    parser = build_parser(command) if command in command_index() else light_parser()
+    parser = build_parser(command) if command in _index_with_plugins(command) else light_parser()
     from app.cli_suggest import parsers, scheme_case
 
     for p in parsers(parser):

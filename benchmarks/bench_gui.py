@@ -29,7 +29,7 @@ import psutil  # noqa: E402
 from PySide6.QtCore import QSettings  # noqa: E402
 from PySide6.QtGui import QStandardItem, QStandardItemModel  # noqa: E402
 
-from app.corrections import accept_matches  # noqa: E402
+from app.schemes.violations.corrections import accept_matches  # noqa: E402
 from app.gui.main import application  # noqa: E402
 from app.store import Project, UnitFilter  # noqa: E402
 from calibration.schemes.violations.config import STD_MATCH  # noqa: E402
@@ -179,7 +179,7 @@ def bench(path: Path, runs: int) -> None:
         w.go_next()
     rss = proc.memory_info().rss / 2**20
     from app.gui import embedproc
-    from app.gui.views.violations_scoring import ensure_sample_vectors
+    from app.schemes.violations.views_scoring import ensure_sample_vectors
 
     miss = ViolationSample("new", "t", (Violation(f"a rule the cache has never seen {time.time()}"),), {})
     t = time.perf_counter()

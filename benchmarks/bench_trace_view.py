@@ -22,7 +22,7 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from app.gui.undo import Session  # noqa: E402
 from app.gui.views.base import ViewContext  # noqa: E402
-from app.gui.views.trace import TraceView  # noqa: E402
+from app.schemes.trace.views import TraceView  # noqa: E402
 from app.store import Project  # noqa: E402
 from calibration.schemes.trace import sentence_key  # noqa: E402
 from calibration.schemes.trace.scheme import SCHEME  # noqa: E402

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import command_index, light_parser, main
+from app.cli import command_index, light_parser, main, register_module
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("pandas", "numpy", "scipy", "sklearn", "openai", "torch", "PySide6", "pyarrow", "sqlite_utils", "rich")
@@ -50,12 +50,11 @@ def test_version_is_the_installed_distribution(capsys: pytest.CaptureFixture[str
 def test_static_command_list_matches_the_modules() -> None:
     """The help read from source with ast is what each module registers, so the light list never drifts."""
     import argparse
-    import importlib
 
     index = command_index()
     for name, (module, help_text) in index.items():
         sub = argparse.ArgumentParser().add_subparsers()
-        importlib.import_module(f"app.commands.{module}").register(sub)
+        register_module(module, sub)
         assert name in sub.choices
         assert help_text and sub._choices_actions[[a.dest for a in sub._choices_actions].index(name)].help == help_text
     assert set(light_parser()._subparsers._group_actions[0].choices) == set(index)  # type: ignore[union-attr]

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -15,6 +14,7 @@ import pytest
 from app.cli import main
 from app.errors import UsageError
 from app.io import records as io_records
+from app.schemes.contracts import IOPart
 from app.io.export import export_split, preview_split
 from app.io.export_generic import GenericExport
 from app.io.export_parts import Part
@@ -65,7 +65,7 @@ def documented(binary: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> 
     assert binary.presets() == SCHEME_PRESETS
     path, _ = _project(tmp_path, with_violations=True)
     adapter = ThresholdExport()
-    monkeypatch.setitem(io_records._ADAPTERS, NAME, SimpleNamespace(EXPORT=adapter))
+    monkeypatch.setitem(io_records._ADAPTERS, NAME, IOPart(NAME, export=adapter))
     yield path, adapter
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from app import corrections
+from app.schemes.violations.corrections import set_matches
 from app.io.export import export_split
 from app.io.imports import import_file
 from app.io.labels import import_labels
@@ -41,9 +42,9 @@ def source(tmp_path_factory: pytest.TempPathFactory) -> Project:
                    Violation("No superlatives", text.index("cheapest"), text.index("cheapest") + 8, None, "brand"))},
         split="test")
     p.write_violation_samples([s], metas={"hard": {"n": 1, "tags": ["a", "b"]}})
-    corrections.set_matches("hard", NAIVE, [], "corrected", "x").apply(p, "dave")
+    set_matches("hard", NAIVE, [], "corrected", "x").apply(p, "dave")
     p.record("dave", [corrections.Change("hard", NAIVE, "missing_gt", [1, 2])])
-    corrections.set_matches("hard", CAREFUL, [(0, 1)], "corrected", "x").apply(p, "erin")
+    set_matches("hard", CAREFUL, [(0, 1)], "corrected", "x").apply(p, "erin")
     p.record("erin", [corrections.Change("hard", CAREFUL, "missing_gt", [0])])
     return p
 

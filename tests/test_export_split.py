@@ -11,6 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from app import corrections
+from app.schemes.rubric.corrections import set_buckets
+from app.schemes.violations import corrections as violations
 from app.errors import UsageError
 from app.io import export as export_mod
 from app.io.export import export_split, preview_split
@@ -70,22 +72,22 @@ def build_project(path: Path, n_extra: int = 12) -> Project:
         for i in (1, 2, 3)
     ])
     # s1: naive accepted as proposed; careful corrected, its third prediction is a violation the GT missed.
-    corrections.accept_matches("s1", NAIVE, [(0, 0)]).apply(p, "alice")
-    corrections.set_matches("s1", CAREFUL, [(0, 0), (1, 1)], "corrected", "fix").apply(p, "bob")
-    corrections.toggle_index("s1", CAREFUL, "missing_gt", [], 2, "missing").apply(p, "bob")
+    violations.accept_matches("s1", NAIVE, [(0, 0)]).apply(p, "alice")
+    violations.set_matches("s1", CAREFUL, [(0, 0), (1, 1)], "corrected", "fix").apply(p, "bob")
+    violations.toggle_index("s1", CAREFUL, "missing_gt", [], 2, "missing").apply(p, "bob")
     # s2: the second GT violation is wrong; naive predicted nothing; careful found the guarantee.
-    corrections.toggle_index("s2", "", "gt_wrong", [], 1, "wrong").apply(p, "alice")
-    corrections.accept_matches("s2", NAIVE, []).apply(p, "alice")
-    corrections.accept_matches("s2", CAREFUL, [(0, 0)]).apply(p, "alice")
+    violations.toggle_index("s2", "", "gt_wrong", [], 1, "wrong").apply(p, "alice")
+    violations.accept_matches("s2", NAIVE, []).apply(p, "alice")
+    violations.accept_matches("s2", CAREFUL, [(0, 0)]).apply(p, "alice")
     # s3: flagged, not curated by default.
-    corrections.set_matches("s3", CAREFUL, [], "flagged", "flag").apply(p, "bob")
+    violations.set_matches("s3", CAREFUL, [], "flagged", "flag").apply(p, "bob")
     for i, ex in enumerate(extra):
         if i % 4 == 3:
             corrections.set_status(ex.id, NAIVE, "skipped").apply(p, "alice")
         else:
-            corrections.accept_matches(ex.id, NAIVE, [(0, 0)] if i % 2 == 0 else []).apply(p, "alice")
+            violations.accept_matches(ex.id, NAIVE, [(0, 0)] if i % 2 == 0 else []).apply(p, "alice")
     # rubric: r1 corrected buckets, r2 accepted as the LLM gave them, r3 untouched.
-    corrections.set_buckets("r1", "coverage", {"tp": ["mentions A", "mentions B"], "fn": [], "fp": [], "tn": []}).apply(p, "carol")
+    set_buckets("r1", "coverage", {"tp": ["mentions A", "mentions B"], "fn": [], "fp": [], "tn": []}).apply(p, "carol")
     corrections.set_status("r2", "coverage", "accepted").apply(p, "carol")
     p.set_machine_scores("std_match@1.0.0", [("s1", NAIVE, 1, 0, 1, 2 / 3), ("s1", CAREFUL, 2, 1, 0, 0.8),
                                               ("s2", CAREFUL, 1, 0, 1, 0.5)])
@@ -237,7 +239,7 @@ def test_same_version_with_other_content_is_refused(project: Project, tmp_path: 
     first = export_split(project, "curated", "0.3.2", tmp_path / "a")
     again = export_split(project, "curated", "0.3.2", tmp_path / "b")  # same content: fine
     assert again.content_sha256 == first.content_sha256
-    corrections.accept_matches("x05", NAIVE, [(0, 0)]).apply(project, "alice")  # the content changes
+    violations.accept_matches("x05", NAIVE, [(0, 0)]).apply(project, "alice")  # the content changes
     with pytest.raises(UsageError, match=r"curated@0\.3\.2 .*different content.*bump the version.*0\.3\.3"):
         export_split(project, "curated", "0.3.2", tmp_path / "c")
     assert not (tmp_path / "c" / "curated@0.3.2").exists()

@@ -156,7 +156,7 @@ def test_accept_takes_the_methods_claims(qtbot, open_window, addm_path):  # type
 
 
 def test_large_projects_leave_all_business_scores_to_evaluate(qtbot, open_window, addm_path, monkeypatch):  # type: ignore[no-untyped-def]
-    import app.gui.views.addm as addm_view
+    import app.schemes.addm.views as addm_view
 
     monkeypatch.setattr(addm_view, "CORPUS_LIMIT", 10)  # the demo's 15 businesses count as "large" here
     w, view = _open(open_window, addm_path, "tr-005", DIRECT)

@@ -160,7 +160,7 @@ def test_agreement_panel_shows_the_cli_figures(qtbot, open_window, project_path)
 
 
 def test_curation_adds_a_ground_truth_violation_from_a_text_selection(qtbot, open_window, project_path, monkeypatch):  # type: ignore[no-untyped-def]
-    from app.gui.views import violations_curation
+    from app.schemes.violations import views_curation as violations_curation
 
     w = open_window(project_path, "ana")
     assert w.reveal_unit("v2", C1)

@@ -13,11 +13,11 @@ import pytest
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
 
-from app.corrections import set_matches
+from app.schemes.violations.corrections import set_matches
 from app.gui.calibration_panel import CalibrationPanel
 from app.gui.export_dialog import PREVIEW_HEADING, ExportDialog
 from app.gui.main import install_excepthook, place_window, quiet_model_loading
-from app.gui.views.violations_calibration import DIM_TITLES
+from app.schemes.violations.views_calibration import DIM_TITLES
 from app.gui.window import DEFAULT_SIZE
 from app.gui.window_list import UNIT_COLUMN
 from app.store import Project

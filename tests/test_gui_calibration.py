@@ -6,7 +6,7 @@ import math
 
 from PySide6.QtCore import Qt
 
-from app.corrections import link, set_matches
+from app.schemes.violations.corrections import link, set_matches
 from app.gui.calibration_panel import CalibrationPanel
 from tests.gui_data import C1, C2, open_window, project_path, settings  # noqa: F401 - fixtures
 

@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt
 from app.gui.calibration_engine import ENGINE_KEY, SCHEDULER_KEY
 from app.gui.calibration_panel import CalibrationPanel
 from app.gui.ceiling_chart import bars
-from app.gui.views.violations_calibration import MatchPage
+from app.schemes.violations.views_calibration import MatchPage
 from app.io.demo import create_demo
 from app.services.schemes import scheme_options
 from app.store import Change, Project

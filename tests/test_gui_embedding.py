@@ -3,7 +3,7 @@ embeddings come from a helper process, so the app process never loads the model.
 from __future__ import annotations
 
 from app.gui import embedproc
-from app.gui.views import violations_scoring as scoring
+from app.schemes.violations import views_scoring as scoring
 from tests.gui_data import C1, open_window, project_path, settings  # noqa: F401 - fixtures
 
 SPEC = "sentence-transformers:all-MiniLM-L6-v2"

@@ -9,7 +9,7 @@ import time
 
 from PySide6.QtCore import Qt
 
-import app.services.schemes.violations
+import app.schemes.violations.services
 from app.corrections import Change, SetLabels
 from app.gui.window_parts import DECIDE
 from app.store import Project
@@ -91,7 +91,7 @@ def test_list_that_cannot_load_is_empty_and_says_so(qtbot, open_window, project_
 
 def test_worker_failure_shows_in_the_window(qtbot, open_window, project_path, monkeypatch):  # type: ignore[no-untyped-def]
     w = open_window(project_path)
-    monkeypatch.setattr(app.services.schemes.violations, "store_machine_scores", fail("database is locked"))
+    monkeypatch.setattr(app.schemes.violations.services, "store_machine_scores", fail("database is locked"))
     w.compute_machine_scores()
     qtbot.waitUntil(lambda: w.messages.has("task:machine scores"), timeout=60000)
     text = w.messages.row("task:machine scores").label.text()

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from app.corrections import set_matches
+from app.schemes.violations.corrections import set_matches
 from app.gui.export_dialog import ExportDialog
 from tests.gui_data import C1, C2, open_window, project_path, settings  # noqa: F401 - fixtures
 

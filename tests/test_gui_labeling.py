@@ -248,7 +248,7 @@ def test_score_cache_index_follows_the_cache(open_window, project_path, monkeypa
     """The (sample, checker, config) index `prefetch` asks stays the cache's keys through eviction and rescore."""
     import dataclasses
 
-    import app.gui.views.violations as violations
+    import app.schemes.violations.views as violations
 
     monkeypatch.setattr(violations, "CACHE_SIZE", 3)
     view = open_window(project_path).current_view

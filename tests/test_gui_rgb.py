@@ -126,7 +126,7 @@ def test_rgb_actions_do_not_clash_with_any_other_action() -> None:
     from PySide6.QtGui import QKeySequence
 
     from app.gui.views import all_actions
-    from app.gui.views.rgb import RGBView
+    from app.schemes.rgb.views import RGBView
 
     mine = {QKeySequence(s).toString(): a.id for a in RGBView.action_specs for s in a.shortcuts}
     assert len(mine) == 5

@@ -125,7 +125,7 @@ def test_view_actions_do_not_clash_with_any_other_action() -> None:
     from PySide6.QtGui import QKeySequence
 
     from app.gui.views import all_actions
-    from app.gui.views.trace import OWN_ACTIONS
+    from app.schemes.trace.views import OWN_ACTIONS
 
     mine = {QKeySequence(s).toString(): a.id for a in OWN_ACTIONS for s in a.shortcuts}
     assert len(mine) == sum(len(a.shortcuts) for a in OWN_ACTIONS)

@@ -84,7 +84,7 @@ def _big_line(path: Path, head: str, n: int, tail: str) -> Path:
 
 def test_locate_never_compiles_the_quote(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every path of locate (exact, case-insensitive, fuzzy, not found) runs with the regex compiler broken."""
-    from app.gui.views.rgb import occurrences
+    from app.schemes.rgb.views import occurrences
 
     def boom(*a: Any, **k: Any) -> None:
         raise AssertionError("a quote was compiled into a regular expression")

@@ -14,7 +14,7 @@ from app.io.imports import import_file
 from app.io.problems import ImportErrors, Location
 from app.store import Project
 from app.store.bulk import LineHashReader, line_hash
-from app.store.schemes.violations import VIOLATION_COLUMNS
+from app.schemes.violations.store import VIOLATION_COLUMNS
 from tests.jsonl_files import write_jsonl as write
 from tests.jsonl_files import small_chunks  # noqa: F401  (autouse: a few records per chunk)
 
@@ -177,7 +177,7 @@ def test_prepared_rows_keep_the_schema_1_content_hash() -> None:
     schema 1 defined it, with checkers out of order, non-ASCII names, missing fields, a located quote, and a meta
     object (keys in any order) that only dumps() can write (an integer past 64 bits)."""
     from app.store.samples import content_hash
-    from app.store.schemes.violations import prepare_violation_samples
+    from app.schemes.violations.store import prepare_violation_samples
     from calibration.schemes.violations.records import VIOLATION_FIELDS, Violation, ViolationSample
 
     gt = (Violation("Rügé", 0, 4, "Café", "prix"), Violation("No claims", None, None, "gone", explanation="x"))

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from app.corrections import link
+from app.schemes.violations.corrections import link
 from app.io.imports import import_file
 from app.io.labels import import_labels
 from app.io.problems import ImportErrors

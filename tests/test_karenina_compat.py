@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from app.cli import main
-from app.llm.rubric_assigner import AssignItem, assign_buckets, parse_buckets
+from app.schemes.rubric.llm_assigner import AssignItem, assign_buckets, parse_buckets
 from app.llm.cache import MemoryLLMCache
 from app.llm.settings import LLMSettings
 from app.store import Project

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from app.cli import main
-from app.llm.rubric import default_source
+from app.schemes.rubric.llm import default_source
 from app.store import Project
 from calibration.schemes.rubric.records import RubricSample
 from calibration.schemes.rubric import MetricTrait

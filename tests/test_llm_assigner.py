@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from app.llm.rubric_assigner import AssignItem, RunSummary, assign_buckets, parse_buckets, MalformedOutput
+from app.schemes.rubric.llm_assigner import AssignItem, RunSummary, assign_buckets, parse_buckets, MalformedOutput
 from app.llm.cache import MemoryLLMCache, cache_key
-from app.llm.rubric_prompts import build_messages
+from app.schemes.rubric.llm_prompts import build_messages
 from app.llm.settings import LLMSettings
 from calibration.schemes.rubric import MetricTrait, ground_buckets
 from tests.fake_openai import FakeOpenAI, chat_completion

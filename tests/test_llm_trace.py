@@ -188,7 +188,7 @@ def test_a_reimport_that_replaces_the_units_gets_the_llm_unit_back_without_a_req
     monkeypatch.delenv("OPENAI_API_KEY")  # nothing to send: t1 is done (and --limit 0 is refused, so use a source)
     with Project.open(project) as p:
         from app.llm.settings import LLMSettings
-        from app.llm.trace import annotate
+        from app.schemes.trace.llm import annotate
 
         summary, skipped, _ = annotate(p, LLMSettings(model="fake-model", base_url=fake_openai.base_url, api_key="x"),
                                        limit=0)

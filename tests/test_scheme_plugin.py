@@ -8,6 +8,7 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -17,6 +18,8 @@ import pytest
 from app.cli import main
 from app.corrections import SetLabels
 from app.io.imports import import_file
+from app.schemes import loader
+from app.schemes.manifest import Contribution, Manifest
 from app.store import Change, Project
 from calibration.schemes import base
 from calibration.schemes.base import Column, FieldProblem, LabelKind, Parsed, Report, Table
@@ -256,3 +259,115 @@ def test_binary_plugin_end_to_end(binary: BinaryScheme, tmp_path: Path, capsys: 
     import_file(again, split / f"{NAME}.jsonl")
     assert [SCHEME.to_json(r) for r in again.scheme_records(NAME)] == exported
     again.close()
+
+
+# -- a variant with a SQL table of its own (issue #25 item 4): the same scheme, its confidences kept in a table its
+# store contribution creates, registered through the loader with a manifest; still no edit outside this module -------
+TABLED = "binary_tabled"
+
+
+@dataclass(frozen=True)
+class TabledScheme(BinaryScheme):
+    name: str = TABLED
+    title: str = "Binary (own table)"
+
+    def to_json(self, r: BinaryRecord) -> dict[str, Any]:
+        return {**super().to_json(r), "scheme": TABLED}
+
+
+class ScoresTable:
+    """The store part (composition: `project.store(TABLED)`): one row per record with its confidence."""
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+
+    def create_tables(self) -> None:
+        self.project.conn.execute(
+            "CREATE TABLE IF NOT EXISTS binary_tabled_scores (sample_id TEXT PRIMARY KEY REFERENCES samples(id) "
+            "ON DELETE CASCADE, confidence REAL NOT NULL)")
+
+    def write(self, records: Sequence[BinaryRecord]) -> None:
+        self.project.conn.executemany("INSERT OR REPLACE INTO binary_tabled_scores VALUES (?, ?)",
+                                      [(r.id, r.confidence) for r in records])
+
+    def records(self) -> list[BinaryRecord]:
+        """The records with their confidence read from this table (so evaluate and calibrate see the table)."""
+        return [BinaryRecord(sid, text, conf, split) for sid, text, split, conf in self.project.conn.execute(
+            "SELECT s.id, s.text, s.split, t.confidence FROM samples s JOIN binary_tabled_scores t ON t.sample_id = s.id "
+            "WHERE s.scheme = ? ORDER BY s.rowid", (TABLED,))]
+
+
+TABLED_SCHEME = TabledScheme()
+TABLED_STORE = SimpleNamespace(  # the store contribution's members ("module:attr" in the manifest)
+    PART=ScoresTable,
+    write_records=lambda project, records: project.store(TABLED).write(records),
+    load_records=lambda project: project.store(TABLED).records(),
+)
+TABLED_MANIFEST = Manifest(
+    name=TABLED, scheme=f"{__name__}:TABLED_SCHEME",
+    contributions={"store": Contribution(f"{__name__}:TABLED_STORE", {"part", "write_records", "load_records"})},
+    accepts="binary records with a confidence")
+
+
+@pytest.fixture
+def tabled() -> Iterator[TabledScheme]:
+    loader.register(TABLED_MANIFEST)
+    yield TABLED_SCHEME
+    loader.unregister(TABLED)
+
+
+def test_a_scheme_with_its_own_table_end_to_end(tabled: TabledScheme, tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    records = [{**r, "scheme": TABLED} for r in _records()]
+    src = tmp_path / "tabled.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in records))
+    path = tmp_path / "p.concord"
+    assert main(["init", str(path)]) == 0
+
+    # import: the generic samples and the scheme's own rows, in one transaction
+    assert main(["import", str(path), str(src)]) == 0
+    with Project.open(path) as project:
+        rows = dict(project.conn.execute("SELECT sample_id, confidence FROM binary_tabled_scores"))
+        assert rows == {r["id"]: r["confidence"] for r in records}
+        assert [r.id for r in project.scheme_records(TABLED)] == [r["id"] for r in records]
+
+    # a decision and its undo
+    with Project.open(path) as project:
+        sid = records[0]["id"]
+        undo = SetLabels((Change(sid, UNIT, "answer", True),), "answer yes").apply(project, "ana")
+        assert project.current(sid, UNIT, "answer") is True
+        undo.apply(project, "ana")
+        assert project.current(sid, UNIT, "answer") is None
+        for i, r in enumerate(records):
+            project.record("ana" if i % 2 else "bo", [Change(r["id"], UNIT, "answer", r["confidence"] >= PLANTED),
+                                                       Change(r["id"], UNIT, "status", "accepted")])
+
+    capsys.readouterr()
+    assert main(["status", str(path), "--json"]) == 0
+    status = json.loads(capsys.readouterr().out)
+    assert status["samples"] == {TABLED: len(records)}
+    assert [(u["unit"], u["total"], u["labeled"]) for u in status["units"] if u["scheme"] == TABLED] == [
+        (UNIT, len(records), len(records))]
+
+    # evaluate and calibrate read the records through the store part: the planted threshold is recovered
+    assert main(["evaluate", str(path), "--scheme", TABLED, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)[TABLED]["labeled"] == len(records)
+    assert main(["calibrate", str(path), "--scheme", TABLED, "--folds", "3", "--bootstrap", "50", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["best"]["params"] == {"threshold": PLANTED}
+
+    # the table is the records' source: change a confidence there and the scheme's records follow
+    with Project.open(path) as project:
+        with project.transaction() as c:
+            c.execute("UPDATE binary_tabled_scores SET confidence = 0.999 WHERE sample_id = ?", (records[0]["id"],))
+        assert project.scheme_records(TABLED)[0].confidence == 0.999
+
+    # export, then re-import into a new project: the own table is filled again
+    assert main(["export", str(path), "--name", "tabled", "--version", "0.1.0", "--out", str(tmp_path / "out"),
+                 "--status", "accepted"]) == 0
+    split = tmp_path / "out" / "tabled@0.1.0"
+    exported = [json.loads(line) for line in (split / f"{TABLED}.jsonl").read_text().splitlines()]
+    assert [r["id"] for r in exported] == sorted(r["id"] for r in records)
+    again = tmp_path / "again.concord"
+    assert main(["init", str(again)]) == 0 and main(["import", str(again), str(split / f"{TABLED}.jsonl")]) == 0
+    with Project.open(again) as project:
+        assert project.conn.execute("SELECT COUNT(*) FROM binary_tabled_scores").fetchone() == (len(records),)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.corrections import set_matches
+from app.schemes.violations.corrections import set_matches
 from app.gui.undo import Session
 from app.store import Project
 from calibration.schemes.violations import Violation, ViolationSample

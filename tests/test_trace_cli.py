@@ -108,6 +108,6 @@ def test_default_dataset_name_of_a_split_file_in_a_subset_folder(tmp_path: Path)
         assert names == {"covidqa-test", "hotpotqa-test", "batch7", "chosen"}
         assert p.sample_row("hotpotqa-1")["dataset_id"] == p.dataset("hotpotqa-test")["id"]
         assert p.sample_row("emanual-1")["dataset_id"] == p.dataset("chosen")["id"]
-    from app.io.schemes.trace import default_dataset
+    from app.schemes.trace.io import default_dataset
 
     assert default_dataset("test.parquet") is None and default_dataset("data/covidqa/TEST.parquet") == "covidqa-TEST"

@@ -1,7 +1,7 @@
-"""`concord assign PROJECT [--scheme NAME] ...`: start a scheme's LLM run (app/llm/<scheme>.py `assign_cli`), e.g.
+"""`concord assign PROJECT [--scheme NAME] ...`: start a scheme's LLM run (app/schemes/<scheme>/llm.py `assign_cli`), e.g.
 rubric buckets for a trait (`--trait NAME`) or RGB's judged checks (`--scheme rgb --judge`).
 
-This command is generic: it finds the run through the registry and the app/llm/<scheme>.py lookup below and imports
+This command is generic: it finds the run through the registry and the app/schemes/<scheme>/llm.py lookup below and imports
 no scheme's module; only its options' help text says what each scheme's run reads (`--trait`, `--judge`).
 
 Results are saved one by one, and units that already have buckets from the same source are skipped, so a run
@@ -92,20 +92,14 @@ def _check_args(args: argparse.Namespace) -> None:
 
 
 def _assigner(name: str) -> Any:
-    """`assign_cli` of app/llm/<name>.py, or None when the scheme has no LLM run."""
-    import importlib
+    """`assign_cli` of the scheme's llm contribution (app/schemes/<name>/llm.py), or None when it has no LLM run."""
+    from app.schemes import loader
 
-    try:
-        module = importlib.import_module(f"app.llm.{name}")
-    except ModuleNotFoundError as exc:
-        if exc.name != f"app.llm.{name}":
-            raise
-        return None
-    return getattr(module, "assign_cli", None)
+    return loader.assigner(name)
 
 
 def _scheme_run(args: argparse.Namespace) -> int:
-    """A scheme's own LLM run: `assign_cli(args)` of app/llm/<scheme>.py. Without --scheme: the first registered
+    """A scheme's own LLM run: `assign_cli(args)` of app/schemes/<scheme>/llm.py. Without --scheme: the first registered
     scheme that has one (the registry's order), so `concord assign PROJECT --trait NAME` keeps meaning buckets."""
     from calibration.schemes.base import registry
 

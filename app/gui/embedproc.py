@@ -102,7 +102,7 @@ def ensure_vectors(project_path: str, cache: VectorCache, spec: str, texts: Iter
     """Fill the project's vector cache for `texts` under `spec`; returns how many texts were encoded.
 
     Which texts a scheme compares is the scheme's business (its view's adapter lists them, e.g.
-    app.gui.views.violations_scoring.ensure_sample_vectors). Only local-model backends go to the child process
+    app.schemes.violations.views_scoring.ensure_sample_vectors). Only local-model backends go to the child process
     (others are light or remote)."""
     if parse_spec(spec)[0] not in LOCAL_BACKENDS:
         return 0

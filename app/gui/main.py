@@ -11,22 +11,13 @@ from PySide6.QtWidgets import QApplication, QInputDialog, QMessageBox, QWidget
 from app.errors import UsageError
 from app.gui import gcguard
 from app.gui.compat import guard_none_refcount
+from app.gui.environment import quiet_model_loading
 from app.gui.plaintext import plain_message
 from app.names import BadNameError, annotator_name
 from app.store import Project
 
 ORG, APP = "Concord", "Concord"
 SCREENSHOT_SIZE = (1500, 940)
-# the embedding helper process inherits these: loading a model prints no progress bars ("Loading weights …") or
-# info lines to the terminal the app was started from (progress shows in the window)
-QUIET_ENV = {"HF_HUB_DISABLE_PROGRESS_BARS": "1", "TRANSFORMERS_VERBOSITY": "error", "TQDM_DISABLE": "1",
-             "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1"}
-
-
-def quiet_model_loading() -> None:
-    """Silence model-loading progress bars in this process and the processes it starts (unless set otherwise)."""
-    for name, value in QUIET_ENV.items():
-        os.environ.setdefault(name, value)
 
 
 def application() -> QApplication:

@@ -17,7 +17,7 @@ from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QMainWindow, QSplitter, QVBoxLayout, QWidget
 
 from app.gui.banner import MessageBar
-from app.gui.main import quiet_model_loading
+from app.gui.environment import quiet_model_loading
 from app.gui.safety import ProjectSafety
 from app.gui.undo import Session
 from app.gui.views import DetailView

@@ -8,9 +8,9 @@ sample), its resolved status is one of the requested ones (any, when statuses is
                    {"scheme", "sample", "unit", "kind", "value", "annotator", "resolved"} -- the generic label line
                    `concord labels import` reads (README: "Label lines").
   <extra>          whatever the scheme's io adapter adds: `export_extra(project, records, labels)` in
-                   app/io/schemes/<name>.py returns {dataset name: rows} for the selected records (parsed) and the
+                   app/schemes/<name>/io.py returns {dataset name: rows} for the selected records (parsed) and the
                    resolved labels of their scheme (e.g. trace: the TRACe scores of every label source, `trace_scores`).
-Schemes with an export adapter (`EXPORT` in app/io/schemes/<name>.py) keep their own curated export.
+Schemes with an export adapter (`EXPORT` in app/schemes/<name>/io.py) keep their own curated export.
 Sampling: a sample's stratum is its record's `split` (--stratify split), the scheme ((<scheme>), --stratify
 category: these schemes have no categories, so each keeps its share of the draw) or the units decided on it,
 joined with '+' (--stratify unit).
@@ -90,7 +90,7 @@ class GenericExport(SchemeExport):
             part.datasets = {self.scheme: out, f"{self.scheme}_labels": labels}
             from app.io.records import io_adapter
 
-            extra = getattr(io_adapter(self.scheme), "export_extra", None)
+            extra = io_adapter(self.scheme).export_extra
             if extra is not None:
                 part.datasets.update(extra(project, [parsed[sid] for sid in ids], resolved))
         part.n_labels = len(labels)

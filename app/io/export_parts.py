@@ -1,6 +1,6 @@
 """One scheme's share of a curated split, and the hooks a scheme's export adapter implements.
 
-The export (app/io/export.py) loops over schemes: a scheme whose io adapter (app/io/schemes/<name>.py) has
+The export (app/io/export.py) loops over schemes: a scheme whose io adapter (app/schemes/<name>/io.py) has
 `EXPORT`, a `SchemeExport`, keeps its own curated export (violations: human-validated ground truth; rubric: buckets
 with their metrics); every other scheme with samples in the project is exported through the registry
 (app/io/export_generic.py). Sampling is shared: each part offers its candidate samples with a stratum, one draw

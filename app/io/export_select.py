@@ -1,5 +1,5 @@
 """Which samples a curated split contains: each scheme's part offers the units a human decided on, one draw picks
-the samples, each part writes their records (app/io/export_parts.py has the hooks; app/io/schemes/<name>.py
+the samples, each part writes their records (app/io/export_parts.py has the hooks; app/schemes/<name>/io.py
 `EXPORT` a scheme's own curated export, app/io/export_generic.py the registry's).
 
 A unit is selected when its status is one of the requested statuses (None: any unit with a human decision), its
@@ -197,13 +197,13 @@ def stratified_sample(strata: Mapping[str, Sequence[str]], n: int | None, seed: 
 
 
 def export_adapters(project: Project) -> list[SchemeExport]:
-    """Every registered scheme's own export adapter (`EXPORT` of app/io/schemes/<name>.py), in registry order,
+    """Every registered scheme's own export adapter (`EXPORT` of app/schemes/<name>/io.py), in registry order,
     then the registry's generic export for each other scheme with samples in the project, in import order."""
     from app.io.export_generic import GenericExport
     from app.io.records import io_adapter
     from calibration.schemes.base import registry
 
-    own = {s.name: adapter for s in registry() if (adapter := getattr(io_adapter(s.name), "EXPORT", None)) is not None}
+    own = {s.name: adapter for s in registry() if (adapter := io_adapter(s.name).export) is not None}
     return [*own.values(), *(GenericExport(name) for name in project.sample_counts() if name not in own)]
 
 

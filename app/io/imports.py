@@ -160,9 +160,9 @@ def _json_problem(path: Path) -> str | None:
 
 def _scheme_source(project: Project, path: Path, problems: Problems, options: Mapping[str, Any]) -> Source | None:
     """A scheme's own file format (e.g. RGB's data and prediction files), read by its io adapter's `read_file`
-    (app/io/schemes/<name>.py), which returns None for a file that is not one of its formats."""
+    (app/schemes/<name>/io.py), which returns None for a file that is not one of its formats."""
     for name in registry().names():
-        read = getattr(io_adapter(name), "read_file", None)
+        read = io_adapter(name).read_file
         if read is not None:
             src = read(path, problems, options, project)
             if src is not None:
@@ -247,7 +247,8 @@ class _Stream:
             self.dataset_id = int(known["id"]) if known is not None else project.add_dataset(name, str(self.path.resolve()), None, 0)
         try:
             for scheme, prepared in r.prepared.items():
-                write = io_adapter(scheme).write_prepared  # type: ignore[union-attr]
+                write = io_adapter(scheme).write_prepared
+                assert write is not None  # a scheme that prepares declares both (app/schemes/contracts.py)
                 self.counts_of(scheme).add(write(project, prepared, self.dataset_id, r.line_hashes))
             for scheme, recs in r.generic.items():
                 self.counts_of(scheme).add(project.write_samples(scheme, recs, self.dataset_id, r.line_hashes))
@@ -268,7 +269,7 @@ class _Stream:
 
     def counts_of(self, scheme: str) -> WriteCounts:
         """Where a scheme's samples are counted: the report field its io adapter names, else `counts[scheme]`."""
-        field_name = getattr(io_adapter(scheme), "REPORT_COUNTS", None)
+        field_name = io_adapter(scheme).report_counts
         return getattr(self, field_name) if field_name else self.counts.setdefault(scheme, WriteCounts())
 
 
@@ -318,7 +319,7 @@ def default_dataset(path: Path, schemes: Iterable[str]) -> str:
     """The dataset name without --dataset: the first `default_dataset(path)` of the file's schemes' io adapters
     that names one (e.g. `covidqa/test.parquet` -> `covidqa-test`), else the file name without extension."""
     for scheme in schemes:
-        hook = getattr(io_adapter(scheme), "default_dataset", None)
+        hook = io_adapter(scheme).default_dataset
         name = hook(path) if hook is not None else None
         if name:
             return str(name)

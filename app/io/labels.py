@@ -23,7 +23,7 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.corrections import SetLabels
 from app.io.formats import read_source
@@ -33,6 +33,9 @@ from app.names import BadNameError, annotator_name, case_twins, case_warning
 from app.progress import Progress, check
 from app.store import Change, Project
 from calibration.schemes.base import Scheme, registry
+
+if TYPE_CHECKING:
+    from app.schemes.contracts import IOPart
 
 GENERIC_LABEL_KEYS = frozenset(("scheme", "sample", "unit", "annotator"))
 KIND_FORM_KEYS = frozenset(("kind", "value", "resolved"))  # one label per line, as export writes them
@@ -77,7 +80,7 @@ class _Checker:
         self._seen: dict[tuple[str, str, str], Location] = {}
         self._unknown: dict[str, list[Any]] = {}
         self._schemes: dict[str, str] = {}  # sample id -> scheme (generic lines)
-        self._own: dict[str, Any] | None = None
+        self._own: dict[str, IOPart] | None = None
         self._names: dict[str, Location] = {}  # annotator -> first line naming them (the case check in `finish`)
 
     def units(self, sample_id: str) -> dict[str, dict[str, Any]]:
@@ -99,21 +102,21 @@ class _Checker:
                 err(loc, "scheme", f"unknown scheme {named!r}; known: {', '.join(registry().names())}")
                 return None
         else:
-            hits = [n for n, a in own.items() if rec.keys() & {a.LABEL_UNIT_KEY, a.LABEL_VALUE_KEY}]
+            hits = [n for n, a in own.items() if rec.keys() & {a.label_unit_key, a.label_value_key}]
             if len(hits) != 1:
                 err(loc, "", "a decision line has either " + " or ".join(
-                    f"'{a.LABEL_UNIT_KEY}' and '{a.LABEL_VALUE_KEY}' ({n})" for n, a in own.items())
+                    f"'{a.label_unit_key}' and '{a.label_value_key}' ({n})" for n, a in own.items())
                     + "; when it is ambiguous, add \"scheme\"")
                 return None
             named = hits[0]
         adapter = own[named]
-        for name in rec.keys() - adapter.LABEL_KEYS:
+        for name in rec.keys() - adapter.label_keys:
             self._unknown.setdefault(name, [loc, 0])[1] += 1
         annotator = self._annotator(loc, rec)
         sid = rec.get("sample")
         sid = str(sid) if type(sid) is int else sid
         sid = self._text(loc, {"sample": sid}, "sample")
-        unit_key = adapter.LABEL_UNIT_KEY
+        unit_key = str(adapter.label_unit_key)
         unit = self._text(loc, rec, unit_key)
         units = self.units(sid) if sid is not None else {}
         if sid is not None and not units:
@@ -123,7 +126,7 @@ class _Checker:
             if scheme != named:
                 other = own.get(scheme)
                 err(loc, unit_key, f"sample {clip(sid)} is a {scheme} sample; "
-                                   + (f"use '{other.LABEL_UNIT_KEY}' and '{other.LABEL_VALUE_KEY}'" if other is not None
+                                   + (f"use '{other.label_unit_key}' and '{other.label_value_key}'" if other is not None
                                       else f"give \"scheme\": \"{scheme}\" and its label kinds"))
             elif unit not in units:
                 have = sorted(u for u in units if u)
@@ -136,20 +139,21 @@ class _Checker:
             else:
                 self._seen[target] = loc
         ok = len(self.problems.errors) == n_errors
+        assert adapter.label_command is not None  # own_lines holds only the schemes that declare it
         command = adapter.label_command(self.problems, loc, rec, sid, unit, units.get(unit) if ok else None, ok, STATUS)
         if command is None or not ok:
             return None
         assert annotator is not None
         return _Line(loc, annotator, command)
 
-    def own_lines(self) -> dict[str, Any]:
-        """Scheme name -> io adapter, for schemes whose label lines have a form of their own (`label_command`,
-        `LABEL_UNIT_KEY`, `LABEL_VALUE_KEY`, `LABEL_KEYS` in app/io/schemes/<name>.py), in registry order."""
+    def own_lines(self) -> dict[str, IOPart]:
+        """Scheme name -> io part, for schemes whose label lines have a form of their own (their io contribution
+        declares `label_command` with its keys: app/schemes/contracts.py), in registry order."""
         if self._own is None:
             self._own = {}
             for s in registry():
                 adapter = io_adapter(s.name)
-                if hasattr(adapter, "label_command"):
+                if adapter.label_command is not None:
                     self._own[s.name] = adapter
         return self._own
 
@@ -229,8 +233,8 @@ class _Checker:
             err(loc, "sample", f"no sample {clip(sid)} in the project (import the samples first)")
             return None
         scheme = next(iter(units.values()))["scheme"]
-        hook = getattr(io_adapter(scheme), "ground_truth_label", None)
-        allowed = getattr(io_adapter(scheme), "GROUND_TRUTH_LABEL_KEYS", frozenset())
+        hook = io_adapter(scheme).ground_truth_label
+        allowed = io_adapter(scheme).ground_truth_label_keys
         if hook is None:
             err(loc, "ground_truth" if "ground_truth" in rec else "spans",
                 f"sample {clip(sid)} is a {scheme} sample, which has no ground truth to curate")

@@ -225,11 +225,11 @@ def run_part(part: Part, reader: LineHashReader | None = None) -> PartResult:
 
 
 def _prepared(out: Validated, line_hashes: Mapping[str, bytes]) -> dict[str, Any]:
-    """Per scheme of the chunk's valid records whose io adapter has `prepare` (app/io/schemes/): what it writes."""
+    """Per scheme of the chunk's valid records whose io adapter has `prepare` (app/schemes/contracts.py): what it writes."""
     prepared: dict[str, Any] = {}
     present = set(out.schemes.values())
     for name in [n for n in registry().names() if n in present]:  # registry order, as a whole-file import writes
-        prepare = getattr(io_adapter(name), "prepare", None)
+        prepare = io_adapter(name).prepare
         if prepare is not None:
             prepared[name] = prepare(out, line_hashes)
     return prepared

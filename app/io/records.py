@@ -3,28 +3,24 @@
 A record names its scheme (`"scheme": "<name>"`); a record without one is given to the scheme whose `detect`
 accepts it (the key-guessing fallback for older files), and one that several schemes accept is an error asking for
 `scheme`. The scheme's own pure `parse` checks the record; the rules that need other records or the project
-(unique ids here; per scheme, e.g. trait definitions or checker names, in app/io/schemes/<name>.py) run here.
+(unique ids here; per scheme, e.g. trait definitions or checker names, in app/schemes/<name>/io.py) run here.
 The checks are hand-written rather than driven by the JSON Schemas in resources/schema/ because they must also check
 what a schema cannot and be fast enough for 100k records in a few seconds; a test keeps the two in agreement.
 """
 from __future__ import annotations
 
-import importlib
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from app.io.problems import Location, Problems, type_name
 from calibration.schemes.base import FieldProblem, Scheme, registry
 from calibration.schemes.fields import clip
 
-if TYPE_CHECKING:  # the record types of the schemes with store adapters of their own, reached through them
-    from calibration.schemes.rubric.records import RubricSample
-    from calibration.schemes.violations.parse import PlainSample
-    from calibration.schemes.violations.records import ViolationSample
+if TYPE_CHECKING:
+    from app.schemes.contracts import IOPart
 
 JSON_COLUMNS = frozenset(("ground_truth", "predictions", "meta", "traits", "buckets"))
 CHECKER_RE = re.compile(r"^[^@|\s][^@|]*@[^@|\s][^@|]*\|\S.*$")
@@ -35,12 +31,12 @@ __all__ = ["JSON_COLUMNS", "CHECKER_RE", "RecordValidator", "Validated", "Valida
 @dataclass
 class Validated:
     """Everything a file's valid records hold, ready for the store. Schemes with a store adapter of their own fill
-    their fields through their io adapter (app/io/schemes/<name>.py); any other scheme's records go to `records`."""
+    their fields through their io adapter (app/schemes/<name>/io.py); any other scheme's records go to `records`."""
 
-    violations: list[ViolationSample | PlainSample] = field(default_factory=list)  # (as the io adapter parsed them)
+    violations: list[Any] = field(default_factory=list)  # (the violations io adapter's parsed records)
     groundings: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     metas: dict[str, Mapping[str, Any] | None] = field(default_factory=dict)
-    rubric: list[RubricSample] = field(default_factory=list)
+    rubric: list[Any] = field(default_factory=list)  # (the rubric io adapter's parsed records)
     how: Counter[str] = field(default_factory=Counter)  # how each violation was grounded
     records: dict[str, list[Any]] = field(default_factory=dict)  # scheme name -> records (generic store path)
     schemes: dict[str, str] = field(default_factory=dict)  # sample id -> scheme, for every valid record
@@ -89,27 +85,25 @@ def scheme_of(rec: Mapping[str, Any], what: str = "record") -> tuple[Scheme | No
                                   f"one of {', '.join(repr(n) for n in names)}")
 
 
-_ADAPTERS: dict[str, ModuleType | None] = {}
+_ADAPTERS: dict[str, IOPart] = {}
 
 
-def io_adapter(name: str) -> ModuleType | None:
-    """app/io/schemes/<name>.py when the scheme has one (cross-record rules, its own store writes), else None."""
+def io_adapter(name: str) -> IOPart:
+    """The scheme's import rules (app/schemes/<name>/io.py: cross-record rules, its own store writes, ...) as a
+    typed part; a scheme without any gets a part whose hooks are all None (imported generically)."""
     if name not in _ADAPTERS:
-        try:
-            _ADAPTERS[name] = importlib.import_module(f"app.io.schemes.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"app.io.schemes.{name}":
-                raise
-            _ADAPTERS[name] = None
+        from app.schemes import loader
+
+        _ADAPTERS[name] = loader.io(name)
     return _ADAPTERS[name]
 
 
 @dataclass(frozen=True)
 class _Hooks:
     """How records of one scheme are validated: its io adapter (or None) and the adapter's `sample_id`, `parse` and
-    `record_id` where it has them (app/io/schemes/__init__.py), else the scheme's own."""
+    `record_id` where it has them (app/schemes/contracts.py), else the scheme's own."""
 
-    adapter: ModuleType | None
+    adapter: IOPart
     sample_id: Callable[[dict[str, Any]], Any] | None
     parse: Callable[[Any], Any]
     record_id: Callable[[Any], str]
@@ -117,8 +111,7 @@ class _Hooks:
     @classmethod
     def of(cls, scheme: Scheme) -> "_Hooks":
         adapter = io_adapter(scheme.name)
-        return cls(adapter, getattr(adapter, "sample_id", None), getattr(adapter, "parse", scheme.parse),
-                   getattr(adapter, "record_id", scheme.record_id))
+        return cls(adapter, adapter.sample_id, adapter.parse or scheme.parse, adapter.record_id or scheme.record_id)
 
 
 class RecordValidator:
@@ -180,12 +173,12 @@ class RecordValidator:
                 self.problems.error(loc, p.field, p.message)
             else:
                 self.problems.warn(loc, p.field, p.message)
-        if adapter is not None:
+        if adapter.check is not None:
             adapter.check(self, loc, parsed.record)  # cross-record rules, even on a record with errors
         if parsed.record is None or len(self.problems.errors) != n_errors:
             return  # (an error in `parsed.problems` was added to self.problems above)
         self.out.schemes[hooks.record_id(parsed.record)] = scheme.name
-        if adapter is not None:
+        if adapter.collect is not None:
             adapter.collect(self, loc, parsed.record)
         else:
             self.out.records.setdefault(scheme.name, []).append(parsed.record)
@@ -204,9 +197,9 @@ class RecordValidator:
             where = f" (on {count} {first.unit}s)" if count > 1 else ""
             self.problems.warn(first, name, f"{message}{where}", code=code, count=count)
         for name in registry().names():
-            adapter = io_adapter(name)
-            if adapter is not None and hasattr(adapter, "finish"):
-                adapter.finish(self)
+            finish = io_adapter(name).finish
+            if finish is not None:
+                finish(self)
         return self.out
 
     def state(self) -> ValidatorState:

@@ -1,6 +1,6 @@
 """Evaluate any scheme of a project through the registry (`concord evaluate`): what its store adapter reads for
 evaluation, its human labels, its `evaluate` hook under the options of app/services/schemes. Nothing here names a
-scheme: a scheme's own services for its view sit in app/services/schemes/<scheme>.py."""
+scheme: a scheme's own services for its view sit in app/schemes/<scheme>/services.py."""
 from __future__ import annotations
 
 import gc
@@ -44,7 +44,7 @@ def _gc_paused() -> Iterator[None]:
 def evaluation_records(project: Project, scheme: Scheme) -> Any:
     """What a scheme's evaluate hook reads: its store adapter's `evaluation_records(project)` when it has a lighter
     form than the records (violations: columns straight from SQL, no object per violation), else the records."""
-    loader = getattr(store_adapter(scheme.name), "evaluation_records", None)
+    loader = store_adapter(scheme.name).evaluation_records
     return loader(project) if loader is not None else project.scheme_records(scheme.name)
 
 

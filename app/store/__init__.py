@@ -1,22 +1,26 @@
-"""The project file. The only package that contains SQL."""
+"""The project file. The only package that contains SQL (besides the schemes' own store modules)."""
 from __future__ import annotations
 
-from app.store.artifacts import ArtifactsMixin
-from app.store.assignments import AssignmentsMixin
-from app.store.caches import CachesMixin
-from app.store.decisions import KINDS, STATUSES, Change, DecisionsMixin
-from app.store.project import ProjectBase
-from app.store.samples import SamplesMixin, SchemeDataMixin, WriteCounts
+from typing import TYPE_CHECKING, Any
+
+from app.store.decisions import KINDS, STATUSES, Change
+from app.store.samples import WriteCounts
 from app.store.schema import LATEST as SCHEMA_VERSION
-from app.store.schemes import ADAPTERS
-from app.store.bulk import BulkMixin
-from app.store.units import UnitFilter, UnitsMixin
+from app.store.units import UnitFilter
+
+if TYPE_CHECKING:
+    from app.store.assembled import Project
 
 
-class Project(*ADAPTERS, SchemeDataMixin, SamplesMixin, BulkMixin, DecisionsMixin, UnitsMixin,  # type: ignore[misc]
-              CachesMixin, ArtifactsMixin, AssignmentsMixin, ProjectBase):
-    """A Concord project file. Open one per thread. The store adapters of the schemes that keep tables of their own
-    (app/store/schemes/) come first, so this package names no scheme; a scheme's record type comes from its module."""
+def __getattr__(name: str) -> Any:
+    """`Project` is assembled on first use (app/store/assembled.py): the schemes' store modules import the store's
+    submodules, so the class that mixes them in cannot be built while this package initialises."""
+    if name == "Project":
+        from app.store.assembled import Project
+
+        globals()["Project"] = Project
+        return Project
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = ["Project", "Change", "UnitFilter", "WriteCounts", "KINDS", "STATUSES", "SCHEMA_VERSION"]

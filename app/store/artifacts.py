@@ -1,5 +1,5 @@
 """Calibration runs and exported splits: what the project produced. (A scheme's applied parameters are kept by
-the generic store, app/store/samples.py, or by its store adapter in app/store/schemes/.)"""
+the generic store, app/store/samples.py, or by its store adapter in app/schemes/<name>/store.py.)"""
 from __future__ import annotations
 
 import io

@@ -46,13 +46,13 @@ def count_rows(flat: Sequence[Any], width: int, scheme_at: int, unit_at: int) ->
 
 def rebuild_counts(conn: sqlite3.Connection) -> None:
     """Recompute every count from the tables (inside the caller's transaction)."""
-    from app.store.samples import store_adapter
+    from app.schemes.loader import store
 
     conn.execute("DELETE FROM row_counts")
     conn.execute("INSERT INTO row_counts SELECT 'samples', scheme, '', COUNT(*) FROM samples GROUP BY scheme")
     conn.execute("INSERT INTO row_counts SELECT 'units', scheme, unit, COUNT(*) FROM units GROUP BY scheme, unit")
     for (scheme,) in conn.execute("SELECT DISTINCT scheme FROM samples").fetchall():
-        hook = getattr(store_adapter(scheme), "rebuild_counts", None)
+        hook = store(scheme).rebuild_counts
         if hook is not None:
             hook(conn)
 

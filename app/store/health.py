@@ -16,7 +16,7 @@ from typing import Any
 
 from app.errors import NotAProjectError, busy_seconds
 from app.files import regular_file
-from app.store.project import hot_journal, is_corrupt, newer_schema, store_error
+from app.store.failures import hot_journal, is_corrupt, newer_schema, store_error
 from app.store.schema import APPLICATION_ID, LATEST
 
 MAX_ERRORS = 100

@@ -1,6 +1,6 @@
 """Samples of every scheme (searchable text + JSON payload), datasets, units, and machine labels.
 
-A scheme's own normalised tables (violations, traits) live in its store adapter, app/store/schemes/<name>.py; a
+A scheme's own normalised tables (violations, traits) live in its store adapter, app/schemes/<name>/store.py; a
 scheme without one is stored generically from its `base.Scheme` object (`write_samples`): the record's JSON as the
 payload, its units with their summaries, and its machine labels under source 'import'.
 """
@@ -10,12 +10,15 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from app.store.counts import add_counts, unit_counts
 from app.store.project import ProjectBase, dumps, now
+
+if TYPE_CHECKING:
+    from app.schemes.contracts import StorePart
 
 IMPORT_SOURCE = "import"  # machine labels that came with the imported records
 
@@ -165,6 +168,9 @@ class SamplesMixin(ProjectBase):
                                   "value=excluded.value, error=NULL, created_at=excluded.created_at",
                                   (sid, unit, IMPORT_SOURCE, dumps(label), now()))
             add_counts(c, deltas)
+            own = store_adapter(scheme.name).write_records
+            if own is not None:  # the scheme's own tables, in the same transaction
+                own(self, [r for sid, r, _, _, _ in prepared if sid in todo])
         return counts
 
     def records(self, scheme_name: str, ids: Sequence[str] | None = None) -> list[Any]:
@@ -263,16 +269,12 @@ class SamplesMixin(ProjectBase):
         return row
 
 
-def store_adapter(scheme_name: str) -> Any:
-    """The module app/store/schemes/<name>.py when the scheme has a store adapter of its own, else None (the same
-    lookup as app/io/records.io_adapter: nothing outside the adapters names a scheme)."""
-    import importlib
-    import importlib.util
+def store_adapter(scheme_name: str) -> StorePart:
+    """What the scheme keeps in tables of its own (app/schemes/<name>/store.py) as a typed part, every hook None for a
+    scheme stored generically (the same lookup as app/io/records.io_adapter: nothing here names a scheme)."""
+    from app.schemes import loader
 
-    module = f"app.store.schemes.{scheme_name}"
-    if not scheme_name.isidentifier() or importlib.util.find_spec(module) is None:
-        return None
-    return importlib.import_module(module)
+    return loader.store(scheme_name)
 
 
 class SchemeDataMixin(ProjectBase):
@@ -285,11 +287,24 @@ class SchemeDataMixin(ProjectBase):
             "SELECT scheme, n FROM row_counts rc WHERE tbl = 'samples' "
             "ORDER BY (SELECT s.rowid FROM samples s WHERE s.scheme = rc.scheme LIMIT 1)").fetchall())
 
+    def store(self, scheme_name: str) -> Any:
+        """The scheme's store part (composition: its store contribution's PART, built with this project; its tables
+        are created on first use). A KeyError for a scheme without one."""
+        parts: dict[str, Any] = self.__dict__.setdefault("_store_parts", {})
+        if scheme_name not in parts:
+            cls = store_adapter(scheme_name).part
+            if cls is None:
+                raise KeyError(f"scheme {scheme_name!r} keeps no tables of its own")
+            part = cls(self)
+            with self.transaction():
+                part.create_tables()
+            parts[scheme_name] = part
+        return parts[scheme_name]
+
     def scheme_records(self, scheme_name: str) -> list[Any]:
         """Every record of a scheme as its `base.Scheme` type: the store adapter's `load_records(project)` when the
         scheme keeps tables of its own, else the generic payloads (`records`)."""
-        adapter = store_adapter(scheme_name)
-        loader = getattr(adapter, "load_records", None)
+        loader = store_adapter(scheme_name).load_records
         if loader is not None:
             return list(loader(self))
         return self.records(scheme_name)  # type: ignore[attr-defined]
@@ -311,7 +326,7 @@ class SchemeDataMixin(ProjectBase):
     # hooks); any other scheme's go to the meta table as `params/<scheme>/<name>@<version>` -> JSON, so a plug-in
     # scheme needs no migration.
     def param_refs(self, scheme_name: str) -> list[str]:
-        hook = getattr(store_adapter(scheme_name), "param_refs", None)
+        hook = store_adapter(scheme_name).param_refs
         if hook is not None:
             return list(hook(self))
         prefix = f"params/{scheme_name}/"
@@ -333,7 +348,7 @@ class SchemeDataMixin(ProjectBase):
             if versions:
                 major, minor, _ = max(tuple(int(x) for x in v.split(".")) for v in versions)
                 version = f"{major}.{minor + 1}.0"
-        hook = getattr(store_adapter(scheme_name), "save_params", None)
+        hook = store_adapter(scheme_name).save_params
         if hook is not None:
             return str(hook(self, name, version, params, origin))
         ref = f"{name}@{version}"
@@ -346,7 +361,7 @@ class SchemeDataMixin(ProjectBase):
 
     def load_params(self, scheme_name: str, ref: str) -> dict[str, Any]:
         """`name@version` or `name` (its newest version); the scheme's presets are the caller's business."""
-        hook = getattr(store_adapter(scheme_name), "load_params", None)
+        hook = store_adapter(scheme_name).load_params
         if hook is not None:
             return dict(hook(self, ref))
         name, _, version = ref.partition("@")

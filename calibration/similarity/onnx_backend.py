@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from calibration.similarity.embeddings import _BUNDLED_ALIASES, BUNDLED_MINILM, resolve_sentence_transformer
+from calibration.similarity.bundled import BUNDLED_ALIASES, BUNDLED_MINILM, resolve_sentence_transformer
 
 INT8_WARNING = ("onnx-int8 embeddings differ from the fp32 model's (cosine ~0.99, not 1.0): some 'cosine > threshold' "
                 "decisions flip, so configs calibrated with another embedding backend need recalibrating with this one")
@@ -166,7 +166,7 @@ class OnnxEmbedder:
         self.int8 = bool(int8)
         self.batch_size = int(batch_size)
         self.threads = threads
-        name = BUNDLED_MINILM if model in _BUNDLED_ALIASES else model
+        name = BUNDLED_MINILM if model in BUNDLED_ALIASES else model
         self.cache_key = f"{'onnx-int8' if self.int8 else 'onnx'}:{name}"
         self._onnx_file: str | None = None
         if model.endswith(".onnx"):

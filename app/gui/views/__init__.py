@@ -1,27 +1,22 @@
-"""Detail views per scheme, found through the scheme registry: no list of scheme names here.
+"""Detail views per scheme, found through the scheme loader: no list of scheme names here.
 
-For every scheme of calibration.schemes.base.registry(), the module app.gui.views.<name> is imported if it exists
-and its `VIEW` class registered; a separately installed package adds one through the `concord.views` entry-point
-group (`[project.entry-points."concord.views"] binary = "pkg.view:BinaryView"`); tests and notebooks call
-`register()`. A scheme without a view of its own is shown by the generic view (app/gui/views/generic.py), so any
-registered scheme can be reviewed.
+For every scheme of calibration.schemes.base.registry(), the view its manifest contributes (app/schemes/loader.py:
+`views` -> `VIEW`, checked against its contract; a separately installed package's manifest comes through the
+`concord.schemes` entry points) is registered; tests and notebooks may also call `register()`. A scheme without a
+view of its own is shown by the generic view (app/gui/views/generic.py), so any registered scheme can be reviewed.
 
 The window, its menus and the cheat sheet are built from `all_actions()` / `menus()`: the common actions
 (app/gui/actions.py) plus every view's own.
 """
 from __future__ import annotations
 
-import importlib
-from importlib.metadata import entry_points
-
 from app.gui.actions import ACTIONS, MENUS, ActionSpec
 from app.gui.views.base import DetailView, FilterSpec, ViewContext
+from app.schemes import loader
 from calibration.schemes.base import registry
 
-ENTRY_POINT_GROUP = "concord.views"
 VIEWS: dict[str, type[DetailView]] = {}
-_tried: set[str] = set()  # scheme names whose app.gui.views.<name> module was looked for
-_entry_points_loaded = False
+_tried: set[str] = set()  # scheme names whose contributed view was looked for
 
 
 def register(view: type[DetailView]) -> type[DetailView]:
@@ -33,30 +28,18 @@ def register(view: type[DetailView]) -> type[DetailView]:
 
 def unregister(scheme: str) -> None:
     VIEWS.pop(scheme, None)
+    _tried.discard(scheme)
 
 
 def load() -> dict[str, type[DetailView]]:
-    """Import the views of registered schemes not looked for yet (cheap after the first call), then plug-ins."""
-    global _entry_points_loaded
+    """Load the views of registered schemes not looked for yet (cheap after the first call)."""
     for name in registry().names():
         if name in _tried or name in VIEWS:
             continue
         _tried.add(name)
-        module_name = f"{__name__}.{name}"
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name == module_name:  # no view of its own: the generic view shows it
-                continue
-            raise
-        view = getattr(module, "VIEW", None)
-        if view is None:
-            raise ImportError(f"{module_name}: a view module must set VIEW to its DetailView class")
-        VIEWS.setdefault(view.scheme, view)
-    if not _entry_points_loaded:
-        _entry_points_loaded = True
-        for ep in entry_points(group=ENTRY_POINT_GROUP):
-            register(ep.load())
+        view = loader.view(name)
+        if view is not None:  # else no view of its own: the generic view shows it
+            VIEWS.setdefault(name, view)
     return VIEWS
 
 

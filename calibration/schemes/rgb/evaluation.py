@@ -29,7 +29,7 @@ from calibration.schemes.rgb.metrics import CORRECTION_BASE, FIGURES, Correction
 from calibration.schemes.rgb.records import RGBRecord
 
 HUMAN = "human"
-JUDGE_PREFIX = "llm_judge:"  # machine labels of RGB's LLM-judged checks (app/llm/rgb.py)
+JUDGE_PREFIX = "llm_judge:"  # machine labels of RGB's LLM-judged checks (app/schemes/rgb/llm.py)
 # the decisions each figure reads (humans: a unit counts for a figure when all of these were judged)
 NEEDS: dict[str, tuple[str, ...]] = {"accuracy": ("correct",), "rejection_rate": ("rejected",),
                                      "error_detection_rate": ("error_detected",),

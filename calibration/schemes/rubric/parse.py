@@ -1,7 +1,7 @@
 """Validate one raw `rubric` record into a `RubricSample` (pure; field paths on every problem).
 
 Whether a trait agrees with the same trait elsewhere in the file or in the project is checked by the importer
-(app/io/schemes/rubric.py); here each trait is validated on its own and returned in canonical form.
+(app/schemes/rubric/io.py); here each trait is validated on its own and returned in canonical form.
 """
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ answer naming a key the sample does not have, or leaving a response sentence wit
 asked again (engine.run_chat's malformed retries). Keys the model repeats are kept once (first occurrence), so
 the ragbench variant's "duplicates count" rule never sees an artefact of generation.
 
-Pure: no network, no store (app/llm/trace.py runs it on the chat engine).
+Pure: no network, no store (app/schemes/trace/llm.py runs it on the chat engine).
 """
 from __future__ import annotations
 

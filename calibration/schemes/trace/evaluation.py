@@ -23,7 +23,7 @@ from calibration.agreement import percentile_interval, resample_counts
 from calibration.schemes.base import Report, Table
 from calibration.schemes.trace.agreement import LABEL_TYPES, judge_scores, sentence_labels
 from calibration.schemes.trace.metrics import SCORES, VARIANTS, ragbench_adherent, score_records
-from calibration.schemes.trace.records import TraceLabels, TraceRecord, human_adherent
+from calibration.schemes.trace.records import TraceLabels, TraceRecord, human_adherent, truth_labels
 
 ALL = "all"
 HUMAN_KINDS = ("relevant", "utilized", "unsupported", "adherent")
@@ -42,9 +42,7 @@ def human_labels(labels: Mapping[str, Any]) -> TraceLabels | None:
 
 
 def truth(record: TraceRecord, labels: Mapping[str, Any]) -> TraceLabels:
-    from calibration.schemes.trace.scheme import truth_labels  # the one merge rule (scheme.metrics uses it too)
-
-    return truth_labels(record, labels)
+    return truth_labels(record, labels)  # the one merge rule (records.truth_labels; the scheme's metrics use it too)
 
 
 # -- statistics of per-sample sums, on the data (weights 1) and on bootstrap replicates (weights = draw counts) -------

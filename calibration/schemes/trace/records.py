@@ -7,7 +7,7 @@ parser as warnings instead (see parse.py).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from calibration.schemes.trace.sentences import Sentence
@@ -140,3 +140,20 @@ def human_adherent(labels: Mapping[str, Any]) -> bool | None:
     if labels.get("unsupported") is not None:
         return not labels["unsupported"]
     return None
+
+
+def truth_labels(record: TraceRecord, labels: Mapping[str, Any]) -> TraceLabels:
+    """The record's labels with the human's replacing them field by field."""
+    t = record.labels
+    if labels.get("relevant") is not None:
+        t = replace(t, relevant=tuple(labels["relevant"]))
+    if labels.get("utilized") is not None:
+        t = replace(t, utilized=tuple(labels["utilized"]))
+    if labels.get("unsupported") is not None:
+        t = replace(t, support=None, unsupported=tuple(labels["unsupported"]))
+    verdict = human_adherent(labels)
+    if verdict is not None:
+        t = replace(t, adherence=verdict)
+        if labels.get("unsupported") is None:  # a bare verdict overrides the sentence labels' adherence
+            t = replace(t, support=None, unsupported=None)
+    return t

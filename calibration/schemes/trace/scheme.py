@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from calibration.schemes import base
@@ -19,7 +19,7 @@ from calibration.schemes.trace.manifest import MANIFEST
 from calibration.schemes.trace.metrics import SCORES, VARIANTS, ragbench_adherent, score_records
 from calibration.schemes.trace.parse import RECORD_KEYS, parse_record
 from calibration.schemes.trace.ragbench import JUDGE_COLUMNS, is_ragbench_row, parse_ragbench_row
-from calibration.schemes.trace.records import ANNOTATOR, JUDGE_METRICS, TraceLabels, TraceRecord, human_adherent
+from calibration.schemes.trace.records import ANNOTATOR, JUDGE_METRICS, TraceLabels, TraceRecord, human_adherent, truth_labels
 
 if TYPE_CHECKING:
     from calibration.search.problem import SearchProblem
@@ -63,23 +63,6 @@ def _validate_support(value: Any) -> list[FieldProblem]:
 SUPPORT = LabelKind("support", _validate_support, per_sample=True,
                     description="supporting document sentence keys per response sentence")
 _KINDS = ("relevant", "utilized", "unsupported", "adherent", "support")
-
-
-def truth_labels(record: TraceRecord, labels: Mapping[str, Any]) -> TraceLabels:
-    """The record's labels with the human's replacing them field by field."""
-    t = record.labels
-    if labels.get("relevant") is not None:
-        t = replace(t, relevant=tuple(labels["relevant"]))
-    if labels.get("utilized") is not None:
-        t = replace(t, utilized=tuple(labels["utilized"]))
-    if labels.get("unsupported") is not None:
-        t = replace(t, support=None, unsupported=tuple(labels["unsupported"]))
-    verdict = human_adherent(labels)
-    if verdict is not None:
-        t = replace(t, adherence=verdict)
-        if labels.get("unsupported") is None:  # a bare verdict overrides the sentence labels' adherence
-            t = replace(t, support=None, unsupported=None)
-    return t
 
 
 def _scores(record: TraceRecord, labels: TraceLabels, variant: str) -> dict[str, float]:

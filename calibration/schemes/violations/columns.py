@@ -2,7 +2,7 @@
 
 `concord evaluate` at 100k samples reads 600k violations; as `Violation` objects (and the lists a row-by-row
 build appends to) they took seconds and hundreds of MB. The store reads these columns straight from SQL
-(app/store/schemes/violations.py `violation_columns`); `from_samples` makes the same columns from records, so both
+(app/schemes/violations/store.py `violation_columns`); `from_samples` makes the same columns from records, so both
 paths share one vectorised pair-table build (pairs.py) and give identical tables.
 """
 from __future__ import annotations

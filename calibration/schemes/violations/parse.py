@@ -1,7 +1,7 @@
 """Validate one raw `violations` record into a `ViolationRecord`, collecting every problem with its field path.
 
 Pure (no file, line or project): the importer adds the location, and the rules that need other records or the
-project (unique ids, checker-name warnings once per file) live in app/io/schemes/violations.py. Valid records take a
+project (unique ids, checker-name warnings once per file) live in app/schemes/violations/io.py. Valid records take a
 fast path; field paths are only built for problems, so 100k records validate in a few seconds. `plain_record` is
 the importer's shortcut for a record valid as it stands: its values as given, no `Violation` objects (the store
 writes their fields; at a million records building them was ~5 CPU-s), None when `parse_record` must look closer.

@@ -1,4 +1,4 @@
-"""Services of the `violations` scheme for its view (app/gui/views/violations_*): the pair table (embeddings cached
+"""Services of the `violations` scheme for its view (app/schemes/violations/views*): the pair table (embeddings cached
 in the project), human matches on it, per-unit machine scores for the review list. `concord evaluate` reaches the
 scheme through the registry (app/services/evaluation.py); these wrap the same helpers of its evaluation hook
 (calibration/schemes/violations/evaluation.py)."""

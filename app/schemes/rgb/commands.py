@@ -5,9 +5,9 @@ Import RGB's data files first (`concord import PROJECT en.json`). Each answer is
 in the project; queries the model has already answered at this noise rate are skipped, so an interrupted run
 continues where it stopped. The API key comes from OPENAI_API_KEY only and is never stored.
 
-A command of the `rgb` scheme's own: generating answers on RGB's noise-controlled passage sets is what RGB's
-benchmark measures (no other scheme produces its machine output inside Concord). LLM runs that label existing
-samples go through `concord assign --scheme NAME`.
+A command of the `rgb` scheme's own (it runs app/schemes/rgb/llm.py): generating answers on RGB's noise-controlled passage
+sets is what RGB's benchmark measures; no other scheme produces its machine output inside Concord, so this is not a
+registry hook. LLM runs that label existing samples go through the generic `concord assign --scheme NAME`.
 """
 from __future__ import annotations
 
@@ -69,7 +69,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from app.commands.assign import sigint_cancels
     from app.llm.report import finish_run
-    from app.llm.rgb import SCHEME, awaiting, generate
+    from app.schemes.rgb.llm import SCHEME, awaiting, generate
     from app.llm.settings import LLMConfigError, LLMSettings
     from app.store import Project
 

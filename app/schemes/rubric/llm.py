@@ -1,7 +1,7 @@
 """The `rubric` scheme's LLM run behind `concord assign PROJECT --trait NAME`: an LLM fills a trait's TP/FN/FP/TN
-buckets for every rubric sample (app/llm/rubric_assigner.py, its prompts in app/llm/rubric_prompts.py), saved one by
+buckets for every rubric sample (app/schemes/rubric/llm_assigner.py, its prompts in app/schemes/rubric/llm_prompts.py), saved one by
 one so an interrupted run continues where it stopped; answers are cached in the project. `concord assign` finds this
-module as app/llm/<scheme>.py."""
+module as app/schemes/<scheme>/llm.py."""
 from __future__ import annotations
 
 import argparse
@@ -9,7 +9,7 @@ from typing import Any
 
 from rich.console import Console
 
-from app.llm.rubric_assigner import RunSummary
+from app.schemes.rubric.llm_assigner import RunSummary
 
 ASSIGNER_VERSION = "1.0.0"  # bump when the prompt changes meaningfully: it is part of the source id
 
@@ -39,7 +39,7 @@ def assign_cli(args: argparse.Namespace) -> int:
     from app.cli_progress import RichBar
     from app.commands.assign import sigint_cancels
     from app.errors import UsageError
-    from app.llm.rubric_assigner import assign_buckets
+    from app.schemes.rubric.llm_assigner import assign_buckets
     from app.llm.report import finish_run
     from app.llm.settings import DEFAULT_MODEL, LLMConfigError, LLMSettings
     from app.store import Project  # the store pulls in sqlite; keep `concord --help` light

@@ -1,6 +1,6 @@
 """The violations view's calibration service (app/gui: the calibration panel): MatchCalibrator on the pair table,
 the run persisted, the result applied as a match config. The scheme's own adapter, so it may import the scheme's
-calibration package; `concord calibrate` reaches any scheme through the registry (app/services/schemes/)."""
+calibration package; `concord calibrate` reaches any scheme through the registry (app/services/schemes.py)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -8,7 +8,7 @@ from typing import Any
 
 from app.errors import UsageError
 from app.progress import Progress
-from app.services.schemes.violations import human_labels, pair_table
+from app.schemes.violations.services import human_labels, pair_table
 from app.store import Project
 from calibration.schemes.violations import MatchConfig
 from calibration.schemes.violations.config import DEFAULT_EMBEDDING

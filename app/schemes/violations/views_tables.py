@@ -75,7 +75,7 @@ OWN_ACTIONS = (
                "Mark the selected prediction as a real violation missing from the ground truth"),
     ActionSpec("gt_wrong", "Ground truth is &wrong", ("W",), "view", "Violations",
                "Mark the selected ground-truth violation as wrong"),
-    # ground-truth curation (issue #15): app/gui/views/violations_curation.py
+    # ground-truth curation (issue #15): app/schemes/violations/views_curation.py
     ActionSpec("gt_add", "Add selected text as ground truth…", ("Shift+G",), "view", "Violations",
                "Add a missing ground-truth violation over the selected text (rule and category from the project or typed)"),
     ActionSpec("gt_edit", "Edit ground truth…", ("Shift+W",), "view", "Violations",
@@ -125,9 +125,9 @@ MATCH_CONFIGS = MatchConfigs()
 
 def machine_scores(path: str, cfg: MatchConfig, progress: TaskProgress) -> str:
     """Worker: match every unit under `cfg` and store per-unit TP/FP/FN/F1 (the list's machine-score column)."""
-    from app.gui.views.violations_scoring import ensure_sample_vectors
+    from app.schemes.violations.views_scoring import ensure_sample_vectors
     from app.progress import check
-    from app.services.schemes.violations import pair_table, store_machine_scores
+    from app.schemes.violations.services import pair_table, store_machine_scores
 
     with Project.open(path) as wp:  # the worker's own connection
         ensure_sample_vectors(path, wp, cfg.embedding, wp.violation_samples(), progress)  # the model stays out of the app

@@ -152,3 +152,6 @@ def load_records(project: Any) -> list[RubricSample]:
                                 tuple(traits[u] for u in units.get(sid, ()) if u in traits), buckets.get(sid, {}),
                                 split, None if meta is None else json.loads(meta)))
     return out
+
+
+MIXINS = (RubricStoreMixin,)  # mixed into Project (app/store/assembled.py)

@@ -1,5 +1,5 @@
 """Store adapter of the `violations` scheme, part two: its named, versioned match configs (the `match_configs`
-table). Kept beside app/store/schemes/violations.py (samples, violations, counts) so that file stays about samples;
+table). Kept beside app/schemes/violations/store.py (samples, violations, counts) so that file stays about samples;
 that adapter's `param_refs` / `save_params` / `load_params` hooks store a scheme's applied parameters here, and the
 app's config box, `concord export --config` and the demo read them through these methods.
 """

@@ -12,6 +12,7 @@ from itertools import accumulate, chain, groupby
 from operator import attrgetter, itemgetter
 from typing import Any
 
+from app.schemes.violations.store_configs import MatchConfigsMixin
 from app.store.bulk import insert_flat
 from app.store.counts import add_counts, count_rows, stored_counts, unit_counts
 from app.store.project import ProjectBase, dumps
@@ -418,3 +419,6 @@ def save_params(project: Any, name: str, version: str, params: Mapping[str, Any]
 
 def load_params(project: Any, ref: str) -> dict[str, Any]:
     return project.match_config(ref).to_dict()
+
+
+MIXINS = (ViolationsStoreMixin, MatchConfigsMixin)  # mixed into Project (app/store/assembled.py)

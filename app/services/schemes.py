@@ -1,7 +1,7 @@
 """Calibrate any scheme of a project through the registry: records and human labels from the store, the scheme's
 `search_problem` hook, the generic Calibrator; the schemes present and the options every hook gets (evaluation:
 app/services/evaluation.py). Nothing here names a scheme; a scheme's own services sit beside it
-(app/services/schemes/<scheme>.py).
+(app/schemes/<scheme>/services.py).
 
 Side effects a scheme may need come in `options` (see base.Scheme.evaluate): `cache` (the project: its embedding
 cache), `progress`, and `save_scores(config_ref, rows)` (per-unit figures for the review list).

@@ -1,6 +1,6 @@
 """The violations view's page in the calibration panel (ViolationsView.calibration_page): the match metric's own
 search form (objective, std/ha weights, step, folds, grouping, matching) run by
-app.services.schemes.violations_calibration.calibrate (the same code as `concord calibrate`) in a worker, and what a run found: the top configs (select one to inspect
+app.schemes.violations.services_calibration.calibrate (the same code as `concord calibrate`) in a worker, and what a run found: the top configs (select one to inspect
 or apply), the objective over two chosen dimensions with the selected config marked, the curve over the match
 threshold, and the pairs where the selected config and the humans still disagree (double-click opens one in the
 review window).
@@ -333,7 +333,7 @@ class MatchPage(QWidget):
             return
         from app.errors import UsageError
         from app.gui import calibration_verdict as verdict
-        from app.services.schemes.violations_calibration import apply_config
+        from app.schemes.violations.services_calibration import apply_config
 
         forced = verdict.needs_force(self.result)
         if forced and not verdict.confirm_force(self, self.result or {}):
@@ -368,9 +368,9 @@ class MatchPage(QWidget):
         components, step, matching = self.components.currentData(), float(self.step.currentText()), self.matching.currentText()
 
         def work(progress: TaskProgress) -> dict[str, Any]:
-            from app.gui.views.violations_scoring import ensure_sample_vectors
-            from app.services.schemes.violations_calibration import calibrate, make_space
-            from app.services.schemes.violations import human_labels, pair_table
+            from app.schemes.violations.views_scoring import ensure_sample_vectors
+            from app.schemes.violations.services_calibration import calibrate, make_space
+            from app.schemes.violations.services import human_labels, pair_table
 
             with Project.open(path) as wp:
                 ensure_sample_vectors(path, wp, emb, wp.violation_samples(), progress)  # the model stays out of the app
@@ -390,7 +390,7 @@ class MatchPage(QWidget):
                 "matching": self.matching.currentText(), "embedding": emb}
 
         def prepare(path: str, wp: Project, progress: Any) -> None:
-            from app.gui.views.violations_scoring import ensure_sample_vectors
+            from app.schemes.violations.views_scoring import ensure_sample_vectors
 
             ensure_sample_vectors(path, wp, emb, wp.violation_samples(), progress)  # the model stays out of the app
 
@@ -426,8 +426,8 @@ class MatchPage(QWidget):
         path = str(self.project.path)
 
         def work(progress: TaskProgress) -> dict[str, Any]:
-            from app.gui.views.violations_scoring import ensure_sample_vectors
-            from app.services.schemes.violations import human_labels, pair_table
+            from app.schemes.violations.views_scoring import ensure_sample_vectors
+            from app.schemes.violations.services import human_labels, pair_table
 
             with Project.open(path) as wp:
                 ensure_sample_vectors(path, wp, emb, wp.violation_samples(), progress)

@@ -1,4 +1,4 @@
-"""Prompts for the `rubric` scheme's bucket assigner (app/llm/rubric_assigner.py). The instruction lists are the
+"""Prompts for the `rubric` scheme's bucket assigner (app/schemes/rubric/llm_assigner.py). The instruction lists are the
 spec; the prompt only explains the buckets.
 
 Any change here changes the cache key, so old cached answers are not reused for a different prompt.

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from app.io.export_parts import NO_SPLIT, Part, SchemeExport, count_splits
 from app.io.export_select import unit_wanted
 from app.io.problems import Location
-from app.io.schemes.violations import LABELS_COLUMNS  # the labels file both curated exports share
+from app.schemes.contracts import LABELS_COLUMNS  # the labels file both curated exports share
 from calibration.schemes.base import Table
 from calibration.schemes.fields import clip
 from calibration.schemes.rubric.records import RubricSample
@@ -84,7 +84,7 @@ def label_command(problems: "Problems", loc: Location, rec: dict[str, Any], sid:
                   unit_row: dict[str, Any] | None, ok: bool, status: str) -> "SetLabels | None":
     """{"sample", "trait", "annotator", "buckets": {"tp", "fn", "fp", "tn"}} -> the app's "edit buckets" change
     (the buckets plus `status`)."""
-    from app.corrections import set_buckets
+    from app.schemes.rubric.corrections import set_buckets
     dropped: list[str] = []
     try:
         buckets = validate_buckets(rec.get("buckets"), "buckets", dropped) if "buckets" in rec else None

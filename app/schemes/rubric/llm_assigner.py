@@ -16,7 +16,7 @@ import openai
 
 from app.llm.cache import LLMCache
 from app.llm.engine import ChatJob, make_client, run_chat
-from app.llm.rubric_prompts import build_messages
+from app.schemes.rubric.llm_prompts import build_messages
 from app.llm.settings import LLMSettings
 from app.progress import Progress
 from calibration.schemes.answers import answer_json

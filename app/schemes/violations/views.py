@@ -14,14 +14,15 @@ from typing import Any
 from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QTableView, QVBoxLayout, QWidget
 
-from app.corrections import SetLabels, accept_matches, link, set_status, toggle_index, unlink
+from app.corrections import SetLabels, set_status
 from app.gui.models import RecordTableModel
 from app.gui.plaintext import ElidedLabel, plain_label
 from app.gui.spantext import LEGEND, STYLES, Span, SpanTextView
-from app.gui.views import violations_curation as curation
 from app.gui.views.base import DetailView, ViewContext, make_table, status_label, title_label, unit_combo
-from app.gui.views.violations_scoring import UnitScores, full_scores, quick_scores
-from app.gui.views.violations_tables import (
+from app.schemes.violations import views_curation as curation
+from app.schemes.violations.corrections import accept_matches, link, toggle_index, unlink
+from app.schemes.violations.views_scoring import UnitScores, full_scores, quick_scores
+from app.schemes.violations.views_tables import (
     CATEGORY_FILTER, CURATION_ACTIONS, GT_COLUMNS, MATCH_CONFIGS, OWN_ACTIONS, PAIR_COLUMNS, PRED_COLUMNS, check_mark,
     describe, export_count_rows, gt_signature, machine_scores, quote_of,
 )
@@ -53,7 +54,7 @@ class ViolationsView(DetailView):
     @staticmethod
     def calibration_page(panel: Any) -> QWidget:
         """The match metric's search form, heatmap, threshold curve and disagreements (violations_calibration.py)."""
-        from app.gui.views.violations_calibration import MatchPage
+        from app.schemes.violations.views_calibration import MatchPage
 
         return MatchPage(panel)
 

@@ -16,6 +16,7 @@ from app.io.export_select import unit_wanted
 from app.io.problems import Location, key, type_name
 from app.io.records import CHECKER_RE
 from app.progress import check as check_progress
+from app.schemes.contracts import LABELS_COLUMNS
 from calibration.schemes.base import Parsed, Table
 from calibration.schemes.violations.parse import PlainSample, ViolationRecord, parse_record, plain_record
 from calibration.schemes.violations.records import VIOLATION_FIELDS, Violation, ViolationSample
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from app.io.problems import Problems
     from app.io.records import RecordValidator, Validated
     from app.store import Project, WriteCounts
-    from app.store.schemes.violations import PreparedViolations
+    from app.schemes.violations.store import PreparedViolations
 
 
 REPORT_COUNTS = "violation_samples"  # the ImportReport field counting this scheme's samples
@@ -87,7 +88,7 @@ def finish(v: "RecordValidator") -> None:
 # -- streamed imports (app.io.parallel): rows prepared where the chunk was validated, written in file order ----------
 def prepare(out: "Validated", line_hashes: Mapping[str, bytes]) -> "PreparedViolations":
     """The store rows of a chunk's valid records: the pure half of the store's write, so a worker process does it."""
-    from app.store.schemes.violations import prepare_violation_samples
+    from app.schemes.violations.store import prepare_violation_samples
 
     return prepare_violation_samples(out.violations, out.groundings, out.metas, line_hashes)
 
@@ -132,7 +133,7 @@ def label_command(problems: "Problems", loc: Location, rec: dict[str, Any], sid:
                   unit_row: dict[str, Any] | None, ok: bool, status: str) -> "SetLabels | None":
     """{"sample", "checker", "annotator", "matches": [[gt, pred], ...]} -> the app's "accept" change (the matches
     plus `status`); `unit_row` (the unit's store row, None when the line already failed) bounds the indices."""
-    from app.corrections import set_matches
+    from app.schemes.violations.corrections import set_matches
 
     pairs = _matches(problems, loc, rec.get("matches"), unit_row)
     if pairs is None or not ok or sid is None or unit is None:
@@ -202,7 +203,6 @@ GT_POLICY = (
     "human marked as missing ground truth (appended; each matched to the prediction it came from)"
 )
 # the curated `labels` file violations and rubric share: its CSV/Parquet columns (rubric.py uses the same)
-LABELS_COLUMNS = ("sample", "checker", "trait", "annotator", "matches", "buckets")
 GT_CHANGES = ("dropped_gt_wrong", "added_missing_gt", "ignored_missing_gt")
 
 

@@ -16,12 +16,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.corrections import SetLabels, set_buckets
+from app.corrections import SetLabels
 from app.gui.actions import ActionSpec
 from app.gui.models import Column, RecordTableModel, fmt_score
 from app.gui.plaintext import plain_label
 from app.gui.spantext import LEGEND, STYLES, Span, SpanTextView
 from app.gui.views.base import DetailView, ViewContext, make_table, status_label, title_label
+from app.schemes.rubric.corrections import set_buckets
 from calibration.schemes.rubric import (
     BUCKET_NAMES, EXCERPT_BUCKETS, MetricTrait, bucket_counts, compute_trait_metrics, ground_buckets,
 )

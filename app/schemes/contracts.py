@@ -1,0 +1,302 @@
+"""What a scheme's app package contributes, as typed contracts: the one place that says which hooks exist.
+
+A scheme is two packages: its pure library (`calibration/schemes/<name>/`, the `base.Scheme` protocol: record
+parsing, label kinds, units, evaluation, search problem) and its app side (`app/schemes/<name>/`). The app side is
+described by a `Manifest`: each contribution is a module named by a string and loaded only when first used (so
+`concord --help` and `concord status` import none of them), plus the optional hooks that module provides, DECLARED
+in the manifest. The loader (app/schemes/loader.py) checks a loaded module against the contract here -- every
+required member and every declared hook present, no undeclared hook defined -- and hands generic code a typed part
+(`IOPart`, `StorePart`, ...) whose undeclared hooks are None. Generic code reads those attributes and never probes
+a module with getattr.
+
+Contributions (module -> contract):
+- io: cross-record import rules (`check`, `collect`; required when a scheme has an io module) and optional hooks:
+  its own record parsing and ids, its own file formats, a default dataset name, its own store writes for streamed
+  import (`prepare` in the worker, `write_prepared` in the writer), label-file lines of its own, ground-truth
+  labels, the export of its curated files (`EXPORT`) and extra export datasets.
+- store: tables of its own. Built-in schemes still mix their store classes into `Project` (`mixins`); a new
+  scheme composes instead: `part` is a class built with the project (`project.store(name)`), creating its tables.
+  Optional hooks: records and evaluation records read from its tables, counts for `status`, rebuilt counts,
+  applied parameters kept in its own table.
+- views: the detail view class (`VIEW`, an app.gui.views.base.DetailView; Qt is imported only when loaded).
+- llm: `assign_cli(args)`, the scheme's run behind `concord assign --scheme NAME`.
+- commands: `register(subparsers)`, commands of the scheme's own (listed in `commands` with their one-line help so
+  the top-level help needs no import).
+- help: nouns for help texts and reports (`accepts`: what `concord import` takes for this scheme).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from pathlib import Path, PurePath
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+from app.schemes.manifest import Command, Contribution, ContractError, Manifest
+
+if TYPE_CHECKING:
+    import argparse
+
+    from app.io.export_parts import SchemeExport
+    from app.io.formats import Source
+    from app.io.problems import Location, Problems
+    from app.io.records import RecordValidator, Validated
+    from app.store import Project, WriteCounts
+    from calibration.schemes.base import Parsed
+
+
+# -- the hooks, one Protocol each (the signatures generic code calls) ---------------------------------------------
+class Check(Protocol):
+    def __call__(self, v: RecordValidator, loc: Location, record: Any | None) -> None: ...
+
+
+class Collect(Protocol):
+    def __call__(self, v: RecordValidator, loc: Location, record: Any) -> None: ...
+
+
+class Finish(Protocol):
+    def __call__(self, v: RecordValidator) -> None: ...
+
+
+class ParseRecord(Protocol):
+    def __call__(self, raw: dict[str, Any]) -> Parsed: ...
+
+
+class RecordId(Protocol):
+    def __call__(self, record: Any) -> str: ...
+
+
+class SampleId(Protocol):
+    def __call__(self, raw: Mapping[str, Any]) -> Any: ...
+
+
+class ReadFile(Protocol):
+    def __call__(self, path: str | Path, problems: Problems, options: Mapping[str, Any],
+                 project: Project | None = None) -> Source | None: ...
+
+
+class DefaultDataset(Protocol):
+    def __call__(self, path: str | PurePath) -> str | None: ...
+
+
+class ExportExtra(Protocol):
+    def __call__(self, project: Any, records: list[Any], labels: Mapping[tuple[str, str], Mapping[str, Any]]
+                 ) -> dict[str, list[dict[str, Any]]]: ...
+
+
+class Prepare(Protocol):
+    def __call__(self, out: Validated, line_hashes: Mapping[str, bytes]) -> Any: ...
+
+
+class WritePrepared(Protocol):
+    def __call__(self, project: Project, prepared: Any, dataset_id: int | None,
+                 line_hashes: Mapping[str, bytes]) -> WriteCounts: ...
+
+
+class GroundTruthLabel(Protocol):
+    def __call__(self, sample_id: str, text: str, rec: dict[str, Any]) -> tuple[str, list[Any] | None, list[Any]]: ...
+
+
+class LabelCommand(Protocol):
+    def __call__(self, problems: Problems, loc: Location, rec: dict[str, Any], sid: str | None, unit: str | None,
+                 unit_row: dict[str, Any] | None, ok: bool, status: str) -> Any: ...
+
+
+# The columns of the labels file that schemes with curated files of their own (an io `EXPORT`, an
+# app.io.export_parts.SchemeExport) share: one file for all of them.
+LABELS_COLUMNS = ("sample", "checker", "trait", "annotator", "matches", "buckets")
+
+
+class ProjectHook(Protocol):
+    def __call__(self, project: Any) -> Any: ...
+
+
+class WriteRecords(Protocol):
+    def __call__(self, project: Any, records: list[Any]) -> None: ...  # inside the samples' write transaction
+
+
+class RebuildCounts(Protocol):
+    def __call__(self, conn: Any) -> None: ...  # the project's sqlite3 connection (SQL stays in store modules)
+
+
+class SaveParams(Protocol):
+    def __call__(self, project: Any, name: str, version: str, params: Mapping[str, Any], origin: str) -> str: ...
+
+
+class LoadParams(Protocol):
+    def __call__(self, project: Any, ref: str) -> dict[str, Any]: ...
+
+
+class StoreTables(Protocol):
+    """A store part (composition): built with the project, creates its own tables when first used."""
+
+    def __init__(self, project: Any) -> None: ...
+
+    def create_tables(self) -> None: ...
+
+
+class AssignCli(Protocol):
+    def __call__(self, args: argparse.Namespace) -> int: ...
+
+
+class RegisterCommands(Protocol):
+    def __call__(self, subparsers: Any) -> None: ...
+
+
+# -- the parts generic code receives -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Part:
+    """A loaded contribution: `module` and its hooks. Subclasses list their members as fields: those in `REQUIRED`
+    must exist in a contributed module; the others are optional, DECLARED in the manifest, and None otherwise.
+    `ATTRS` maps a field to its module attribute when the names differ (constants are upper case)."""
+
+    scheme: str
+    module: Any = None  # the contributed module (or "module:attr" object); None for the default, empty part
+    REQUIRED: ClassVar[frozenset[str]] = frozenset()
+    ATTRS: ClassVar[Mapping[str, str]] = {}
+    PAIRS: ClassVar[tuple[tuple[str, str], ...]] = ()  # hooks declared together or not at all
+
+    @classmethod
+    def hooks(cls) -> list[str]:
+        return [f.name for f in fields(cls) if f.name not in ("scheme", "module")]
+
+    @classmethod
+    def optional(cls) -> frozenset[str]:
+        return frozenset(cls.hooks()) - cls.REQUIRED
+
+    @classmethod
+    def attr(cls, hook: str) -> str:
+        return cls.ATTRS.get(hook, hook)
+
+
+@dataclass(frozen=True)
+class IOPart(Part):
+    """Import rules of one scheme (a scheme without an io module is imported generically: every field None)."""
+
+    check: Check | None = None
+    collect: Collect | None = None
+    finish: Finish | None = None
+    parse: ParseRecord | None = None  # None: the scheme's own `parse`
+    record_id: RecordId | None = None  # None: the scheme's own `record_id`
+    sample_id: SampleId | None = None  # None: the record's "id"
+    read_file: ReadFile | None = None
+    default_dataset: DefaultDataset | None = None
+    export_extra: ExportExtra | None = None
+    prepare: Prepare | None = None
+    write_prepared: WritePrepared | None = None
+    report_counts: str | None = None  # the ImportReport field its samples are counted in
+    export: SchemeExport | None = None  # curated files of its own (app/io/export_parts.py)
+    ground_truth_label: GroundTruthLabel | None = None
+    ground_truth_label_keys: frozenset[str] = frozenset()
+    label_command: LabelCommand | None = None
+    label_keys: frozenset[str] = frozenset()
+    label_unit_key: str | None = None
+    label_value_key: str | None = None
+    REQUIRED: ClassVar[frozenset[str]] = frozenset(("check", "collect"))
+    ATTRS: ClassVar[Mapping[str, str]] = {"report_counts": "REPORT_COUNTS", "export": "EXPORT",
+                                          "ground_truth_label_keys": "GROUND_TRUTH_LABEL_KEYS",
+                                          "label_keys": "LABEL_KEYS", "label_unit_key": "LABEL_UNIT_KEY",
+                                          "label_value_key": "LABEL_VALUE_KEY"}
+    PAIRS: ClassVar[tuple[tuple[str, str], ...]] = (("prepare", "write_prepared"), ("label_command", "label_keys"),
+                                                    ("label_command", "label_unit_key"),
+                                                    ("label_command", "label_value_key"),
+                                                    ("ground_truth_label", "ground_truth_label_keys"))
+
+
+@dataclass(frozen=True)
+class StorePart(Part):
+    """Tables of one scheme's own and what generic code reads from them (every field None: the generic tables)."""
+
+    mixins: tuple[type, ...] = ()  # built-in schemes: classes mixed into Project (MIXINS)
+    part: type[StoreTables] | None = None  # new schemes: composed, `project.store(name)` (PART)
+    write_records: WriteRecords | None = None  # rows of its own for records the generic write stores or replaces
+    load_records: ProjectHook | None = None
+    evaluation_records: ProjectHook | None = None
+    status_counts: ProjectHook | None = None
+    rebuild_counts: RebuildCounts | None = None
+    param_refs: ProjectHook | None = None
+    save_params: SaveParams | None = None
+    load_params: LoadParams | None = None
+    ATTRS: ClassVar[Mapping[str, str]] = {"mixins": "MIXINS", "part": "PART"}
+    PAIRS: ClassVar[tuple[tuple[str, str], ...]] = (("save_params", "load_params"), ("save_params", "param_refs"))
+
+
+@dataclass(frozen=True)
+class ViewPart(Part):
+    view: type | None = None  # an app.gui.views.base.DetailView subclass whose `scheme` is the scheme's name
+    REQUIRED: ClassVar[frozenset[str]] = frozenset(("view",))
+    ATTRS: ClassVar[Mapping[str, str]] = {"view": "VIEW"}
+
+
+@dataclass(frozen=True)
+class LLMPart(Part):
+    assign_cli: AssignCli | None = None
+    REQUIRED: ClassVar[frozenset[str]] = frozenset(("assign_cli",))
+
+
+@dataclass(frozen=True)
+class CommandsPart(Part):
+    register: RegisterCommands | None = None
+    REQUIRED: ClassVar[frozenset[str]] = frozenset(("register",))
+
+
+PARTS: dict[str, type[Part]] = {"io": IOPart, "store": StorePart, "views": ViewPart, "llm": LLMPart,
+                                "commands": CommandsPart}
+
+
+# -- checking a manifest and its contributions against the contracts -----------------------------------------------
+def problems_of(manifest: Manifest) -> list[str]:
+    """What is wrong with a manifest as declared (before anything is imported): unknown kinds or hooks, unpaired
+    hooks, commands without a commands module."""
+    out = []
+    if not manifest.name.isidentifier():
+        out.append(f"scheme {manifest.name!r}: a name must be a Python identifier")
+    if ":" not in manifest.scheme:
+        out.append(f"scheme {manifest.name}: `scheme` must be \"module:attr\", got {manifest.scheme!r}")
+    for kind, c in manifest.contributions.items():
+        cls = PARTS.get(kind)
+        if cls is None:
+            out.append(f"scheme {manifest.name}: unknown contribution {kind!r} (known: {', '.join(PARTS)})")
+            continue
+        unknown = sorted(c.provides - cls.optional())
+        if unknown:
+            out.append(f"scheme {manifest.name}: {kind} contribution declares unknown hooks "
+                       f"{', '.join(f'`{u}`' for u in unknown)} (optional: {', '.join(sorted(cls.optional()))})")
+        for a, b in cls.PAIRS:
+            if (a in c.provides) != (b in c.provides):
+                out.append(f"scheme {manifest.name}: {kind} contribution declares `{a if a in c.provides else b}` "
+                           f"without `{b if a in c.provides else a}`")
+    if manifest.commands and "commands" not in manifest.contributions:
+        out.append(f"scheme {manifest.name}: lists commands but has no commands contribution")
+    return out
+
+
+def build_part(manifest: Manifest, kind: str, found: Any) -> Part:
+    """The typed part of a loaded contribution (a module, or for "module:attr" any object with the members as
+    attributes, e.g. a SimpleNamespace), checked against its contract (ContractError otherwise)."""
+    cls = PARTS[kind]
+    spec = manifest.contributions[kind].module
+    declared = manifest.contributions[kind].provides
+    members = vars(found)
+    values: dict[str, Any] = {}
+    for hook in cls.hooks():
+        name = cls.attr(hook)
+        wanted = hook in cls.REQUIRED or hook in declared
+        if wanted and name not in members:
+            raise ContractError(f"scheme {manifest.name}: {kind} contribution ({spec}) lacks `{name}`")
+        if not wanted and name in members:
+            raise ContractError(f"scheme {manifest.name}: {kind} contribution ({spec}) defines `{name}` "
+                                f"but its manifest does not declare it (add {hook!r} to `provides`)")
+        if wanted:
+            value = members[name]
+            if hook not in cls.ATTRS and not callable(value):
+                raise ContractError(f"scheme {manifest.name}: {kind} contribution's `{name}` is not callable")
+            values[hook] = frozenset(value) if isinstance(value, (set, frozenset)) else value
+    part = cls(manifest.name, found, **values)
+    if isinstance(part, ViewPart) and part.view is not None and part.view.scheme != manifest.name:
+        raise ContractError(f"scheme {manifest.name}: views contribution's VIEW.scheme is {part.view.scheme!r}, "
+                            f"not {manifest.name!r}")
+    return part
+
+
+__all__ = ["LABELS_COLUMNS", "PARTS", "Command", "CommandsPart", "ContractError", "Contribution", "IOPart", "LLMPart", "Manifest", "Part",
+           "StorePart", "ViewPart", "build_part", "problems_of"]

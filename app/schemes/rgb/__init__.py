@@ -1,0 +1,16 @@
+"""The RGB scheme's app side: import rules and RGB file formats (io), detail view (views), answer generation
+(llm, and its command `concord generate` in commands). Its pure library: calibration/schemes/rgb/."""
+from app.schemes.manifest import Command, Contribution, Manifest
+
+MANIFEST = Manifest(
+    name="rgb",
+    scheme="calibration.schemes.rgb.scheme:SCHEME",
+    contributions={
+        "io": Contribution("app.schemes.rgb.io", {"read_file"}),
+        "views": Contribution("app.schemes.rgb.views"),
+        "llm": Contribution("app.schemes.rgb.llm"),
+        "commands": Contribution("app.schemes.rgb.commands"),
+    },
+    commands=(Command("generate", "generate RGB responses with an OpenAI-compatible model (passages as RGB assembles them)"),),
+    accepts="RGB records and RGB's data and prediction files (.json)",
+)

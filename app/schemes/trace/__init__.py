@@ -1,0 +1,14 @@
+"""The TRACe scheme's app side: import rules (io), detail view (views), LLM annotation run (llm). Its pure library:
+calibration/schemes/trace/."""
+from app.schemes.manifest import Contribution, Manifest
+
+MANIFEST = Manifest(
+    name="trace",
+    scheme="calibration.schemes.trace.scheme:SCHEME",
+    contributions={
+        "io": Contribution("app.schemes.trace.io", {"sample_id", "default_dataset", "export_extra"}),
+        "views": Contribution("app.schemes.trace.views"),
+        "llm": Contribution("app.schemes.trace.llm"),
+    },
+    accepts="TRACe records (RAGBench rows)",
+)

@@ -1,0 +1,20 @@
+"""The violations scheme's app side: import rules (io), its tables (store, store_configs), match scoring and
+calibration services (services, services_calibration) and its view with its pages (views, views_*). Its pure
+library: calibration/schemes/violations/."""
+from app.schemes.manifest import Contribution, Manifest
+
+MANIFEST = Manifest(
+    name="violations",
+    scheme="calibration.schemes.violations.scheme:SCHEME",
+    contributions={
+        "io": Contribution("app.schemes.violations.io", {
+            "parse", "record_id", "finish", "prepare", "write_prepared", "report_counts", "export",
+            "ground_truth_label", "ground_truth_label_keys", "label_command", "label_keys", "label_unit_key",
+            "label_value_key"}),
+        "store": Contribution("app.schemes.violations.store", {
+            "mixins", "load_records", "evaluation_records", "status_counts", "rebuild_counts", "param_refs",
+            "save_params", "load_params"}),
+        "views": Contribution("app.schemes.violations.views"),
+    },
+    accepts="violations records",
+)

@@ -1,0 +1,94 @@
+"""The scheme contracts and loader (issue #25 item 1): every built-in scheme's contributions load and satisfy their
+contracts; a contribution missing a member, defining an undeclared hook or declaring an unknown one is refused with
+a message naming the scheme and the member; manifests come from entry points like built-ins."""
+from __future__ import annotations
+
+import sys
+from types import ModuleType, SimpleNamespace
+
+import pytest
+
+from app.schemes import contracts, loader
+from app.schemes.contracts import Contribution, ContractError, IOPart, Manifest, StorePart
+from calibration.schemes import base
+from calibration.schemes.base import registry
+
+
+def test_every_builtin_contribution_satisfies_its_contract() -> None:
+    loader.check_all()
+    assert [m.name for m in loader.builtin().values()] == [n for n in registry().names() if n in loader.builtin()]
+    assert loader.io("violations").prepare is not None and loader.io("trace").prepare is None
+    assert loader.io("rgb").read_file is not None and loader.io("trace").default_dataset is not None
+    assert loader.store("trace") == StorePart("trace")  # stored generically: every hook None
+    assert loader.store("violations").load_params is not None
+    assert loader.assigner("addm") is None and loader.assigner("rubric") is not None
+    assert {"traits", "generate"} <= set(loader.commands())
+
+
+def _module(monkeypatch: pytest.MonkeyPatch, name: str, **members: object) -> str:
+    module = ModuleType(name)
+    vars(module).update(members)
+    monkeypatch.setitem(sys.modules, name, module)
+    return name
+
+
+def _noop(*args: object) -> None:
+    return None
+
+
+def _build(monkeypatch: pytest.MonkeyPatch, provides: set[str], **members: object) -> IOPart:
+    name = _module(monkeypatch, "toy_contract_io", **members)
+    m = Manifest("toy_contract", "toy_contract_scheme:SCHEME", {"io": Contribution(name, provides)})
+    assert contracts.problems_of(m) == []
+    part = contracts.build_part(m, "io", sys.modules[name])
+    assert isinstance(part, IOPart)
+    return part
+
+
+def test_a_missing_required_member_names_the_scheme_and_member(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(ContractError, match=r"scheme toy_contract: io contribution \(toy_contract_io\) lacks `check`"):
+        _build(monkeypatch, set(), collect=_noop)
+
+
+def test_a_declared_hook_must_exist_and_an_undeclared_one_must_not(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(ContractError, match="lacks `read_file`"):
+        _build(monkeypatch, {"read_file"}, check=_noop, collect=_noop)
+    with pytest.raises(ContractError, match="defines `read_file` but its manifest does not declare it"):
+        _build(monkeypatch, set(), check=_noop, collect=_noop, read_file=_noop)
+    part = _build(monkeypatch, {"read_file", "report_counts"}, check=_noop, collect=_noop, read_file=_noop,
+                  REPORT_COUNTS="toys")
+    assert part.read_file is _noop and part.report_counts == "toys" and part.prepare is None
+
+
+def test_manifest_problems_are_found_before_anything_is_imported() -> None:
+    m = Manifest("toy", "toy:SCHEME", {"io": Contribution("no.such.module", {"prepare", "teleport"}),
+                                       "gadgets": Contribution("no.such.module")})
+    problems = contracts.problems_of(m)
+    assert any("declares unknown hooks `teleport`" in p for p in problems)
+    assert any("declares `prepare` without `write_prepared`" in p for p in problems)
+    assert any("unknown contribution 'gadgets'" in p for p in problems)
+    with pytest.raises(ContractError, match="teleport"):
+        loader.register(m)
+    mixed = Manifest("toy", "toy:SCHEME", {"store": Contribution("no.such.module", {"mixins"})})
+    assert contracts.problems_of(mixed) == []
+    with pytest.raises(ContractError, match="`mixins` are for built-in schemes; declare `part`"):
+        loader.register(mixed)
+
+
+def test_a_manifest_from_an_entry_point_is_found_like_a_builtin(monkeypatch: pytest.MonkeyPatch) -> None:
+    toy_scheme = SimpleNamespace(name="toy_ep")
+    _module(monkeypatch, "toy_ep_scheme", SCHEME=toy_scheme)
+    io = _module(monkeypatch, "toy_ep_io", check=_noop, collect=_noop)
+    manifest = Manifest("toy_ep", "toy_ep_scheme:SCHEME", {"io": Contribution(io)})
+    ep = SimpleNamespace(name="toy_ep", value="toy_ep_manifest:MANIFEST", load=lambda: manifest)
+    import importlib.metadata
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: [ep] if group == loader.ENTRY_POINT_GROUP else [])
+    monkeypatch.setattr(loader, "_entry_points_loaded", False)
+    monkeypatch.setattr(loader, "_plugins", {})
+    monkeypatch.setattr(loader, "_parts", {})
+    assert loader.manifest("toy_ep") is manifest
+    assert loader.io("toy_ep").check is _noop
+    assert loader.has("toy_ep", "io") and not loader.has("toy_ep", "views")
+    # the calibration registry takes the Scheme from the manifest an entry point names
+    assert isinstance(manifest, base.SchemeSource) and manifest.load_scheme() is toy_scheme
