@@ -162,7 +162,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return _reader_gone()
     except Exception as exc:
-        message = _explained(exc, getattr(args, "project", None))
+        message = explain(exc, getattr(args, "project", None))
         if message is None:
             raise
         print(f"concord {args.command}: {message}", file=sys.stderr)
@@ -179,12 +179,17 @@ def _reader_gone() -> int:
     return 1
 
 
-def _explained(exc: Exception, project: str | None) -> str | None:
+def explain(exc: BaseException, project: object = None) -> str | None:
     """One sentence for what the user can act on (a damaged page found while the command ran, a full disk, a
-    read-only place, a busy project: app.errors.explain holds the one mapping); None: a bug, show the traceback."""
-    from app.errors import explain
+    read-only place, a busy project): file-system errors from app.errors, the database's (full, busy, read-only,
+    unopenable, damaged) from the store, where SQL lives; None: a bug, show the traceback."""
+    from app.errors import os_error_message
 
-    return explain(exc, project)
+    if isinstance(exc, OSError):
+        return os_error_message(exc, project)
+    from app.store.failures import store_error_message
+
+    return store_error_message(exc, project)
 
 
 if __name__ == "__main__":

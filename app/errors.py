@@ -53,13 +53,3 @@ def os_error_message(exc: OSError, path: object = None) -> str | None:
         errno.ENAMETOOLONG: "the file name is too long",
     }.get(exc.errno or 0)
     return None if advice is None else f"{where}: {advice}"
-
-
-def explain(exc: BaseException, project: object = None) -> str | None:
-    """The one sentence for an error the user can act on: file-system errors here, the database's (full, busy,
-    read-only, unopenable, damaged) from the store (SQL lives there); None when it is a bug."""
-    if isinstance(exc, OSError):
-        return os_error_message(exc, project)
-    from app.store.project import store_error_message
-
-    return store_error_message(exc, project)

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
-from app.errors import busy_seconds, explain
+from app.cli import explain
+from app.errors import busy_seconds
 from app.store import Change, Project
 from app.store.project import ProjectBase, store_error
 from app.store.schema import LATEST
