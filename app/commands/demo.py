@@ -59,14 +59,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         for line in report.lines:
             print(line)
-        n_viol = len(project.violation_samples())
-        rubric_units = project.rubric_units()
-        n_rubric = len({u["sample_id"] for u in rubric_units})
-        v_labeled = {sid for sid, _ in project.human_matches()}
-        r_labeled = {sid for sid, _ in project.human_buckets()}
-        print(f"created {args.path}: {n_viol} violations samples, {len(project.checkers())} checkers, "
-              f"{n_rubric} rubric samples ({len(rubric_units)} trait units); human decisions on "
-              f"{len(v_labeled)} violations and {len(r_labeled)} rubric samples")
+        counts = project.unit_counts()["schemes"]  # the one definition every surface shows (app/store/counts.py)
+        held = "; ".join(f"{name}: {c['samples']} samples, {c['units']} units, {c['labeled']} labeled"
+                         for name, c in counts.items())
+        print(f"created {args.path}: {held}")
         print(f"open it with: concord gui {args.path}")
     finally:
         project.close()
