@@ -168,7 +168,7 @@ def test_cli_refuses_to_overwrite_without_force(tmp_path: Path, capsys: pytest.C
     assert cli_main(["demo", str(target), "--force"]) == 0
     n = len(_jsonl("violations.jsonl"))
     out = capsys.readouterr().out
-    assert f"{n} violations samples" in out and f"{len(CHECKERS)} checkers" in out
+    assert f"violations: {n} samples, {n * len(CHECKERS)} units" in out  # every scheme counted as status counts
     with Project.open(target) as project:
         assert len(project.violation_samples()) == n
     with pytest.raises(UsageError):

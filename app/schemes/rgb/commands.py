@@ -5,7 +5,7 @@ Import RGB's data files first (`concord import PROJECT en.json`). Each answer is
 in the project; queries the model has already answered at this noise rate are skipped, so an interrupted run
 continues where it stopped. The API key comes from OPENAI_API_KEY only and is never stored.
 
-A command of the `rgb` scheme's own (it runs app/schemes/rgb/llm.py): generating answers on RGB's noise-controlled passage
+A command of the `rgb` scheme's own (it runs the scheme's LLM module): generating answers on RGB's noise-controlled passage
 sets is what RGB's benchmark measures; no other scheme produces its machine output inside Concord, so this is not a
 registry hook. LLM runs that label existing samples go through the generic `concord assign --scheme NAME`.
 """
