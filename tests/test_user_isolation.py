@@ -49,7 +49,7 @@ def test_this_process_and_its_children_see_only_test_locations(real_user_locatio
     assert not Path(settings_file).is_relative_to(real_user_locations["settings"])
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one-process", "xdist-workers"])
+@pytest.mark.parametrize("workers", [[], ["-n", "1"]], ids=["one-process", "xdist-worker"])
 def test_a_run_that_writes_the_users_settings_fails(tmp_path: Path, workers: list[str]) -> None:
     """The session-end check in tests/conftest.py, in a nested run whose "user" lives in tmp_path; with xdist the
     write happens in a worker and the controller, which alone checks, fails the run."""
