@@ -143,7 +143,7 @@ def test_own_load_follows_this_process_cpu() -> None:
         time.sleep(1.0)
         assert own() < busy  # idle: it decays
     """)
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
     assert out.returncode == 0, out.stderr
 
 
