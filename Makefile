@@ -41,9 +41,13 @@ run: $(STAMP) $(DEMO)
 	$(QT_LIBS) --platform xcb
 	$(BIN)/concord gui $(DEMO)
 
+# pytest-xdist: one worker per core, at most 4 (each may hold torch and Qt, about 1.5 GB); --dist loadgroup keeps the
+# tests marked xdist_group on one worker; the 15 slowest tests are listed at the end. `make test TEST_ARGS=-n0`
+# runs it in one process.
+TEST_ARGS ?= -n auto --maxprocesses=4 --dist loadgroup --durations=15
 test: $(STAMP)
 	$(QT_LIBS) --platform offscreen
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest $(TEST_ARGS)
 
 docs: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m app.gui.cheatsheet

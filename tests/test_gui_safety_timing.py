@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import time
 
+import pytest
 from PySide6.QtCore import Qt
 
 from app.gui import safety
 from app.store.backup import list_backups
 from tests.gui_data import open_window, project_path, settings  # noqa: F401 - fixtures
+
+pytestmark = pytest.mark.xdist_group("timing")  # waits measured in ms: not beside another timing test
 
 
 def test_check_starts_after_the_first_render_and_not_for_a_closed_window(qtbot, open_window, project_path,  # type: ignore[no-untyped-def]

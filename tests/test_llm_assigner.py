@@ -177,6 +177,7 @@ def test_bad_request_is_not_retried(fake_openai: FakeOpenAI) -> None:
     assert summary.requests == 2 and summary.failed == 1 and "context length" in sink.results["s0"][1]
 
 
+@pytest.mark.xdist_group("timing")  # a wall-clock bound: not beside another such test (make test: --dist loadgroup)
 def test_timeout_then_success(fake_openai: FakeOpenAI) -> None:
     fake_openai.default_chat = good_reply
     fake_openai.chat_replies.append({"sleep": 1.5})

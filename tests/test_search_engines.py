@@ -98,6 +98,7 @@ def test_results_come_in_chunk_order_whatever_finishes_first(client: Any, kind: 
     assert progress == sorted(progress) and progress[-1] == 6
 
 
+@pytest.mark.xdist_group("timing")  # a wall-clock bound: not beside another such test (make test: --dist loadgroup)
 def test_local_engine_cancel_stops_running_and_queued_chunks() -> None:
     started: list[int] = []
     stop = threading.Event()

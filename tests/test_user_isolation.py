@@ -8,6 +8,8 @@ import sys
 import uuid
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -47,19 +49,22 @@ def test_this_process_and_its_children_see_only_test_locations(real_user_locatio
     assert not Path(settings_file).is_relative_to(real_user_locations["settings"])
 
 
-def test_a_run_that_writes_the_users_settings_fails(tmp_path: Path) -> None:
-    """The session-end check in tests/conftest.py, in a nested run whose "user" lives in tmp_path."""
+@pytest.mark.parametrize("workers", [[], ["-n", "1"]], ids=["one-process", "xdist-worker"])
+def test_a_run_that_writes_the_users_settings_fails(tmp_path: Path, workers: list[str]) -> None:
+    """The session-end check in tests/conftest.py, in a nested run whose "user" lives in tmp_path; with xdist the
+    write happens in a worker and the controller, which alone checks, fails the run."""
     home = tmp_path / "user"
     (home / ".config" / "Concord").mkdir(parents=True)
     (home / ".config" / "Concord" / "Concord.conf").write_text("[General]\nannotator=me\n")
     env = {k: v for k, v in os.environ.items()
            if k not in ("CONCORD_TEST_HOME", "CONCORD_CACHE", "CONCORD_TEST_CACHE", "XDG_CONFIG_HOME",
                         "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME")} | {"HOME": str(home)}
+    env["CONCORD_TEST_CACHE"] = os.environ["CONCORD_CACHE"]  # this run's ONNX export: xdist workers need it first
     test = tmp_path / "test_escape.py"
     for body, status in (("pass", 0), (f"open({str(home / '.config' / 'Concord' / 'Concord.conf')!r}, 'a').write('x')", 1)):
         test.write_text(f"def test_x():\n    {body}\n")
         out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "tests.conftest",
-                              "--rootdir", str(tmp_path), str(test)], cwd=ROOT, env=env, capture_output=True,
+                              *workers, "--rootdir", str(tmp_path), str(test)], cwd=ROOT, env=env, capture_output=True,
                              text=True, timeout=300)
         assert out.returncode == status, out.stdout + out.stderr
         assert ("the test run changed the user's own files" in out.stdout) == bool(status), out.stdout
