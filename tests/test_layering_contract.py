@@ -230,19 +230,8 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return sorted(out)
 
 
-# Known, reported cycles (exactly these: a new one fails, and so does breaking one without removing it here):
-# - the export modules: export_generic -> export_manifest -> export_select -> export_generic (function-level), left
-#   while those files are being changed on other branches (issue #25 report);
-# - the ONNX backend and its export: onnx_backend exports the model on first use (onnx_export), and the export checks
-#   its file with the backend (onnx_export -> onnx_backend), both inside functions.
-KNOWN_CYCLES: list[list[str]] = [
-    ["app.io.export_generic", "app.io.export_manifest", "app.io.export_select"],
-    ["calibration.similarity.onnx_backend", "calibration.similarity.onnx_export"],
-]
-
-
 def test_no_import_cycle_even_inside_functions() -> None:
-    assert cycles(import_graph()) == KNOWN_CYCLES
+    assert cycles(import_graph()) == []
 
 
 def test_the_cycle_checker_finds_a_planted_cycle_inside_a_function(tmp_path: Path) -> None:
