@@ -74,10 +74,6 @@ SCHEMES = sorted(p.parent.name for p in (ROOT / "calibration" / "schemes").glob(
 # The registries' built-in lists ("module:attr" strings): the one place each layer names its built-in schemes.
 BUILTIN_LISTS = {"calibration/schemes/base.py", "app/schemes/loader.py"}
 RELEASED_MIGRATIONS = {"app/store/schema.py"}  # a released migration keeps the tables it created, named
-# Known, reported breaches (exactly these: a new one fails, and so does fixing one without removing it here):
-# calibration.search re-exports the violations scheme's MatchCalibrator & co. at their historical import path; it
-# goes when the GUI calibrates violations through the generic Calibrator (issue #25 item 3).
-KNOWN_SCHEME_REFS = ["calibration/search/__init__.py names violations"]
 
 
 def scheme_refs(path: Path) -> set[str]:
@@ -117,7 +113,7 @@ def test_outside_its_packages_no_module_imports_a_scheme() -> None:
             if rel in BUILTIN_LISTS | RELEASED_MIGRATIONS:
                 continue
             bad += [f"{rel} names {s}" for s in sorted(scheme_refs(path) - {owner(rel)})]
-    assert bad == KNOWN_SCHEME_REFS
+    assert bad == []
 
 
 def test_every_app_scheme_package_has_a_library_package_and_a_manifest() -> None:
