@@ -230,6 +230,37 @@ def test_no_import_cycle_even_inside_functions() -> None:
     assert cycles(import_graph()) == []
 
 
+def is_command_module(mod: str) -> bool:
+    """A CLI module: app.commands.*, app.cli*, or a scheme's own commands (app.schemes.<name>.commands)."""
+    parts = mod.split(".")
+    return (parts[:2] == ["app", "commands"] or (len(parts) == 2 and parts[0] == "app" and parts[1].startswith("cli"))
+            or (len(parts) == 4 and parts[:2] == ["app", "schemes"] and parts[3] == "commands"))
+
+
+def command_imports(graph: dict[str, set[str]]) -> list[str]:
+    """`X imports app.commands...` for every module outside the CLI that imports a command module: commands sit on
+    top (they parse arguments and run console loops); what they share lives below them (app/cli_*.py, services)."""
+    return sorted(f"{mod} imports {t}" for mod, targets in graph.items() if not is_command_module(mod)
+                  for t in targets if t == "app.commands" or t.startswith("app.commands."))
+
+
+def test_only_the_cli_imports_command_modules() -> None:
+    assert command_imports(import_graph()) == []
+
+
+def test_the_command_checker_finds_a_planted_import(tmp_path: Path) -> None:
+    for rel, text in {"app/__init__.py": "", "app/commands/__init__.py": "", "app/commands/assign.py": "",
+                      "app/cli_progress.py": "from app.commands import assign\n",
+                      "app/schemes/__init__.py": "", "app/schemes/toy/__init__.py": "",
+                      "app/schemes/toy/commands.py": "from app.commands.assign import x\n",
+                      "app/schemes/toy/llm.py": "def f():\n    from app.commands.assign import x\n"}.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    graph = import_graph(("app",), tmp_path)
+    assert command_imports(graph) == ["app.schemes.toy.llm imports app.commands",
+                                      "app.schemes.toy.llm imports app.commands.assign"]
+
+
 def test_the_cycle_checker_finds_a_planted_cycle_inside_a_function(tmp_path: Path) -> None:
     pkg = tmp_path / "pkg"
     pkg.mkdir()

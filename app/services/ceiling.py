@@ -20,6 +20,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
 
+from app.figures import fmt_estimate
 from app.services.agreement import NOT_ITEMS, _finite, _items, records_by_id
 from calibration.schemes.base import registry
 
@@ -164,22 +165,13 @@ def _mean(values: Any) -> float | None:
 
 def ceiling_rows(result: dict[str, Any]) -> list[tuple[str, str, str]]:
     """(figure, estimate [interval], n) rows for a CLI table or the calibration panel."""
-    def fmt(ci: Any) -> str:
-        if ci is None:
-            return "-"
-        if isinstance(ci, float):
-            return f"{ci:.3f}"
-        est = ci.get("estimate")
-        if est is None:
-            return "-"
-        lo, hi = ci.get("low"), ci.get("high")
-        return f"{est:.3f}" if lo is None or hi is None else f"{est:.3f} [{lo:.3f}, {hi:.3f}]"
-
     hh, mh = result["human_human"], result.get("metric_human") or {}
     n = f"{result['units']} units, {result['annotators']} annotators"
-    rows = [("human-human Fleiss' kappa", fmt(hh["kappa"]), n), ("human-human Krippendorff's alpha", fmt(hh["alpha"]), n),
-            ("human-human mean pairwise Cohen's kappa", fmt(hh["mean_pair_kappa"]), n)]
+    rows = [("human-human Fleiss' kappa", fmt_estimate(hh["kappa"]), n),
+            ("human-human Krippendorff's alpha", fmt_estimate(hh["alpha"]), n),
+            ("human-human mean pairwise Cohen's kappa", fmt_estimate(hh["mean_pair_kappa"]), n)]
     if mh:
-        rows += [("metric vs resolved human label, Cohen's kappa", fmt(mh["kappa_vs_resolved"]), f"{mh['items']} items"),
-                 ("metric vs each annotator, mean Cohen's kappa", fmt(mh["mean_kappa_vs_each"]), f"{mh['items']} items")]
+        items = f"{mh['items']} items"
+        rows += [("metric vs resolved human label, Cohen's kappa", fmt_estimate(mh["kappa_vs_resolved"]), items),
+                 ("metric vs each annotator, mean Cohen's kappa", fmt_estimate(mh["mean_kappa_vs_each"]), items)]
     return rows
