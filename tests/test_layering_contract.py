@@ -138,6 +138,58 @@ def test_the_seam_checker_finds_a_planted_scheme_import(tmp_path: Path) -> None:
     assert scheme_part("app/schemes/rubric/store.py") == "store" and scheme_part("app/gui/views/base.py") is None
 
 
+# -- no private name taken from another module (issue #25 item 3) --------------------------------------------------
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def private_uses(roots: tuple[str, ...] = ("app", "calibration"), base: Path = ROOT) -> list[str]:
+    """`file:line name` for each `from X import _name` and `X._name` (X a project module bound by an import) where X
+    is another module: a name one module shares with others is public, so renaming a private one breaks nothing."""
+    paths = {module_name(p, base): p for r in roots for p in (base / r).rglob("*.py")}
+    bad = []
+    for mod, path in sorted(paths.items()):
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        rel = path.relative_to(base).as_posix()
+        package = mod.split(".") if path.name == "__init__.py" else mod.split(".")[:-1]
+        bound: set[str] = set()  # local names of imported project modules
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                src = node.module or ""
+                if node.level:
+                    src = ".".join(package[:len(package) - node.level + 1] + ([node.module] if node.module else []))
+                if _top(src) not in roots:
+                    continue
+                bad += [f"{rel}:{node.lineno} {src}.{a.name}" for a in node.names if _private(a.name) and src != mod]
+                bound.update(a.asname or a.name for a in node.names if f"{src}.{a.name}" in paths)
+            elif isinstance(node, ast.Import):
+                bound.update(a.asname or _top(a.name) for a in node.names if _top(a.name) in roots)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and _private(node.attr):
+                root = node.value
+                while isinstance(root, ast.Attribute):
+                    root = root.value
+                if isinstance(root, ast.Name) and root.id in bound:
+                    bad.append(f"{rel}:{node.lineno} {ast.unparse(node)}")
+    return bad
+
+
+def test_no_module_takes_another_modules_private_names() -> None:
+    assert private_uses() == []
+
+
+def test_the_private_name_checker_finds_planted_uses(tmp_path: Path) -> None:
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("def _helper(): pass\ndef __getattr__(n): pass\ndef f():\n    from pkg.a import _helper\n")
+    (pkg / "b.py").write_text("from pkg.a import _helper, __getattr__\nimport pkg.a\nfrom pkg import a\n"
+                              "def f(self):\n    from . import a as other\n    return other._helper, pkg.a._helper, "
+                              "a._helper, self._x\n")
+    assert private_uses(("pkg",), tmp_path) == ["pkg/b.py:1 pkg.a._helper", "pkg/b.py:6 other._helper",
+                                                "pkg/b.py:6 pkg.a._helper", "pkg/b.py:6 a._helper"]
+
+
 # -- no import cycle, counting imports inside functions (issue #25) -------------------------------------------------
 def module_name(path: Path, base: Path = ROOT) -> str:
     parts = list(path.relative_to(base).with_suffix("").parts)

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from app.figures import fmt_estimate
-from app.services.agreement import NOT_ITEMS, _finite, _items, records_by_id
+from app.services.agreement import NOT_ITEMS, json_finite, record_items, records_by_id
 from calibration.schemes.base import registry
 
 METRIC = "\x00metric"  # the metric's rater name in the item tables (no annotator can be called this)
@@ -52,7 +52,7 @@ def ceiling(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0
             continue
         for annotator, kinds in by_annotator.items():
             for kind, value in kinds.items():
-                for item, cat in _items(scheme, record, unit, kind, value).items():
+                for item, cat in record_items(scheme, record, unit, kind, value).items():
                     humans.append((sid, f"{unit}|{kind}|{item}", annotator, repr(cat)))
         decided = machine.get((sid, unit)) if machine is not None else None
         if decided is None:
@@ -61,11 +61,11 @@ def ceiling(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0
             for kind, value in decided.items():
                 if kind in NOT_ITEMS:
                     continue
-                for item, cat in _items(scheme, record, unit, kind, value).items():
+                for item, cat in record_items(scheme, record, unit, kind, value).items():
                     metric_rows.append((sid, f"{unit}|{kind}|{item}", METRIC, repr(cat)))
             for kind, value in (resolved.get((sid, unit)) or {}).items():
                 if kind not in NOT_ITEMS:
-                    for item, cat in _items(scheme, record, unit, kind, value).items():
+                    for item, cat in record_items(scheme, record, unit, kind, value).items():
                         metric_rows.append((sid, f"{unit}|{kind}|{item}", RESOLVED, repr(cat)))
     if not humans:
         return None
@@ -79,14 +79,14 @@ def ceiling(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0
     items = {(r[0], r[1]) for r in metric_rows if r[2] == METRIC}
     if not items:
         out["note"] = "the metric's labels carry no items to compare (no stored machine label)"
-        return _finite(out)
+        return json_finite(out)
     rows = [r for r in metric_rows if (r[0], r[1]) in items] + [r for r in humans if (r[0], r[1]) in items]
     mh = item_agreement([r for r in rows if r[2] in (METRIC, RESOLVED)], n_boot=n_boot, seed=seed)
     each = item_agreement([r for r in rows if r[2] != RESOLVED], n_boot=0)
     metric_pairs = [p["kappa"]["estimate"] for p in each["pairs"] if METRIC in (p["a"], p["b"])]
     out["metric_human"] = {"kappa_vs_resolved": mh["pairs"][0]["kappa"] if mh["pairs"] else None,
                            "mean_kappa_vs_each": _mean(metric_pairs), "items": len(items)}
-    return _finite(out)
+    return json_finite(out)
 
 
 def ceiling_with_machine(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0,
