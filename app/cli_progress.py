@@ -1,7 +1,10 @@
 """One rich progress bar implementing app.progress.Progress for every CLI command (on stderr, so --json stays
-clean). Cancellation comes from an optional threading.Event (set by a SIGINT handler where a command has one)."""
+clean). Cancellation comes from an optional threading.Event, set by `sigint_cancels` (Ctrl-C) in a command or in a
+scheme's LLM run, which is why this lives here and not in app/commands: schemes import it without importing a
+command."""
 from __future__ import annotations
 
+import signal
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -45,3 +48,24 @@ def rich_progress(enabled: bool = True, label: str = "working") -> Iterator[Rich
         return
     with RichBar(label=label) as bar:
         yield bar
+
+
+@contextmanager
+def sigint_cancels(console: Console) -> Iterator[threading.Event]:
+    """First Ctrl-C: stop starting requests and let those in flight be saved. Second Ctrl-C: abort at once."""
+    event = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield event
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        if event.is_set():
+            raise KeyboardInterrupt
+        event.set()
+        console.print("[yellow]stopping after the requests in flight (Ctrl-C again to abort)[/]")
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield event
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -43,7 +43,7 @@ from calibration.schemes.violations.pairdata import PairData, human_rows  # noqa
 from calibration.schemes.violations.search import make_space  # noqa: E402
 from calibration.schemes.violations.space import SearchSpace  # noqa: E402
 from calibration.schemes.violations.synthetic import human_labels, synthetic_table  # noqa: E402
-from calibration.search import MatchCalibrator  # noqa: E402
+from calibration.schemes.violations.calibrator import MatchCalibrator  # noqa: E402
 
 TARGETS = {("ha", 10_000): 6.0, ("ha", 100_000): 60.0, ("std", 100_000): 12.0}  # issue #18, seconds wall
 

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from calibration.agreement import estimate_interval, nan_ratio
-from calibration.annotators import _boot_sums, _kappa_from_confusion
+from calibration.annotators import boot_sums, kappa_from_confusion
 
 COLUMNS = ("sample", "item", "annotator", "category", "kind", "ts", "adjudicated")
 
@@ -98,12 +98,12 @@ def compare(rows: pd.DataFrame, n_boot: int, seed: int, ci: float = 0.95) -> dic
     def stats(sums: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         conf = sums[..., :k * k].reshape(*sums.shape[:-1], k, k)
         h = sums[..., k * k:]
-        return (nan_ratio(np.trace(conf, axis1=-2, axis2=-1), conf.sum((-2, -1))), _kappa_from_confusion(conf, weights),
+        return (nan_ratio(np.trace(conf, axis1=-2, axis2=-1), conf.sum((-2, -1))), kappa_from_confusion(conf, weights),
                 nan_ratio(h[..., 2], h[..., 3]) - nan_ratio(h[..., 0], h[..., 1]))
 
     total = per_sample.sum(0)
     est = stats(total)
-    reps = stats(_boot_sums(per_sample, n_boot, seed)) if n_boot > 0 else (None, None, None)
+    reps = stats(boot_sums(per_sample, n_boot, seed)) if n_boot > 0 else (None, None, None)
     h = total[k * k:]
     timed = rows["ts"].to_numpy(dtype=float)
     timed = timed[np.isfinite(timed)]

@@ -39,7 +39,7 @@ KAPPA_WEIGHTS: dict[str, str | None] = {"nominal": None, "ordinal": "linear", "i
 
 
 # -- bootstrap of per-sample sums -------------------------------------------------------------------------------------------------
-def _boot_sums(per_sample: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
+def boot_sums(per_sample: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
     """(n_boot, D) column sums of `per_sample` (n_samples, D) over bootstrap resamples of the samples."""
     out = np.empty((n_boot, per_sample.shape[1]))
     lo = 0
@@ -71,7 +71,7 @@ def _table(table: pd.DataFrame | Iterable[Any]) -> pd.DataFrame:
     return df
 
 
-def _kappa_from_confusion(conf: np.ndarray, weights: np.ndarray) -> np.ndarray:
+def kappa_from_confusion(conf: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """Cohen's kappa of (..., K, K) confusion counts: 1 - sum(w O) / sum(w E), as scikit-learn defines it."""
     n = conf.sum(axis=(-2, -1), keepdims=True)
     expected = conf.sum(-1, keepdims=True) * conf.sum(-2, keepdims=True) / np.where(n > 0, n, 1)
@@ -169,7 +169,7 @@ def item_agreement(
         ra, rb = ratings[a][both], ratings[b][both]
         # the pair's confusion counts through sklearn's formula (tested equal to cohen_kappa_score): importing
         # sklearn.metrics costs 1-2 s, a large part of a first `concord calibrate` that shows the human ceiling
-        kappa = float(_kappa_from_confusion(blocks[-1].sum(axis=0).reshape(k, k), weights)) if both.any() else math.nan
+        kappa = float(kappa_from_confusion(blocks[-1].sum(axis=0).reshape(k, k), weights)) if both.any() else math.nan
         pair_rows.append({"a": annotators[a], "b": annotators[b], "n_items": int(both.sum()),
                           "observed_agreement": float((ra == rb).mean()) if both.any() else math.nan,
                           "kappa": kappa})
@@ -190,14 +190,14 @@ def item_agreement(
         conf = sums[..., :off].reshape(*sums.shape[:-1], len(pairs), k, k)
         fl = sums[..., off:off + 2 + k]
         o = sums[..., off + 2 + k:].reshape(*sums.shape[:-1], k, k)
-        return _kappa_from_confusion(conf, weights), _fleiss(fl[..., 0], fl[..., 2:], fl[..., 1]), \
+        return kappa_from_confusion(conf, weights), _fleiss(fl[..., 0], fl[..., 2:], fl[..., 1]), \
             _alpha_from_coincidence(o, level, numeric)
 
     _, fleiss_est, _ = stats(per_sample.sum(0))
     alpha_est = (float(krippendorff.alpha(value_counts=counts[pairable], value_domain=numeric,
                                           level_of_measurement=level))
                  if pairable.any() and (counts[pairable].sum(0) > 0).sum() > 1 else math.nan)
-    reps = stats(_boot_sums(per_sample, n_boot, seed)) if n_boot > 0 else None
+    reps = stats(boot_sums(per_sample, n_boot, seed)) if n_boot > 0 else None
     for p, row in enumerate(pair_rows):
         row["kappa"] = estimate_interval(row["kappa"], None if reps is None else reps[0][:, p], ci)
     overall = {"kappa": estimate_interval(float(fleiss_est), None if reps is None else reps[1], ci),

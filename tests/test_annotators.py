@@ -12,7 +12,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from calibration.annotators import (
     _alpha_from_coincidence,
-    _kappa_from_confusion,
+    kappa_from_confusion,
     item_agreement,
     span_agreement,
     unitizing_alpha,
@@ -98,7 +98,7 @@ def test_bootstrap_closed_forms_equal_the_libraries(level: str) -> None:
     weights = {"nominal": None, "ordinal": "linear", "interval": "quadratic"}[level]
     idx = np.arange(k)
     w = {None: 1 - np.eye(k), "linear": abs(idx[:, None] - idx), "quadratic": (idx[:, None] - idx) ** 2}[weights]
-    assert _kappa_from_confusion(conf, w) == pytest.approx(cohen_kappa_score(a, b, weights=weights))
+    assert kappa_from_confusion(conf, w) == pytest.approx(cohen_kappa_score(a, b, weights=weights))
     rows = [(f"s{u // 3}", u, f"r{r}", int(v)) for r in range(3) for u, v in enumerate(data[r]) if not np.isnan(v)]
     rows = [(s, i, r, v, 2.0 if r == "r0" else 4.0) for s, i, r, v in rows]
     out = item_agreement(rows, level=level, n_boot=200)  # type: ignore[arg-type]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from app.commands.agreement import fmt
+from app.figures import fmt_estimate as fmt
 from app.services.agreement import agreement_over_time, annotator_quality
 from app.store import Change
 from tests.gui_data import open_window, settings  # noqa: F401 - fixtures

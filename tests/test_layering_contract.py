@@ -74,10 +74,6 @@ SCHEMES = sorted(p.parent.name for p in (ROOT / "calibration" / "schemes").glob(
 # The registries' built-in lists ("module:attr" strings): the one place each layer names its built-in schemes.
 BUILTIN_LISTS = {"calibration/schemes/base.py", "app/schemes/loader.py"}
 RELEASED_MIGRATIONS = {"app/store/schema.py"}  # a released migration keeps the tables it created, named
-# Known, reported breaches (exactly these: a new one fails, and so does fixing one without removing it here):
-# calibration.search re-exports the violations scheme's MatchCalibrator & co. at their historical import path; it
-# goes when the GUI calibrates violations through the generic Calibrator (issue #25 item 3).
-KNOWN_SCHEME_REFS = ["calibration/search/__init__.py names violations"]
 
 
 def scheme_refs(path: Path) -> set[str]:
@@ -117,7 +113,7 @@ def test_outside_its_packages_no_module_imports_a_scheme() -> None:
             if rel in BUILTIN_LISTS | RELEASED_MIGRATIONS:
                 continue
             bad += [f"{rel} names {s}" for s in sorted(scheme_refs(path) - {owner(rel)})]
-    assert bad == KNOWN_SCHEME_REFS
+    assert bad == []
 
 
 def test_every_app_scheme_package_has_a_library_package_and_a_manifest() -> None:
@@ -140,6 +136,58 @@ def test_the_seam_checker_finds_a_planted_scheme_import(tmp_path: Path) -> None:
     assert owner("app/schemes/loader.py") is None and owner("calibration/schemes/base.py") is None
     assert scheme_part("app/schemes/violations/views_calibration.py") == "views"
     assert scheme_part("app/schemes/rubric/store.py") == "store" and scheme_part("app/gui/views/base.py") is None
+
+
+# -- no private name taken from another module (issue #25 item 3) --------------------------------------------------
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def private_uses(roots: tuple[str, ...] = ("app", "calibration"), base: Path = ROOT) -> list[str]:
+    """`file:line name` for each `from X import _name` and `X._name` (X a project module bound by an import) where X
+    is another module: a name one module shares with others is public, so renaming a private one breaks nothing."""
+    paths = {module_name(p, base): p for r in roots for p in (base / r).rglob("*.py")}
+    bad = []
+    for mod, path in sorted(paths.items()):
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        rel = path.relative_to(base).as_posix()
+        package = mod.split(".") if path.name == "__init__.py" else mod.split(".")[:-1]
+        bound: set[str] = set()  # local names of imported project modules
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                src = node.module or ""
+                if node.level:
+                    src = ".".join(package[:len(package) - node.level + 1] + ([node.module] if node.module else []))
+                if _top(src) not in roots:
+                    continue
+                bad += [f"{rel}:{node.lineno} {src}.{a.name}" for a in node.names if _private(a.name) and src != mod]
+                bound.update(a.asname or a.name for a in node.names if f"{src}.{a.name}" in paths)
+            elif isinstance(node, ast.Import):
+                bound.update(a.asname or _top(a.name) for a in node.names if _top(a.name) in roots)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and _private(node.attr):
+                root = node.value
+                while isinstance(root, ast.Attribute):
+                    root = root.value
+                if isinstance(root, ast.Name) and root.id in bound:
+                    bad.append(f"{rel}:{node.lineno} {ast.unparse(node)}")
+    return bad
+
+
+def test_no_module_takes_another_modules_private_names() -> None:
+    assert private_uses() == []
+
+
+def test_the_private_name_checker_finds_planted_uses(tmp_path: Path) -> None:
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("def _helper(): pass\ndef __getattr__(n): pass\ndef f():\n    from pkg.a import _helper\n")
+    (pkg / "b.py").write_text("from pkg.a import _helper, __getattr__\nimport pkg.a\nfrom pkg import a\n"
+                              "def f(self):\n    from . import a as other\n    return other._helper, pkg.a._helper, "
+                              "a._helper, self._x\n")
+    assert private_uses(("pkg",), tmp_path) == ["pkg/b.py:1 pkg.a._helper", "pkg/b.py:6 other._helper",
+                                                "pkg/b.py:6 pkg.a._helper", "pkg/b.py:6 a._helper"]
 
 
 # -- no import cycle, counting imports inside functions (issue #25) -------------------------------------------------
@@ -230,19 +278,39 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return sorted(out)
 
 
-# Known, reported cycles (exactly these: a new one fails, and so does breaking one without removing it here):
-# - the export modules: export_generic -> export_manifest -> export_select -> export_generic (function-level), left
-#   while those files are being changed on other branches (issue #25 report);
-# - the ONNX backend and its export: onnx_backend exports the model on first use (onnx_export), and the export checks
-#   its file with the backend (onnx_export -> onnx_backend), both inside functions.
-KNOWN_CYCLES: list[list[str]] = [
-    ["app.io.export_generic", "app.io.export_manifest", "app.io.export_select"],
-    ["calibration.similarity.onnx_backend", "calibration.similarity.onnx_export"],
-]
-
-
 def test_no_import_cycle_even_inside_functions() -> None:
-    assert cycles(import_graph()) == KNOWN_CYCLES
+    assert cycles(import_graph()) == []
+
+
+def is_command_module(mod: str) -> bool:
+    """A CLI module: app.commands.*, app.cli*, or a scheme's own commands (app.schemes.<name>.commands)."""
+    parts = mod.split(".")
+    return (parts[:2] == ["app", "commands"] or (len(parts) == 2 and parts[0] == "app" and parts[1].startswith("cli"))
+            or (len(parts) == 4 and parts[:2] == ["app", "schemes"] and parts[3] == "commands"))
+
+
+def command_imports(graph: dict[str, set[str]]) -> list[str]:
+    """`X imports app.commands...` for every module outside the CLI that imports a command module: commands sit on
+    top (they parse arguments and run console loops); what they share lives below them (app/cli_*.py, services)."""
+    return sorted(f"{mod} imports {t}" for mod, targets in graph.items() if not is_command_module(mod)
+                  for t in targets if t == "app.commands" or t.startswith("app.commands."))
+
+
+def test_only_the_cli_imports_command_modules() -> None:
+    assert command_imports(import_graph()) == []
+
+
+def test_the_command_checker_finds_a_planted_import(tmp_path: Path) -> None:
+    for rel, text in {"app/__init__.py": "", "app/commands/__init__.py": "", "app/commands/assign.py": "",
+                      "app/cli_progress.py": "from app.commands import assign\n",
+                      "app/schemes/__init__.py": "", "app/schemes/toy/__init__.py": "",
+                      "app/schemes/toy/commands.py": "from app.commands.assign import x\n",
+                      "app/schemes/toy/llm.py": "def f():\n    from app.commands.assign import x\n"}.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    graph = import_graph(("app",), tmp_path)
+    assert command_imports(graph) == ["app.schemes.toy.llm imports app.commands",
+                                      "app.schemes.toy.llm imports app.commands.assign"]
 
 
 def test_the_cycle_checker_finds_a_planted_cycle_inside_a_function(tmp_path: Path) -> None:

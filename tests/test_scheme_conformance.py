@@ -1,12 +1,13 @@
-"""Issue #25 conformance: every registered scheme, and the toy scheme of tests/test_scheme_plugin.py, reports the
-same labeled/unlabeled counts on every surface -- `status --json`, the labels import summary, `export --dry-run
---json`, the export manifest, `splits --json`, `calibrate --json` and the app's status bar -- and those counts
+"""Issue #25 conformance: every registered scheme, and the toy schemes of tests/test_scheme_plugin.py (`binary`, and
+`binary_tabled` with its own SQL table, registered through the loader), report the same labeled/unlabeled counts on
+every surface -- `status --json`, the labels import summary, `export --dry-run --json`, the export manifest,
+`splits --json`, `calibrate --json` and the app's status bar -- and those counts
 are the ones a plain reading of the labels gives (a unit is labeled when a label other than a status or a note
 exists for it, or for its whole sample through a per-sample kind).
 
 Each scheme's project is built from data the test makes: some of the scheme's demo records (resources/demo, as
 `concord demo` imports them) and their decided labels (read from a demo project built by app/io/demo.py), split
-between two annotators who overlap on some units; the toy scheme's records come from its own generator.
+between two annotators who overlap on some units; the toy schemes' records come from their own generator.
 """
 from __future__ import annotations
 
@@ -25,8 +26,11 @@ from app.store import Project
 from calibration.schemes import base
 from tests.gui_data import open_window, settings  # noqa: F401 - fixtures
 from tests.test_scheme_plugin import NAME as TOY, SCHEME as TOY_SCHEME, UNIT as TOY_UNIT, _records as toy_records
+from tests.test_scheme_plugin import TABLED
+from tests.test_scheme_plugin import tabled  # noqa: F401 - fixture: the toy scheme with its own SQL table
 
-SCHEMES = [*base.registry().names(), TOY]
+SCHEMES = [*base.registry().names(), TOY, TABLED]
+TOYS = {TOY: "toy", TABLED: "tabled"}  # the test schemes and the fixtures that register them
 NOT_LABELS = ("status", "note")
 N_DECIDED, N_UNDECIDED = 6, 3  # samples per project: with labels (two annotators, overlapping), without
 
@@ -57,9 +61,9 @@ UNIT_KEYS = ("sample", "unit", "checker", "trait")  # what a label line's unit i
 def _source(name: str, demo: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """A scheme's records and label lines (without annotator) as the demo files hold them (resources/demo, each in
     its scheme's own format), or the toy scheme's generated ones."""
-    if name == TOY:
-        records = toy_records(N_DECIDED + N_UNDECIDED, seed=5)
-        return records, [{"scheme": TOY, "sample": r["id"], "unit": TOY_UNIT, "answer": r["confidence"] >= 0.6,
+    if name in TOYS:
+        records = [{**r, "scheme": name} for r in toy_records(N_DECIDED + N_UNDECIDED, seed=5)]
+        return records, [{"scheme": name, "sample": r["id"], "unit": TOY_UNIT, "answer": r["confidence"] >= 0.6,
                           "status": "accepted"} for r in records[:N_DECIDED]]
     from app.io.demo import DEMO_FILES, LABELS_FILE, SCHEME_DEMOS, demo_dir
 
@@ -154,8 +158,8 @@ def _surfaces(path: Path, name: str, tmp_path: Path, capsys: pytest.CaptureFixtu
 @pytest.mark.parametrize("name", SCHEMES)
 def test_every_surface_counts_alike(name: str, demo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                     request: pytest.FixtureRequest, qtbot: Any, open_window: Any) -> None:  # noqa: F811
-    if name == TOY:
-        request.getfixturevalue("toy")
+    if name in TOYS:
+        request.getfixturevalue(TOYS[name])
     path, summary = _make(tmp_path, demo, name, capsys)
     labeled, units = _expected(path, name)
     assert 0 < labeled < units  # some units labeled, some not: both figures are tested
@@ -234,8 +238,8 @@ def test_blind_mode_counts_an_annotators_own_queue(name: str, demo: Path, tmp_pa
                                                    capsys: pytest.CaptureFixture[str],
                                                    request: pytest.FixtureRequest) -> None:
     """The status bar in blind mode: the annotator's own labels over the units assigned to them."""
-    if name == TOY:
-        request.getfixturevalue("toy")
+    if name in TOYS:
+        request.getfixturevalue(TOYS[name])
     path, _ = _make(tmp_path, demo, name, capsys)
     with Project.open(path) as p:
         p.assign_work(["ana", "bo"], 1, seed=1)

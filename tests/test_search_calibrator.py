@@ -12,9 +12,10 @@ from sklearn.metrics import cohen_kappa_score
 
 from calibration.schemes.violations import COMPONENTS, HA_MATCH, STD_MATCH, MatchConfig, PairTable
 from calibration.schemes.violations import reference as ref
-from calibration.search import (
-    Cancelled, MatchCalibrator, SearchSpace, disagreements, objective_surface, threshold_curve,
-)
+from calibration.schemes.violations.calibrator import MatchCalibrator
+from calibration.schemes.violations.space import SearchSpace
+from calibration.schemes.violations.views import disagreements, threshold_curve
+from calibration.search import Cancelled, objective_surface
 from calibration.schemes.violations.synthetic import human_labels, synthetic_table
 
 SPACE = SearchSpace(rule=(0.01, 0.25, 0.5, 0.75))  # std components; rule grid holds the planted 0.5

@@ -177,7 +177,7 @@ def test_violations_fast_stats_equal_the_counted_decisions(matching: str) -> Non
 
 def test_the_scheme_hook_builds_the_violations_problem_the_calibrator_fits() -> None:
     from calibration.schemes.violations.search import search_problem
-    from calibration.search import MatchCalibrator
+    from calibration.schemes.violations.calibrator import MatchCalibrator
 
     table = synthetic_table(60, seed=9)
     human = human_labels(table, noise=0.05, seed=3)

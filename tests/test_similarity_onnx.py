@@ -16,7 +16,7 @@ from calibration.schemes.violations.config import HA_MATCH, STD_MATCH
 from calibration.schemes.violations.metrics import unit_counts
 from calibration.schemes.violations.pairs import build_pair_table
 from calibration.similarity import SentenceTransformerEmbedder, make_embedder
-from calibration.similarity.onnx_backend import INT8_WARNING, OnnxEmbedder, choose_threads
+from calibration.similarity.onnx_backend import INT8_WARNING, OnnxEmbedder, checker, choose_threads
 from calibration.similarity.onnx_export import FP32, INT8, MIN_COSINE, ensure_onnx, export_dir, read_meta
 
 BUNDLED = "sentence-transformers:all-MiniLM-L6-v2"
@@ -198,14 +198,14 @@ def test_export_once_atomically_in_the_cache_dir(tmp_path: Path, monkeypatch: py
     d = export_dir(model_dir, "all-MiniLM-L6-v2")
     assert d.parent == tmp_path / "cache" / "onnx" and d.name.startswith("all-MiniLM-L6-v2-")
     assert export_dir(model_dir, "sentence-transformers/x").name.startswith("sentence-transformers--x-")
-    f = ensure_onnx(model_dir, name="all-MiniLM-L6-v2")
+    f = ensure_onnx(model_dir, name="all-MiniLM-L6-v2", open_file=checker)
     assert f == d / FP32 and f.stat().st_size > 10_000_000
     meta = read_meta(d)
     assert meta["fp32_min_cosine"] >= MIN_COSINE and meta["probe_texts"] > 100
     mtime = f.stat().st_mtime_ns
-    assert ensure_onnx(model_dir, name="all-MiniLM-L6-v2") == f and f.stat().st_mtime_ns == mtime  # exported once
+    assert ensure_onnx(model_dir, name="all-MiniLM-L6-v2", open_file=checker) == f and f.stat().st_mtime_ns == mtime  # exported once
     assert sorted(p.name for p in d.iterdir()) == sorted([".lock", FP32, "meta.json"])  # no temporary file left
-    q = ensure_onnx(model_dir, int8=True, name="all-MiniLM-L6-v2")
+    q = ensure_onnx(model_dir, int8=True, name="all-MiniLM-L6-v2", open_file=checker)
     assert q == d / INT8 and q.stat().st_size < f.stat().st_size / 2
     assert 0.5 < read_meta(d)["int8_min_cosine"] < 1.0 and read_meta(d)["fp32_min_cosine"] == meta["fp32_min_cosine"]
     with pytest.warns(UserWarning, match="recalibrat"):

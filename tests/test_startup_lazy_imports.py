@@ -46,7 +46,8 @@ def test_calibration_fit_and_human_ceiling_skip_sklearn_and_scipy_stats() -> Non
     """What a first `concord calibrate` runs -- a grid fit (folds, kappa, bootstrap) and the human ceiling's pairwise
     kappa -- needs neither scikit-learn (1.2-1.7 s to import) nor scipy.stats."""
     code = ("from calibration.schemes.violations.synthetic import human_labels, synthetic_table\n"
-            "from calibration.search import MatchCalibrator, SearchSpace\n"
+            "from calibration.schemes.violations.calibrator import MatchCalibrator\n"
+            "from calibration.schemes.violations.space import SearchSpace\n"
             "from calibration.annotators import item_agreement\n"
             "t = synthetic_table(40, seed=1)\n"
             "cal = MatchCalibrator(space=SearchSpace.preset('std'), n_boot=20).fit(t, human_labels(t), range(len(t.groups)))\n"

@@ -13,9 +13,9 @@ or null), schemes, pairs, annotators (docs/json.md).
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from app.cli_options import non_negative_int, scheme_name
+from app.figures import fmt_estimate as fmt
 from app.json_outputs import dumps
 from app.names import terminal_safe
 
@@ -49,18 +49,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     add_options(p)
     p.set_defaults(func=run)
-
-
-def fmt(ci: Any) -> str:
-    """estimate [low, high], or '-' when undefined."""
-    if ci is None:
-        return "-"
-    if not isinstance(ci, dict):
-        return f"{ci:.3f}" if isinstance(ci, float) else str(ci)
-    est, lo, hi = ci.get("estimate"), ci.get("low"), ci.get("high")
-    if est is None:
-        return "-"
-    return f"{est:.3f}" if lo is None or hi is None else f"{est:.3f} [{lo:.3f}, {hi:.3f}]"
 
 
 def run(args: argparse.Namespace) -> int:

@@ -11,13 +11,7 @@ asking again costs nothing. The API key comes from OPENAI_API_KEY only (no flag:
 from __future__ import annotations
 
 import argparse
-import signal
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
-
-from rich.console import Console
 
 from app import cli_help
 from app.cli_options import positive_int, scheme_name
@@ -57,27 +51,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--source", default=None, help="source id to save under (default: bucket-assigner@VERSION|MODEL; trace: llm:MODEL; "
                    "rgb: llm_judge:MODEL)")
     p.set_defaults(func=run)
-
-
-@contextmanager
-def sigint_cancels(console: Console) -> Iterator[threading.Event]:
-    """First Ctrl-C: stop starting requests and let those in flight be saved. Second Ctrl-C: abort at once."""
-    event = threading.Event()
-    if threading.current_thread() is not threading.main_thread():
-        yield event
-        return
-
-    def handler(signum: int, frame: Any) -> None:
-        if event.is_set():
-            raise KeyboardInterrupt
-        event.set()
-        console.print("[yellow]stopping after the requests in flight (Ctrl-C again to abort)[/]")
-
-    previous = signal.signal(signal.SIGINT, handler)
-    try:
-        yield event
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def _check_args(args: argparse.Namespace) -> None:

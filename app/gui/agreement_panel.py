@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.commands.agreement import fmt
+from app.figures import fmt_estimate as fmt
 from app.gui.agreement_quality import OverTimePage, QualityPage
 from app.gui.banner import MessageBar
 from app.gui.models import Column, RecordTableModel

@@ -7,7 +7,7 @@ from typing import Any
 
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QVBoxLayout, QWidget
 
-from app.commands.agreement import fmt
+from app.figures import fmt_estimate as fmt
 from app.gui.charts import IntervalChart
 from app.gui.models import Column, RecordTableModel
 from app.gui.plaintext import plain_label

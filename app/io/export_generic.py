@@ -99,12 +99,12 @@ class GenericExport(SchemeExport):
         return {}
 
     def card_tables(self, manifest: Mapping[str, Any], ext: str) -> list[str]:
-        from app.io.export_manifest import _cell
+        from app.io.markdown import cell
 
         v = manifest["counts"]["schemes"].get(self.scheme)
         if v is None:
             return []
         scheme = self.scheme
-        return [f"`{scheme}.{ext}` holds {v['samples']} {_cell(scheme)} records ({v['units']} human-decided units) as "
+        return [f"`{scheme}.{ext}` holds {v['samples']} {cell(scheme)} records ({v['units']} human-decided units) as "
                 f"`concord import` reads them; `{scheme}_labels.{ext}` holds every annotator's {v['labels']} labels of "
                 "those units as label lines `{scheme, sample, unit, kind, value, annotator, resolved}`.", ""]

@@ -17,6 +17,7 @@ import numpy as np
 from app.io.export_annotators import card_lines, inter_annotator
 from app.io.export_parts import SchemeExport
 from app.io.export_select import Filters, Selection
+from app.io.markdown import cell
 from app.store import Project
 
 MANIFEST_FORMAT = 1
@@ -97,15 +98,6 @@ def build_manifest(project: Project, name: str, version: str, fmt: str, filters:
     })
 
 
-def _cell(x: Any) -> str:
-    """A Markdown table cell: checker names contain '|', which would split the cell."""
-    return str(x).replace("|", "\\|")
-
-
-def _fmt(x: Any) -> str:
-    return f"{x:.3f}" if isinstance(x, float) else ("–" if x is None else str(x))
-
-
 def readme(manifest: dict[str, Any], adapters: Sequence[SchemeExport]) -> str:
     """The data card: what is in the split, how it was made, how to load and verify it. `adapters`: the split's
     parts' export adapters, in the order the export visited them (each writes its own paragraphs)."""
@@ -153,12 +145,12 @@ def readme(manifest: dict[str, Any], adapters: Sequence[SchemeExport]) -> str:
         "",
         "| scheme | samples | units | labeled units | labels |",
         "|---|---|---|---|---|",
-        *[f"| {_cell(k)} | {v['samples']} | {v['units']} | {v.get('labeled', '–')} | {v['labels']} |"
+        *[f"| {cell(k)} | {v['samples']} | {v['units']} | {v.get('labeled', '–')} | {v['labels']} |"
           for k, v in c["schemes"].items()],
         "",
-        "| split | " + " | ".join(_cell(name) for name in schemes) + " |",
+        "| split | " + " | ".join(cell(name) for name in schemes) + " |",
         "|---|" + "---|" * len(schemes),
-        *[f"| {_cell(k)} | " + " | ".join(str(v.get(name, 0)) for name in schemes) + " |" for k, v in c["by_split"].items()],
+        *[f"| {cell(k)} | " + " | ".join(str(v.get(name, 0)) for name in schemes) + " |" for k, v in c["by_split"].items()],
         "",
     ]
     for a in adapters:

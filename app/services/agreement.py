@@ -71,7 +71,7 @@ def unit_items(scope: Mapping[str, Any]) -> tuple[dict[tuple[str, str], list[tup
                 if lk is not None and lk.per_sample and isinstance(value, list):
                     candidates[(name, kind)][(sid, annotator)] = value
                     continue
-                for item, category in _items(scheme, record, unit, kind, value).items():
+                for item, category in record_items(scheme, record, unit, kind, value).items():
                     if category is not None:
                         items[(name, kind)].append((sid, unit, item, annotator, _category(category)))
     spans: dict[tuple[str, str], dict[tuple[str, str], list[tuple[int, int]]]] = {}
@@ -84,7 +84,7 @@ def unit_items(scope: Mapping[str, Any]) -> tuple[dict[tuple[str, str], list[tup
         # per-sample kinds that are not spans are items of unit ''
         for (sid, annotator), value in sets.items():
             rec = scope[key[0]]["records"].get(sid)
-            for item, category in _items(scheme, rec, "", key[1], value).items():
+            for item, category in record_items(scheme, rec, "", key[1], value).items():
                 if category is not None:
                     items[key].append((sid, "", item, annotator, _category(category)))
     return dict(items), spans
@@ -96,7 +96,7 @@ def records_by_id(project: Any, name: str) -> dict[str, Any]:
     return {scheme.record_id(r): r for r in project.scheme_records(name)}
 
 
-def _items(scheme: Any, record: Any, unit: str, kind: str, value: Any) -> dict[str, Any]:
+def record_items(scheme: Any, record: Any, unit: str, kind: str, value: Any) -> dict[str, Any]:
     if record is None:
         return {}
     try:
@@ -125,10 +125,10 @@ def agreement(project: Any, *, schemes: Sequence[str] | None = None, iou: float 
         if len({r[2] for r in rows}) < 2:
             per[name][kind] = {"n_labels": len(rows), "note": "fewer than two annotators"}
             continue
-        per[name][kind] = _finite(item_agreement(rows, n_boot=n_boot, seed=seed))
+        per[name][kind] = json_finite(item_agreement(rows, n_boot=n_boot, seed=seed))
     pooled_spans: dict[tuple[str, str], list[tuple[int, int]]] = {}
     for (name, kind), sets in sorted(spans.items()):
-        per[name][kind] = _finite(span_agreement(sets, iou, lengths=lengths, n_boot=n_boot, seed=seed))
+        per[name][kind] = json_finite(span_agreement(sets, iou, lengths=lengths, n_boot=n_boot, seed=seed))
         pooled_spans.update({(f"{name}:{kind}:{s}", a): v for (s, a), v in sets.items()})
     out: dict[str, Any] = {"iou": iou, "n_boot": n_boot, "schemes": dict(per),
                            "overall": {"kappa": None, "alpha": None, "span_f1": None, "u_alpha": None}}
@@ -137,7 +137,7 @@ def agreement(project: Any, *, schemes: Sequence[str] | None = None, iou: float 
     if len({r[2] for r in pooled_items}) >= 2:
         # one kind: the pooled figures are that kind's (same items, categories only renamed), so not computed twice
         single = per[next(iter(items))[0]][next(iter(items))[1]] if len(items) == 1 else {}
-        res = single if "overall" in single else _finite(item_agreement(pooled_items, n_boot=n_boot, seed=seed))
+        res = single if "overall" in single else json_finite(item_agreement(pooled_items, n_boot=n_boot, seed=seed))
         out["overall"].update(kappa=res["overall"]["kappa"], alpha=res["overall"]["alpha"],
                               n_items_pairable=res["overall"]["n_items_pairable"])
         for p in res["pairs"]:
@@ -148,7 +148,7 @@ def agreement(project: Any, *, schemes: Sequence[str] | None = None, iou: float 
     if pooled_spans:
         lengths_pooled = {f"{n}:{k}:{s}": lengths[s] for (n, k), sets in spans.items() for (s, _) in sets}
         res = (per[next(iter(spans))[0]][next(iter(spans))[1]] if len(spans) == 1
-               else _finite(span_agreement(pooled_spans, iou, lengths=lengths_pooled, n_boot=n_boot, seed=seed)))
+               else json_finite(span_agreement(pooled_spans, iou, lengths=lengths_pooled, n_boot=n_boot, seed=seed)))
         out["overall"].update(span_f1=res["overall"]["span_f1"], u_alpha=res["overall"]["u_alpha"],
                               matched=res["overall"]["matched"], spans_compared=res["overall"]["spans_compared"])
         for p in res["pairs"]:
@@ -184,14 +184,14 @@ def _people(project: Any, agree: Mapping[str, Mapping[str, Any]], scope: Mapping
     return rows
 
 
-def _finite(obj: Any) -> Any:
+def json_finite(obj: Any) -> Any:
     """NaN -> None, so --json is valid JSON and the tables print '-'."""
     if isinstance(obj, float):
         return obj if math.isfinite(obj) else None
     if isinstance(obj, dict):
-        return {k: _finite(v) for k, v in obj.items()}
+        return {k: json_finite(v) for k, v in obj.items()}
     if isinstance(obj, list):
-        return [_finite(v) for v in obj]
+        return [json_finite(v) for v in obj]
     return obj
 
 
@@ -264,7 +264,7 @@ def annotator_quality(project: Any, *, schemes: Sequence[str] | None = None, n_b
     people = {a for data in scope.values() for (_s, _u, a) in data["labels"]}
     seconds = {a: v for a, v in _decision_seconds(project, scope).items() if a in people}
     statuses = _statuses(project, scope, samples)
-    return _finite(quality(table, statuses=statuses, seconds=seconds, n_boot=n_boot, seed=seed))
+    return json_finite(quality(table, statuses=statuses, seconds=seconds, n_boot=n_boot, seed=seed))
 
 
 def agreement_over_time(project: Any, *, window: str | int = "day", schemes: Sequence[str] | None = None,
@@ -316,7 +316,7 @@ def agreement_over_time(project: Any, *, window: str | int = "day", schemes: Seq
         if sets:
             res = span_agreement(sets, iou, lengths=pooled_lengths, n_boot=n_boot, seed=seed)
             row.update(n_span_samples=len({key[0] for key in sets}), span_f1=res["overall"]["span_f1"])
-        windows.append(_finite(row))
+        windows.append(json_finite(row))
     flagged = {stat: drops([w[stat] for w in windows]) for stat in ("kappa", "alpha", "span_f1")}
     for i, w in enumerate(windows):
         w["drops"] = [stat for stat, marks in flagged.items() if marks[i]]

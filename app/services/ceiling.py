@@ -20,7 +20,8 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
 
-from app.services.agreement import NOT_ITEMS, _finite, _items, records_by_id
+from app.figures import fmt_estimate
+from app.services.agreement import NOT_ITEMS, json_finite, record_items, records_by_id
 from calibration.schemes.base import registry
 
 METRIC = "\x00metric"  # the metric's rater name in the item tables (no annotator can be called this)
@@ -51,7 +52,7 @@ def ceiling(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0
             continue
         for annotator, kinds in by_annotator.items():
             for kind, value in kinds.items():
-                for item, cat in _items(scheme, record, unit, kind, value).items():
+                for item, cat in record_items(scheme, record, unit, kind, value).items():
                     humans.append((sid, f"{unit}|{kind}|{item}", annotator, repr(cat)))
         decided = machine.get((sid, unit)) if machine is not None else None
         if decided is None:
@@ -60,11 +61,11 @@ def ceiling(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0
             for kind, value in decided.items():
                 if kind in NOT_ITEMS:
                     continue
-                for item, cat in _items(scheme, record, unit, kind, value).items():
+                for item, cat in record_items(scheme, record, unit, kind, value).items():
                     metric_rows.append((sid, f"{unit}|{kind}|{item}", METRIC, repr(cat)))
             for kind, value in (resolved.get((sid, unit)) or {}).items():
                 if kind not in NOT_ITEMS:
-                    for item, cat in _items(scheme, record, unit, kind, value).items():
+                    for item, cat in record_items(scheme, record, unit, kind, value).items():
                         metric_rows.append((sid, f"{unit}|{kind}|{item}", RESOLVED, repr(cat)))
     if not humans:
         return None
@@ -78,14 +79,14 @@ def ceiling(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0
     items = {(r[0], r[1]) for r in metric_rows if r[2] == METRIC}
     if not items:
         out["note"] = "the metric's labels carry no items to compare (no stored machine label)"
-        return _finite(out)
+        return json_finite(out)
     rows = [r for r in metric_rows if (r[0], r[1]) in items] + [r for r in humans if (r[0], r[1]) in items]
     mh = item_agreement([r for r in rows if r[2] in (METRIC, RESOLVED)], n_boot=n_boot, seed=seed)
     each = item_agreement([r for r in rows if r[2] != RESOLVED], n_boot=0)
     metric_pairs = [p["kappa"]["estimate"] for p in each["pairs"] if METRIC in (p["a"], p["b"])]
     out["metric_human"] = {"kappa_vs_resolved": mh["pairs"][0]["kappa"] if mh["pairs"] else None,
                            "mean_kappa_vs_each": _mean(metric_pairs), "items": len(items)}
-    return _finite(out)
+    return json_finite(out)
 
 
 def ceiling_with_machine(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0,
@@ -164,22 +165,13 @@ def _mean(values: Any) -> float | None:
 
 def ceiling_rows(result: dict[str, Any]) -> list[tuple[str, str, str]]:
     """(figure, estimate [interval], n) rows for a CLI table or the calibration panel."""
-    def fmt(ci: Any) -> str:
-        if ci is None:
-            return "-"
-        if isinstance(ci, float):
-            return f"{ci:.3f}"
-        est = ci.get("estimate")
-        if est is None:
-            return "-"
-        lo, hi = ci.get("low"), ci.get("high")
-        return f"{est:.3f}" if lo is None or hi is None else f"{est:.3f} [{lo:.3f}, {hi:.3f}]"
-
     hh, mh = result["human_human"], result.get("metric_human") or {}
     n = f"{result['units']} units, {result['annotators']} annotators"
-    rows = [("human-human Fleiss' kappa", fmt(hh["kappa"]), n), ("human-human Krippendorff's alpha", fmt(hh["alpha"]), n),
-            ("human-human mean pairwise Cohen's kappa", fmt(hh["mean_pair_kappa"]), n)]
+    rows = [("human-human Fleiss' kappa", fmt_estimate(hh["kappa"]), n),
+            ("human-human Krippendorff's alpha", fmt_estimate(hh["alpha"]), n),
+            ("human-human mean pairwise Cohen's kappa", fmt_estimate(hh["mean_pair_kappa"]), n)]
     if mh:
-        rows += [("metric vs resolved human label, Cohen's kappa", fmt(mh["kappa_vs_resolved"]), f"{mh['items']} items"),
-                 ("metric vs each annotator, mean Cohen's kappa", fmt(mh["mean_kappa_vs_each"]), f"{mh['items']} items")]
+        items = f"{mh['items']} items"
+        rows += [("metric vs resolved human label, Cohen's kappa", fmt_estimate(mh["kappa_vs_resolved"]), items),
+                 ("metric vs each annotator, mean Cohen's kappa", fmt_estimate(mh["mean_kappa_vs_each"]), items)]
     return rows

@@ -145,10 +145,10 @@ def quick_check(conn: sqlite3.Connection, max_errors: int = MAX_ERRORS) -> list[
 
     For the app's background check: pass `project.conn` of a connection owned by the calling thread.
     """
-    return _pragma_list(conn, f"PRAGMA quick_check({int(max_errors)})")
+    return pragma_list(conn, f"PRAGMA quick_check({int(max_errors)})")
 
 
-def _pragma_list(conn: sqlite3.Connection, sql: str) -> list[str]:
+def pragma_list(conn: sqlite3.Connection, sql: str) -> list[str]:
     try:
         rows = [str(r[0]) for r in conn.execute(sql)]
     except sqlite3.DatabaseError as exc:
@@ -156,7 +156,7 @@ def _pragma_list(conn: sqlite3.Connection, sql: str) -> list[str]:
     return [] if rows == ["ok"] else rows
 
 
-def _foreign_keys(conn: sqlite3.Connection) -> list[str]:
+def foreign_key_problems(conn: sqlite3.Connection) -> list[str]:
     try:
         rows = conn.execute("PRAGMA foreign_key_check").fetchall()
     except sqlite3.DatabaseError as exc:
@@ -223,8 +223,8 @@ def integrity_report(path: str | Path, *, full: bool = True) -> HealthReport:
             return report
         version = check_marker(conn, p)
         report.schema_version = version if version >= 0 else None
-        report.integrity = _pragma_list(conn, f"PRAGMA {'integrity_check' if full else 'quick_check'}({MAX_ERRORS})")
-        report.foreign_keys = _foreign_keys(conn)
+        report.integrity = pragma_list(conn, f"PRAGMA {'integrity_check' if full else 'quick_check'}({MAX_ERRORS})")
+        report.foreign_keys = foreign_key_problems(conn)
         try:
             report.labels = labels_differences(conn)
         except sqlite3.DatabaseError as exc:

@@ -26,7 +26,7 @@ from typing import Any
 
 from app.errors import NotAProjectError, UsageError, os_error_message
 from app.files import regular_file
-from app.store.health import _foreign_keys, _pragma_list, derived_labels, open_readonly
+from app.store.health import derived_labels, foreign_key_problems, open_readonly, pragma_list
 from app.store.project import is_corrupt, store_error
 
 CHUNK = 500
@@ -141,8 +141,8 @@ def recover(source: str | Path, dest: str | Path | None = None) -> RecoveryRepor
                 rebuild_counts(out)
                 report.tables["row_counts"].copied = int(out.execute("SELECT count(*) FROM row_counts").fetchone()[0])
                 report.tables["row_counts"].note = "recounted"
-            report.integrity += _pragma_list(out, "PRAGMA integrity_check(100)")
-            report.foreign_keys = _foreign_keys(out)
+            report.integrity += pragma_list(out, "PRAGMA integrity_check(100)")
+            report.foreign_keys = foreign_key_problems(out)
         finally:
             out.close()
         os.replace(tmp, out_path)  # a new file: no connection of ours is open on it

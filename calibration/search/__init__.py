@@ -6,8 +6,8 @@ scores it with a shared objective (objectives.py), picks configs with a document
 held-out score with a bootstrap interval beside the scheme's baselines. See README.md in this folder.
 
 Exports load lazily (PEP 562), so `calibration.search.progress` (imported by app.progress) stays cheap to import.
-`MatchCalibrator`, `SearchSpace`, `disagreements` and `threshold_curve` are the violations scheme's front
-(calibration.schemes.violations), re-exported here for their historical import path.
+The violations scheme's front (`MatchCalibrator`, `SearchSpace`, `disagreements`, `threshold_curve`) lives in its
+package, calibration.schemes.violations (calibrator.py, space.py, views.py): this generic package names no scheme.
 """
 from __future__ import annotations
 
@@ -24,11 +24,6 @@ _EXPORTS = {
     "PAIR_OBJECTIVES": "calibration.search.objectives",
     "Cancelled": "calibration.search.progress",
     "objective_surface": "calibration.search.results", "curve": "calibration.search.results",
-    # the violations front, at its historical path
-    "MatchCalibrator": "calibration.schemes.violations.calibrator",
-    "SearchSpace": "calibration.schemes.violations.space", "DIMS": "calibration.schemes.violations.space",
-    "disagreements": "calibration.schemes.violations.views",
-    "threshold_curve": "calibration.schemes.violations.views",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -207,7 +207,8 @@ class OnnxEmbedder:
         if onnx_file is None:
             from calibration.similarity.onnx_export import ensure_onnx
 
-            onnx_file = str(ensure_onnx(root, int8=self.int8, name=self.cache_key.split(":", 1)[1]))
+            onnx_file = str(ensure_onnx(root, int8=self.int8, name=self.cache_key.split(":", 1)[1],
+                                        open_file=checker))
         cfg = _read_json(root / "sentence_bert_config.json")
         self.max_seq_length = int(cfg.get("max_seq_length") or 512)
         self.lowercase = bool(cfg.get("do_lower_case", False))
@@ -289,6 +290,11 @@ class OnnxEmbedder:
 
     def __repr__(self) -> str:
         return f"OnnxEmbedder({self.model!r}{', int8' if self.int8 else ''})"
+
+
+def checker(model_dir: str, onnx_file: str) -> OnnxEmbedder:
+    """The embedder the export checks a fresh file with (onnx_export.ensure_onnx's `open_file`): one thread."""
+    return OnnxEmbedder.from_files(model_dir, onnx_file, threads=1)
 
 
 def _read_json(p: Path) -> dict[str, Any]:

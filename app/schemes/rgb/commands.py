@@ -16,7 +16,7 @@ import argparse
 from rich.console import Console
 
 from app.cli_options import positive_int
-from app.cli_progress import RichBar
+from app.cli_progress import RichBar, sigint_cancels
 from app.errors import UsageError
 
 EPILOG = """examples:
@@ -67,7 +67,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from app.commands.assign import sigint_cancels
     from app.llm.report import finish_run
     from app.schemes.rgb.llm import SCHEME, awaiting, generate
     from app.llm.settings import LLMConfigError, LLMSettings

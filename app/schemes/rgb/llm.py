@@ -181,8 +181,7 @@ def assign_cli(args: Any) -> int:
     """`concord assign PROJECT --scheme rgb --judge [--model M]`: the judged checks, saved as they arrive."""
     from rich.console import Console
 
-    from app.cli_progress import RichBar
-    from app.commands.assign import sigint_cancels
+    from app.cli_progress import RichBar, sigint_cancels
     from app.errors import UsageError
     from app.llm.report import finish_run
     from app.llm.settings import DEFAULT_MODEL, LLMConfigError

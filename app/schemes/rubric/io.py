@@ -242,13 +242,13 @@ class RubricExport(SchemeExport):
         return "`{sample, trait, annotator, buckets}` for rubric traits"
 
     def card_agreement(self, manifest: Mapping[str, Any]) -> list[str]:
-        from app.io.export_manifest import _cell, _fmt
+        from app.io.markdown import cell, number
 
         rubric = manifest["agreement"]["rubric_llm_vs_human"]
         if not rubric:
             return []
         return ["LLM buckets vs human buckets per trait:", "", "| trait | samples | kept share | kappa |", "|---|---|---|---|",
-                *[f"| {_cell(k)} | {v['n_samples']} | {_fmt(v['kept_share'])} | {_fmt(v['kappa'])} |"
+                *[f"| {cell(k)} | {v['n_samples']} | {number(v['kept_share'])} | {number(v['kappa'])} |"
                   for k, v in rubric.items()], ""]
 
     def count_tables(self, counts: Mapping[str, Any]) -> list[Table]:

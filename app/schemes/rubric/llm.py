@@ -36,8 +36,7 @@ def _print_summary(console: Console, summary: RunSummary, skipped: int, source: 
 
 def assign_cli(args: argparse.Namespace) -> int:
     """Buckets for --trait from the chat model; exit 130 when interrupted, 1 when some unit failed."""
-    from app.cli_progress import RichBar
-    from app.commands.assign import sigint_cancels
+    from app.cli_progress import RichBar, sigint_cancels
     from app.errors import UsageError
     from app.schemes.rubric.llm_assigner import assign_buckets
     from app.llm.report import finish_run

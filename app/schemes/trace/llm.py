@@ -85,8 +85,7 @@ def assign_cli(args: Any) -> int:
     """`concord assign PROJECT --scheme trace [--model M] [--limit N]`: the LLM annotator, saved as it answers."""
     from rich.console import Console
 
-    from app.cli_progress import RichBar
-    from app.commands.assign import sigint_cancels
+    from app.cli_progress import RichBar, sigint_cancels
     from app.errors import UsageError
     from app.llm.report import finish_run
     from app.llm.settings import DEFAULT_MODEL, LLMConfigError

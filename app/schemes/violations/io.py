@@ -456,19 +456,19 @@ class ViolationsExport(SchemeExport):
         return [f"- match config: `{manifest['match_config']['ref']}`"]
 
     def card_tables(self, manifest: Mapping[str, Any], ext: str) -> list[str]:
-        from app.io.export_manifest import _cell, _fmt
+        from app.io.markdown import cell, number
 
         c = manifest["counts"]
         lines: list[str] = []
         if c["by_category"]:
             lines += ["| category | ground-truth violations |", "|---|---|",
-                      *[f"| {_cell(k)} | {v} |" for k, v in c["by_category"].items()], ""]
+                      *[f"| {cell(k)} | {v} |" for k, v in c["by_category"].items()], ""]
         if c["by_checker"]:
             lines += ["Checkers, scored against the human-validated ground truth with the human matches:", "",
                       "| checker | units | predictions | matches | precision | recall | F1 |",
                       "|---|---|---|---|---|---|---|",
-                      *[f"| {_cell(k)} | {v['units']} | {v['predictions']} | {v['human_matches']} | "
-                        f"{_fmt(v['precision'])} | {_fmt(v['recall'])} | {_fmt(v['f1'])} |"
+                      *[f"| {cell(k)} | {v['units']} | {v['predictions']} | {v['human_matches']} | "
+                        f"{number(v['precision'])} | {number(v['recall'])} | {number(v['f1'])} |"
                         for k, v in c["by_checker"].items()], ""]
         return lines
 

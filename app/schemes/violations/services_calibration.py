@@ -13,7 +13,9 @@ from app.store import Project
 from calibration.schemes.violations import MatchConfig
 from calibration.schemes.violations.config import DEFAULT_EMBEDDING
 from calibration.schemes.violations import search
-from calibration.search import MatchCalibrator, SearchSpace, SpaceError
+from calibration.schemes.violations.calibrator import MatchCalibrator
+from calibration.schemes.violations.space import SearchSpace
+from calibration.search import SpaceError
 from calibration.search.engines import check_engine
 
 

@@ -309,7 +309,7 @@ class MatchPage(QWidget):
         if cfg is None or self.table is None or self.labels is None or not self.labels.labeled_groups:
             self.dis_model.set_records([])
             return
-        from calibration.search import disagreements
+        from calibration.schemes.violations.views import disagreements
 
         df = disagreements(self.table, cfg, self.labels.matches, self.labels.labeled_groups)
         recs = [{"sample_id": r["sample_id"], "checker": r["checker"], "gt": int(r["gt"]), "pred": int(r["pred"]),

@@ -84,7 +84,7 @@ def key(name: str) -> str:
     return "[" + json.dumps(name, ensure_ascii=False) + "]"
 
 
-def _type(v: Any) -> str:
+def type_name(v: Any) -> str:
     if v is None:
         return "null"
     if isinstance(v, bool):
@@ -94,7 +94,9 @@ def _type(v: Any) -> str:
     return {str: "string", list: "array", dict: "object"}.get(type(v), type(v).__name__)
 
 
-class _Parser:
+class Parser:
+    """Collects every field problem of one record (not just the first), so the user fixes a file in one pass."""
+
     def __init__(self, fuzzy_threshold: float) -> None:
         self.problems: list[Problem] = []
         self.fuzzy = fuzzy_threshold
@@ -114,7 +116,7 @@ class _Parser:
         if isinstance(v, int) and not isinstance(v, bool):
             return str(v)  # integer ids are read as their decimal string
         if not isinstance(v, str):
-            self.err(path, f"expected a string, got {_type(v)}")
+            self.err(path, f"expected a string, got {type_name(v)}")
             return None
         if required and not v.strip():
             self.err(path, "must not be empty")
@@ -123,13 +125,13 @@ class _Parser:
 
     def reviews(self, raw: Any) -> dict[str, str] | None:
         if not isinstance(raw, list):
-            self.err("reviews", "is required" if raw is None else f"expected an array of reviews, got {_type(raw)}")
+            self.err("reviews", "is required" if raw is None else f"expected an array of reviews, got {type_name(raw)}")
             return None
         out: dict[str, str] = {}
         for i, r in enumerate(raw):
             path = f"reviews[{i}]"
             if not isinstance(r, dict):
-                self.err(path, f"expected a review object, got {_type(r)}")
+                self.err(path, f"expected a review object, got {type_name(r)}")
                 continue
             rid = self.string(r, "review_id", f"{path}.review_id")
             text = self.string(r, "text", f"{path}.text", required=False)
@@ -145,7 +147,7 @@ class _Parser:
 
     def incident(self, raw: Any, path: str, texts: Mapping[str, str], gt: bool) -> Incident | None:
         if not isinstance(raw, dict):
-            self.err(path, f"expected an incident object, got {_type(raw)}")
+            self.err(path, f"expected an incident object, got {type_name(raw)}")
             return None
         rid = self.string(raw, "review_id", f"{path}.review_id")
         sev = raw.get("severity")
@@ -153,18 +155,18 @@ class _Parser:
         if severity not in SEVERITIES:
             self.err(f"{path}.severity", "is required" if sev is None
                      else f"expected one of {list(SEVERITIES)}, got {sev!r}" if isinstance(sev, str)
-                     else f"expected a string, got {_type(sev)}")
+                     else f"expected a string, got {type_name(sev)}")
             severity = None
         mods_raw = raw.get("modifiers", [])
         modifiers: list[str] = []
         if mods_raw is None:
             mods_raw = []
         if not isinstance(mods_raw, list):
-            self.err(f"{path}.modifiers", f"expected an array of strings, got {_type(mods_raw)}")
+            self.err(f"{path}.modifiers", f"expected an array of strings, got {type_name(mods_raw)}")
         else:
             for j, m in enumerate(mods_raw):
                 if not isinstance(m, str) or not m.strip():
-                    self.err(f"{path}.modifiers[{j}]", f"expected a non-empty string, got {_type(m) if not isinstance(m, str) else 'an empty one'}")
+                    self.err(f"{path}.modifiers[{j}]", f"expected a non-empty string, got {type_name(m) if not isinstance(m, str) else 'an empty one'}")
                     continue
                 name = canonical_modifier(m)
                 if name not in MODIFIERS:
@@ -194,14 +196,14 @@ class _Parser:
         if raw is None:
             raw = []
         if not isinstance(raw, list):
-            self.err(path, f"expected an array, got {_type(raw)}")
+            self.err(path, f"expected an array, got {type_name(raw)}")
             return ()
         got = (self.incident(x, f"{path}[{i}]", texts, gt) for i, x in enumerate(raw))
         return tuple(x for x in got if x is not None)
 
     def method(self, raw: Any, path: str, texts: Mapping[str, str]) -> MethodResult | None:
         if not isinstance(raw, dict):
-            self.err(path, f"expected a method result object, got {_type(raw)}")
+            self.err(path, f"expected a method result object, got {type_name(raw)}")
             return None
         error = raw.get("error")
         if error is not None and not isinstance(error, str):
@@ -222,9 +224,9 @@ class _Parser:
 
 def parse_record(raw: Any, fuzzy_threshold: float = DEFAULT_FUZZY_THRESHOLD) -> tuple[AddmSample | None, list[Problem]]:
     """Validate one raw record. Returns the sample (None if any error) and every problem found."""
-    p = _Parser(fuzzy_threshold)
+    p = Parser(fuzzy_threshold)
     if not isinstance(raw, dict):
-        p.err("", f"expected a record object, got {_type(raw)}")
+        p.err("", f"expected a record object, got {type_name(raw)}")
         return None, p.problems
     scheme = raw.get("scheme", SCHEME)
     if scheme != SCHEME:
@@ -235,7 +237,7 @@ def parse_record(raw: Any, fuzzy_threshold: float = DEFAULT_FUZZY_THRESHOLD) -> 
     verdict: int | None = None
     incidents: tuple[Incident, ...] = ()
     if not isinstance(gt, dict):
-        p.err("ground_truth", "is required" if gt is None else f"expected an object, got {_type(gt)}")
+        p.err("ground_truth", "is required" if gt is None else f"expected an object, got {type_name(gt)}")
     else:
         verdict = verdict_ordinal(gt.get("verdict"))
         if verdict is None:
@@ -245,7 +247,7 @@ def parse_record(raw: Any, fuzzy_threshold: float = DEFAULT_FUZZY_THRESHOLD) -> 
     methods_raw = raw.get("methods", {})
     methods: dict[str, MethodResult] = {}
     if not isinstance(methods_raw, dict):
-        p.err("methods", f"expected an object mapping method names to results, got {_type(methods_raw)}")
+        p.err("methods", f"expected an object mapping method names to results, got {type_name(methods_raw)}")
     else:
         for name, m in methods_raw.items():
             if not str(name).strip():
@@ -257,7 +259,7 @@ def parse_record(raw: Any, fuzzy_threshold: float = DEFAULT_FUZZY_THRESHOLD) -> 
     split = p.string(raw, "split", "split", required=False)
     meta = raw.get("meta")
     if meta is not None and not isinstance(meta, dict):
-        p.err("meta", f"expected an object, got {_type(meta)}")
+        p.err("meta", f"expected an object, got {type_name(meta)}")
     if any(x.level == "error" for x in p.problems) or sid is None or verdict is None:
         return None, p.problems
     reviews = tuple(Review(r, t) for r, t in texts.items())

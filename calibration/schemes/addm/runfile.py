@@ -15,7 +15,7 @@ from typing import Any
 
 from calibration.grounding import DEFAULT_FUZZY_THRESHOLD, locate
 from calibration.schemes.addm.policy import MODIFIERS, SEVERITIES, VERDICTS, canonical_modifier, verdict_ordinal
-from calibration.schemes.addm.records import AddmSample, Incident, MethodResult, Problem, _type, key
+from calibration.schemes.addm.records import AddmSample, Incident, MethodResult, Problem, type_name, key
 from calibration.schemes.fields import clip
 
 _TRUE = {"true", "yes", "detected"}
@@ -39,17 +39,17 @@ def _evidences(raw: Any, path: str, problems: list[Problem]) -> tuple[Incident, 
     if raw is None:
         return ()
     if not isinstance(raw, list):
-        problems.append(Problem(path, f"expected an array, got {_type(raw)}"))
+        problems.append(Problem(path, f"expected an array, got {type_name(raw)}"))
         return ()
     by_review: dict[str, dict[str, Any]] = {}
     for i, e in enumerate(raw):
         p = f"{path}[{i}]"
         if not isinstance(e, dict):
-            problems.append(Problem(p, f"expected an evidence object, got {_type(e)}"))
+            problems.append(Problem(p, f"expected an evidence object, got {type_name(e)}"))
             continue
         rid = e.get("review_id")
         if not isinstance(rid, (str, int)) or isinstance(rid, bool) or not str(rid).strip():
-            problems.append(Problem(f"{p}.review_id", "is required" if rid is None else f"expected a string, got {_type(rid)}"))
+            problems.append(Problem(f"{p}.review_id", "is required" if rid is None else f"expected a string, got {type_name(rid)}"))
             continue
         slot = by_review.setdefault(str(rid), {"severity": None, "modifiers": [], "snippet": None, "path": p})
         if isinstance(e.get("snippet"), str) and e["snippet"].strip() and slot["snippet"] is None:
@@ -63,7 +63,7 @@ def _evidences(raw: Any, path: str, problems: list[Problem]) -> tuple[Incident, 
             slot["severity"] = sev or slot["severity"]
             mods = e.get("modifiers") or []
             if not isinstance(mods, list):
-                problems.append(Problem(f"{p}.modifiers", f"expected an array of strings, got {_type(mods)}"))
+                problems.append(Problem(f"{p}.modifiers", f"expected an array of strings, got {type_name(mods)}"))
                 mods = []
             slot["modifiers"] += [canonical_modifier(m) for m in mods if isinstance(m, str)]
         elif field == "INCIDENT_SEVERITY":
@@ -95,7 +95,7 @@ def parse_run(raw: Any, method: str | None = None) -> tuple[RunFile | None, list
     """A parsed run file (None on errors) and its problems; `method` overrides the file's method name."""
     problems: list[Problem] = []
     if not isinstance(raw, Mapping):
-        return None, [Problem("", f"expected a results.json object, got {_type(raw)}")]
+        return None, [Problem("", f"expected a results.json object, got {type_name(raw)}")]
     if method is None:
         m, model = raw.get("method"), raw.get("model")
         if not isinstance(m, str) or not m.strip():
@@ -104,17 +104,17 @@ def parse_run(raw: Any, method: str | None = None) -> tuple[RunFile | None, list
             method = f"{m}|{model}" if isinstance(model, str) and model.strip() else m
     results_raw = raw.get("results")
     if not isinstance(results_raw, list):
-        problems.append(Problem("results", "is required" if results_raw is None else f"expected an array, got {_type(results_raw)}"))
+        problems.append(Problem("results", "is required" if results_raw is None else f"expected an array, got {type_name(results_raw)}"))
         results_raw = []
     results: dict[str, MethodResult] = {}
     for i, r in enumerate(results_raw):
         p = f"results[{i}]"
         if not isinstance(r, Mapping):
-            problems.append(Problem(p, f"expected an object, got {_type(r)}"))
+            problems.append(Problem(p, f"expected an object, got {type_name(r)}"))
             continue
         bid = r.get("business_id")
         if not isinstance(bid, (str, int)) or isinstance(bid, bool) or not str(bid).strip():
-            problems.append(Problem(f"{p}.business_id", "is required" if bid is None else f"expected a string, got {_type(bid)}"))
+            problems.append(Problem(f"{p}.business_id", "is required" if bid is None else f"expected a string, got {type_name(bid)}"))
             continue
         bid = str(bid)
         if bid in results:
@@ -125,17 +125,17 @@ def parse_run(raw: Any, method: str | None = None) -> tuple[RunFile | None, list
         verdict = verdict_ordinal(v) if v is not None else None
         if v is not None and not isinstance(v, str):  # a wrong type is a broken file; an odd name, a model's slip
             problems.append(Problem(f"{p}.verdict", f"expected a verdict name (one of {list(VERDICTS)}), "
-                                                    f"got {_type(v)}"))
+                                                    f"got {type_name(v)}"))
         elif v is not None and verdict is None:
             problems.append(Problem(f"{p}.verdict", f"unknown verdict {clip(v)} (expected one of {list(VERDICTS)}); "
                                                     "treated as missing", "warning"))
         score = r.get("risk_score")
         if score is not None and not (isinstance(score, (int, float)) and not isinstance(score, bool) and math.isfinite(score)):
-            problems.append(Problem(f"{p}.risk_score", f"expected a number, got {_type(score)}"))
+            problems.append(Problem(f"{p}.risk_score", f"expected a number, got {type_name(score)}"))
             score = None
         parsed = r.get("parsed")
         if parsed is not None and not isinstance(parsed, Mapping):
-            problems.append(Problem(f"{p}.parsed", f"expected an object, got {_type(parsed)}"))
+            problems.append(Problem(f"{p}.parsed", f"expected an object, got {type_name(parsed)}"))
         evid = _evidences(parsed.get("evidences") if isinstance(parsed, Mapping) else None, f"{p}.parsed.evidences", problems)
         results[bid] = MethodResult(verdict, None if score is None else float(score), evid,
                                     None if error is None else str(error))

@@ -17,7 +17,7 @@ from calibration.schemes.addm.manifest import MANIFEST
 from calibration.schemes.addm.metrics import COUNTS, policy_verdict, result_counts, risk_score
 from calibration.schemes.addm.policy import ADDM_V2, PRESETS, VERDICTS, Policy, verdict_ordinal
 from calibration.schemes.addm.records import SCHEME as NAME
-from calibration.schemes.addm.records import AddmSample, Incident, _Parser, parse_record
+from calibration.schemes.addm.records import AddmSample, Incident, Parser, parse_record
 
 if TYPE_CHECKING:
     from calibration.search.problem import SearchProblem
@@ -34,7 +34,7 @@ def _validate_verdict(value: Any) -> list[FieldProblem]:
 def _validate_incidents(value: Any) -> list[FieldProblem]:
     if value is None:
         return []
-    p = _Parser(85.0)
+    p = Parser(85.0)
     p.incidents(value, "", {}, gt=False)
     return [FieldProblem(x.path.lstrip("."), x.message) for x in p.problems if x.level == "error"]
 

@@ -124,7 +124,7 @@ def answer_to_json(answer: Answer) -> str | list[Any]:
     return answer if isinstance(answer, str) else [e if isinstance(e, str) else list(e) for e in answer]
 
 
-def _str_list(value: Any, path: str, nested: bool = False) -> tuple[tuple[Any, ...] | None, list[FieldProblem]]:
+def str_list(value: Any, path: str, nested: bool = False) -> tuple[tuple[Any, ...] | None, list[FieldProblem]]:
     """A list of strings (or, with `nested`, of strings or lists of strings: integration data's passage groups)."""
     if not isinstance(value, list):
         return None, [FieldProblem(path, f"must be a list of strings, got {_type(value)}")]
@@ -224,7 +224,7 @@ def parse_record(raw: Mapping[str, Any]) -> Parsed:
     if "docs" not in raw:
         problems.append(FieldProblem("docs", "is required"))
     else:
-        docs, p = _str_list(raw["docs"], "docs")
+        docs, p = str_list(raw["docs"], "docs")
         problems += p
     noise_rate = raw.get("noise_rate")
     if noise_rate is not None:
@@ -245,7 +245,7 @@ def parse_record(raw: Mapping[str, Any]) -> Parsed:
     pools: dict[str, tuple[Any, ...] | None] = {}
     for key in ("positive", "negative", "positive_wrong"):
         if raw.get(key) is not None:
-            pools[key], p = _str_list(raw[key], key, nested=key == "positive")
+            pools[key], p = str_list(raw[key], key, nested=key == "positive")
             problems += p
     if problems:
         return Parsed(None, tuple(problems))

@@ -17,7 +17,7 @@ from typing import Any
 
 from calibration.jsontext import JSONTextError, loads
 from calibration.schemes.base import FieldProblem
-from calibration.schemes.rgb.records import Answer, RGBRecord, _str_list, parse_answer
+from calibration.schemes.rgb.records import Answer, RGBRecord, str_list, parse_answer
 
 DATA_KEYS = ("id", "query", "answer", "positive", "negative", "positive_wrong", "fakeanswer")
 PREDICTION_KEYS = ("id", "query", "ans", "label", "prediction", "docs", "noise_rate", "factlabel")
@@ -159,7 +159,7 @@ def _pool(obj: Mapping[str, Any], key: str, fp: list[FieldProblem], nested: bool
         if required:
             fp.append(FieldProblem(key, "is required"))
         return None
-    values, p = _str_list(obj[key], key, nested=nested)
+    values, p = str_list(obj[key], key, nested=nested)
     fp += p
     return values
 
