@@ -136,3 +136,11 @@ def test_vote_parameters_add_a_vote_row_and_guarantee_option_reports_coverage() 
     assert rep.data["judges"]["vote"]["kappa"]["estimate"] == pytest.approx(cohen_kappa_score(y, vote))
     g = rep.data["guarantee"]["judges"]["a"]
     assert 0 < g["coverage"] <= 1 and g["agreement"] >= 0.8
+
+
+def test_no_labels_no_figures() -> None:
+    records, _, _ = synthetic(n=30, seed=6)
+    rep = SCHEME.evaluate(records, {}, {"reference": "adjudicated", "n_boot": 10})
+    assert rep.data["n_labeled"] == 0
+    assert all(row[5:] == ("–",) * 4 for row in rep.tables[0].rows)
+    assert SCHEME.search_problem(records, {}, {"reference": "adjudicated"}) is None

@@ -38,11 +38,13 @@ def weighted_auroc(pos: np.ndarray, score_code: np.ndarray, k: int, w: np.ndarra
 
 
 def confusion_figures(c: np.ndarray) -> dict[str, np.ndarray]:
-    """Balanced accuracy, F1 (0 when undefined, as scikit-learn) and kappa of (..., 4) counts tp, fp, fn, tn."""
+    """Balanced accuracy, F1 (0 when undefined, as scikit-learn) and kappa of (..., 4) counts tp, fp, fn, tn; NaN
+    where there is no sample at all."""
     tp, fp, fn, tn = (c[..., i] for i in range(4))
     with np.errstate(invalid="ignore", divide="ignore"):
         ba = (tp / (tp + fn) + tn / (tn + fp)) / 2.0
-    return {"balanced_accuracy": ba, "f1": f1(tp, fp, fn, tn), "kappa": kappa(tp, fp, fn, tn)}
+    some = c.sum(axis=-1) > 0
+    return {"balanced_accuracy": ba, "f1": np.where(some, f1(tp, fp, fn, tn), np.nan), "kappa": kappa(tp, fp, fn, tn)}
 
 
 def _ece(sums: np.ndarray, bins: int) -> np.ndarray:
