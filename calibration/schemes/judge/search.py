@@ -154,6 +154,8 @@ def vote_problem(records: Sequence[JudgeRecord], labels: Any, options: Mapping[s
     cols: JudgeColumns = judge_columns(records, options.get("judges"))
     if len(cols.names) < 2:
         raise ValueError("target vote: needs at least two judges")
+    if "vote_threshold" in cols.names:
+        raise ValueError("target vote: a judge named 'vote_threshold' clashes with the vote's own threshold")
     given = options.get("thresholds") if isinstance(options.get("thresholds"), Mapping) else {}
     t = cols.thresholds(given)
     votes = decisions(cols.scores, t, cols.high_positive)
