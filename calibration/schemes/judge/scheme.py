@@ -67,6 +67,11 @@ class JudgeScheme:
     record_keys: frozenset[str] = _parse.RECORD_KEYS
     required_keys: frozenset[str] = _parse.REQUIRED_KEYS
     unit_noun: str = "judge"
+    # for help texts (base.SchemeInfo on main; a manifest.py with the same values is the integrator's to add)
+    accepts: str = ("judge records: a judged text (and its context) with each judge's score or label; FaithBench's "
+                    "released batch_*.json through calibration/schemes/judge/faithbench.py")
+    file_suffixes: tuple[str, ...] = (".jsonl", ".csv", ".parquet")
+    llm_run: str = ""
     columns: tuple[Column, ...] = (Column("score", "Score"), Column("decision", "Says", numeric=False))
     record_schema: str | None = "judge-record.schema.json"
     label_schema: str | None = None
