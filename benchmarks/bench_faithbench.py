@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from calibration.agreement import percentile_interval, resample_index_chunks  # noqa: E402
+from calibration.guarantee import score_band  # noqa: E402
 from calibration.schemes.judge import faithbench  # noqa: E402
 from calibration.schemes.judge.scheme import SCHEME  # noqa: E402
 
@@ -50,6 +51,40 @@ def direct(directory: Path) -> tuple[list[str], np.ndarray, dict[str, np.ndarray
                 v = s["metadata"].get(d)
                 scores[d].append(np.nan if v is None else float(v))
     return ids, np.array(y), {d: np.array(v) for d, v in scores.items()}, per
+
+
+SIDES = ("both", "positive", "negative")
+
+
+def guaranteed(y: np.ndarray, scores: dict[str, np.ndarray], seed: int, delta: float = 0.05,
+               splits: int = 200) -> None:
+    """Each detector's guaranteed band (threshold 0.5; two-sided, or only its hallucination / only its consistent
+    calls, Bonferroni over the three) on all summaries at targets 0.9 and 0.7, and over `splits` random halves
+    (calibration / test): how often the test agreement on the decided summaries falls below the target, and the
+    mean coverage."""
+    rng = np.random.default_rng(seed)
+    print(f"\nguaranteed agreement (delta {delta}, threshold 0.5, sides {'/'.join(SIDES)}; {splits} random "
+          "calibration/test halves):")
+    print(f"  {'detector':18} {'target':>6} {'coverage (all)':>15} {'side':>9} {'test below target':>18} "
+          f"{'mean test coverage':>19}")
+    for d in faithbench.DETECTORS:
+        ok = ~np.isnan(scores[d])
+        s, h = scores[d][ok], y[ok]
+        for target in (0.9, 0.7):
+            whole = score_band(s, h, threshold=0.5, high_means_positive=False, target=target, delta=delta, sides=SIDES)
+            below, cover = 0, []
+            for _ in range(splits):
+                perm = rng.permutation(s.size)
+                cal, test = perm[: s.size // 2], perm[s.size // 2:]
+                band = score_band(s[cal], h[cal], threshold=0.5, high_means_positive=False, target=target, delta=delta,
+                                  sides=SIDES)
+                decided = test[band.decides_scores(s[test])]
+                cover.append(decided.size / test.size)
+                if decided.size:
+                    below += np.mean((s[decided] < 0.5) == (h[decided] == 1)) < target
+            side = whole.side if whole.certified else "-"
+            print(f"  {d:18} {target:6.1f} {whole.coverage:15.3f} {side:>9} {below / splits:18.3f} "
+                  f"{np.mean(cover):19.3f}")
 
 
 def main() -> None:
@@ -103,6 +138,7 @@ def main() -> None:
     print("\nmean Cohen's kappa of each detector (at 0.5) against each annotator (the ceiling is the humans' "
           f"{c['mean_pair_kappa']:.3f}):")
     print("  " + ", ".join(f"{d} {k:.3f}" for d, k in c["judges"].items()))
+    guaranteed(y, scores, args.seed)
     print(f"\nscheme evaluate: {t_scheme:.1f} s; all AUROCs and intervals match: {'yes' if all_match else 'NO'}")
     if not all_match:
         raise SystemExit(1)

@@ -20,6 +20,9 @@ probability >= 1 - delta over the calibration split, the chosen band's disagreem
 most alpha. Exactness: p <= delta iff the one-sided Clopper-Pearson upper bound of the disagreement rate at level
 1 - delta is <= alpha (`clopper_pearson_upper`). Coverage is the share of calibration units decided.
 
+`score_band(..., sides=("both", "positive", "negative"))` also tries bands that let the machine make only its
+positive (or only its negative) calls, each tested at delta / 3 (Bonferroni), keeping the one that decides most.
+
 Pure numpy/scipy; no labels are used to choose the candidates, only to test them.
 """
 from __future__ import annotations
@@ -81,6 +84,7 @@ class Band:
     upper: float  # Clopper-Pearson upper bound of the disagreement rate among decided units, level 1 - delta
     threshold: float | None = None  # for score bands: the judge's threshold; the band is (t - lam, t + lam)
     high_means_positive: bool = True
+    side: str = "both"  # score bands: which of the judge's calls it may decide ("both", "positive", "negative")
     curve: list[dict[str, float]] = field(default_factory=list)  # per candidate: lam, coverage, agreement, p_value
 
     @property
@@ -97,21 +101,37 @@ class Band:
 
     @property
     def band(self) -> tuple[float, float] | None:
-        """Scores the machine defers on: the open interval (threshold - lam, threshold + lam)."""
+        """Scores the machine defers on, an open interval: (threshold - lam, threshold + lam) for both sides; for
+        one side, everything short of threshold +- lam on that side (the other side's calls always deferred)."""
         if self.threshold is None:
             return None
         if not math.isfinite(self.lam):
             return (-math.inf, math.inf)
-        return (self.threshold - self.lam, self.threshold + self.lam)
+        lo, hi = self.threshold - self.lam, self.threshold + self.lam
+        if self.side == "both":
+            return (lo, hi)
+        upper = (self.side == "positive") == self.high_means_positive  # the decided calls lie above the threshold
+        return (-math.inf, hi) if upper else (lo, math.inf)
 
     def decides(self, confidence: np.ndarray) -> np.ndarray:
+        """Which units (by confidence) the machine decides; for a one-sided score band use `decides_scores`."""
         return np.asarray(confidence, dtype=np.float64) >= self.lam
+
+    def decides_scores(self, scores: np.ndarray) -> np.ndarray:
+        """Which units (by score) a score band lets the machine decide: those outside the deferral interval."""
+        band = self.band
+        if band is None:
+            raise ValueError("not a score band: use decides(confidence)")
+        s = np.asarray(scores, dtype=np.float64)
+        return ~((s > band[0]) & (s < band[1]))
 
     def sentence(self) -> str:
         guarantee = f"{round(100 * (1 - self.delta))}% guarantee"
         if not self.certified:
             return f"the machine may decide no unit at >= {self.target:.0%} agreement ({guarantee})"
-        return f"the machine may decide {self.coverage:.0%} of units at >= {self.target:.0%} agreement ({guarantee})"
+        only = "" if self.side == "both" else f", its {self.side} calls only"
+        return (f"the machine may decide {self.coverage:.0%} of units at >= {self.target:.0%} agreement "
+                f"({guarantee}{only})")
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -155,13 +175,35 @@ def fixed_sequence(confidence: np.ndarray, agree: np.ndarray, *, target: float =
                 curve=table)
 
 
+SIDES: tuple[str, ...] = ("both", "positive", "negative")
+
+
 def score_band(scores: np.ndarray, human: np.ndarray, *, threshold: float, high_means_positive: bool = True,
-               target: float = 0.9, delta: float = 0.05, method: str = "binomial") -> Band:
+               target: float = 0.9, delta: float = 0.05, method: str = "binomial",
+               sides: tuple[str, ...] = ("both",)) -> Band:
     """The band of scores around `threshold` where a judge must defer: its decision is score >= threshold (or
-    score < threshold when high means negative), its confidence |score - threshold|, `human` the 0/1 reference."""
+    score < threshold when high means negative), its confidence |score - threshold|, `human` the 0/1 reference.
+
+    `sides`: which calls the machine may make: "both", or only its "positive" / "negative" calls (a judge that is
+    reliable when it flags but not when it clears). With several, each is tested at delta / len(sides)
+    (Bonferroni) and the one deciding the most units is kept, so the guarantee holds for the choice."""
+    bad = [x for x in sides if x not in SIDES]
+    if not sides or bad:
+        raise ValueError(f"sides: expected some of {', '.join(SIDES)}, got {list(sides)!r}")
     s = np.asarray(scores, dtype=np.float64)
     h = np.asarray(human)
     d = s >= threshold if high_means_positive else s < threshold
-    band = fixed_sequence(np.abs(s - threshold), d == (h == 1), target=target, delta=delta, method=method)
-    return Band(**{**{k: getattr(band, k) for k in band.__dataclass_fields__}, "threshold": float(threshold),
-                   "high_means_positive": high_means_positive})
+    conf, agree = np.abs(s - threshold), d == (h == 1)
+    best: Band | None = None
+    for side in sides:
+        keep = np.ones(s.size, dtype=bool) if side == "both" else d if side == "positive" else ~d
+        band = fixed_sequence(conf[keep], agree[keep], target=target, delta=delta / len(sides), method=method)
+        share = keep.sum() / max(1, s.size)  # the curve's coverage as a share of all units
+        curve = [{**c, "coverage": c["coverage"] * share} for c in band.curve]
+        band = Band(**{**{k: getattr(band, k) for k in band.__dataclass_fields__}, "n": int(s.size), "delta": delta,
+                       "threshold": float(threshold), "high_means_positive": high_means_positive, "side": side,
+                       "curve": curve})
+        if best is None or band.n_decided > best.n_decided:
+            best = band
+    assert best is not None
+    return best

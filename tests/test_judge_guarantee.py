@@ -111,3 +111,26 @@ def test_guarantee_holds_over_random_calibration_splits() -> None:
         coverages.append(k / N)
     assert violations / 200 <= delta + 0.03
     assert np.mean(coverages) > 0.3  # and it is not vacuous
+
+
+def test_one_sided_band_when_only_one_kind_of_call_is_reliable() -> None:
+    """A judge whose positive calls (score >= 0.5) are always right and whose negative calls are right half the
+    time: no two-sided band reaches 0.9, the positive side does, tested at delta / 3."""
+    rng = np.random.default_rng(3)
+    s = rng.uniform(0, 1, 600)
+    human = np.where(s >= 0.5, 1, rng.integers(0, 2, 600))
+    both = score_band(s, human, threshold=0.5, target=0.9, delta=0.05)
+    one = score_band(s, human, threshold=0.5, target=0.9, delta=0.05, sides=("both", "positive", "negative"))
+    assert one.side == "positive" and one.n_decided > both.n_decided and one.agreement == 1.0
+    lo, hi = one.band
+    assert lo == -math.inf and 0.5 <= hi < 0.6
+    assert np.array_equal(one.decides_scores(s), s >= hi)
+    assert one.n_decided == plain_fixed_sequence(np.abs(s - 0.5)[s >= 0.5].tolist(), [True] * int((s >= 0.5).sum()),
+                                                 0.9, 0.05 / 3)
+    assert "its positive calls only" in one.sentence() and one.coverage == pytest.approx(one.n_decided / 600)
+    # the same judge read as a consistency score: its "positive" calls are the low scores
+    flip = score_band(1 - s, human, threshold=0.5, high_means_positive=False, target=0.9, delta=0.05,
+                      sides=("positive",))
+    assert flip.band[1] == math.inf and np.array_equal(flip.decides_scores(1 - s), (1 - s) <= flip.band[0])
+    with pytest.raises(ValueError, match="sides"):
+        score_band(s, human, threshold=0.5, sides=("left",))

@@ -3,8 +3,8 @@
 Options: `reference` (any | majority | adjudicated, truth.py), `annotator_labels` (annotator -> labels, for `any`
 and `majority` and for the human ceiling), `params` / `preset` (parameter dicts: `thresholds` per judge, and a
 weighted vote's `weights` + `vote_threshold`, which then appears as one more row named `vote`), `n_boot`, `seed`,
-`ci`, `bins` (reliability bins, default 10), `guarantee` ({"target": 0.9, "delta": 0.05}: each judge's
-guaranteed-agreement band on the labeled samples, calibration/guarantee.py).
+`ci`, `bins` (reliability bins, default 10), `guarantee` ({"target": 0.9, "delta": 0.05, "sides": ["both"]}: each
+judge's guaranteed-agreement band on the labeled samples, calibration/guarantee.py).
 """
 from __future__ import annotations
 
@@ -126,13 +126,15 @@ def _guarantee_table(cols: JudgeColumns, y: np.ndarray, thresholds: np.ndarray, 
     from calibration.guarantee import score_band
 
     target, delta = float(g.get("target", 0.9)), float(g.get("delta", 0.05))
+    sides = tuple(g.get("sides") or ("both",))
     rows, out = [], {}
     for j, name in enumerate(cols.names):
         ok = ~np.isnan(cols.scores[j]) & ~np.isnan(y)
         if not ok.any():
             continue
         band = score_band(cols.scores[j][ok], y[ok], threshold=float(thresholds[j]),
-                          high_means_positive=bool(cols.high_positive[j]), target=target, delta=delta)
+                          high_means_positive=bool(cols.high_positive[j]), target=target, delta=delta,
+                          sides=sides)
         out[name] = band.to_dict()
         rows.append((name, int(ok.sum()), band.sentence(), f"{band.coverage:.3f}",
                      "–" if band.agreement is None else f"{band.agreement:.3f}"))
