@@ -16,6 +16,7 @@ from calibration.schemes import base
 from calibration.schemes.base import Column, FieldProblem, LabelKind, Parsed
 from calibration.schemes.fields import type_name
 from calibration.schemes.judge import parse as _parse
+from calibration.schemes.judge.manifest import MANIFEST
 from calibration.schemes.judge.records import SCHEME as NAME
 from calibration.schemes.judge.records import JudgeRecord
 from calibration.schemes.judge.truth import LABEL, MARKS
@@ -63,15 +64,13 @@ MARKS_KIND = LabelKind(MARKS, _validate_marks, per_sample=True,
 @dataclass(frozen=True)
 class JudgeScheme:
     name: str = NAME
-    title: str = "Judges"
+    title: str = MANIFEST.title
     record_keys: frozenset[str] = _parse.RECORD_KEYS
     required_keys: frozenset[str] = _parse.REQUIRED_KEYS
-    unit_noun: str = "judge"
-    # for help texts (base.SchemeInfo on main; a manifest.py with the same values is the integrator's to add)
-    accepts: str = ("judge records: a judged text (and its context) with each judge's score or label; FaithBench's "
-                    "released batch_*.json through calibration/schemes/judge/faithbench.py")
-    file_suffixes: tuple[str, ...] = (".jsonl", ".csv", ".parquet")
-    llm_run: str = ""
+    unit_noun: str = MANIFEST.unit_noun
+    accepts: str = MANIFEST.accepts
+    file_suffixes: tuple[str, ...] = MANIFEST.file_suffixes
+    llm_run: str = MANIFEST.llm_run
     columns: tuple[Column, ...] = (Column("score", "Score"), Column("decision", "Says", numeric=False))
     record_schema: str | None = "judge-record.schema.json"
     label_schema: str | None = None
