@@ -89,6 +89,9 @@ def test_import_then_evaluate_gives_sklearns_auroc(project: Path, tmp_path: Path
     for d in DETECTORS:
         assert data["judges"][d]["auroc"]["estimate"] == pytest.approx(expected[d], abs=1e-12), d
     assert data["judges"]["true_nli"]["n"] == 15  # the null score is no score
+    # the human ceiling shows each detector beside the humans (the scheme's own per-judge figures), not one "metric"
+    per_unit = data["human_ceiling"]["metric_human"]["per_unit"]
+    assert set(per_unit) == set(DETECTORS) and per_unit == pytest.approx(data["ceiling"]["judges"])
 
 
 def test_reimport_changes_nothing_and_a_bad_batch_changes_nothing(project: Path, tmp_path: Path,
