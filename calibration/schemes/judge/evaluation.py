@@ -15,26 +15,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from scipy import sparse
 
-from calibration.agreement import percentile_interval, resample_counts
+from calibration.agreement import percentile_interval, resample_counts, weighted_auroc
 from calibration.schemes.judge.columns import JudgeColumns, decisions
 from calibration.search.objectives import f1, kappa
 
 FIGURES: tuple[str, ...] = ("auroc", "balanced_accuracy", "f1", "kappa")
 DEFAULT_BINS = 10
-
-
-def weighted_auroc(pos: np.ndarray, score_code: np.ndarray, k: int, w: np.ndarray) -> np.ndarray:
-    """(reps,) AUROC of scores given as codes 0..k-1 of their sorted distinct values, per row of draw counts w
-    (reps, m); `pos` (m,) 0/1. Ties count one half. NaN where a class is absent."""
-    onehot = sparse.csr_matrix((np.ones(score_code.size), (np.arange(score_code.size), score_code)),
-                               shape=(score_code.size, k))
-    p = np.asarray((onehot.T @ (w * pos).T).T)  # (reps, k) positive weight per distinct score
-    q = np.asarray((onehot.T @ (w * (1.0 - pos)).T).T)
-    below = np.cumsum(q, axis=1) - q
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return (p * (below + 0.5 * q)).sum(axis=1) / (p.sum(axis=1) * q.sum(axis=1))
 
 
 def confusion_figures(c: np.ndarray) -> dict[str, np.ndarray]:
