@@ -100,9 +100,9 @@ def test_reimport_changes_nothing_and_a_bad_batch_changes_nothing(project: Path,
     f.write_text(json.dumps(_batch(4, n=6)), encoding="utf-8")
     assert main(["import", str(project), str(f)]) == 0
     capsys.readouterr()
-    before = _sha(project)
     assert main(["import", str(project), str(f)]) == 0
     assert "nothing changed" in capsys.readouterr().out
+    before = _sha(project)
     # an annotator name the store refuses (a control character): the samples were valid, so the import fails at
     # the labels, inside the same transaction -- nothing of the file is kept
     bad = _batch(5, n=6)
@@ -124,6 +124,7 @@ def test_reimport_changes_nothing_and_a_bad_batch_changes_nothing(project: Path,
     assert main(["import", str(project), str(h)]) == 2
     err = capsys.readouterr().err
     assert "samples[1].annotations[0]" in err and "Traceback" not in err
+    assert _sha(project) == before  # neither refused file left a trace
     assert main(["import", str(project), str(f)]) == 0  # (the project still opens and holds batch 2 unchanged)
     assert "nothing changed" in capsys.readouterr().out
 

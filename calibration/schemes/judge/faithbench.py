@@ -13,7 +13,8 @@ annotator_name, label list such as ["Unwanted", "Unwanted.Intrinsic"], note, sum
 - per annotator and sample a label line {"scheme": "judge", "sample", "annotator", "label", "marks"}: `label` is
   true (hallucinated) when the annotator marked a span with a label starting with one of `counted` (default
   "Unwanted"; add "Questionable" and "Benign" to count those too), `marks` their spans (start, end into the
-  summary, the label list, the note), which the app can also store as that annotator's violations ground truth.
+  summary, the label list, the note), stored by the app as that annotator's `marks` of the judge sample
+  (app/schemes/judge/io.py).
 Who read a sample is not in the files (an unmarked sample has no annotation at all): an annotator counts as having
 read every sample of a batch they marked anything in, so a sample of that batch without their marks is their
 "no hallucination". Annotators are identified by `annotator_name` (annotator_id differs between batches).
