@@ -152,6 +152,22 @@ def resample_index_chunks(n: int, n_boot: int, seed: int = 0, chunk: int = 64) -
         yield ahead.result()
 
 
+def weighted_auroc(pos: np.ndarray, score_code: np.ndarray, k: int, w: np.ndarray) -> np.ndarray:
+    """(reps,) weighted Mann-Whitney AUROC per row of weights w (reps, m) (bootstrap draw counts, or ones): `pos`
+    (m,) 0/1, scores given as codes 0..k-1 of their sorted distinct values (`np.unique(s, return_inverse=True)`), so
+    one ranking serves every replicate. Ties count one half; equals roc_auc_score for unit weights; NaN where a
+    class is absent. (The judge and TRACe schemes' AUROC intervals.)"""
+    from scipy import sparse  # only when an AUROC is drawn
+
+    onehot = sparse.csr_matrix((np.ones(score_code.size), (np.arange(score_code.size), score_code)),
+                               shape=(score_code.size, k))
+    p = np.asarray((onehot.T @ (w * pos).T).T)  # (reps, k) positive weight per distinct score
+    q = np.asarray((onehot.T @ (w * (1.0 - pos)).T).T)
+    below = np.cumsum(q, axis=1) - q
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (p * (below + 0.5 * q)).sum(axis=1) / (p.sum(axis=1) * q.sum(axis=1))
+
+
 def resample_counts(n: int, n_boot: int, seed: int = 0, chunk: int = 64) -> Iterator[np.ndarray]:
     """Times each of `n` units is drawn, per replicate, in chunks of (<= chunk, n) float64 arrays.
 

@@ -67,7 +67,8 @@ def test_every_registered_scheme_is_named_with_what_it_accepts(plugins: list[obj
             assert s.name in text and flat(s.accepts) in text, (s.name, text)
         for suffix in s.file_suffixes:
             assert suffix in import_help
-        assert (s.name in assign_help and flat(s.llm_run) in assign_help) == bool(s.llm_run), s.name
+        # listed as "NAME: what it assigns" (a bare substring would find `judge` in the `--judge` flag)
+        assert (f" {s.name}: " in f" {assign_help}" and flat(s.llm_run) in assign_help) == bool(s.llm_run), s.name
     assert "Older Toy records" in import_help  # described from its title
     assert ".toy" in import_help
 

@@ -145,5 +145,5 @@ def test_a_json_file_that_no_scheme_reads_says_what_json_is_for(project: Path, t
     f = tmp_path / "records.json"
     f.write_text(json.dumps([{"id": "a", "text": "t", "ground_truth": [], "predictions": {}}], indent=2), encoding="utf-8")
     err = _refused(["import", str(project), str(f)], project, capsys)
-    assert f"{f}: this .json file is not one of RGB's data or prediction files nor an ADDM run file" in err
+    assert f"{f}: this .json file is not one of RGB's data or prediction files, an ADDM run file nor a FaithBench" in err
     assert "jq -c '.[]'" in err and "unknown file type" not in err

@@ -104,7 +104,7 @@ def test_read_only_outputs_validate(demo: Path, capsys: pytest.CaptureFixture[st
 def test_evaluate_validates(demo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = run_json(["evaluate", str(demo), "--bootstrap", "20", "--embedding", "jaccard", "--json"], capsys)
     check("evaluate", data)
-    assert set(data) - {"schema_version"} == {"violations", "rubric", "trace", "rgb", "addm"}
+    assert set(data) - {"schema_version"} == {"violations", "rubric", "trace", "rgb", "addm", "judge"}
     assert "human_ceiling" in data["violations"]
 
 

@@ -109,6 +109,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="one-to-one matching of predicted and ground-truth violations (default greedy)")
     v.add_argument("--embedding", type=embedding_spec, default=None, metavar="SPEC",
                    help="similarity backend for rule/explanation/correction (default sentence-transformers)")
+    j = p.add_argument_group("judge options")
+    j.add_argument("--judge", metavar="NAME", default=None,
+                   help="calibrate this judge's threshold alone (default: one threshold shared by every judge; "
+                        "--target vote: a weighted vote of the judges)")
     p.set_defaults(func=run)
 
 
@@ -126,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
 
     thresholds = {k: getattr(args, k) for k in ("overlap", "rule", "match") if getattr(args, k) is not None}
     options = {"components": args.components, "step": args.step, "fix": args.fix, "thresholds": thresholds,
-               "matching": args.matching, "embedding": args.embedding, "target": args.target}
+               "matching": args.matching, "embedding": args.embedding, "target": args.target, "judge": args.judge}
     if args.force and not args.apply:
         raise UsageError("--force: only with --apply NAME (it applies a config that is no better than the default)")
     with Project.open(args.project) as project:

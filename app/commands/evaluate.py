@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
         with rich_progress(enabled=sys.stderr.isatty()) as bar:
             results = evaluate(project, schemes, options, bar)
         ceilings = human_ceilings(project, [r.scheme.name for r in results if r.report is not None], args.bootstrap,
-                                  args.seed, decided)
+                                  args.seed, decided, {r.scheme.name: r.report.data for r in results if r.report})
     for r in results:
         if r.report is None:
             print(f"note: {r.note}", file=sys.stderr)
@@ -133,15 +133,17 @@ def run(args: argparse.Namespace) -> int:
 
 
 def human_ceilings(project: Any, schemes: list[str], n_boot: int, seed: int,
-                   machine: dict[str, Any] | None = None) -> dict[str, Any]:
+                   machine: dict[str, Any] | None = None, data: dict[str, Any] | None = None) -> dict[str, Any]:
     """Per scheme with units labeled by two or more people: human-human next to metric-human agreement
     (`machine`: (sample, unit) -> the metric's decisions as labels, collected while the evaluate hooks ran; None:
-    each scheme's hook is run for them, as the GUI's chart does)."""
+    each scheme's hook is run for them, as the GUI's chart does; `data`: scheme -> its report's data, for a scheme
+    that computes its own metric side, app.services.ceiling.own_ceiling)."""
     from app.services.ceiling import ceiling_with_machine
 
     out = {}
     for name in schemes:
-        c = ceiling_with_machine(project, name, n_boot=n_boot, seed=seed, machine=machine)
+        c = ceiling_with_machine(project, name, n_boot=n_boot, seed=seed, machine=machine,
+                                 data=(data or {}).get(name))
         if c is not None:
             out[name] = c
     return out

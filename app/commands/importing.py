@@ -50,6 +50,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    "(RGB's data and prediction .json files are recognised as they are)")
     p.add_argument("--method", metavar="NAME", help="for an ADDM run file (results.json, attached to the businesses "
                    "already imported): the method to file its results under (default: the file's method|model)")
+    p.add_argument("--count-all", action="store_true", help="for a FaithBench batch file: an annotator's span labeled "
+                   "Questionable or Benign also makes the summary hallucinated (default: Unwanted only)")
     p.set_defaults(func=run)
 
 
@@ -68,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     console = Console(stderr=True)
     with Project.open(args.project) as project, RichBar(console, label="importing") as bar:
         report = import_file(project, args.file, dataset=args.dataset, progress=bar,
-                             options={k: v for k in ("model", "method") if (v := getattr(args, k, None))} or None)
+                             options={k: v for k in ("model", "method", "count_all") if (v := getattr(args, k, None))} or None)
         counts = project.unit_counts()["schemes"]
     print_warnings(report.warnings)
     print(report.summary())

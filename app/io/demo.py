@@ -26,6 +26,7 @@ SCHEME_DEMOS: list[tuple[str, str, str]] = [
     ("addm.jsonl", "addm_labels.jsonl", "tannried_addm"),
     ("rgb.jsonl", "rgb_labels.jsonl", "tannried_rgb"),
     ("trace.jsonl", "trace_labels.jsonl", "tannried_trace"),
+    ("judge.jsonl", "judge_labels.jsonl", "tannried_judge"),
 ]
 
 

@@ -43,6 +43,9 @@ class Source:
     records: list[RawRecord] = field(default_factory=list)
     columns: list[str] | None = None
     n_lines: int = 0  # records plus unparseable lines/rows
+    # human decisions the file carries beside its records (a scheme's own format: FaithBench's annotations), as label
+    # lines of `concord labels import` (app/io/labels.py); recorded in the same transaction as the records
+    labels: list[RawRecord] = field(default_factory=list)
 
 
 def detect_format(path: str | Path) -> str:

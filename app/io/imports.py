@@ -59,11 +59,13 @@ class ImportReport:
     warnings: list[Problem] = field(default_factory=list)
     seconds: float = 0.0
     counts: dict[str, WriteCounts] = field(default_factory=dict)  # schemes stored generically: name -> counts
+    labels: tuple[int, int, int] = (0, 0, 0)  # decisions the file carries (Source.labels): applied, unchanged, events
+    annotators: list[str] = field(default_factory=list)  # whose decisions those are
 
     @property
     def changed(self) -> bool:
         v, r = self.violation_samples, self.rubric_samples
-        return bool(v.added or v.updated or r.added or r.updated
+        return bool(v.added or v.updated or r.added or r.updated or self.labels[2]
                     or any(c.added or c.updated for c in self.counts.values()))
 
     @property
@@ -83,6 +85,10 @@ class ImportReport:
             lines.append(f"  rubric samples: {r.added} added, {r.updated} updated, {r.unchanged} unchanged")
         for name, c in self.counts.items():
             lines.append(f"  {name} samples: {c.added} added, {c.updated} updated, {c.unchanged} unchanged")
+        if any(self.labels):
+            lines.append(f"  human labels: {self.labels[0] + self.labels[1]} decisions by {len(self.annotators)} "
+                         f"annotator(s): {self.labels[0]} recorded ({self.labels[2]} events), {self.labels[1]} already "
+                         "in the project")
         if not self.changed:
             lines.append("  nothing changed (the project already holds these records)")
         if self.warnings:
@@ -119,10 +125,14 @@ def import_file(project: Project, path: str | Path, *, dataset: str | None = Non
         raise UsageError(f"{path}: --model: only an RGB prediction file takes a model (this is not one)")
     if options.get("method"):
         raise UsageError(f"{path}: --method: only a run file (ADDM results.json) takes a method name (this is not one)")
+    if options.get("count_all"):
+        raise UsageError(f"{path}: --count-all: only a FaithBench batch file takes it (this is not one)")
     if path.suffix.lower() == ".json" and path.is_file():  # the schemes' own .json files were tried above
         broken = _json_problem(path)
-        what = (f"{broken}; a .json file must be one of RGB's data or prediction files or an ADDM run file" if broken
-                else "this .json file is not one of RGB's data or prediction files nor an ADDM run file")
+        what = (f"{broken}; a .json file must be one of RGB's data or prediction files, an ADDM run file or a "
+                "FaithBench batch file" if broken
+                else "this .json file is not one of RGB's data or prediction files, an ADDM run file nor a FaithBench "
+                     "batch file")
         raise UsageError(f"{path}: {what}; other records go in .jsonl (one object per line; a JSON array converts with "
                          "`jq -c '.[]' FILE > FILE.jsonl`), .csv or .parquet")
     if workers is None:
@@ -197,12 +207,26 @@ def _import_file(project: Project, path: Path, dataset: str | None, progress: Pr
             vc = project.write_violation_samples(out.violations, out.groundings, out.metas, dataset_id)
             rc = project.write_rubric_samples(out.rubric, dataset_id)
             counts = {scheme: project.write_samples(scheme, recs, dataset_id) for scheme, recs in out.records.items()}
+            labeled = _record_labels(project, src, problems, path)
     except ValueError as exc:  # the store's own consistency checks; validation should have caught these first
         raise UsageError(f"{path}: {exc}") from None
     checkers = sorted({c for s in out.violations for c in s.predictions})
     n_viol = sum(len(s.ground_truth) + sum(len(v) for v in s.predictions.values()) for s in out.violations)
     return ImportReport(path, src.format, name, total, vc, rc, n_viol, dict(out.how), checkers,
-                        problems.warnings, time.perf_counter() - t0, counts)
+                        problems.warnings, time.perf_counter() - t0, counts, *labeled)
+
+
+def _record_labels(project: Project, src: Source, problems: Problems, path: Path
+                   ) -> tuple[tuple[int, int, int], list[str]]:
+    """The human decisions the file carries (Source.labels), checked against the samples just written and recorded
+    in the import's transaction: a bad one raises (the whole import is rolled back)."""
+    if not src.labels:
+        return (0, 0, 0), []
+    from app.io.labels import check_lines, record_lines
+
+    lines = check_lines(project, src.labels, problems)
+    problems.raise_if_any(path)
+    return record_lines(project, lines), sorted({line.annotator for line in lines})
 
 
 class _Stream:

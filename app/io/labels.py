@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.corrections import SetLabels
-from app.io.formats import read_source
+from app.io.formats import RawRecord, read_source
 from app.io.problems import Location, Problem, Problems, type_name
 from app.io.records import clip, io_adapter
 from app.names import BadNameError, annotator_name, case_twins, case_warning
@@ -296,10 +297,26 @@ def import_labels(project: Project, path: str | Path, *, progress: Progress | No
     path = Path(path)
     problems = Problems()
     src = read_source(path, problems, ("matches", "buckets", "ground_truth", "spans"))
+    lines = check_lines(project, src.records, problems, progress)
+    if not src.n_lines:
+        problems.error(Location(str(path), None), "", "the file holds no decisions")
+    problems.raise_if_any(path, "nothing was recorded")
+    with project.transaction():
+        applied, unchanged, events = record_lines(project, lines, progress)
+    annotators = sorted({line.annotator for line in lines})
+    return LabelsReport(path, len(lines), applied, unchanged, events, annotators, problems.warnings,
+                        time.perf_counter() - t0)
+
+
+def check_lines(project: Project, records: Sequence[RawRecord], problems: Problems,
+                progress: Progress | None = None) -> list[_Line]:
+    """The decisions of label lines (any form above) checked against the project's samples; bad ones go to
+    `problems`. Also used by sample import for a file that carries its annotators' labels (FaithBench's batches),
+    inside its transaction, after its samples are written."""
     checker = _Checker(project, problems)
     lines: list[_Line] = []
-    total = len(src.records)
-    for i, rec in enumerate(src.records):
+    total = len(records)
+    for i, rec in enumerate(records):
         if i % 500 == 0 and progress is not None:
             check(progress)
             progress.update(i, total, "validating")
@@ -307,30 +324,30 @@ def import_labels(project: Project, path: str | Path, *, progress: Progress | No
         if line is not None:
             lines.append(line)
     checker.finish()
-    if not src.n_lines:
-        problems.error(Location(str(path), None), "", "the file holds no decisions")
-    problems.raise_if_any(path, "nothing was recorded")
+    return lines
+
+
+def record_lines(project: Project, lines: Sequence[_Line], progress: Progress | None = None) -> tuple[int, int, int]:
+    """Record checked decisions (inside the caller's transaction): (lines applied, lines unchanged, events). A line
+    whose annotator's newest imported decision already says the same is skipped."""
     applied = unchanged = events = 0
     imported: dict[str, dict[tuple[str, str, str], Any]] = {}
-    with project.transaction():
-        for i, line in enumerate(lines):
-            if i % 500 == 0 and progress is not None:
-                progress.update(i, len(lines), "recording")
-            sid = line.command.changes[0].sample_id
-            if sid not in imported:
-                imported[sid] = _latest_imported(project, sid)
-            latest = imported[sid]
-            if all(latest.get((line.annotator, c.unit, c.kind), _MISSING) == c.after for c in line.command.changes):
-                unchanged += 1
-                continue
-            ids = project.record(line.annotator, list(line.command.changes), origin="import")
-            for c in line.command.changes:
-                latest[(line.annotator, c.unit, c.kind)] = c.after
-            applied += 1
-            events += len(ids)
-    annotators = sorted({line.annotator for line in lines})
-    return LabelsReport(path, len(lines), applied, unchanged, events, annotators, problems.warnings,
-                        time.perf_counter() - t0)
+    for i, line in enumerate(lines):
+        if i % 500 == 0 and progress is not None:
+            progress.update(i, len(lines), "recording")
+        sid = line.command.changes[0].sample_id
+        if sid not in imported:
+            imported[sid] = _latest_imported(project, sid)
+        latest = imported[sid]
+        if all(latest.get((line.annotator, c.unit, c.kind), _MISSING) == c.after for c in line.command.changes):
+            unchanged += 1
+            continue
+        ids = project.record(line.annotator, list(line.command.changes), origin="import")
+        for c in line.command.changes:
+            latest[(line.annotator, c.unit, c.kind)] = c.after
+        applied += 1
+        events += len(ids)
+    return applied, unchanged, events
 
 
 _MISSING = object()

@@ -20,12 +20,12 @@ class Location:
 
     file: str
     number: int | None  # None: the whole file
-    unit: str = "line"  # "line" or "row"
+    unit: str = "line"  # "line", "row", or an entry of a scheme's own file ("sample": FaithBench's samples[i], 1-based)
 
     def __str__(self) -> str:
         if self.number is None:
             return self.file
-        return f"{self.file}:{self.number}" if self.unit == "line" else f"{self.file}:row {self.number}"
+        return f"{self.file}:{self.number}" if self.unit == "line" else f"{self.file}:{self.unit} {self.number}"
 
 
 @dataclass(frozen=True, slots=True)

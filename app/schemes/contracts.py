@@ -244,6 +244,11 @@ PARTS: dict[str, type[Part]] = {"io": IOPart, "store": StorePart, "views": ViewP
 
 
 # -- checking a manifest and its contributions against the contracts -----------------------------------------------
+# What a manifest's `inputs` may name: options the generic option builder adds for a scheme that declares them.
+# "annotator_labels": annotator -> their own labels of the scheme ((sample, unit) -> kind -> value).
+INPUTS = frozenset(("annotator_labels",))
+
+
 def problems_of(manifest: Manifest) -> list[str]:
     """What is wrong with a manifest as declared (before anything is imported): unknown kinds or hooks, unpaired
     hooks, commands without a commands module."""
@@ -265,6 +270,9 @@ def problems_of(manifest: Manifest) -> list[str]:
             if (a in c.provides) != (b in c.provides):
                 out.append(f"scheme {manifest.name}: {kind} contribution declares `{a if a in c.provides else b}` "
                            f"without `{b if a in c.provides else a}`")
+    unknown_inputs = sorted(manifest.inputs - INPUTS)
+    if unknown_inputs:
+        out.append(f"scheme {manifest.name}: unknown inputs {', '.join(unknown_inputs)} (known: {', '.join(sorted(INPUTS))})")
     if manifest.commands and "commands" not in manifest.contributions:
         out.append(f"scheme {manifest.name}: lists commands but has no commands contribution")
     return out

@@ -27,6 +27,7 @@ BUILTIN: tuple[str, ...] = (
     "app.schemes.trace:MANIFEST",
     "app.schemes.rgb:MANIFEST",
     "app.schemes.addm:MANIFEST",
+    "app.schemes.judge:MANIFEST",
 )
 
 _builtin: dict[str, Manifest] = {}

@@ -42,6 +42,12 @@ class Manifest:
     contributions: Mapping[str, Contribution] = field(default_factory=dict)
     commands: tuple[Command, ...] = ()
     accepts: str = ""  # what `concord import` takes for the scheme, for help texts ("violations records")
+    # what the scheme's evaluate and calibrate read from the project besides its records and resolved labels, built
+    # by app/services/schemes.py `scheme_options` only for schemes that declare it (contracts.INPUTS)
+    inputs: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "inputs", frozenset(self.inputs))
 
     def load_scheme(self) -> Any:
         """The `base.Scheme` object (the calibration registry calls this for a manifest found by entry point)."""

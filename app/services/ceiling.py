@@ -28,16 +28,30 @@ METRIC = "\x00metric"  # the metric's rater name in the item tables (no annotato
 RESOLVED = "\x00resolved"
 
 
+def own_ceiling(scheme: Any, data: Mapping[str, Any] | None) -> dict[str, float] | None:
+    """The per-unit metric side a scheme's evaluate report computes itself, when it does: `data["ceiling"]` with each
+    unit's mean Cohen's kappa against each annotator under the unit noun's plural (the judge scheme's
+    `ceiling.judges`: every judge is its own metric on per-sample labels, so one "metric" rater would be the first
+    judge only). None otherwise."""
+    own = (data or {}).get("ceiling")
+    per_unit = own.get(f"{scheme.unit_noun}s") if isinstance(own, Mapping) else None
+    if not isinstance(per_unit, Mapping) or not all(isinstance(v, (int, float)) for v in per_unit.values()):
+        return None
+    return {str(k): float(v) for k, v in per_unit.items()}
+
+
 def ceiling(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0,
-            machine: Mapping[tuple[str, str], Mapping[str, Any]] | None = None) -> dict[str, Any] | None:
+            machine: Mapping[tuple[str, str], Mapping[str, Any]] | None = None,
+            per_unit: Mapping[str, float] | None = None) -> dict[str, Any] | None:
     """Human-human next to metric-human agreement on the units labeled by >= 2 people; None when there are none.
     `machine`: the metric's decisions as human-style labels per (sample, unit), when the caller has them (the
-    evaluate hook's `machine_decisions`); else the stored machine labels."""
+    evaluate hook's `machine_decisions`); else the stored machine labels. `per_unit`: the scheme's own metric side
+    (`own_ceiling`), shown instead: each unit's mean Cohen's kappa against each annotator."""
     scheme = registry().get(scheme_name)
-    per_unit: dict[tuple[str, str], dict[str, dict[str, Any]]] = defaultdict(dict)
+    by_unit: dict[tuple[str, str], dict[str, dict[str, Any]]] = defaultdict(dict)
     for (sid, unit), kinds in _by_annotator(project, scheme_name).items():
-        per_unit[(sid, unit)] = kinds
-    shared = {k: v for k, v in per_unit.items() if len(v) >= 2}
+        by_unit[(sid, unit)] = kinds
+    shared = {k: v for k, v in by_unit.items() if len(v) >= 2}
     if not shared:
         return None
     from calibration.annotators import item_agreement  # scipy.sparse and krippendorff: 0.2 s, only when drawn
@@ -76,6 +90,10 @@ def ceiling(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0
                         "mean_pair_kappa": _mean(p["kappa"]["estimate"] for p in hh["pairs"])},
         "metric_human": None, "note": "",
     }
+    if per_unit:
+        out["metric_human"] = {"kappa_vs_resolved": None, "mean_kappa_vs_each": None, "items": len(shared),
+                               "per_unit": dict(per_unit)}
+        return _finite(out)
     items = {(r[0], r[1]) for r in metric_rows if r[2] == METRIC}
     if not items:
         out["note"] = "the metric's labels carry no items to compare (no stored machine label)"
@@ -91,14 +109,16 @@ def ceiling(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0
 
 def ceiling_with_machine(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0,
                          machine: Mapping[tuple[str, str], Mapping[str, Any]] | None = None,
-                         options: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
+                         options: Mapping[str, Any] | None = None,
+                         data: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
     """`ceiling` with the metric's decisions as `concord evaluate` has them, for the CLI and the GUI alike:
     `machine` when the caller already ran the scheme's evaluate hook (collecting `machine_decisions`), else the
-    hook is run here under `options` (default: the scheme's default configs) to collect them. A stored machine
-    label with a part not filled in (a matcher proposal, computed per config) would leave the metric side empty."""
+    hook is run here under `options` (default: the scheme's default configs) to collect them; `data`: its report's
+    data when the caller ran it (for `own_ceiling`). A stored machine label with a part not filled in (a matcher proposal, computed per config) would leave the metric side empty."""
     if machine is None:
-        machine = machine_decisions(project, scheme_name, options)
-    return ceiling(project, scheme_name, n_boot=n_boot, seed=seed, machine=machine or None)
+        machine, data = _run_evaluate(project, scheme_name, options)
+    per_unit = own_ceiling(registry().get(scheme_name), data)
+    return ceiling(project, scheme_name, n_boot=n_boot, seed=seed, machine=machine or None, per_unit=per_unit)
 
 
 def machine_decisions(project: Any, scheme_name: str,
@@ -106,19 +126,25 @@ def machine_decisions(project: Any, scheme_name: str,
     """(sample, unit) -> the metric's decisions as labels, from the scheme's evaluate hook (its first config), when
     it offers them; empty when it has no hook or no unit is labeled by two or more people (no ceiling to draw).
     Nothing is saved: the hook's `save_scores` is a no-op and no bootstrap runs (decisions do not depend on it)."""
+    return _run_evaluate(project, scheme_name, options)[0]
+
+
+def _run_evaluate(project: Any, scheme_name: str, options: Mapping[str, Any] | None = None
+                  ) -> tuple[dict[tuple[str, str], dict[str, Any]], Mapping[str, Any] | None]:
+    """`machine_decisions` and the report's data (for `own_ceiling`); ({}, None) when nothing is shared."""
     from app.services.schemes import scheme_options
 
     scheme = registry().get(scheme_name)
     hook = getattr(scheme, "evaluate", None)
     if hook is None or not any(len(v) >= 2 for v in _by_annotator(project, scheme_name).values()):
-        return {}
+        return {}, None
     decided: dict[tuple[str, str], dict[str, Any]] = {}
     opts = scheme_options(project, scheme, {**(options or {}), "n_boot": 0})
     opts.update(save_scores=lambda *_: None, machine_decisions=lambda _ref, labels: decided.update(labels))
     from app.services.evaluation import evaluation_records  # the scheme's lightest form (violations: columns)
 
-    hook(evaluation_records(project, scheme), project.scheme_labels(scheme_name), opts)
-    return decided
+    report = hook(evaluation_records(project, scheme), project.scheme_labels(scheme_name), opts)
+    return decided, report.data if report is not None else None
 
 
 def _by_annotator(project: Any, scheme_name: str) -> dict[tuple[str, str], dict[str, dict[str, Any]]]:
@@ -170,6 +196,9 @@ def ceiling_rows(result: dict[str, Any]) -> list[tuple[str, str, str]]:
     rows = [("human-human Fleiss' kappa", fmt_estimate(hh["kappa"]), n),
             ("human-human Krippendorff's alpha", fmt_estimate(hh["alpha"]), n),
             ("human-human mean pairwise Cohen's kappa", fmt_estimate(hh["mean_pair_kappa"]), n)]
+    if mh.get("per_unit"):
+        return rows + [(f"{unit} vs each annotator, mean Cohen's kappa", fmt_estimate(k), f"{mh['items']} units")
+                       for unit, k in mh["per_unit"].items()]
     if mh:
         items = f"{mh['items']} items"
         rows += [("metric vs resolved human label, Cohen's kappa", fmt_estimate(mh["kappa_vs_resolved"]), items),

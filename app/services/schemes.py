@@ -64,6 +64,26 @@ def scheme_options(project: Project, scheme: Scheme, options: Mapping[str, Any],
         except (KeyError, UsageError) as exc:
             raise UsageError(f"--use: {scheme.name}: no stored parameters {exc}") from None
     out.update(cache=project, progress=progress, save_scores=_save_scores(project))
+    if "annotator_labels" in _inputs(scheme.name) and "annotator_labels" not in out:
+        out["annotator_labels"] = annotator_labels(project, scheme.name)
+    return out
+
+
+def _inputs(name: str) -> frozenset[str]:
+    """What the scheme's manifest declares it reads from the project (app/schemes/manifest.py `inputs`)."""
+    from app.schemes import loader
+
+    m = loader.manifest(name)
+    return m.inputs if m is not None else frozenset()
+
+
+def annotator_labels(project: Project, scheme_name: str) -> dict[str, dict[tuple[str, str], dict[str, Any]]]:
+    """Annotator -> their own labels of the scheme ((sample, unit) -> kind -> value), for every annotator with any."""
+    out = {}
+    for a in project.annotators():
+        labels = project.scheme_labels(scheme_name, annotator=a)
+        if labels:
+            out[a] = labels
     return out
 
 

@@ -30,6 +30,7 @@ BUILTIN: tuple[str, ...] = (
     "calibration.schemes.trace.scheme:SCHEME",
     "calibration.schemes.rgb.scheme:SCHEME",
     "calibration.schemes.addm.scheme:SCHEME",
+    "calibration.schemes.judge.scheme:SCHEME",
 )
 
 

@@ -16,10 +16,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import sparse
 from scipy.stats import rankdata
 
-from calibration.agreement import percentile_interval, resample_counts
+from calibration.agreement import percentile_interval, resample_counts, weighted_auroc
 from calibration.schemes.base import Report, Table
 from calibration.schemes.trace.agreement import LABEL_TYPES, judge_scores, sentence_labels
 from calibration.schemes.trace.metrics import SCORES, VARIANTS, ragbench_adherent, score_records
@@ -96,12 +95,7 @@ def _auroc_w(y: np.ndarray, s: np.ndarray, w: np.ndarray) -> np.ndarray:
     """Weighted Mann-Whitney AUROC of positives y (hallucinated) scored s, per row of weights (ties count 1/2).
     Equals roc_auc_score(y, s) for unit weights; NaN when a class is absent."""
     values, inv = np.unique(s, return_inverse=True)
-    onehot = sparse.csr_matrix((np.ones(s.size), (np.arange(s.size), inv)), shape=(s.size, values.size))
-    pos = (onehot.T @ (w * y).T).T  # (reps, k) positive weight at each score value
-    neg = (onehot.T @ (w * (1 - y)).T).T
-    below = np.cumsum(neg, axis=1) - neg
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return (pos * (below + 0.5 * neg)).sum(axis=1) / (pos.sum(axis=1) * neg.sum(axis=1))
+    return weighted_auroc(y, inv, values.size, w)
 
 
 def _with_ci(stat: Any, n: int, n_boot: int, seed: int, alpha: float) -> tuple[float, float, float]:

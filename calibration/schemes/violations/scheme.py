@@ -83,7 +83,7 @@ class ViolationsScheme:
 
     # -- records -------------------------------------------------------------------------------------------------
     def detect(self, raw: Mapping[str, Any]) -> bool:
-        return "text" in raw
+        return "text" in raw and "judges" not in raw  # a judge record has a text too (its judges tell it apart)
 
     def parse(self, raw: Mapping[str, Any]) -> Parsed:
         return parse_record(raw if type(raw) is dict else dict(raw))

@@ -1,0 +1,78 @@
+"""Import adapter of the `judge` scheme: its records go the generic way; FaithBench's released `batch_N.json` files
+(`{"samples": [...]}`, each sample with `annotations` and the detectors' outputs in `metadata`) are read by
+`read_file` as they are.
+
+`concord import PROJECT batch_1.json`: one judge record per summary (calibration/schemes/judge/faithbench.py:
+id `faithbench-b<N>-<sample_id>`, one judge per detector), and for each annotator who marked anything in the batch
+their `label` (hallucinated or not) and `marks` (their spans) of every summary of it, recorded in the same
+all-or-nothing import as the records (Source.labels, as `concord labels import` records label lines).
+`--count-all` also counts spans labeled Questionable or Benign as hallucinations.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from app.io.formats import RawRecord, Source
+from app.io.problems import Location, Problems
+from calibration import jsontext
+from calibration.schemes.judge.faithbench import ALL_COUNTED, COUNTED, FaithBenchError, batch_name, convert
+
+if TYPE_CHECKING:
+    from app.io.records import RecordValidator
+    from app.store import Project
+
+NAME = "judge"
+SAMPLE_KEYS = frozenset(("sample_id", "summary", "annotations", "metadata"))
+
+
+def check(v: "RecordValidator", loc: Location, record: Any | None) -> None:
+    """No cross-record rules beyond the generic unique ids."""
+
+
+def collect(v: "RecordValidator", loc: Location, record: Any) -> None:
+    v.out.records.setdefault(NAME, []).append(record)
+
+
+def _faithbench(path: Path) -> dict[str, Any] | None:
+    """The decoded file when it is a FaithBench batch (a .json object whose `samples` are FaithBench samples)."""
+    if path.suffix.lower() != ".json" or not path.is_file():
+        return None
+    data = path.read_bytes()
+    try:
+        raw = orjson.loads(memoryview(data)[3:] if data.startswith(jsontext.UTF8_BOM) else data)
+    except orjson.JSONDecodeError:
+        return None
+    finally:
+        del data
+    if not (isinstance(raw, dict) and isinstance(raw.get("samples"), list) and raw["samples"]):
+        return None
+    first = raw["samples"][0]
+    return raw if isinstance(first, dict) and SAMPLE_KEYS <= first.keys() else None
+
+
+def read_file(path: str | Path, problems: Problems, options: Mapping[str, Any], project: "Project | None" = None) -> Source | None:
+    """The judge records and annotators' label lines of a FaithBench batch file, or None when `path` is not one."""
+    path = Path(path)
+    raw = _faithbench(path)
+    if raw is None:
+        return None
+    name = str(path)
+    whole = Location(name, None)
+    src = Source(path, "faithbench", n_lines=len(raw["samples"]))
+    too_big = jsontext.check(raw)  # nesting and field size, with the path of the first excess
+    if too_big is not None:
+        problems.error(whole, *too_big)
+        return src
+    try:
+        records, lines = convert({batch_name(path): raw}, ALL_COUNTED if options.get("count_all") else COUNTED)
+    except FaithBenchError as exc:
+        problems.error(whole, "", str(exc))
+        return src
+    where = {rec["id"]: Location(name, i + 1, "sample") for i, rec in enumerate(records)}
+    src.records = [RawRecord(where[rec["id"]], rec) for rec in records]
+    src.labels = [RawRecord(where[ln["sample"]], ln) for annotator in sorted(lines) for ln in lines[annotator]]
+    return src

@@ -1,0 +1,160 @@
+"""Judges against the humans: AUROC, balanced accuracy, F1 and Cohen's kappa with bootstrap intervals, and for
+probability-like judges a reliability diagram with the expected calibration error.
+
+One bootstrap draw for everything (`agreement.resample_counts` over samples, seeded): every judge and every figure
+sees the same resampled samples, so comparisons between judges are paired. A replicate is a vector of draw counts,
+so the figures are functions of weighted sums: confusion counts are one matrix product; AUROC ranks each judge's
+scores once (their distinct values) and a replicate is then a weighted histogram (Mann-Whitney with ties counted
+one half, equal to scikit-learn's roc_auc_score for weights 1, which a test checks). The decision of a judge is
+`columns.decisions` at its threshold (its default, or `thresholds` of the parameters evaluated).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from calibration.agreement import percentile_interval, resample_counts, weighted_auroc
+from calibration.schemes.judge.columns import JudgeColumns, decisions
+from calibration.search.objectives import f1, kappa
+
+FIGURES: tuple[str, ...] = ("auroc", "balanced_accuracy", "f1", "kappa")
+DEFAULT_BINS = 10
+
+
+def confusion_figures(c: np.ndarray) -> dict[str, np.ndarray]:
+    """Balanced accuracy, F1 (0 when undefined, as scikit-learn) and kappa of (..., 4) counts tp, fp, fn, tn; NaN
+    where there is no sample at all."""
+    tp, fp, fn, tn = (c[..., i] for i in range(4))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ba = (tp / (tp + fn) + tn / (tn + fp)) / 2.0
+    some = c.sum(axis=-1) > 0
+    return {"balanced_accuracy": ba, "f1": np.where(some, f1(tp, fp, fn, tn), np.nan), "kappa": kappa(tp, fp, fn, tn)}
+
+
+def _ece(sums: np.ndarray, bins: int) -> np.ndarray:
+    """(..., ) ECE from (..., 3 * bins) sums [predicted per bin, positives per bin, count per bin]."""
+    pred, obs, cnt = sums[..., :bins], sums[..., bins:2 * bins], sums[..., 2 * bins:]
+    n = cnt.sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.abs(obs - pred).sum(axis=-1) / n
+
+
+def bin_of(p: np.ndarray, bins: int) -> np.ndarray:
+    """Equal-width bins of [0, 1]: floor(p * bins), 1.0 in the last bin."""
+    return np.clip(np.floor(np.clip(p, 0.0, 1.0) * bins), 0, bins - 1).astype(np.int64)
+
+
+class _Judge:
+    """What one judge's figures need, built once: its samples, their classes, codes and per-sample rows."""
+
+    def __init__(self, cols: JudgeColumns, j: int, y: np.ndarray, threshold: float, bins: int) -> None:
+        s = cols.scores[j]
+        self.mask = ~np.isnan(s) & ~np.isnan(y)
+        self.y = y[self.mask]
+        oriented = cols.oriented()[j][self.mask]
+        values, self.code = np.unique(oriented, return_inverse=True)
+        self.k = values.size
+        d = decisions(s[None, self.mask], np.array([threshold]), cols.high_positive[j:j + 1])[0]
+        t = self.y == 1
+        self.rows = np.column_stack([d * t, d * ~t, (1 - d) * t, (1 - d) * ~t])  # tp fp fn tn per sample
+        self.probability = bool(cols.probability[j])
+        self.bins = bins
+        if self.probability:
+            p = cols.positive_probability(j)[self.mask]
+            onehot = np.zeros((p.size, bins))
+            onehot[np.arange(p.size), bin_of(p, bins)] = 1.0
+            self.cal_rows = np.hstack([onehot * p[:, None], onehot * self.y[:, None], onehot])
+
+    @property
+    def two_classes(self) -> bool:
+        return 0 < self.y.sum() < self.y.size
+
+    def figures(self, w: np.ndarray) -> dict[str, np.ndarray]:
+        """Every figure for rows of draw counts w (reps, n_all) restricted to this judge's samples."""
+        ws = w[:, self.mask]
+        out = confusion_figures(ws @ self.rows)
+        out["auroc"] = (weighted_auroc(self.y, self.code, self.k, ws) if self.two_classes
+                        else np.full(w.shape[0], np.nan))
+        if self.probability:
+            out["ece"] = _ece(ws @ self.cal_rows, self.bins)
+        return out
+
+
+def reliability(p: np.ndarray, y: np.ndarray, bins: int = DEFAULT_BINS) -> list[dict[str, Any]]:
+    """Reliability diagram rows over equal-width bins of predicted P(positive): bin edges, mean predicted,
+    observed positive rate, count (empty bins left out)."""
+    b = bin_of(p, bins)
+    out = []
+    for i in range(bins):
+        sel = b == i
+        if sel.any():
+            out.append({"low": i / bins, "high": (i + 1) / bins, "mean_predicted": float(p[sel].mean()),
+                        "observed_rate": float(y[sel].mean()), "count": int(sel.sum())})
+    return out
+
+
+def expected_calibration_error(p: np.ndarray, y: np.ndarray, bins: int = DEFAULT_BINS) -> float:
+    """sum over bins of count / n x |observed rate - mean predicted| (NaN with no sample)."""
+    rows = reliability(p, y, bins)
+    n = sum(r["count"] for r in rows)
+    return sum(r["count"] / n * abs(r["observed_rate"] - r["mean_predicted"]) for r in rows) if n else math.nan
+
+
+def judge_figures(cols: JudgeColumns, y: np.ndarray, thresholds: np.ndarray, *, n_boot: int = 1000, seed: int = 0,
+                  ci: float = 0.95, bins: int = DEFAULT_BINS) -> dict[str, dict[str, Any]]:
+    """Judge -> {n, positives, threshold, probability, figure: {estimate, low, high}, ..., reliability}: every
+    figure of every judge against the binary reference y (n,) (NaN = no label), with paired intervals."""
+    n = y.size
+    judges = [_Judge(cols, j, y, float(thresholds[j]), bins) for j in range(len(cols.names))]
+    whole = np.ones((1, n))
+    est = [jd.figures(whole) for jd in judges]
+    reps: list[dict[str, list[np.ndarray]]] = [{k: [] for k in e} for e in est]
+    if n_boot > 0 and n:
+        for w in resample_counts(n, n_boot, seed):
+            for jd, r in zip(judges, reps):
+                for k, v in jd.figures(w).items():
+                    r[k].append(v)
+    out: dict[str, dict[str, Any]] = {}
+    for j, (jd, e, r) in enumerate(zip(judges, est, reps)):
+        res: dict[str, Any] = {"n": int(jd.y.size), "positives": int(jd.y.sum()), "threshold": float(thresholds[j]),
+                               "high_means_positive": bool(cols.high_positive[j]), "probability": jd.probability}
+        for k, v in e.items():
+            low, high = percentile_interval(np.concatenate(r[k]), 1 - ci) if r[k] else (math.nan, math.nan)
+            res[k] = {"estimate": float(v[0]), "low": low, "high": high}
+        if jd.probability:
+            res["reliability"] = reliability(cols.positive_probability(j)[jd.mask], jd.y, bins)
+        out[cols.names[j]] = res
+    return out
+
+
+def ceiling(records_ids: Sequence[str], levels: Mapping[str, np.ndarray], judge_votes: Mapping[str, np.ndarray],
+            *, n_boot: int, seed: int, ci: float) -> dict[str, Any] | None:
+    """The human ceiling beside each judge (calibration.annotators.item_agreement on the binary sample label):
+    Fleiss' kappa and Krippendorff's alpha among the annotators with intervals, their mean pairwise Cohen's kappa,
+    and per judge the mean of its Cohen's kappas against each annotator (comparable with the humans' mean pairwise
+    kappa). None with fewer than two annotators."""
+    if len(levels) < 2:
+        return None
+    from calibration.annotators import item_agreement
+
+    humans = [(sid, "label", name, int(v)) for name, row in levels.items()
+              for sid, v in zip(records_ids, row) if not np.isnan(v)]
+    hh = item_agreement(humans, n_boot=n_boot, seed=seed, ci=ci)
+    if not hh["pairs"]:
+        return None
+    pair_kappas = [p["kappa"]["estimate"] for p in hh["pairs"] if math.isfinite(p["kappa"]["estimate"])]
+    out: dict[str, Any] = {"annotators": len(levels), "samples": hh["n_items"], "fleiss_kappa": hh["overall"]["kappa"],
+                           "alpha": hh["overall"]["alpha"],
+                           "mean_pair_kappa": float(np.mean(pair_kappas)) if pair_kappas else math.nan,
+                           "pairs": [{"a": p["a"], "b": p["b"], "n": p["n_items"], "kappa": p["kappa"]}
+                                     for p in hh["pairs"]], "judges": {}}
+    for judge, votes in judge_votes.items():
+        rows = humans + [(sid, "label", "\x00judge", int(v)) for sid, v in zip(records_ids, votes) if not np.isnan(v)]
+        each = item_agreement(rows, n_boot=0)
+        ks = [p["kappa"]["estimate"] for p in each["pairs"] if "\x00judge" in (p["a"], p["b"])
+              and math.isfinite(p["kappa"]["estimate"])]
+        out["judges"][judge] = float(np.mean(ks)) if ks else math.nan
+    return out
