@@ -93,7 +93,7 @@ def ceiling(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0
     if per_unit:
         out["metric_human"] = {"kappa_vs_resolved": None, "mean_kappa_vs_each": None, "items": len(shared),
                                "per_unit": dict(per_unit)}
-        return _finite(out)
+        return json_finite(out)
     items = {(r[0], r[1]) for r in metric_rows if r[2] == METRIC}
     if not items:
         out["note"] = "the metric's labels carry no items to compare (no stored machine label)"
