@@ -220,3 +220,17 @@ def test_ceiling_chart_shows_the_metric_side_as_evaluate_reports_it(qtbot, open_
     assert metric == [want["metric_human"]["kappa_vs_resolved"]]
     qtbot.waitUntil(lambda: panel.task is None, timeout=60000)
     panel.close()
+
+
+def test_the_match_config_box_shows_only_for_schemes_whose_scores_follow_it(open_window, demo_path: Path) -> None:  # noqa: F811
+    """Issue #25: the violations config box (and its "no machine scores" hint) showed in every scheme's view."""
+    w = open_window(demo_path)
+    box = w.filters.scheme
+    shown = {}
+    for name in ("trace", "rgb", "addm", "rubric", "judge", "violations", None):
+        box.setCurrentIndex(box.findData(name))
+        shown[name] = any(a.isVisible() for a in w.configs.actions)
+        if name not in ("violations", None):
+            assert not w.messages.has("hint_scores"), name
+    assert shown == {"trace": False, "rgb": False, "addm": False, "rubric": False, "judge": False,
+                     "violations": True, None: True}

@@ -76,6 +76,10 @@ class UnitListPart(WindowPart):
                + (" (under the chosen config: Tools ▸ Compute machine scores)" if follow else ""))
         self.model.set_schemes(schemes, score_title=titles.pop() if len(titles) == 1 else "Score", score_tip=tip,
                                empty_unit={n: view_class(n).empty_unit for n in names})
+        # the config box and its "no machine scores" hint only where the shown schemes' scores follow a config
+        self.configs.set_visible(self.project is None or bool(follow))
+        if not follow:
+            self.messages.dismiss("hint_scores")
 
     def _column_width(self, col: int) -> int:
         c = self.model.columns[col]

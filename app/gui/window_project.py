@@ -6,7 +6,6 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog
 
 from app.gui.undo import Session
-from app.gui.views import view_classes
 from app.gui.window_parts import WindowPart, guarded, settings_key
 from app.store import Project
 
@@ -48,9 +47,6 @@ class ProjectPart(WindowPart):
         self.safety.start(None if project is None else str(project.path))
         self._load_configs()
         self.filters.load(project)
-        follow = {v.scheme for v in view_classes() if v.scores_follow_config}
-        # the config only matters to schemes whose scores follow it
-        self.configs.set_visible(project is None or bool(follow & set(self.filters.schemes)))
         self.filters.config_ref = self.configs.ref
         self.stack.setCurrentWidget(self.placeholder)
         self._update_action_state()
