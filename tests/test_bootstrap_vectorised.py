@@ -57,3 +57,24 @@ def test_trace_intervals_share_draws_with_the_same_replicates() -> None:
     for stat, slot in zip(stats, slots):
         reps = np.concatenate([stat(w) for w in resample_counts(40, 300, 7)])
         assert slot == [float(stat(np.ones((1, 40)))[0]), *percentile_interval(reps, 0.05)]
+
+
+@pytest.mark.parametrize("base", ["detected", "all"])
+def test_rgb_figures_replicates_equal_bootstrap_ci(base: str) -> None:
+    """RGB's intervals from draw-count sums are bootstrap_ci's over `_figure` called per resample, bit for bit."""
+    import pandas as pd
+
+    from calibration.agreement import bootstrap_ci
+    from calibration.schemes.rgb.features import LABELS
+    from calibration.schemes.rgb.metrics import FIGURES, _figure, evaluate
+
+    rng = np.random.default_rng(5)
+    n = 37
+    table = pd.DataFrame({"model": ["m"] * n, "task": ["t"] * n,
+                          **{k: rng.random(n) < p for k, p in zip(LABELS, (0.6, 0.2, 0.1, 0.5))}})
+    got = evaluate(table, correction_base=base, n_boot=500, seed=4)  # type: ignore[arg-type]
+    x = table[list(LABELS)].to_numpy(dtype=bool).astype(np.int8)
+    for f in FIGURES:
+        want = bootstrap_ci(x, lambda s, f=f: _figure(s, f, base), n_boot=500, seed=4)  # type: ignore[arg-type]
+        row = got[got["figure"] == f].iloc[0]
+        assert (row["value"], row["low"], row["high"]) == (want.estimate, want.low, want.high)
