@@ -32,7 +32,7 @@ def grounded_spans(value: Sequence[Mapping[str, Any]]) -> list[tuple[int, int]]:
 
 def collect_labels(project: Any, schemes: Sequence[str] | None = None,
                    samples: Collection[str] | None = None) -> dict[str, Any]:
-    """Per scheme: records by id, and (sample, unit, annotator) -> kind -> value of every annotator's label
+    """Per scheme: records by id (what `label_items` reads of them), and (sample, unit, annotator) -> kind -> value of every annotator's label
     (only of `samples` when given: an export's selection)."""
     present = project.sample_counts()
     names = {s.name for s in registry() if s.name in present and (not schemes or s.name in schemes)}
@@ -40,7 +40,7 @@ def collect_labels(project: Any, schemes: Sequence[str] | None = None,
     for name, sid, unit, kind, annotator, value in project.annotator_label_rows():
         if name in names and kind not in NOT_ITEMS and (samples is None or sid in samples):
             by_scheme[name][(sid, unit, annotator)][kind] = value
-    return {name: {"records": records_by_id(project, name), "labels": labels}
+    return {name: {"records": project.scheme_item_records(name), "labels": labels}
             for name, labels in by_scheme.items() if labels}
 
 

@@ -294,6 +294,17 @@ class SchemeDataMixin(ProjectBase):
             return list(loader(self))
         return self.records(scheme_name)  # type: ignore[attr-defined]
 
+    def scheme_item_records(self, scheme_name: str) -> dict[str, Any]:
+        """Record id -> what the scheme's `label_items` reads of the record (agreement's items): the store adapter's
+        `item_records(project)` when it can count that in SQL, else every record (`scheme_records`)."""
+        loader = getattr(store_adapter(scheme_name), "item_records", None)
+        if loader is not None:
+            return loader(self)
+        from calibration.schemes.base import registry
+
+        scheme = registry().get(scheme_name)
+        return {scheme.record_id(r): r for r in self.scheme_records(scheme_name)}
+
     def scheme_labels(self, scheme_name: str, annotator: str | None = None) -> dict[tuple[str, str], dict[str, Any]]:
         """(sample, unit) -> kind -> value: the resolved human labels of a scheme's samples (or one annotator's).
         Per-sample kinds sit under unit ''."""
