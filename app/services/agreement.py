@@ -112,10 +112,11 @@ def agreement(project: Any, *, schemes: Sequence[str] | None = None, iou: float 
     items, spans = tables(project, scope=scope)
     lengths = project.text_lengths() if spans else {}
     per: dict[str, dict[str, Any]] = defaultdict(dict)
-    pooled_items: list[tuple] = []
+    raters: set[str] = set()
     for (name, kind), rows in sorted(items.items()):
-        pooled_items.extend((f"{name}:{s}", f"{kind}|{i}", a, f"{kind}={c}") for s, i, a, c in rows)
-        if len({r[2] for r in rows}) < 2:
+        who = {r[2] for r in rows}
+        raters |= who
+        if len(who) < 2:
             per[name][kind] = {"n_labels": len(rows), "note": "fewer than two annotators"}
             continue
         per[name][kind] = _finite(item_agreement(rows, n_boot=n_boot, seed=seed))
@@ -127,10 +128,10 @@ def agreement(project: Any, *, schemes: Sequence[str] | None = None, iou: float 
                            "overall": {"kappa": None, "alpha": None, "span_f1": None, "u_alpha": None}}
     pairs: dict[tuple[str, str], dict[str, Any]] = {}
     people: dict[str, dict[str, Any]] = {}
-    if len({r[2] for r in pooled_items}) >= 2:
+    if len(raters) >= 2:
         # one kind: the pooled figures are that kind's (same items, categories only renamed), so not computed twice
         single = per[next(iter(items))[0]][next(iter(items))[1]] if len(items) == 1 else {}
-        res = single if "overall" in single else _finite(item_agreement(pooled_items, n_boot=n_boot, seed=seed))
+        res = single if "overall" in single else _finite(item_agreement(_pooled(items), n_boot=n_boot, seed=seed))
         out["overall"].update(kappa=res["overall"]["kappa"], alpha=res["overall"]["alpha"],
                               n_items_pairable=res["overall"]["n_items_pairable"])
         for p in res["pairs"]:
@@ -152,6 +153,13 @@ def agreement(project: Any, *, schemes: Sequence[str] | None = None, iou: float 
     out["pairs"] = [pairs[k] for k in sorted(pairs)]
     out["annotators"] = _people(project, people, scope)
     return out
+
+
+def _pooled(items: Mapping[tuple[str, str], Sequence[tuple]]) -> list[tuple]:
+    """Every kind's item rows in one table, kinds and schemes kept apart in the names and categories (built only
+    when there is more than one kind: with one, the pooled figures are that kind's)."""
+    return [(f"{name}:{s}", f"{kind}|{i}", a, f"{kind}={c}")
+            for (name, kind), rows in sorted(items.items()) for s, i, a, c in rows]
 
 
 def _people(project: Any, agree: Mapping[str, Mapping[str, Any]], scope: Mapping[str, Any]) -> list[dict[str, Any]]:
