@@ -42,21 +42,25 @@ def test_resampled_spearman_on_unit_weights_is_scipys() -> None:
 
 
 def test_trace_intervals_share_draws_with_the_same_replicates() -> None:
-    """All statistics over n samples take one pass over the draws: each gets exactly the interval it got from a
-    draw of its own (same seed, same n)."""
+    """All statistics over n samples take one pass over the draws (those of column sums one matrix product): each
+    gets the interval it got from a draw of its own (same seed, same n), computed the plain way per statistic."""
     from calibration.agreement import percentile_interval
-    from calibration.schemes.trace.evaluation import _Intervals, _rmse_w
+    from calibration.schemes.trace.evaluation import _Intervals, _kappa_f1, _rmse_sums
 
     rng = np.random.default_rng(1)
     a, h = rng.random(40).round(2), rng.random(40).round(2)
-    stats = [lambda w: resampled_spearman(a, h, w),
-             lambda w: _rmse_w((a - h) ** 2, np.ones(40, dtype=bool), w)]
+    conf = rng.integers(0, 3, size=(40, 4)).astype(float)
+    e = (a - h) ** 2
+    plain = [lambda w: resampled_spearman(a, h, w), lambda w: np.sqrt((w @ e) / w.sum(axis=1)),
+             lambda w: _kappa_f1(w @ conf)[0], lambda w: _kappa_f1(w @ conf)[1]]
     batch = _Intervals(300, 7, 0.05)
-    slots = [batch.add(s, 40) for s in stats]
+    slots = [batch.add(plain[0], 40), batch.add(_rmse_sums, 40, np.column_stack([e, np.ones(40)])),
+             batch.add(lambda s: _kappa_f1(s)[0], 40, conf), batch.add(lambda s: _kappa_f1(s)[1], 40, conf)]
     batch.run()
-    for stat, slot in zip(stats, slots):
+    for stat, slot in zip(plain, slots):
         reps = np.concatenate([stat(w) for w in resample_counts(40, 300, 7)])
-        assert slot == [float(stat(np.ones((1, 40)))[0]), *percentile_interval(reps, 0.05)]
+        want = [float(stat(np.ones((1, 40)))[0]), *percentile_interval(reps, 0.05)]
+        np.testing.assert_allclose(slot, want, rtol=1e-13, atol=0)  # float sums: equal to rounding
 
 
 @pytest.mark.parametrize("base", ["detected", "all"])

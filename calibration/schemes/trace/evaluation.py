@@ -77,11 +77,6 @@ def _kappa_f1(c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.where(n > 0, kappa, np.nan), np.where(n > 0, f1, np.nan)
 
 
-def _rmse_w(err2: np.ndarray, ok: np.ndarray, w: np.ndarray) -> np.ndarray:
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.sqrt((w @ np.where(ok, err2, 0.0)) / (w @ ok.astype(float)))
-
-
 def _auroc_w(y: np.ndarray, s: np.ndarray, w: np.ndarray) -> np.ndarray:
     """Weighted Mann-Whitney AUROC of positives y (hallucinated) scored s, per row of weights (ties count 1/2).
     Equals roc_auc_score(y, s) for unit weights; NaN when a class is absent."""
@@ -98,28 +93,47 @@ class _Intervals:
     """Every interval of one report, drawn together: `add(stat, n)` gives [estimate, low, high] of `stat(weights)`
     for weights (reps, n) (ones, then bootstrap draw counts), the interval filled by `run()`. The statistics over n
     units share one pass over `resample_counts(n, n_boot, seed)`: the same replicates each one drew on its own
-    before (same seed and n), drawn once instead of once per statistic (the draws were most of it at 100k)."""
+    before (same seed and n), drawn once instead of once per statistic (the draws were most of it at 100k).
+    `add(stat, n, columns)`: `stat` is a function of the weighted column sums of `columns` (n, m) instead; all such
+    columns over n units are summed in one matrix product per chunk of replicates (a skinny product per statistic
+    read the (chunk, n) weights once each)."""
 
     def __init__(self, n_boot: int, seed: int, alpha: float) -> None:
         self.n_boot, self.seed, self.alpha = n_boot, seed, alpha
-        self.pending: dict[int, list[tuple[Any, list[float]]]] = {}
+        self.pending: dict[int, list[tuple[Any, np.ndarray | None, list[float]]]] = {}
 
-    def add(self, stat: Any, n: int) -> list[float]:
-        est = float(stat(np.ones((1, n)))[0]) if n else math.nan
+    def add(self, stat: Any, n: int, columns: np.ndarray | None = None) -> list[float]:
+        if columns is not None:
+            columns = np.asarray(columns, dtype=np.float64).reshape(n, -1)
+        ones = np.ones((1, n))
+        est = float((stat(ones) if columns is None else stat(ones @ columns))[0]) if n else math.nan
         slot = [est, math.nan, math.nan]
         if n and self.n_boot and not math.isnan(est):
-            self.pending.setdefault(n, []).append((stat, slot))
+            self.pending.setdefault(n, []).append((stat, columns, slot))
         return slot
 
     def run(self) -> None:
         for n, stats in self.pending.items():
+            blocks = {id(c): c for _, c, _ in stats if c is not None}  # kappa and F1 share their counts
+            where, lo = {}, 0
+            for key, c in blocks.items():
+                where[key] = slice(lo, lo + c.shape[1])
+                lo += c.shape[1]
+            stacked = np.hstack(list(blocks.values())) if blocks else None
             reps: list[list[np.ndarray]] = [[] for _ in stats]
             for w in resample_counts(n, self.n_boot, self.seed):
-                for (stat, _), out in zip(stats, reps):
-                    out.append(stat(w))
-            for (_, slot), out in zip(stats, reps):
+                sums = None if stacked is None else w @ stacked
+                for (stat, c, _), out in zip(stats, reps):
+                    out.append(stat(w) if c is None else stat(sums[:, where[id(c)]]))  # type: ignore[index]
+            for (_, _, slot), out in zip(stats, reps):
                 slot[1:] = percentile_interval(np.concatenate(out), self.alpha)
         self.pending.clear()
+
+
+def _rmse_sums(s: np.ndarray) -> np.ndarray:
+    """RMSE from sums of [squared error, 1] columns."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.sqrt(s[:, 0] / s[:, 1])
 
 
 def _settle(x: Any) -> Any:
@@ -174,8 +188,8 @@ def evaluate(records: Sequence[TraceRecord], labels: Mapping[tuple[str, str], Ma
         keep = conf.sum(axis=1) > 0
         conf = conf[keep]
         items = int(conf.sum())
-        kappa = ci(lambda w, c=conf: _kappa_f1(w @ c)[0], len(conf))
-        f1 = ci(lambda w, c=conf: _kappa_f1(w @ c)[1], len(conf))
+        kappa = ci(lambda s: _kappa_f1(s)[0], len(conf), conf)
+        f1 = ci(lambda s: _kappa_f1(s)[1], len(conf), conf)
         data["labels"][kind] = {"samples": len(conf), "items": items, "kappa": kappa, "f1": f1}
         rows.append((kind, len(conf), items, kappa, f1))
     tables.append(Table("Annotator vs human: sentence labels (Cohen's kappa, F1 with the human as truth)",
@@ -191,7 +205,7 @@ def evaluate(records: Sequence[TraceRecord], labels: Mapping[tuple[str, str], Ma
             a, h = sa[name].to_numpy(), sh[name].to_numpy()
             ok = ~(np.isnan(a) | np.isnan(h))
             a, h = a[ok], h[ok]
-            rmse = ci(lambda w, e=(a - h) ** 2: _rmse_w(e, np.ones_like(e, dtype=bool), w), a.size)
+            rmse = ci(_rmse_sums, a.size, np.column_stack([(a - h) ** 2, np.ones(a.size)]))
             rho = ci(lambda w, x=a, y=h: resampled_spearman(x, y, w), a.size)
             out[name] = {"n": int(a.size), "rmse": rmse, "spearman": rho}
             rows.append((name, int(a.size), rmse, rho))
@@ -248,5 +262,5 @@ def _judge(ref: pd.DataFrame, js: pd.DataFrame, ci: Any) -> dict[str, Any]:
         t, p = ref[m].to_numpy(), js[m].to_numpy()
         good = ~(np.isnan(t) | np.isnan(p))
         e = (p[good] - t[good]) ** 2
-        res[f"{m}_rmse"] = ci(lambda w, e=e: _rmse_w(e, np.ones_like(e, dtype=bool), w), e.size) if e.size else [math.nan] * 3
+        res[f"{m}_rmse"] = ci(_rmse_sums, e.size, np.column_stack([e, np.ones(e.size)])) if e.size else [math.nan] * 3
     return res
