@@ -123,7 +123,7 @@ def machine_decisions(project: Any, scheme_name: str,
 def _by_annotator(project: Any, scheme_name: str) -> dict[tuple[str, str], dict[str, dict[str, Any]]]:
     """(sample, unit) -> annotator -> kind -> value, judgement kinds only."""
     out: dict[tuple[str, str], dict[str, dict[str, Any]]] = defaultdict(dict)
-    for name, sid, unit, kind, annotator, value in project.annotator_label_rows():
+    for name, sid, unit, kind, annotator, value in project.annotator_label_rows(skip=sorted(NOT_ITEMS)):
         if name == scheme_name and kind not in NOT_ITEMS:
             out[(sid, unit)].setdefault(annotator, {})[kind] = value
     return out
