@@ -41,7 +41,9 @@ def ceiling(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0
         return None
     from calibration.annotators import item_agreement  # scipy.sparse and krippendorff: 0.2 s, only when drawn
 
-    records = records_by_id(project, scheme_name)
+    # what label_items reads (violations: counts from SQL); whole records only if a machine decision needs them
+    records = project.scheme_item_records(scheme_name)
+    full: dict[str, Any] | None = None
     resolved = project.scheme_labels(scheme_name)
     humans: list[tuple] = []
     metric_rows: list[tuple] = []
@@ -55,7 +57,8 @@ def ceiling(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0
                     humans.append((sid, f"{unit}|{kind}|{item}", annotator, repr(cat)))
         decided = machine.get((sid, unit)) if machine is not None else None
         if decided is None:
-            decided = machine_decision(project, scheme, record, sid, unit)
+            full = records_by_id(project, scheme_name) if full is None else full
+            decided = machine_decision(project, scheme, full.get(sid), sid, unit)
         if decided:
             for kind, value in decided.items():
                 if kind in NOT_ITEMS:
