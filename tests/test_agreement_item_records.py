@@ -31,3 +31,18 @@ def test_counted_records_give_the_items_of_full_records(tmp_path: Path) -> None:
                 labels = {"matches": matches}
                 assert scheme.label_items(counted[sid], unit, labels) == scheme.label_items(record, unit, labels)
         assert len(full["s1"].sample.ground_truth) == len(counted["s1"].sample.ground_truth) == 1
+
+
+def test_records_once_parses_once_until_the_project_changes(tmp_path: Path) -> None:
+    """`evaluate` reads a scheme's records for its report and again for the human ceiling: within `records_once`
+    the second read is the first's records, and a write in between makes it read them again."""
+    v = (Violation("r", 4, 7),)
+    with Project.create(tmp_path / "p.concord") as p:
+        p.write_violation_samples([ViolationSample("s0", TEXT, v, {"c1@1|m": v})])
+        with p.records_once():
+            first = p.scheme_records("violations")
+            again = p.scheme_records("violations")
+            assert again == first and again[0] is first[0]
+            p.write_violation_samples([ViolationSample("s1", TEXT, v, {"c1@1|m": v})])
+            assert [r.sample.id for r in p.scheme_records("violations")] == ["s0", "s1"]
+        assert p.scheme_records("violations")[0] is not first[0]  # outside: read each time

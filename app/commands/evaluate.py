@@ -88,10 +88,11 @@ def run(args: argparse.Namespace) -> int:
         if project.several_annotators():  # else no unit is shared: no ceiling, no decisions to collect
             options["machine_decisions"] = lambda ref, labels: decided.update(labels)
         schemes = present(project, args.scheme)
-        with rich_progress(enabled=sys.stderr.isatty()) as bar:
-            results = evaluate(project, schemes, options, bar)
-        ceilings = human_ceilings(project, [r.scheme.name for r in results if r.report is not None], args.bootstrap,
-                                  args.seed, decided)
+        with project.records_once():  # the ceiling reads the records the evaluation read
+            with rich_progress(enabled=sys.stderr.isatty()) as bar:
+                results = evaluate(project, schemes, options, bar)
+            ceilings = human_ceilings(project, [r.scheme.name for r in results if r.report is not None],
+                                      args.bootstrap, args.seed, decided)
     for r in results:
         if r.report is None:
             print(f"note: {r.note}", file=sys.stderr)

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -285,9 +286,30 @@ class SchemeDataMixin(ProjectBase):
             "SELECT scheme, n FROM row_counts rc WHERE tbl = 'samples' "
             "ORDER BY (SELECT s.rowid FROM samples s WHERE s.scheme = rc.scheme LIMIT 1)").fetchall())
 
+    @contextmanager
+    def records_once(self) -> Iterator[None]:
+        """Within: a scheme's records are parsed once while the project is unchanged (a command that reads them
+        twice, e.g. `evaluate` and its human ceiling: parsing trace records was most of it at 20k samples). Keyed
+        by this connection's changes and SQLite's data_version (others' commits), so a write reads them again."""
+        self._records_memo: dict[tuple, list[Any]] | None = {}
+        try:
+            yield
+        finally:
+            self._records_memo = None
+
     def scheme_records(self, scheme_name: str) -> list[Any]:
         """Every record of a scheme as its `base.Scheme` type: the store adapter's `load_records(project)` when the
-        scheme keeps tables of its own, else the generic payloads (`records`)."""
+        scheme keeps tables of its own, else the generic payloads (`records`); parsed once within `records_once`."""
+        memo = getattr(self, "_records_memo", None)
+        if memo is None:
+            return self._scheme_records(scheme_name)
+        key = (scheme_name, self.conn.total_changes, self.conn.execute("PRAGMA data_version").fetchone()[0])
+        if key not in memo:
+            memo.clear()
+            memo[key] = self._scheme_records(scheme_name)
+        return list(memo[key])
+
+    def _scheme_records(self, scheme_name: str) -> list[Any]:
         adapter = store_adapter(scheme_name)
         loader = getattr(adapter, "load_records", None)
         if loader is not None:
