@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import sparse
 
 from calibration.agreement import percentile_interval, resample_counts, resampled_spearman, weighted_auroc
 from calibration.schemes.base import Report, Table
