@@ -105,10 +105,12 @@ def run(args: argparse.Namespace) -> int:
         schemes = present(project, args.scheme)
         if not schemes:
             raise no_samples("evaluate", args.project)
-        with rich_progress(enabled=sys.stderr.isatty()) as bar:
-            results = evaluate(project, schemes, options, bar)
-        ceilings = human_ceilings(project, [r.scheme.name for r in results if r.report is not None], args.bootstrap,
-                                  args.seed, decided, {r.scheme.name: r.report.data for r in results if r.report})
+        with project.records_once():  # the ceiling reads the records the evaluation read
+            with rich_progress(enabled=sys.stderr.isatty()) as bar:
+                results = evaluate(project, schemes, options, bar)
+            ceilings = human_ceilings(project, [r.scheme.name for r in results if r.report is not None],
+                                      args.bootstrap, args.seed, decided,
+                                      {r.scheme.name: r.report.data for r in results if r.report})
     for r in results:
         if r.report is None:
             print(f"note: {r.note}", file=sys.stderr)

@@ -23,7 +23,7 @@ from app.errors import UsageError
 from app.files import regular_file
 from app.io.formats import Source, detect_format, read_source
 from app.io.parallel import MIN_PARALLEL_BYTES, SPANNING_LIMIT, Part, PartResult, Pipeline, chunks, default_workers
-from app.io.problems import ImportErrors, Location, Problem, Problems
+from app.io.problems import Location, Problem, Problems
 from app.io.records import JSON_COLUMNS, RecordValidator, Validated, io_adapter
 from app.progress import Progress, check
 from app.store import Project, WriteCounts

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from app.io.problems import Location, Problems, type_name
+from app.io.problems import Location, Problems
 from calibration.schemes.base import FieldProblem, Scheme, registry
 from calibration.schemes.fields import clip
 

@@ -211,6 +211,7 @@ class StorePart(Part):
     write_records: WriteRecords | None = None  # rows of its own for records the generic write stores or replaces
     load_records: ProjectHook | None = None
     evaluation_records: ProjectHook | None = None
+    item_records: ProjectHook | None = None  # record id -> what label_items reads, counted in SQL (agreement)
     status_counts: ProjectHook | None = None
     rebuild_counts: RebuildCounts | None = None
     param_refs: ProjectHook | None = None

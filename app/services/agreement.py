@@ -32,15 +32,15 @@ def grounded_spans(value: Sequence[Mapping[str, Any]]) -> list[tuple[int, int]]:
 
 def collect_labels(project: Any, schemes: Sequence[str] | None = None,
                    samples: Collection[str] | None = None) -> dict[str, Any]:
-    """Per scheme: records by id, and (sample, unit, annotator) -> kind -> value of every annotator's label
+    """Per scheme: records by id (what `label_items` reads of them), and (sample, unit, annotator) -> kind -> value of every annotator's label
     (only of `samples` when given: an export's selection)."""
     present = project.sample_counts()
     names = {s.name for s in registry() if s.name in present and (not schemes or s.name in schemes)}
     by_scheme: dict[str, dict[tuple[str, str, str], dict[str, Any]]] = defaultdict(lambda: defaultdict(dict))
-    for name, sid, unit, kind, annotator, value in project.annotator_label_rows():
+    for name, sid, unit, kind, annotator, value in project.annotator_label_rows(skip=sorted(NOT_ITEMS)):
         if name in names and kind not in NOT_ITEMS and (samples is None or sid in samples):
             by_scheme[name][(sid, unit, annotator)][kind] = value
-    return {name: {"records": records_by_id(project, name), "labels": labels}
+    return {name: {"records": project.scheme_item_records(name), "labels": labels}
             for name, labels in by_scheme.items() if labels}
 
 
@@ -119,10 +119,11 @@ def agreement(project: Any, *, schemes: Sequence[str] | None = None, iou: float 
     items, spans = tables(project, scope=scope)
     lengths = project.text_lengths() if spans else {}
     per: dict[str, dict[str, Any]] = defaultdict(dict)
-    pooled_items: list[tuple] = []
+    raters: set[str] = set()
     for (name, kind), rows in sorted(items.items()):
-        pooled_items.extend((f"{name}:{s}", f"{kind}|{i}", a, f"{kind}={c}") for s, i, a, c in rows)
-        if len({r[2] for r in rows}) < 2:
+        who = {r[2] for r in rows}
+        raters |= who
+        if len(who) < 2:
             per[name][kind] = {"n_labels": len(rows), "note": "fewer than two annotators"}
             continue
         per[name][kind] = json_finite(item_agreement(rows, n_boot=n_boot, seed=seed))
@@ -134,10 +135,10 @@ def agreement(project: Any, *, schemes: Sequence[str] | None = None, iou: float 
                            "overall": {"kappa": None, "alpha": None, "span_f1": None, "u_alpha": None}}
     pairs: dict[tuple[str, str], dict[str, Any]] = {}
     people: dict[str, dict[str, Any]] = {}
-    if len({r[2] for r in pooled_items}) >= 2:
+    if len(raters) >= 2:
         # one kind: the pooled figures are that kind's (same items, categories only renamed), so not computed twice
         single = per[next(iter(items))[0]][next(iter(items))[1]] if len(items) == 1 else {}
-        res = single if "overall" in single else json_finite(item_agreement(pooled_items, n_boot=n_boot, seed=seed))
+        res = single if "overall" in single else json_finite(item_agreement(_pooled(items), n_boot=n_boot, seed=seed))
         out["overall"].update(kappa=res["overall"]["kappa"], alpha=res["overall"]["alpha"],
                               n_items_pairable=res["overall"]["n_items_pairable"])
         for p in res["pairs"]:
@@ -159,6 +160,13 @@ def agreement(project: Any, *, schemes: Sequence[str] | None = None, iou: float 
     out["pairs"] = [pairs[k] for k in sorted(pairs)]
     out["annotators"] = _people(project, people, scope)
     return out
+
+
+def _pooled(items: Mapping[tuple[str, str], Sequence[tuple]]) -> list[tuple]:
+    """Every kind's item rows in one table, kinds and schemes kept apart in the names and categories (built only
+    when there is more than one kind: with one, the pooled figures are that kind's)."""
+    return [(f"{name}:{s}", f"{kind}|{i}", a, f"{kind}={c}")
+            for (name, kind), rows in sorted(items.items()) for s, i, a, c in rows]
 
 
 def _people(project: Any, agree: Mapping[str, Mapping[str, Any]], scope: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -56,7 +56,9 @@ def ceiling(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0
         return None
     from calibration.annotators import item_agreement  # scipy.sparse and krippendorff: 0.2 s, only when drawn
 
-    records = records_by_id(project, scheme_name)
+    # what label_items reads (violations: counts from SQL); whole records only if a machine decision needs them
+    records = project.scheme_item_records(scheme_name)
+    full: dict[str, Any] | None = None
     resolved = project.scheme_labels(scheme_name)
     humans: list[tuple] = []
     metric_rows: list[tuple] = []
@@ -70,7 +72,8 @@ def ceiling(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0
                     humans.append((sid, f"{unit}|{kind}|{item}", annotator, repr(cat)))
         decided = machine.get((sid, unit)) if machine is not None else None
         if decided is None:
-            decided = machine_decision(project, scheme, record, sid, unit)
+            full = records_by_id(project, scheme_name) if full is None else full
+            decided = machine_decision(project, scheme, full.get(sid), sid, unit)
         if decided:
             for kind, value in decided.items():
                 if kind in NOT_ITEMS:
@@ -150,7 +153,7 @@ def _run_evaluate(project: Any, scheme_name: str, options: Mapping[str, Any] | N
 def _by_annotator(project: Any, scheme_name: str) -> dict[tuple[str, str], dict[str, dict[str, Any]]]:
     """(sample, unit) -> annotator -> kind -> value, judgement kinds only."""
     out: dict[tuple[str, str], dict[str, dict[str, Any]]] = defaultdict(dict)
-    for name, sid, unit, kind, annotator, value in project.annotator_label_rows():
+    for name, sid, unit, kind, annotator, value in project.annotator_label_rows(skip=sorted(NOT_ITEMS)):
         if name == scheme_name and kind not in NOT_ITEMS:
             out[(sid, unit)].setdefault(annotator, {})[kind] = value
     return out

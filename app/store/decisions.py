@@ -190,11 +190,15 @@ class DecisionsMixin(ProjectBase):
                       (name,))
             resolve_all(c)
 
-    def annotator_label_rows(self, kinds: Sequence[str] | None = None) -> list[tuple[str, str, str, str, str, Any]]:
-        """(scheme, sample_id, unit, kind, annotator, value) of every annotator's current, non-cleared label."""
+    def annotator_label_rows(self, kinds: Sequence[str] | None = None, *,
+                             skip: Sequence[str] = ()) -> list[tuple[str, str, str, str, str, Any]]:
+        """(scheme, sample_id, unit, kind, annotator, value) of every annotator's current, non-cleared label (of
+        `kinds` only when given; none of `skip`: kinds the caller would drop, not decoded)."""
         where, params = "", ()
         if kinds:
             where, params = f" AND l.kind IN ({','.join('?' * len(kinds))})", tuple(kinds)
+        if skip:
+            where, params = where + f" AND l.kind NOT IN ({','.join('?' * len(skip))})", (*params, *skip)
         import orjson  # several times faster than json on the many small values agreement reads
 
         loads = orjson.loads

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -301,13 +302,45 @@ class SchemeDataMixin(ProjectBase):
             parts[scheme_name] = part
         return parts[scheme_name]
 
+    @contextmanager
+    def records_once(self) -> Iterator[None]:
+        """Within: a scheme's records are parsed once while the project is unchanged (a command that reads them
+        twice, e.g. `evaluate` and its human ceiling: parsing trace records was most of it at 20k samples). Keyed
+        by this connection's changes and SQLite's data_version (others' commits), so a write reads them again."""
+        self._records_memo: dict[tuple, list[Any]] | None = {}
+        try:
+            yield
+        finally:
+            self._records_memo = None
+
     def scheme_records(self, scheme_name: str) -> list[Any]:
         """Every record of a scheme as its `base.Scheme` type: the store adapter's `load_records(project)` when the
-        scheme keeps tables of its own, else the generic payloads (`records`)."""
+        scheme keeps tables of its own, else the generic payloads (`records`); parsed once within `records_once`."""
+        memo = getattr(self, "_records_memo", None)
+        if memo is None:
+            return self._scheme_records(scheme_name)
+        key = (scheme_name, self.conn.total_changes, self.conn.execute("PRAGMA data_version").fetchone()[0])
+        if key not in memo:
+            memo.clear()
+            memo[key] = self._scheme_records(scheme_name)
+        return list(memo[key])
+
+    def _scheme_records(self, scheme_name: str) -> list[Any]:
         loader = store_adapter(scheme_name).load_records
         if loader is not None:
             return list(loader(self))
         return self.records(scheme_name)  # type: ignore[attr-defined]
+
+    def scheme_item_records(self, scheme_name: str) -> dict[str, Any]:
+        """Record id -> what the scheme's `label_items` reads of the record (agreement's items): the store adapter's
+        `item_records(project)` when it can count that in SQL, else every record (`scheme_records`)."""
+        loader = store_adapter(scheme_name).item_records
+        if loader is not None:
+            return loader(self)
+        from calibration.schemes.base import registry
+
+        scheme = registry().get(scheme_name)
+        return {scheme.record_id(r): r for r in self.scheme_records(scheme_name)}
 
     def scheme_labels(self, scheme_name: str, annotator: str | None = None) -> dict[tuple[str, str], dict[str, Any]]:
         """(sample, unit) -> kind -> value: the resolved human labels of a scheme's samples (or one annotator's).

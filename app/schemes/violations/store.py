@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, chain, groupby
 from operator import attrgetter, itemgetter
-from typing import Any
+from typing import Any, NamedTuple
 
 from app.schemes.violations.store_configs import MatchConfigsMixin
 from app.store.bulk import insert_flat
@@ -396,6 +396,41 @@ def load_records(project: Any) -> list[Any]:
     metas = {sid: None if m is None else json.loads(m)
              for sid, m in project.conn.execute("SELECT id, meta FROM samples WHERE scheme = ?", (SCHEME,))}
     return [ViolationRecord(s, metas.get(s.id), {}) for s in project.violation_samples(curated=True)]
+
+
+class SpanCounts(NamedTuple):
+    """What the scheme's `label_items` reads of a sample: how many ground-truth violations it has and how many each
+    checker predicted, as ranges of those lengths in place of the violations."""
+
+    ground_truth: range
+    predictions: dict[str, range]
+
+
+def item_records(project: Any) -> dict[str, Any]:
+    """Sample id -> a record holding the sample's `SpanCounts` (the curated ground truth's length where humans gave
+    one, as `load_records`), counted in SQL: agreement at 100k samples built every sample with its violations only
+    to take these lengths. Samples with the same counts share one record."""
+    from calibration.schemes.violations.parse import ViolationRecord
+
+    counts: dict[str, dict[str, int]] = {sid: {} for (sid,) in project.conn.execute(
+        "SELECT id FROM samples WHERE scheme = ? ORDER BY rowid", (SCHEME,))}
+    for sid, checker, n in project.conn.execute(
+            "SELECT sample_id, checker, COUNT(*) FROM violations GROUP BY sample_id, checker"):
+        if sid in counts:
+            counts[sid][checker] = n
+    for sid, value in project.curated_ground_truth().items():
+        if sid in counts:
+            counts[sid][GROUND_TRUTH] = len(value)
+    shared: dict[tuple, Any] = {}
+    out: dict[str, Any] = {}
+    for sid, by_checker in counts.items():
+        key = tuple(sorted(by_checker.items()))
+        record = shared.get(key)
+        if record is None:
+            preds = {c: range(n) for c, n in by_checker.items() if c != GROUND_TRUTH}
+            record = shared[key] = ViolationRecord(SpanCounts(range(by_checker.get(GROUND_TRUTH, 0)), preds), None, {})
+        out[sid] = record
+    return out
 
 
 def evaluation_records(project: Any) -> Any:

@@ -6,7 +6,9 @@ figures are percentages:
 - accuracy = correct / N; rejection rate = rejected / N; error detection rate = detected / N;
 - error correction rate: RGB's (`correction_base="detected"`) = corrected / detected, 0 when nothing was
   detected; the seed's extended evaluator (`"all"`) = corrected / N.
-Intervals: percentile bootstrap over responses (calibration.agreement.bootstrap_ci, the project's one bootstrap).
+Intervals: percentile bootstrap over responses, the replicates of calibration.agreement.bootstrap_ci (same seed, same
+draws): every figure is a ratio of sums, so a replicate is one matrix product of draw counts (resample_counts), not
+a Python call per replicate.
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from calibration.agreement import bootstrap_ci
+from calibration.agreement import percentile_interval, resample_counts
 from calibration.schemes.rgb.features import LABELS, Decisions
 from calibration.schemes.rgb.records import RGBRecord
 
@@ -60,6 +62,20 @@ def figures(table: pd.DataFrame, correction_base: CorrectionBase = "detected") -
     return {f: _figure(x, f, correction_base) for f in FIGURES}
 
 
+def _replicates(x: np.ndarray, base: CorrectionBase, n_boot: int, seed: int) -> np.ndarray:
+    """(n_boot, 4) the figures, in FIGURES order, of bootstrap replicates of the responses x (n, 4): from the draw
+    counts' sums, equal to `_figure` of each resample (the same integer sums, divided the same way)."""
+    n = x.shape[0]
+    cols = np.column_stack([x, x[:, 2] & x[:, 3]]).astype(np.float64)
+    sums = np.concatenate([w @ cols for w in resample_counts(n, n_boot, seed)])
+    out = 100.0 * sums[:, :4] / n
+    if base != "all":
+        detected = sums[:, 2]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[:, 3] = np.where(detected > 0, 100.0 * sums[:, 4] / detected, 0.0)
+    return out
+
+
 def _check(table: pd.DataFrame, by: Sequence[str], correction_base: str) -> None:
     missing = [c for c in (*by, *LABELS) if c not in table.columns]
     if missing:
@@ -77,13 +93,10 @@ def evaluate(table: pd.DataFrame, correction_base: CorrectionBase = "detected", 
         for key, group in table.groupby(list(by), sort=True, dropna=False):
             key = key if isinstance(key, tuple) else (key,)
             x = group[list(LABELS)].to_numpy(dtype=bool).astype(np.int8)
-            for f in FIGURES:
-                if n_boot > 0:
-                    ci = bootstrap_ci(x, lambda s, f=f: _figure(s, f, correction_base), n_boot=n_boot, seed=seed,
-                                      alpha=alpha)
-                    value, low, high = ci.estimate, ci.low, ci.high
-                else:
-                    value, low, high = _figure(x, f, correction_base), math.nan, math.nan
+            reps = _replicates(x, correction_base, n_boot, seed) if n_boot > 0 else None
+            for j, f in enumerate(FIGURES):
+                value = float(_figure(x, f, correction_base))
+                low, high = (math.nan, math.nan) if reps is None else percentile_interval(reps[:, j], alpha)
                 rows.append({**dict(zip(by, key)), "figure": f, "value": value, "low": low, "high": high,
                              "n": int(x.shape[0])})
     return pd.DataFrame(rows, columns=[*by, "figure", "value", "low", "high", "n"])

@@ -4,7 +4,8 @@ with bootstrap intervals over samples.
 
 Every interval resamples samples (records) with calibration.agreement.resample_counts: each statistic here is a
 function of per-sample sums (confusion counts, squared errors, per-score-value class weights), so a replicate is
-one matrix product; Spearman ranks each resampled vector (scipy rankdata on axis 1). The figures on the full data
+one matrix product; Spearman's rho of a replicate is agreement.resampled_spearman's (average ranks from counts,
+exactly the rho of the resample). All statistics over the same samples share one pass over the draws. The figures on the full data
 are the same functions as agreement.py's (Cohen's kappa, F1, RMSE, roc_auc_score), which a test checks.
 """
 from __future__ import annotations
@@ -16,9 +17,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.stats import rankdata
 
-from calibration.agreement import percentile_interval, resample_counts, weighted_auroc
+from calibration.agreement import percentile_interval, resample_counts, resampled_spearman, weighted_auroc
 from calibration.schemes.base import Report, Table
 from calibration.schemes.trace.agreement import LABEL_TYPES, judge_scores, sentence_labels
 from calibration.schemes.trace.metrics import SCORES, VARIANTS, ragbench_adherent, score_records
@@ -75,22 +75,6 @@ def _kappa_f1(c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.where(n > 0, kappa, np.nan), np.where(n > 0, f1, np.nan)
 
 
-def _rmse_w(err2: np.ndarray, ok: np.ndarray, w: np.ndarray) -> np.ndarray:
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.sqrt((w @ np.where(ok, err2, 0.0)) / (w @ ok.astype(float)))
-
-
-def _spearman_w(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Spearman's rho of each replicate: the pairs repeated as drawn (w = draw counts per pair)."""
-    out = np.full(w.shape[0], np.nan)
-    for r in range(w.shape[0]):
-        idx = np.repeat(np.arange(x.size), w[r].astype(np.int64))
-        xs, ys = x[idx], y[idx]
-        if xs.size > 1 and np.ptp(xs) > 0 and np.ptp(ys) > 0:
-            out[r] = np.corrcoef(rankdata(xs), rankdata(ys))[0, 1]
-    return out
-
-
 def _auroc_w(y: np.ndarray, s: np.ndarray, w: np.ndarray) -> np.ndarray:
     """Weighted Mann-Whitney AUROC of positives y (hallucinated) scored s, per row of weights (ties count 1/2).
     Equals roc_auc_score(y, s) for unit weights; NaN when a class is absent."""
@@ -98,14 +82,58 @@ def _auroc_w(y: np.ndarray, s: np.ndarray, w: np.ndarray) -> np.ndarray:
     return weighted_auroc(y, inv, values.size, w)
 
 
-def _with_ci(stat: Any, n: int, n_boot: int, seed: int, alpha: float) -> tuple[float, float, float]:
-    """(estimate, low, high) of `stat(weights)` for weights (reps, n): ones, then bootstrap draw counts."""
-    est = float(stat(np.ones((1, n)))[0]) if n else math.nan
-    if n == 0 or n_boot == 0 or math.isnan(est):
-        return est, math.nan, math.nan
-    reps = np.concatenate([stat(w) for w in resample_counts(n, n_boot, seed)])
-    low, high = percentile_interval(reps, alpha)
-    return est, low, high
+class _Intervals:
+    """Every interval of one report, drawn together: `add(stat, n)` gives [estimate, low, high] of `stat(weights)`
+    for weights (reps, n) (ones, then bootstrap draw counts), the interval filled by `run()`. The statistics over n
+    units share one pass over `resample_counts(n, n_boot, seed)`: the same replicates each one drew on its own
+    before (same seed and n), drawn once instead of once per statistic (the draws were most of it at 100k).
+    `add(stat, n, columns)`: `stat` is a function of the weighted column sums of `columns` (n, m) instead; all such
+    columns over n units are summed in one matrix product per chunk of replicates (a skinny product per statistic
+    read the (chunk, n) weights once each)."""
+
+    def __init__(self, n_boot: int, seed: int, alpha: float) -> None:
+        self.n_boot, self.seed, self.alpha = n_boot, seed, alpha
+        self.pending: dict[int, list[tuple[Any, np.ndarray | None, list[float]]]] = {}
+
+    def add(self, stat: Any, n: int, columns: np.ndarray | None = None) -> list[float]:
+        if columns is not None:
+            columns = np.asarray(columns, dtype=np.float64).reshape(n, -1)
+        ones = np.ones((1, n))
+        est = float((stat(ones) if columns is None else stat(ones @ columns))[0]) if n else math.nan
+        slot = [est, math.nan, math.nan]
+        if n and self.n_boot and not math.isnan(est):
+            self.pending.setdefault(n, []).append((stat, columns, slot))
+        return slot
+
+    def run(self) -> None:
+        for n, stats in self.pending.items():
+            blocks = {id(c): c for _, c, _ in stats if c is not None}  # kappa and F1 share their counts
+            where, lo = {}, 0
+            for key, c in blocks.items():
+                where[key] = slice(lo, lo + c.shape[1])
+                lo += c.shape[1]
+            stacked = np.hstack(list(blocks.values())) if blocks else None
+            reps: list[list[np.ndarray]] = [[] for _ in stats]
+            for w in resample_counts(n, self.n_boot, self.seed):
+                sums = None if stacked is None else w @ stacked
+                for (stat, c, _), out in zip(stats, reps):
+                    out.append(stat(w) if c is None else stat(sums[:, where[id(c)]]))  # type: ignore[index]
+            for (_, _, slot), out in zip(stats, reps):
+                slot[1:] = percentile_interval(np.concatenate(out), self.alpha)
+        self.pending.clear()
+
+
+def _rmse_sums(s: np.ndarray) -> np.ndarray:
+    """RMSE from sums of [squared error, 1] columns."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.sqrt(s[:, 0] / s[:, 1])
+
+
+def _settle(x: Any) -> Any:
+    """The report with its [estimate, low, high] slots as tuples (data) or formatted (table cells)."""
+    if isinstance(x, dict):
+        return {k: _settle(v) for k, v in x.items()}
+    return tuple(x) if isinstance(x, list) else x
 
 
 # -- the report ----------------------------------------------------------------------------------------------------
@@ -132,7 +160,8 @@ def evaluate(records: Sequence[TraceRecord], labels: Mapping[tuple[str, str], Ma
     variants = tuple(options.get("variants") or VARIANTS)
     n_boot, seed = int(options.get("n_boot", 1000)), int(options.get("seed", 0))
     alpha = float(options.get("alpha", 0.05))
-    ci = lambda stat, n: _with_ci(stat, n, n_boot, seed, alpha)  # noqa: E731
+    intervals = _Intervals(n_boot, seed, alpha)
+    ci = intervals.add
 
     records = list(records)
     own = [labels.get((r.id, ""), {}) for r in records]
@@ -152,10 +181,10 @@ def evaluate(records: Sequence[TraceRecord], labels: Mapping[tuple[str, str], Ma
         keep = conf.sum(axis=1) > 0
         conf = conf[keep]
         items = int(conf.sum())
-        kappa = ci(lambda w, c=conf: _kappa_f1(w @ c)[0], len(conf))
-        f1 = ci(lambda w, c=conf: _kappa_f1(w @ c)[1], len(conf))
+        kappa = ci(lambda s: _kappa_f1(s)[0], len(conf), conf)
+        f1 = ci(lambda s: _kappa_f1(s)[1], len(conf), conf)
         data["labels"][kind] = {"samples": len(conf), "items": items, "kappa": kappa, "f1": f1}
-        rows.append((kind, len(conf), items, _fmt(*kappa), _fmt(*f1)))
+        rows.append((kind, len(conf), items, kappa, f1))
     tables.append(Table("Annotator vs human: sentence labels (Cohen's kappa, F1 with the human as truth)",
                         ("label", "samples", "items", "kappa [95% CI]", "F1 [95% CI]"), tuple(rows)))
 
@@ -169,10 +198,10 @@ def evaluate(records: Sequence[TraceRecord], labels: Mapping[tuple[str, str], Ma
             a, h = sa[name].to_numpy(), sh[name].to_numpy()
             ok = ~(np.isnan(a) | np.isnan(h))
             a, h = a[ok], h[ok]
-            rmse = ci(lambda w, e=(a - h) ** 2: _rmse_w(e, np.ones_like(e, dtype=bool), w), a.size)
-            rho = ci(lambda w, x=a, y=h: _spearman_w(x, y, w), a.size)
+            rmse = ci(_rmse_sums, a.size, np.column_stack([(a - h) ** 2, np.ones(a.size)]))
+            rho = ci(lambda w, x=a, y=h: resampled_spearman(x, y, w), a.size)
             out[name] = {"n": int(a.size), "rmse": rmse, "spearman": rho}
-            rows.append((name, int(a.size), _fmt(*rmse), _fmt(*rho)))
+            rows.append((name, int(a.size), rmse, rho))
         data["scores"][variant] = out
         tables.append(Table(f"Annotator vs human scores ({variant}): RMSE and Spearman over human-labeled samples",
                             ("score", "n", "RMSE [95% CI]", "Spearman [95% CI]"), tuple(rows)))
@@ -210,12 +239,16 @@ def evaluate(records: Sequence[TraceRecord], labels: Mapping[tuple[str, str], Ma
                     if res["n"] == 0:
                         continue
                     out.setdefault(subset, {})[judge] = res
-                    rows.append((subset, judge, res["n"], _fmt(*res["hallucination_auroc"]),
-                                 _fmt(*res["relevance_rmse"]), _fmt(*res["utilization_rmse"])))
+                    rows.append((subset, judge, res["n"], res["hallucination_auroc"], res["relevance_rmse"],
+                                 res["utilization_rmse"]))
             data["judges"][variant] = out
             tables.append(Table(f"Judges vs {reference} labels ({variant}): hallucination AUROC, relevance and "
                                 "utilization RMSE", ("subset", "judge", "n", "AUROC [95% CI]", "relevance RMSE [95% CI]",
                                                      "utilization RMSE [95% CI]"), tuple(rows)))
+    intervals.run()
+    data = _settle(data)
+    tables = [replace(t, rows=tuple(tuple(_fmt(*c) if isinstance(c, list) else c for c in row) for row in t.rows))
+              for t in tables]
     notes = [f"{int(checked.sum())} of {len(records)} samples carry human trace labels; intervals: {n_boot} "
              "bootstrap resamples of samples (percentile)."]
     if reference == "human":
@@ -244,15 +277,14 @@ def _mean_w(x: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 def _judge(ref: pd.DataFrame, js: pd.DataFrame, ci: Any) -> dict[str, Any]:
     res: dict[str, Any] = {"n": int(js.notna().any(axis=1).sum() if len(ref) else 0)}
-    nan3 = (math.nan, math.nan, math.nan)
     y, s = ref["adherence"].to_numpy(), js["adherence"].to_numpy()
     ok = ~(np.isnan(y) | np.isnan(s))
     y, s = (y[ok] == 0.0).astype(float), 1.0 - s[ok]
     two = y.size > 0 and 0 < y.sum() < y.size
-    res["hallucination_auroc"] = ci(lambda w: _auroc_w(y, s, w), y.size) if two else nan3
+    res["hallucination_auroc"] = ci(lambda w: _auroc_w(y, s, w), y.size) if two else [math.nan] * 3
     for m in ("relevance", "utilization"):
         t, p = ref[m].to_numpy(), js[m].to_numpy()
         good = ~(np.isnan(t) | np.isnan(p))
         e = (p[good] - t[good]) ** 2
-        res[f"{m}_rmse"] = ci(lambda w, e=e: _rmse_w(e, np.ones_like(e, dtype=bool), w), e.size) if e.size else nan3
+        res[f"{m}_rmse"] = ci(_rmse_sums, e.size, np.column_stack([e, np.ones(e.size)])) if e.size else [math.nan] * 3
     return res

@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 
 from calibration.grounding import locate
 from calibration.schemes.base import FieldProblem, Parsed
-from calibration.schemes.fields import UNKNOWN, clip, key, meta_of, record_id, string, type_name, unknown
+from calibration.schemes.fields import clip, key, meta_of, record_id, string, type_name, unknown
 from calibration.schemes.violations.records import GROUND_TRUTH, VIOLATION_FIELDS, Violation, ViolationSample
 
 VIOLATION_KEYS = frozenset(VIOLATION_FIELDS)

@@ -1,0 +1,371 @@
+"""`concord evaluate --scheme S` and `concord agreement --scheme S` per scheme at N samples (issue #28), each next
+to a plain reference measured in the same run.
+
+Projects: the demo's records of each scheme (resources/demo/*.jsonl) repeated to N samples under new ids and
+imported with `concord import`; their human labels repeated for three annotators (ana, ben, cy), each keeping the
+demo's decision with probability 0.8 and otherwise changing one of its kinds (a boolean flipped, a list element
+dropped, another value the demo gives that kind), so the annotators disagree. Built once per scheme and size (`--dir` keeps them between runs); building is not timed.
+
+Timed: each command in a child process of its own (interpreter start, imports, reading the project, the figures,
+the JSON), median of `--runs` runs, with its CPU seconds, CPU share (CPU / wall) and peak resident memory
+(ru_maxrss of that child). References, each in a child process too and interleaved with the commands (so under
+the same load), and each checked against the command's output:
+- agreement: the same Cohen's kappa per annotator pair and Fleiss' kappa (with 1000-replicate percentile intervals
+  over samples) from the same label rows, in plain sqlite3 + pandas + numpy (`REFERENCE_AGREEMENT`), for the schemes
+  whose items need no scheme code to read: violations (every (ground truth, prediction) pair of a unit matched or
+  not; the pair counts from SQL) and rgb (the four decisions);
+- evaluate: a floor, not the same figures: a plain sqlite3 read and json.loads of every row the scheme's evaluate
+  reads (samples' payloads and labels; violations' rows), i.e. the data evaluate must read at least.
+Prints the load average before each line and the ratio (wall and CPU) to the reference. One benchmark at a time on
+a shared machine: the run holds an exclusive lock (`/tmp/concord-bench.lock`, flock) and waits for it.
+
+    python benchmarks/bench_evaluate_schemes.py [--samples 100000] [--runs 5] [--schemes trace,rgb,...] [--dir D]
+"""
+from __future__ import annotations
+
+import argparse
+import fcntl
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO = ROOT / "resources" / "demo"
+PY = sys.executable
+SCHEMES = ("violations", "rubric", "trace", "rgb", "addm")
+RECORDS = {"violations": "violations.jsonl", "rubric": "rubric.jsonl", "trace": "trace.jsonl", "rgb": "rgb.jsonl",
+           "addm": "addm.jsonl"}
+LABELS = {"violations": "labels.jsonl", "rubric": "labels.jsonl", "trace": "trace_labels.jsonl",
+          "rgb": "rgb_labels.jsonl", "addm": "addm_labels.jsonl"}
+ANNOTATORS = ("ana", "ben", "cy")
+LOCK = Path(tempfile.gettempdir()) / "concord-bench.lock"
+
+
+@contextmanager
+def bench_lock() -> Iterator[None]:
+    """One benchmark at a time on the machine: an exclusive flock, waited for."""
+    with open(LOCK, "w") as fh:
+        t0 = time.perf_counter()
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        waited = time.perf_counter() - t0
+        if waited > 1:
+            print(f"(waited {waited:.0f} s for {LOCK})")
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+# -- building -----------------------------------------------------------------------------------------------------
+def _scheme_of(line: dict[str, Any], ids: set[str]) -> bool:
+    return line.get("sample") in ids
+
+
+def _unit_key(line: dict[str, Any]) -> tuple[str, Any]:
+    for key in ("checker", "trait", "unit"):
+        if key in line:
+            return key, line[key]
+    return "unit", None
+
+
+KEEP = frozenset({"scheme", "sample", "unit", "checker", "trait", "annotator", "status", "note"})
+
+
+def _changed(value: Any, rng: random.Random, others: list[Any]) -> Any:
+    """A different decision the import still accepts: a boolean flipped, one element of a list dropped, one entry of
+    an object changed, a string or number another demo label gave the same kind."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, list):
+        return [v for i, v in enumerate(value) if i != rng.randrange(len(value))] if value else value
+    if isinstance(value, dict) and value:
+        key = rng.choice(sorted(value))
+        return {**value, key: _changed(value[key], rng, [])}
+    return rng.choice(others) if others else value
+
+
+def _mutated(line: dict[str, Any], rng: random.Random, seen: dict[str, list[Any]]) -> dict[str, Any]:
+    kinds = [k for k in line if k not in KEEP]
+    if not kinds:
+        return line
+    kind = rng.choice(kinds)
+    return {**line, kind: _changed(line[kind], rng, seen.get(kind, []))}
+
+
+def write_inputs(scheme: str, n: int, folder: Path, seed: int = 0) -> tuple[Path, Path]:
+    """(records, labels) JSONL of n samples repeated from the demo's, three annotators' labels."""
+    rng = random.Random(seed)
+    templates = [json.loads(x) for x in (DEMO / RECORDS[scheme]).read_text(encoding="utf-8").splitlines() if x.strip()]
+    ids = {t["id"] for t in templates}
+    lines = [json.loads(x) for x in (DEMO / LABELS[scheme]).read_text(encoding="utf-8").splitlines() if x.strip()]
+    lines = [x for x in lines if _scheme_of(x, ids)]
+    first: dict[tuple[str, Any], dict[str, Any]] = {}  # (template, unit) -> the first demo annotator's line
+    seen: dict[str, list[Any]] = {}  # kind -> the values the demo gives it (for strings and numbers)
+    for x in lines:
+        key = (x["sample"], _unit_key(x))
+        if key not in first:
+            first[key] = x
+            for kind, value in x.items():
+                seen.setdefault(kind, []).append(value)
+    per_template: dict[str, list[dict[str, Any]]] = {}
+    for (sid, _), x in first.items():
+        per_template.setdefault(sid, []).append(x)
+    rec_path, lab_path = folder / f"{scheme}.jsonl", folder / f"{scheme}_labels.jsonl"
+    with open(rec_path, "w", encoding="utf-8") as rf, open(lab_path, "w", encoding="utf-8") as lf:
+        for i in range(n):
+            t = templates[i % len(templates)]
+            new_id = f"{t['id']}-{i:07d}"
+            rf.write(json.dumps({**t, "id": new_id}) + "\n")
+            for x in per_template.get(t["id"], ()):
+                for who in ANNOTATORS:
+                    line = x if rng.random() < 0.8 else _mutated(x, rng, seen)
+                    lf.write(json.dumps({**line, "sample": new_id, "annotator": who}) + "\n")
+    return rec_path, lab_path
+
+
+def build(scheme: str, n: int, folder: Path) -> Path:
+    path = folder / f"{scheme}-{n}.concord"
+    if path.exists():
+        return path
+    tmp = folder / f"{scheme}-{n}.partial.concord"
+    tmp.unlink(missing_ok=True)
+    t0 = time.perf_counter()
+    rec, lab = write_inputs(scheme, n, folder)
+    for args in (["init", str(tmp)], ["import", str(tmp), str(rec)], ["labels", "import", str(tmp), str(lab)]):
+        subprocess.run([PY, "-m", "app.cli", *args], cwd=ROOT, check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+    rec.unlink()
+    lab.unlink()
+    tmp.rename(path)
+    print(f"built {path.name} in {time.perf_counter() - t0:.0f} s (not timed)")
+    return path
+
+
+# -- timing -------------------------------------------------------------------------------------------------------
+def run_child(argv: list[str]) -> tuple[float, float, float, str]:
+    """(wall s, CPU s, peak RSS MB, stdout) of one child process."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    out, err = proc.communicate()
+    wall = time.perf_counter() - t0
+    # CPU and peak memory: reported by the child itself (its own getrusage), see WRAP
+    if proc.returncode != 0:
+        raise RuntimeError(f"{argv[3:]} failed ({proc.returncode}): {err[-2000:]}")
+    stats = json.loads(err.strip().splitlines()[-1])
+    return wall, stats["cpu"], stats["rss_mb"], out
+
+
+WRAP = r"""
+import contextlib, io, json, resource, sys, time
+sys.path.insert(0, ".")
+from app.cli import main
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    rc = main(sys.argv[1:])
+r = resource.getrusage(resource.RUSAGE_SELF)
+sys.stdout.write(out.getvalue())
+print(json.dumps({"rc": rc, "cpu": r.ru_utime + r.ru_stime, "rss_mb": r.ru_maxrss / 1024}), file=sys.stderr)
+sys.exit(rc)
+"""
+
+REFERENCE_AGREEMENT = r"""
+# Cohen's kappa per annotator pair and Fleiss' kappa over the items, with percentile bootstrap intervals over samples
+# (1000 replicates), from the label rows: sqlite3, json, pandas, numpy only.
+import json, resource, sqlite3, sys
+import numpy as np, pandas as pd
+path, scheme = sys.argv[1:3]
+conn = sqlite3.connect(path)
+# every annotator's current label (one row per sample, unit, kind and annotator)
+last = {(sid, unit, who, kind): value for sid, unit, who, kind, value in conn.execute(
+    "SELECT l.sample_id, l.unit, l.annotator, l.kind, l.value FROM labels l JOIN samples s ON s.id = l.sample_id "
+    "WHERE s.scheme = ? AND l.value IS NOT NULL AND l.kind IN ('matches', 'correct', 'rejected', 'error_detected', "
+    "'error_corrected') ORDER BY l.sample_id, l.unit, l.kind, l.annotator", (scheme,))}
+items = []
+if scheme == "violations":
+    counts = {}
+    for sid, checker, n in conn.execute("SELECT sample_id, checker, COUNT(*) FROM violations GROUP BY 1, 2"):
+        counts[(sid, checker)] = n
+    for (sid, unit, who, kind), value in last.items():
+        if kind != "matches":
+            continue
+        chosen = {(int(g), int(p)) for g, p in json.loads(value)}
+        n_gt, n_pred = counts.get((sid, ""), 0), counts.get((sid, unit), 0)
+        for g in range(n_gt):
+            for p in range(n_pred):
+                items.append((sid, f"{unit}|{g},{p}", who, str(int((g, p) in chosen))))
+else:  # rgb: the four decisions, each kind's categories its own (as agreement pools kinds)
+    for (sid, unit, who, kind), value in last.items():
+        items.append((sid, f"{unit}|{kind}", who, f"{kind}={bool(json.loads(value))}"))
+df = pd.DataFrame(items, columns=["sample", "item", "annotator", "category"])
+wide = df.pivot_table(index=["sample", "item"], columns="annotator", values="category", aggfunc="first")
+cats = sorted(df["category"].unique())
+code = {c: i for i, c in enumerate(cats)}
+k = len(cats)
+samples = wide.index.get_level_values(0)
+s_codes, s_names = pd.factorize(samples)
+n_s = len(s_names)
+who = list(wide.columns)
+coded = wide.apply(lambda col: col.map(code)).to_numpy(dtype=float)  # NaN: not labeled
+blocks = []
+pairs = [(a, b) for i, a in enumerate(who) for b in who[i + 1:]]
+for a, b in pairs:
+    x, y = coded[:, who.index(a)], coded[:, who.index(b)]
+    ok = ~(np.isnan(x) | np.isnan(y))
+    cell = (x[ok] * k + y[ok]).astype(np.int64)
+    per = np.zeros((n_s, k * k))
+    np.add.at(per, (s_codes[ok], cell), 1)
+    blocks.append(per)
+present = ~np.isnan(coded)
+n_u = present.sum(1)
+onehot = np.zeros((coded.shape[0], k))
+for c in range(k):
+    onehot[:, c] = (coded == c).sum(1)
+pairable = n_u >= 2
+p_u = np.where(pairable, ((onehot * (onehot - 1)).sum(1)) / np.where(pairable, n_u * (n_u - 1), 1), 0)
+q_u = np.where(pairable[:, None], onehot / np.where(pairable, n_u, 1)[:, None], 0)
+fl = np.zeros((n_s, 2 + k))
+np.add.at(fl, s_codes, np.column_stack([p_u, pairable.astype(float), q_u]))
+per_sample = np.concatenate(blocks + [fl], axis=1)
+
+def figures(sums):
+    out = []
+    for i in range(len(pairs)):
+        conf = sums[..., i * k * k:(i + 1) * k * k].reshape(*sums.shape[:-1], k, k)
+        n = conf.sum((-2, -1))
+        po = np.trace(conf, axis1=-2, axis2=-1) / n
+        pe = (conf.sum(-1) * conf.sum(-2)).sum(-1) / n ** 2
+        out.append((po - pe) / (1 - pe))
+    f = sums[..., len(pairs) * k * k:]
+    p_bar = f[..., 0] / f[..., 1]
+    p_c = f[..., 2:] / f[..., 1:2]
+    pe = (p_c ** 2).sum(-1)
+    out.append((p_bar - pe) / (1 - pe))
+    return np.stack(out, axis=-1)
+
+with np.errstate(invalid="ignore", divide="ignore"):
+    est = figures(per_sample.sum(0))
+    rng = np.random.default_rng(0)
+    reps = []
+    for lo in range(0, 1000, 64):
+        idx = rng.integers(0, n_s, size=(min(64, 1000 - lo), n_s), dtype=np.int32)
+        w = np.stack([np.bincount(r, minlength=n_s) for r in idx]).astype(float)
+        reps.append(figures(w @ per_sample))
+    reps = np.concatenate(reps)
+out = {}
+for j, name in enumerate([f"{a}/{b}" for a, b in pairs] + ["fleiss"]):
+    v = reps[:, j][np.isfinite(reps[:, j])]
+    lo, hi = np.percentile(v, [2.5, 97.5])
+    out[name] = [float(est[j]), float(lo), float(hi)]
+r = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps(out))
+print(json.dumps({"cpu": r.ru_utime + r.ru_stime, "rss_mb": r.ru_maxrss / 1024}), file=sys.stderr)
+"""
+
+REFERENCE_READ = r"""
+# the floor of evaluate: every row it reads (samples' payloads, labels, violations), json-decoded
+import json, resource, sqlite3, sys
+path, scheme = sys.argv[1:3]
+conn = sqlite3.connect(path)
+n = 0
+for (payload,) in conn.execute("SELECT payload FROM samples WHERE scheme = ?", (scheme,)):
+    n += len(json.loads(payload)) if payload else 0
+for (value,) in conn.execute("SELECT l.value FROM labels l JOIN samples s ON s.id = l.sample_id WHERE s.scheme = ? "
+                             "AND l.value IS NOT NULL", (scheme,)):
+    json.loads(value)
+if scheme == "violations":
+    conn.execute('SELECT sample_id, checker, idx, start, "end", rule, category, explanation, correction '
+                 "FROM violations").fetchall()
+r = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"fields": n}))
+print(json.dumps({"cpu": r.ru_utime + r.ru_stime, "rss_mb": r.ru_maxrss / 1024}), file=sys.stderr)
+"""
+
+
+def agreement_figures(out: str, scheme: str) -> dict[str, list[float]]:
+    """The command's pair kappas and Fleiss' kappa, as the reference prints them (over every item kind)."""
+    data = json.loads(out)
+    res: dict[str, list[float]] = {}
+    for p in data.get("pairs", []):
+        if p.get("kappa"):
+            k = p["kappa"]
+            res[f"{p['a']}/{p['b']}"] = [k["estimate"], k["low"], k["high"]]
+    k = data["overall"]["kappa"]
+    res["fleiss"] = [k["estimate"], k["low"], k["high"]]
+    return res
+
+
+def same(a: dict[str, list[float]], b: dict[str, list[float]], tol: float = 1e-9, ci_tol: float = 2e-3) -> bool:
+    """Estimates equal (to rounding); intervals within ci_tol (the reference may order samples, so replicates,
+    another way)."""
+    return a.keys() == b.keys() and all(abs(a[k][0] - b[k][0]) <= tol and abs(a[k][1] - b[k][1]) <= ci_tol
+                                         and abs(a[k][2] - b[k][2]) <= ci_tol for k in a)
+
+
+def line(label: str, runs: list[tuple[float, float, float]], ref: list[tuple[float, float, float]] | None,
+         load: tuple[float, ...]) -> str:
+    wall = statistics.median(r[0] for r in runs)
+    cpu = statistics.median(r[1] for r in runs)
+    rss = max(r[2] for r in runs)
+    text = (f"{label:<28} median {wall:6.2f} s wall, {cpu:6.2f} s CPU (share {cpu / wall:.2f}), {rss:5.0f} MB; "
+            f"load {load[0]:.2f}")
+    if ref:
+        rw, rc = statistics.median(r[0] for r in ref), statistics.median(r[1] for r in ref)
+        text += f"; reference {rw:.2f} s wall, {rc:.2f} s CPU -> ratio {wall / rw:.2f}x wall, {cpu / rc:.2f}x CPU"
+    return text
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--samples", type=int, default=100_000)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--schemes", default=",".join(SCHEMES))
+    ap.add_argument("--commands", default="evaluate,agreement")
+    ap.add_argument("--dir", type=Path, default=None, help="keep the built projects here (reused when present)")
+    args = ap.parse_args()
+    schemes = [s for s in args.schemes.split(",") if s]
+    commands = [c for c in args.commands.split(",") if c]
+    folder = args.dir or Path(tempfile.mkdtemp(prefix="concord-bench-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    with bench_lock():
+        print(f"load average {os.getloadavg()}, {os.cpu_count()} CPUs; {args.samples:,} samples per scheme, "
+              f"median of {args.runs}")
+        for scheme in schemes:
+            path = build(scheme, args.samples, folder)
+            for command in commands:
+                argv = [PY, "-c", WRAP, command, str(path), "--scheme", scheme, "--json"]
+                if command == "evaluate" and scheme == "violations":
+                    argv[5:5] = ["--embedding", "jaccard"]
+                has_ref = command == "evaluate" or scheme in ("violations", "rgb")
+                ref_code = REFERENCE_READ if command == "evaluate" else REFERENCE_AGREEMENT
+                runs, refs, outs, ref_outs = [], [], set(), set()
+                load = os.getloadavg()
+                for _ in range(args.runs):
+                    wall, cpu, rss, out = run_child(argv)
+                    runs.append((wall, cpu, rss))
+                    outs.add(out)
+                    if has_ref:
+                        wall, cpu, rss, out = run_child([PY, "-c", ref_code, str(path), scheme])
+                        refs.append((wall, cpu, rss))
+                        ref_outs.add(out)
+                print(line(f"{command} --scheme {scheme}", runs, refs or None, load))
+                print(f"  {'identical output in every run' if len(outs) == 1 else 'OUTPUTS DIFFER between runs'}")
+                if command == "agreement" and has_ref:
+                    got = agreement_figures(next(iter(outs)), scheme)
+                    want = json.loads(next(iter(ref_outs)))
+                    print(f"  reference figures {'equal' if same(got, want) else 'DIFFER: ' + repr((got, want))} "
+                          f"({', '.join(f'{k} {v[0]:.4f}' for k, v in want.items())})")
+        print(f"load average after {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()
