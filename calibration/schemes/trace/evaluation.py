@@ -96,6 +96,8 @@ class _Intervals:
         self.pending: dict[int, list[tuple[Any, np.ndarray | None, list[float]]]] = {}
 
     def add(self, stat: Any, n: int, columns: np.ndarray | None = None) -> list[float]:
+        if not n:  # nothing labeled: no figure (reshape(0, -1) cannot infer the columns)
+            return [math.nan, math.nan, math.nan]
         if columns is not None:
             columns = np.asarray(columns, dtype=np.float64).reshape(n, -1)
         ones = np.ones((1, n))
