@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QAbstractItemView, QComboBox, QHeaderView, QLabel, QSizePolicy, QSplitter, QTableView, QVBoxLayout, QWidget,
+    QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel, QSizePolicy, QSplitter, QTableView, QVBoxLayout,
+    QWidget,
 )
 
 from app.corrections import SetLabels
@@ -114,6 +115,15 @@ def title_label() -> QLabel:
     font.setBold(True)
     label.setFont(font)
     return label
+
+
+def view_layout(view: QWidget) -> tuple[QVBoxLayout, QHBoxLayout]:
+    """A detail view's outer layout (4 px margins) with its header row already first in it: every view starts so."""
+    lay = QVBoxLayout(view)
+    lay.setContentsMargins(4, 4, 4, 4)
+    head = QHBoxLayout()
+    lay.addLayout(head)
+    return lay, head
 
 
 def status_label() -> ElidedLabel:

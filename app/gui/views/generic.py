@@ -11,12 +11,12 @@ import json
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
 from app.corrections import SetLabels
 from app.gui.models import Column, RecordTableModel
 from app.gui.plaintext import plain_label
-from app.gui.views.base import DetailView, ViewContext, column, make_table, side_by_side, status_label, title_label
+from app.gui.views.base import DetailView, ViewContext, column, make_table, side_by_side, status_label, title_label, view_layout
 from app.store import Change
 from calibration.schemes.base import Scheme, get
 
@@ -59,15 +59,12 @@ class GenericView(DetailView):
         self._build()
 
     def _build(self) -> None:
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(4, 4, 4, 4)
-        head = QHBoxLayout()
+        lay, head = view_layout(self)
         self.title = title_label()
         self.status = status_label()
         self.status.setObjectName("generic_status")
         head.addWidget(self.title, 1)
         head.addWidget(self.status)
-        lay.addLayout(head)
 
         self.record_box = _text_box("generic_record")
         self.machine_box = _text_box("generic_machine")

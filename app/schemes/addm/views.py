@@ -18,14 +18,14 @@ import math
 from typing import Any
 
 from PySide6.QtCore import QItemSelectionModel
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
 
 from app.corrections import SetLabels
 from app.gui.actions import ActionSpec
 from app.gui.models import Column, RecordTableModel
 from app.gui.plaintext import ElidedLabel, plain_label
 from app.gui.spantext import LEGEND, STYLES, Span, SpanTextView, Style
-from app.gui.views.base import (
+from app.gui.views.base import (view_layout, 
     DetailView, ViewContext, column, make_table, side_by_side, status_label, title_label, unit_combo,
 )
 from app.store import Change
@@ -114,9 +114,7 @@ class AddmView(DetailView):
 
     # -- layout ----------------------------------------------------------------------------------------------------
     def _build(self) -> None:
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(4, 4, 4, 4)
-        head = QHBoxLayout()
+        lay, head = view_layout(self)
         self.title = title_label()
         self.method_box = unit_combo("Method whose claims are shown (C: next method)", 16, self._method_chosen)
         self.method_box.setObjectName("addm_method")
@@ -125,7 +123,6 @@ class AddmView(DetailView):
         head.addWidget(QLabel("Method:"))
         head.addWidget(self.method_box, 2)
         head.addWidget(self.status, 2)
-        lay.addLayout(head)
         legend = QHBoxLayout()
         for kind, text in LEGEND_ROWS:
             st = STYLES[kind]

@@ -15,7 +15,7 @@ import math
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHBoxLayout, QHeaderView, QPlainTextEdit, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHeaderView, QPlainTextEdit, QWidget
 
 from app.corrections import SetLabels
 from app.gui.actions import ActionSpec
@@ -23,7 +23,7 @@ from app.gui.charts import SeriesChart
 from app.gui.models import Column, RecordTableModel
 from app.gui.plaintext import plain_label
 from app.gui.spantext import STYLES, Span, SpanTextView, Style
-from app.gui.views.base import DetailView, ViewContext, column, make_table, side_by_side, status_label, title_label
+from app.gui.views.base import DetailView, ViewContext, column, make_table, side_by_side, status_label, title_label, view_layout
 from app.store import Change
 from calibration.grounding import find_all_casefold
 from calibration.schemes.rgb.checkers import check_records
@@ -139,9 +139,7 @@ class RGBView(DetailView):
 
     # -- layout ----------------------------------------------------------------------------------------------------
     def _build(self) -> None:
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(4, 4, 4, 4)
-        head = QHBoxLayout()
+        lay, head = view_layout(self)
         self.title = title_label()
         head.addWidget(self.title, 1)
         for kind, text in LEGEND:
@@ -151,7 +149,6 @@ class RGBView(DetailView):
         self.status = status_label()
         self.status.setObjectName("rgb_status")
         head.addWidget(self.status)
-        lay.addLayout(head)
 
         self.info = plain_label(wrap=True, selectable=True)
         self.info.setObjectName("rgb_info")

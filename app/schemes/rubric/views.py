@@ -21,7 +21,7 @@ from app.gui.actions import ActionSpec
 from app.gui.models import Column, RecordTableModel, fmt_score
 from app.gui.plaintext import plain_label
 from app.gui.spantext import LEGEND, STYLES, Span, SpanTextView
-from app.gui.views.base import DetailView, ViewContext, make_table, status_label, title_label
+from app.gui.views.base import DetailView, ViewContext, make_table, status_label, title_label, view_layout
 from app.schemes.rubric.corrections import set_buckets
 from calibration.schemes.rubric import (
     BUCKET_NAMES, EXCERPT_BUCKETS, MetricTrait, bucket_counts, compute_trait_metrics, ground_buckets,
@@ -107,9 +107,7 @@ class RubricView(DetailView):
 
     # -- layout ----------------------------------------------------------------------------------------------------
     def _build(self) -> None:
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(4, 4, 4, 4)
-        head = QHBoxLayout()
+        lay, head = view_layout(self)
         self.title = title_label()
         self.status = status_label()
         head.addWidget(self.title)
@@ -119,7 +117,6 @@ class RubricView(DetailView):
             lab.setStyleSheet(f"background:{STYLES[kind].background};padding:1px 4px;")
             head.addWidget(lab)
         head.addWidget(self.status)
-        lay.addLayout(head)
 
         self.question = QPlainTextEdit()
         self.question.setReadOnly(True)

@@ -23,14 +23,14 @@ from typing import Any
 
 from PySide6.QtCore import QEvent, QItemSelectionModel, QObject, QPoint, Qt
 from PySide6.QtGui import QMouseEvent
-from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
 from app.corrections import SetLabels
 from app.gui.actions import ActionSpec
 from app.gui.models import Column, RecordTableModel, fmt_score
 from app.gui.plaintext import plain_label
 from app.gui.spantext import STYLES, Span, SpanTextView, Style
-from app.gui.views.base import DetailView, ViewContext, column, make_table, side_by_side, status_label, title_label
+from app.gui.views.base import DetailView, ViewContext, column, make_table, side_by_side, status_label, title_label, view_layout
 from app.store import Change
 from calibration.schemes.trace.annotate import LLM_SOURCE_PREFIX, labels_from_value
 from calibration.schemes.trace.metrics import SCORES, VARIANTS
@@ -93,9 +93,7 @@ class TraceView(DetailView):
 
     # -- layout ----------------------------------------------------------------------------------------------------
     def _build(self) -> None:
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(4, 4, 4, 4)
-        head = QHBoxLayout()
+        lay, head = view_layout(self)
         self.title = title_label()
         self.status = status_label()
         head.addWidget(self.title)
@@ -106,7 +104,6 @@ class TraceView(DetailView):
             lab.setStyleSheet(f"background:{st.background or '#ffffff'};color:{st.foreground or '#000'};padding:1px 4px;")
             head.addWidget(lab)
         head.addWidget(self.status)
-        lay.addLayout(head)
         self.question = QPlainTextEdit()
         self.question.setObjectName("trace_question")
         self.question.setReadOnly(True)

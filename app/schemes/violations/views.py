@@ -18,7 +18,7 @@ from app.corrections import SetLabels, set_status
 from app.gui.models import RecordTableModel
 from app.gui.plaintext import ElidedLabel, plain_label
 from app.gui.spantext import LEGEND, STYLES, Span, SpanTextView
-from app.gui.views.base import DetailView, ViewContext, make_table, status_label, title_label, unit_combo
+from app.gui.views.base import DetailView, ViewContext, make_table, status_label, title_label, unit_combo, view_layout
 from app.schemes.violations import views_curation as curation
 from app.schemes.violations.corrections import accept_matches, link, toggle_index, unlink
 from app.schemes.violations.views_scoring import UnitScores, full_scores, quick_scores
@@ -78,9 +78,7 @@ class ViolationsView(DetailView):
 
     # -- layout ----------------------------------------------------------------------------------------------------
     def _build(self) -> None:
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(4, 4, 4, 4)
-        head = QHBoxLayout()
+        lay, head = view_layout(self)
         self.title = title_label()
         self.checker_box = unit_combo("Checker whose predictions are shown (C: next checker)", 18, self._checker_chosen)
         self.status = status_label()
@@ -88,7 +86,6 @@ class ViolationsView(DetailView):
         head.addWidget(QLabel("Checker:"))
         head.addWidget(self.checker_box, 3)
         head.addWidget(self.status, 2)
-        lay.addLayout(head)
 
         legend = QHBoxLayout()
         for kind in ("gt", "pred"):
