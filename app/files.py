@@ -33,3 +33,19 @@ def regular_file(path: str | Path, what: str = "file", *, missing_ok: bool = Fal
         return p
     kind = next((name for test, name in KINDS if test(mode)), "not a regular file")
     raise error(f"{p}: is {kind}, not a {what}")
+
+
+def write_text_atomically(path: str | Path, text: str) -> None:
+    """Write a whole output file or nothing: a temp file beside it, flushed to disk, renamed over the target (an
+    interrupted write leaves the old file, never half a new one). The target must not be a FIFO or a device."""
+    path = Path(path)
+    regular_file(path, "output file", missing_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)

@@ -170,7 +170,8 @@ def run(args: argparse.Namespace) -> int:
             result["curve"] = learning_curve(project, scheme, options, objective=args.objective, folds=args.folds,
                                              group_by=args.group_by, seed=args.seed, n_boot=args.bootstrap,
                                              target=args.curve_target)
-        from app.commands.evaluate import human_ceilings, print_ceilings
+        from app.commands.evaluate import print_ceilings
+        from app.services.ceiling import human_ceilings
 
         ceilings = human_ceilings(project, [scheme.name], args.bootstrap, args.seed)  # issue #15
         if ceilings:

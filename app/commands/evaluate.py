@@ -5,11 +5,11 @@ with the humans', and so on for every scheme with an `evaluate` hook. Tables on 
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from typing import Any
 
 from app.cli_options import embedding_spec, non_negative_int, scheme_name
+from app.figures import empty_table, fmt_cell
 from app.json_outputs import dumps
 
 EPILOG = """examples:
@@ -46,20 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _cell(value: Any) -> Any:
     from rich.text import Text
 
-    if isinstance(value, float):
-        return "–" if math.isnan(value) else f"{value:.3f}"
-    return Text("–" if value is None else str(value))  # data (checker names) is text, never rich markup
-
-
-def _empty(t: Any) -> bool:
-    """No rows, or nothing but dashes and zero counts beyond the first column (e.g. every figure against humans
-    before anyone labeled): such a table says less than the sentence printed instead."""
-    def blank(c: Any) -> bool:
-        if type(c) is int:  # a count: 0 is "nothing"; a figure of 0.0 is a result and keeps its table
-            return c == 0
-        return c is None or (isinstance(c, float) and math.isnan(c)) or str(c).strip() in ("", "–", "-", "—")
-
-    return all(blank(c) for row in t.rows for c in row[1:])
+    return Text(fmt_cell(value))  # data (checker names) is text, never rich markup
 
 
 def print_report(report: Any, console: Any) -> None:
@@ -68,7 +55,7 @@ def print_report(report: Any, console: Any) -> None:
     from app.cli_tables import print_table
 
     for t in report.tables:
-        if _empty(t):
+        if empty_table(t.rows):
             continue
         table = Table(title=t.title)
         for i, col in enumerate(t.columns):
@@ -85,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
 
     from app.cli_progress import rich_progress
     from app.errors import UsageError
-    from app.services.evaluation import evaluate
+    from app.services.report import evaluate_with_ceilings
     from app.services.missing import labels_missing, no_samples
     from app.services.schemes import present
     from app.files import regular_file
@@ -98,19 +85,12 @@ def run(args: argparse.Namespace) -> int:
                "n_boot": args.bootstrap, "seed": args.seed, "reference": args.reference}
     # the metric's decisions as labels per (sample, unit), from hooks that offer them (for the human ceiling);
     # sample ids are unique across schemes, so one map serves every scheme
-    decided: dict[Any, Any] = {}
     with Project.open(args.project) as project:
-        if project.several_annotators():  # else no unit is shared: no ceiling, no decisions to collect
-            options["machine_decisions"] = lambda ref, labels: decided.update(labels)
         schemes = present(project, args.scheme)
         if not schemes:
             raise no_samples("evaluate", args.project)
-        with project.records_once():  # the ceiling reads the records the evaluation read
-            with rich_progress(enabled=sys.stderr.isatty()) as bar:
-                results = evaluate(project, schemes, options, bar)
-            ceilings = human_ceilings(project, [r.scheme.name for r in results if r.report is not None],
-                                      args.bootstrap, args.seed, decided,
-                                      {r.scheme.name: r.report.data for r in results if r.report})
+        with rich_progress(enabled=sys.stderr.isatty()) as bar:
+            results, ceilings = evaluate_with_ceilings(project, schemes, options, bar)
     for r in results:
         if r.report is None:
             print(f"note: {r.note}", file=sys.stderr)
@@ -132,23 +112,6 @@ def run(args: argparse.Namespace) -> int:
                 console.print(labels_missing(r.scheme, args.project), markup=False, highlight=False, soft_wrap=True)
     print_ceilings(ceilings, console)
     return 0
-
-
-def human_ceilings(project: Any, schemes: list[str], n_boot: int, seed: int,
-                   machine: dict[str, Any] | None = None, data: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Per scheme with units labeled by two or more people: human-human next to metric-human agreement
-    (`machine`: (sample, unit) -> the metric's decisions as labels, collected while the evaluate hooks ran; None:
-    each scheme's hook is run for them, as the GUI's chart does; `data`: scheme -> its report's data, for a scheme
-    that computes its own metric side, app.services.ceiling.own_ceiling)."""
-    from app.services.ceiling import ceiling_with_machine
-
-    out = {}
-    for name in schemes:
-        c = ceiling_with_machine(project, name, n_boot=n_boot, seed=seed, machine=machine,
-                                 data=(data or {}).get(name))
-        if c is not None:
-            out[name] = c
-    return out
 
 
 def print_ceilings(ceilings: dict[str, Any], console: Any) -> None:

@@ -192,18 +192,39 @@ def _mean(values: Any) -> float | None:
     return sum(finite) / len(finite) if finite else None
 
 
-def ceiling_rows(result: dict[str, Any]) -> list[tuple[str, str, str]]:
-    """(figure, estimate [interval], n) rows for a CLI table or the calibration panel."""
+def ceiling_figures(result: dict[str, Any]) -> list[tuple[str, Any, str]]:
+    """(figure, value, on what) of a ceiling: the value an interval dict ({estimate, low, high}) or a number. The
+    CLI table, the calibration panel and the report all name the figures this way."""
     hh, mh = result["human_human"], result.get("metric_human") or {}
     n = f"{result['units']} units, {result['annotators']} annotators"
-    rows = [("human-human Fleiss' kappa", fmt_estimate(hh["kappa"]), n),
-            ("human-human Krippendorff's alpha", fmt_estimate(hh["alpha"]), n),
-            ("human-human mean pairwise Cohen's kappa", fmt_estimate(hh["mean_pair_kappa"]), n)]
+    rows = [("human-human Fleiss' kappa", hh["kappa"], n),
+            ("human-human Krippendorff's alpha", hh["alpha"], n),
+            ("human-human mean pairwise Cohen's kappa", hh["mean_pair_kappa"], n)]
     if mh.get("per_unit"):
-        return rows + [(f"{unit} vs each annotator, mean Cohen's kappa", fmt_estimate(k), f"{mh['items']} units")
+        return rows + [(f"{unit} vs each annotator, mean Cohen's kappa", k, f"{mh['items']} units")
                        for unit, k in mh["per_unit"].items()]
     if mh:
         items = f"{mh['items']} items"
-        rows += [("metric vs resolved human label, Cohen's kappa", fmt_estimate(mh["kappa_vs_resolved"]), items),
-                 ("metric vs each annotator, mean Cohen's kappa", fmt_estimate(mh["mean_kappa_vs_each"]), items)]
+        rows += [("metric vs resolved human label, Cohen's kappa", mh["kappa_vs_resolved"], items),
+                 ("metric vs each annotator, mean Cohen's kappa", mh["mean_kappa_vs_each"], items)]
     return rows
+
+
+def ceiling_rows(result: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(figure, estimate [interval], n) rows for a CLI table or the calibration panel."""
+    return [(name, fmt_estimate(value), on) for name, value, on in ceiling_figures(result)]
+
+
+def human_ceilings(project: Any, schemes: list[str], n_boot: int, seed: int,
+                   machine: dict[str, Any] | None = None, data: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Per scheme with units labeled by two or more people: human-human next to metric-human agreement
+    (`machine`: (sample, unit) -> the metric's decisions as labels, collected while the evaluate hooks ran; None:
+    each scheme's hook is run for them, as the GUI's chart does; `data`: scheme -> its report's data, for a scheme
+    that computes its own metric side, app.services.ceiling.own_ceiling)."""
+    out = {}
+    for name in schemes:
+        c = ceiling_with_machine(project, name, n_boot=n_boot, seed=seed, machine=machine,
+                                 data=(data or {}).get(name))
+        if c is not None:
+            out[name] = c
+    return out
