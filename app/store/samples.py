@@ -344,7 +344,19 @@ class SchemeDataMixin(ProjectBase):
 
     def scheme_labels(self, scheme_name: str, annotator: str | None = None) -> dict[tuple[str, str], dict[str, Any]]:
         """(sample, unit) -> kind -> value: the resolved human labels of a scheme's samples (or one annotator's).
-        Per-sample kinds sit under unit ''."""
+        Per-sample kinds sit under unit ''. Read once within `records_once` while the project is unchanged (evaluate
+        and its human ceiling both read them: a second at 100k samples); callers get their own outer dict, and
+        treat the per-unit dicts as read-only."""
+        memo = getattr(self, "_records_memo", None)
+        if memo is None:
+            return self._scheme_labels(scheme_name, annotator)
+        key = ("labels", scheme_name, annotator, self.conn.total_changes,
+               self.conn.execute("PRAGMA data_version").fetchone()[0])
+        if key not in memo:
+            memo[key] = self._scheme_labels(scheme_name, annotator)
+        return dict(memo[key])
+
+    def _scheme_labels(self, scheme_name: str, annotator: str | None) -> dict[tuple[str, str], dict[str, Any]]:
         who, params = ("l.resolved = 1", (scheme_name,)) if annotator is None else ("l.annotator = ?", (scheme_name, annotator))
         out: dict[tuple[str, str], dict[str, Any]] = {}
         for sid, unit, kind, value in self.conn.execute(

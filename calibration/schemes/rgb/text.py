@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 import string
-import sys
 import unicodedata
 from functools import lru_cache
 
@@ -23,18 +22,28 @@ _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _TOKEN = re.compile(rf"[{_CJK}]|[^\s{_CJK}]+")
 
 
-@lru_cache(maxsize=1)
-def _punct_table() -> dict[int, None]:
-    """Every ASCII punctuation or Unicode P* code point -> deleted, for one C-speed str.translate (built on first
-    use: scanning all code points takes a few tenths of a second)."""
-    table: dict[int, None] = {cp: None for cp in range(sys.maxunicode + 1) if unicodedata.category(chr(cp))[0] == "P"}
-    table.update({ord(c): None for c in string.punctuation})
-    return table
+# str.translate's table: ASCII punctuation and Unicode P* code points -> deleted, filled in as characters are first
+# met (`_SEEN`: every character looked at). Scanning all 1.1M code points up front cost 1.4 s per command; the texts
+# use a few hundred distinct characters. A plain dict (not a dict with __missing__: 3x slower in translate), where
+# an absent character is kept.
+_DELETE: dict[int, None] = {ord(c): None for c in string.punctuation}
+_SEEN: set[str] = set(string.punctuation)
+
+
+def _punct_table(text: str) -> dict[int, None]:
+    """The table, covering every character of `text`."""
+    if not _SEEN.issuperset(text):
+        for ch in set(text) - _SEEN:
+            if unicodedata.category(ch)[0] == "P":
+                _DELETE[ord(ch)] = None
+            _SEEN.add(ch)
+    return _DELETE
 
 
 def normalize_answer(text: str) -> str:
     """Lower-case, no punctuation, no articles, single spaces (see the module docstring)."""
-    s = text.lower().translate(_punct_table())
+    s = text.lower()
+    s = s.translate(_punct_table(s))
     s = _ARTICLES.sub(" ", s)
     return " ".join(s.split())
 
