@@ -12,8 +12,9 @@ A Label Studio export is a JSON array of tasks `{"id", "data": {...}, "annotatio
            is its choice and whose score is P(positive) (the prediction's `score` when it chose the positive level,
            1 - score otherwise; 1 or 0 without a score; the level's index when there are more than two levels).
 Other result types are ignored with a warning. Choices "true"/"false" are true/false labels; any others are the
-judge's `levels`, from most negative to most positive: `--levels` (options["levels"]) gives their order, else the
-order they first appear in (a warning says which one counts as positive).
+judge's `levels`, from most negative to most positive: `--levels` (options["levels"]) gives their order, else a
+task's `meta.concord_levels` (what the export writes), else the order they first appear in (a warning says which
+one counts as positive).
 
 The sample's text is `data[--text-field]` (default `text`, else the first string field); its id is
 `data.concord_id` (what `concord export --format labelstudio` writes), else the task's `id`, else `task-N`.
@@ -46,6 +47,7 @@ FORMAT = "labelstudio"
 SPANS, CHOICES = "labels", "choices"  # the result types read
 VIOLATIONS, JUDGE = "violations", "judge"  # the schemes they go to
 ID_FIELD = "concord_id"  # data field holding the Concord sample id (written by the export)
+LEVELS_KEY = "concord_levels"  # the judge levels in order, in a task's `meta` (written by the export)
 DEFAULT_MODEL = "labelstudio"  # the checker/judge name of a prediction without model_version
 DEFAULT_TEXT = "text"
 BOOLEAN = ("false", "true")  # choices read as true/false labels
@@ -165,6 +167,12 @@ class _Reader:
             return self.levels
         if set(seen) <= set(BOOLEAN):
             return None
+        for task in self.tasks:  # the order a Concord export wrote (in the task's own `meta`)
+            kept = task.get("meta") if isinstance(task, dict) else None
+            kept = kept.get(LEVELS_KEY) if isinstance(kept, dict) else None
+            if isinstance(kept, list) and len(kept) >= 2 and all(isinstance(x, str) for x in kept):
+                self.levels = list(kept)
+                return self._judge_levels()
         order = list(seen)
         if len(order) >= 2:
             self.problems.warn(whole, "choices", f"levels taken in the order they first appear, from negative to "
@@ -323,7 +331,7 @@ class _Reader:
             return {"score": levels.index(choice), "probability": False, "threshold": 1, "label": choice}
         positive = choice is True if levels is None else choice == levels[-1]
         p = 1.0 if score is None else float(score) if 0.0 <= score <= 1.0 else 1.0
-        return {"score": p if positive else 1.0 - p, "probability": True, "label": choice}
+        return {"score": p if positive else round(1.0 - p, 12), "probability": True, "label": choice}
 
     # -- one result list --------------------------------------------------------------------------------------------
     def _result(self, loc: Location, path: str, raw: Any, text: str, controls: dict[str, list[str]],
