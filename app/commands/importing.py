@@ -30,6 +30,7 @@ nothing is imported, every problem is listed (file:line: field: message), exit 2
 changes nothing."""
 
 MAX_WARNINGS = 20
+OPTIONS = ("model", "method", "count_all", "text_field", "levels")  # what a scheme's (or Label Studio's) reader takes
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -82,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     console = Console(stderr=True)
     with Project.open(args.project) as project, RichBar(console, label="importing") as bar:
         report = import_file(project, args.file, dataset=args.dataset, progress=bar,
-                             options={k: v for k in ("model", "method", "count_all", "text_field", "levels") if (v := getattr(args, k, None))} or None)
+                             options={k: v for k in OPTIONS if (v := getattr(args, k, None))} or None)
         counts = project.unit_counts()["schemes"]
     print_warnings(report.warnings)
     print(report.summary())

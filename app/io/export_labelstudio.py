@@ -27,14 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from app.errors import UsageError, os_error_message
-from app.io.labelstudio import (BOOLEAN, CHOICES, DEFAULT_TEXT, ID_FIELD, JUDGE, LEVELS_KEY, META, SPANS, USER_PREFIX,
-                                VIOLATIONS)
+from app.io import labelstudio as ls
 from app.store import Project
 from calibration.schemes.base import get
 
-LABEL_KINDS = {VIOLATIONS: "ground_truth", JUDGE: "label"}  # each scheme's per-sample human label written
-DEFAULT_CONTROL = {SPANS: "label", CHOICES: "choice"}  # from_name when the sample did not come from Label Studio
-USER_ID = re.compile(USER_PREFIX + r"(\d+)")
+LABEL_KINDS = {ls.VIOLATIONS: "ground_truth", ls.JUDGE: "label"}  # each scheme's per-sample human label written
+DEFAULT_CONTROL = {ls.SPANS: "label", ls.CHOICES: "choice"}  # from_name when the sample did not come from Label Studio
+USER_ID = re.compile(ls.USER_PREFIX + r"(\d+)")
 
 
 @dataclass
@@ -60,7 +59,8 @@ def export_labelstudio(project: Project, out: str | Path, schemes: Sequence[str]
     out = Path(out)
     if out.is_dir():
         raise UsageError(f"--out: {out} is a directory; with --format labelstudio give the file to write (tasks.json)")
-    present = [s for s in (VIOLATIONS, JUDGE) if s in project.sample_counts() and (schemes is None or s in schemes)]
+    held = project.sample_counts()
+    present = [s for s in (ls.VIOLATIONS, ls.JUDGE) if s in held and (schemes is None or s in schemes)]
     if not present:
         raise UsageError("--format labelstudio: the project holds no violations or judge samples to export"
                          + (f" (of --scheme {', '.join(schemes)})" if schemes else ""))
@@ -82,31 +82,31 @@ def export_labelstudio(project: Project, out: str | Path, schemes: Sequence[str]
 
 
 def _task(scheme: str, rec: Mapping[str, Any], labels: list[tuple[str, Any]], res: LabelStudioExport) -> dict[str, Any]:
-    meta = (rec.get("meta") or {}).get(META) or {}
+    meta = (rec.get("meta") or {}).get(ls.META) or {}
     meta = meta if isinstance(meta, Mapping) else {}
-    text_field = meta.get("text_field") if isinstance(meta.get("text_field"), str) else DEFAULT_TEXT
+    text_field = meta.get("text_field") if isinstance(meta.get("text_field"), str) else ls.DEFAULT_TEXT
     other = meta.get("data") if isinstance(meta.get("data"), Mapping) else {}
     task: dict[str, Any] = {}
     if type(meta.get("task")) is int:
         task["id"] = meta["task"]
-    task["data"] = {text_field: rec["text"], **{k: v for k, v in other.items() if k not in (text_field, ID_FIELD)},
-                    ID_FIELD: rec["id"]}
-    kind = SPANS if scheme == VIOLATIONS else CHOICES
+    task["data"] = {text_field: rec["text"], **{k: v for k, v in other.items() if k not in (text_field, ls.ID_FIELD)},
+                    ls.ID_FIELD: rec["id"]}
+    kind = ls.SPANS if scheme == ls.VIOLATIONS else ls.CHOICES
     given = (meta.get("controls") or {}).get(kind) if isinstance(meta.get("controls"), Mapping) else None
     control = list(given) if isinstance(given, list) and len(given) == 2 else [DEFAULT_CONTROL[kind], text_field]
     control = [c or d for c, d in zip(control, (DEFAULT_CONTROL[kind], text_field))]
     annotations = []
     for annotator, value in sorted(labels, key=lambda x: x[0]):
-        result = (_spans(rec["text"], value, control, res, "annotated violations without offsets") if scheme == VIOLATIONS
-                  else _choice(value, control))
-        if scheme == JUDGE and not result:
+        result = (_spans(rec["text"], value, control, res, "annotated violations without offsets")
+                  if scheme == ls.VIOLATIONS else _choice(value, control))
+        if scheme == ls.JUDGE and not result:
             continue
         annotations.append({"completed_by": _completed_by(annotator), "result": result})
     task["annotations"] = annotations
     res.annotations += len(annotations)
     scores = meta.get("scores") if isinstance(meta.get("scores"), Mapping) else {}
     predictions = []
-    if scheme == VIOLATIONS:
+    if scheme == ls.VIOLATIONS:
         for checker, found in sorted(rec.get("predictions", {}).items()):
             predictions.append(_prediction(checker, _spans(rec["text"], found, control, res,
                                                            "predicted violations without offsets"), scores))
@@ -118,8 +118,8 @@ def _task(scheme: str, rec: Mapping[str, Any], labels: list[tuple[str, Any]], re
                 continue
             predictions.append(_prediction(judge, result, scores))
     task["predictions"] = predictions
-    if scheme == JUDGE and rec.get("levels"):
-        task["meta"] = {LEVELS_KEY: rec["levels"]}  # Label Studio keeps a task's meta; the import reads the order
+    if scheme == ls.JUDGE and rec.get("levels"):
+        task["meta"] = {ls.LEVELS_KEY: rec["levels"]}  # Label Studio keeps a task's meta; the import reads the order
     res.predictions += len(predictions)
     return task
 
@@ -131,14 +131,15 @@ def _prediction(name: str, result: list[dict[str, Any]], scores: Mapping[str, An
     return out
 
 
-def _spans(text: str, violations: Any, control: list[str], res: LabelStudioExport, skipped: str) -> list[dict[str, Any]]:
+def _spans(text: str, violations: Any, control: list[str], res: LabelStudioExport,
+           skipped: str) -> list[dict[str, Any]]:
     out = []
     for v in violations or ():
         start, end = v.get("start"), v.get("end")
         if start is None or end is None:
             res.skipped[skipped] = res.skipped.get(skipped, 0) + 1
             continue
-        out.append({"from_name": control[0], "to_name": control[1], "type": SPANS,
+        out.append({"from_name": control[0], "to_name": control[1], "type": ls.SPANS,
                     "value": {"start": start, "end": end, "text": text[start:end], "labels": v["rule"].split("|")}})
     return out
 
@@ -146,8 +147,8 @@ def _spans(text: str, violations: Any, control: list[str], res: LabelStudioExpor
 def _choice(value: Any, control: list[str]) -> list[dict[str, Any]]:
     if value is None:
         return []
-    choice = BOOLEAN[int(value)] if isinstance(value, bool) else str(value)
-    return [{"from_name": control[0], "to_name": control[1], "type": CHOICES, "value": {"choices": [choice]}}]
+    choice = ls.BOOLEAN[int(value)] if isinstance(value, bool) else str(value)
+    return [{"from_name": control[0], "to_name": control[1], "type": ls.CHOICES, "value": {"choices": [choice]}}]
 
 
 def _completed_by(annotator: str) -> Any:

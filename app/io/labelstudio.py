@@ -77,7 +77,7 @@ def decode(path: Path) -> list[Any] | None:
 
 
 def read_file(path: str | Path, problems: Problems, options: Mapping[str, Any],
-              project: "Project | None" = None) -> Source | None:
+              project: Project | None = None) -> Source | None:
     """The records and annotators' label lines of a Label Studio export, or None when `path` is not one."""
     path = Path(path)
     tasks = decode(path)
@@ -234,6 +234,7 @@ class _Reader:
         if not isinstance(annotations, list):
             err(loc, key, f"expected an array, got {type_name(annotations)}")
             annotations = []
+        seen: dict[str, int] = {}  # annotator -> their annotation
         for j, ann in enumerate(annotations):
             path = f"{key}[{j}]"
             if not isinstance(ann, dict):
@@ -246,6 +247,11 @@ class _Reader:
                 err(loc, f"{path}.completed_by", "expected a user id or an object with an email (who annotated)"
                     if "completed_by" in ann else "is required (who annotated)")
                 continue
+            if annotator in seen:
+                err(loc, f"{path}.completed_by", f"a second annotation by {annotator!r} (the first is "
+                    f"{key}[{seen[annotator]}]); Concord keeps one label per annotator and sample")
+                continue
+            seen[annotator] = j
             spans, choices = self._result(loc, path, ann.get("result"), text, controls, levels)
             if self.scheme == VIOLATIONS:
                 lines.append({"sample": sid, "annotator": annotator, "spans": [
