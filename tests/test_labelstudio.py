@@ -172,14 +172,32 @@ def test_text_field_and_true_false_choices(tmp_path: Path, capsys: pytest.Captur
     assert [r["text"] for r in _state(other, "judge")[1]] == ["Is it safe?", "Is it red?"]
 
 
+def _no_annotator(t: list[Any]) -> None:
+    t[1]["annotations"].append({"result": []})
+
+
+def _moved_span(t: list[Any]) -> None:
+    t[0]["annotations"][0]["result"][1]["value"]["start"] = 3
+
+
+def _word_score(t: list[Any]) -> None:
+    t[0]["predictions"][0]["score"] = "high"
+
+
+def _no_text(t: list[Any]) -> None:
+    del t[1]["data"]["review"]
+
+
+def _twice(t: list[Any]) -> None:
+    t[1]["annotations"].append({"completed_by": 7, "result": []})
+
+
 @pytest.mark.parametrize("breaks, where", [
-    (lambda t: t[1]["annotations"].append({"result": []}), "task 2: annotations[1].completed_by: is required"),
-    (lambda t: t[0]["annotations"][0]["result"][1]["value"].update(start=3), "task 1: annotations[0].result[1].value"
-                                                                              ".text: 'only 3 left' is not at 3..80"),
-    (lambda t: t[0]["predictions"][0].update(score="high"), "task 1: predictions[0].score: expected a finite number"),
-    (lambda t: t[1]["data"].pop("review"), "task 2: data: no field 'review' (--text-field)"),
-    (lambda t: t[1]["annotations"].append({"completed_by": 7, "result": []}), "task 2: annotations[1].completed_by: a "
-                                                                              "second annotation by 'user-7'"),
+    (_no_annotator, "task 2: annotations[1].completed_by: is required"),
+    (_moved_span, "task 1: annotations[0].result[1].value.text: 'only 3 left' is not at 3..80"),
+    (_word_score, "task 1: predictions[0].score: expected a finite number"),
+    (_no_text, "task 2: data: no field 'review' (--text-field)"),
+    (_twice, "task 2: annotations[1].completed_by: a second annotation by 'user-7'"),
 ])
 def test_bad_input_names_file_task_and_field_and_changes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                                  breaks: Any, where: str) -> None:
