@@ -138,8 +138,8 @@ def import_file(project: Project, path: str | Path, *, dataset: str | None = Non
         broken = _json_problem(path)
         what = (f"{broken}; a .json file must be one of RGB's data or prediction files, an ADDM run file or a "
                 "FaithBench batch file or a Label Studio export" if broken
-                else "this .json file is not one of RGB's data or prediction files, an ADDM run file, a FaithBench "
-                     "batch file nor a Label Studio export")
+                else "this .json file is not one of RGB's data or prediction files, an ADDM run file nor a FaithBench "
+                     "batch file (nor a Label Studio export: an array of tasks with `data`)")
         raise UsageError(f"{path}: {what}; other records go in .jsonl (one object per line; a JSON array converts with "
                          "`jq -c '.[]' FILE > FILE.jsonl`), .csv or .parquet")
     if workers is None:
