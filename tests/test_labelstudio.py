@@ -33,7 +33,7 @@ def _choice(choice: str) -> dict[str, Any]:
 def _spans_export() -> list[dict[str, Any]]:
     """Two tasks, three annotators (an email object, a numeric id, a cancelled one), a checker's predictions."""
     return [
-        {"id": 41, "data": {"source": "instagram", "review": TEXT, "market": "DE"},
+        {"id": 41, "project": 3, "data": {"source": "instagram", "review": TEXT, "market": "DE"},
          "annotations": [
              {"id": 1, "completed_by": {"id": 1, "email": "ana@example.com", "first_name": ""}, "was_cancelled": False,
               "result": [_span(TEXT, "clinically proven", ["Claim"]), _span(TEXT, "only 3 left", ["Scarcity"])]},
@@ -43,7 +43,7 @@ def _spans_export() -> list[dict[str, Any]]:
              {"id": 3, "completed_by": 9, "was_cancelled": True, "result": []}],
          "predictions": [{"model_version": "baseline@1.0.0|gpt-4o-mini", "score": 0.8,
                           "result": [_span(TEXT, "erase wrinkles 🌟", ["Claim"])]}]},
-        {"id": 42, "data": {"source": "web", "review": "A calm, honest ad."},
+        {"id": 42, "project": 3, "data": {"source": "web", "review": "A calm, honest ad."},
          "annotations": [{"completed_by": 7, "result": []}], "predictions": []},
     ]
 
@@ -92,15 +92,18 @@ def test_span_labels_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert "'rating' ignored" in captured.err  # other result types are named, not silently dropped
     labels, records = _state(first, "violations")
     got = {(sid, who): value for _, sid, unit, kind, who, value in labels if kind == "ground_truth"}
-    assert set(got) == {("41", "ana@example.com"), ("41", "user-7"), ("42", "user-7")}  # the cancelled one is no label
+    # the cancelled annotation is no label; ids name Label Studio's project and task
+    assert set(got) == {("p3-task-41", "ana@example.com"), ("p3-task-41", "user-7"), ("p3-task-42", "user-7")}
     start = TEXT.index("only 3 left")  # the UTF-16 offsets (after the emoji) are read as code points
-    assert [(v["start"], v["end"], v["rule"]) for v in got[("41", "user-7")]] == [
+    assert [(v["start"], v["end"], v["rule"]) for v in got[("p3-task-41", "user-7")]] == [
         (start, start + 11, "Scarcity|Urgency")]
-    assert [TEXT[v["start"]:v["end"]] for v in got[("41", "ana@example.com")]] == ["clinically proven", "only 3 left"]
-    assert got[("42", "user-7")] == []  # an empty result says "no violations"
+    assert [TEXT[v["start"]:v["end"]] for v in got[("p3-task-41", "ana@example.com")]] == [
+        "clinically proven", "only 3 left"]
+    assert got[("p3-task-42", "user-7")] == []  # an empty result says "no violations"
     by_id = {r["id"]: r for r in records}
-    assert by_id["41"]["text"] == TEXT
-    assert [v["quote"] for v in by_id["41"]["predictions"]["baseline@1.0.0|gpt-4o-mini"]] == ["erase wrinkles 🌟"]
+    assert by_id["p3-task-41"]["text"] == TEXT
+    assert [v["quote"] for v in by_id["p3-task-41"]["predictions"]["baseline@1.0.0|gpt-4o-mini"]] == [
+        "erase wrinkles 🌟"]
 
     out = tmp_path / "tasks.json"
     assert main(["export", str(first), "--format", "labelstudio", "--out", str(out)]) == 0
@@ -108,7 +111,7 @@ def test_span_labels_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[st
     tasks = json.loads(out.read_text(encoding="utf-8"))
     task = tasks[0]
     assert task["id"] == 41 and task["data"] == {"review": TEXT, "source": "instagram", "market": "DE",
-                                                 "concord_id": "41"}
+                                                 "concord_id": "p3-task-41"}
     by_user = {json.dumps(a["completed_by"]): a["result"] for a in task["annotations"]}
     assert set(by_user) == {'{"email": "ana@example.com"}', "7"}
     assert by_user["7"] == [{"from_name": "label", "to_name": "review", "type": "labels", "value": {
@@ -134,7 +137,7 @@ def test_choices_round_trip_as_judge_samples(tmp_path: Path, capsys: pytest.Capt
     assert "judge samples: 2 added" in capsys.readouterr().out
     labels, records = _state(first, "judge")
     assert sorted((sid, who, value) for _, sid, _, kind, who, value in labels if kind == "label") == [
-        ("1", "bo@example.org", "Faithful"), ("1", "user-3", "Hallucinated"), ("2", "user-3", "Faithful")]
+        ("task-1", "bo@example.org", "Faithful"), ("task-1", "user-3", "Hallucinated"), ("task-2", "user-3", "Faithful")]
     one, two = records
     assert one["levels"] == ["Faithful", "Hallucinated"] and one["text"] == "The council approved 40 homes."
     # a judge's score is P(positive): the prediction's score when it chose the positive level, else 1 - score
@@ -163,10 +166,9 @@ def test_text_field_and_true_false_choices(tmp_path: Path, capsys: pytest.Captur
     assert main(["import", str(project), str(src), "--text-field", "answer"]) == 0
     labels, records = _state(project, "judge")
     assert [r["text"] for r in records] == ["Yes, entirely.", "No."]
-    assert [r["id"] for r in records] == ["task-1", "task-2"]  # no ids in the file: the task's place
+    assert [r["id"] for r in records] == ["qa-1", "qa-2"]  # no ids in the file: its name and the task's place
     assert "levels" not in records[0]
-    assert [(sid, value) for _, sid, _, kind, _, value in labels if kind == "label"] == [("task-1", True),
-                                                                                         ("task-2", False)]
+    assert [(sid, value) for _, sid, _, kind, _, value in labels if kind == "label"] == [("qa-1", True), ("qa-2", False)]
     other = _new(tmp_path / "q.concord")
     assert main(["import", str(other), str(src)]) == 0  # default: the first string field
     assert [r["text"] for r in _state(other, "judge")[1]] == ["Is it safe?", "Is it red?"]

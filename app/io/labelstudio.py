@@ -17,7 +17,8 @@ task's `meta.concord_levels` (what the export writes), else the order they first
 one counts as positive).
 
 The sample's text is `data[--text-field]` (default `text`, else the first string field); its id is
-`data.concord_id` (what `concord export --format labelstudio` writes), else the task's `id`, else `task-N`.
+`data.concord_id` (what `concord export --format labelstudio` writes), else `task-<id>` (`p<project>-task-<id>`
+when the task names its Label Studio project), else `<file name>-<N>`.
 Span offsets are code points (Label Studio since 2022); a span whose `text` sits at those offsets only when they
 are read as UTF-16 units (older versions, JavaScript string indices) is converted. What the export needs to write
 the file back the same way (task id, text field, other data fields, control names, prediction scores) is kept in
@@ -182,6 +183,9 @@ class _Reader:
 
     def read(self) -> tuple[list[RawRecord], list[RawRecord]]:
         levels = self._judge_levels() if self.scheme == JUDGE else None
+        if self.scheme == VIOLATIONS and self.levels is not None:
+            self.problems.warn(Location(self.name, None), "levels", "--levels ignored: the file has span labels (its "
+                               "tasks are violations samples), not choices")
         records: list[RawRecord] = []
         labels: list[RawRecord] = []
         for i, task in enumerate(self.tasks):
@@ -281,14 +285,19 @@ class _Reader:
         return next((k for k, v in data.items() if isinstance(v, str) and k != ID_FIELD), None)
 
     def _sample_id(self, loc: Location, task: dict[str, Any], data: dict[str, Any], i: int) -> str | None:
+        """`data.concord_id`; else `task-<id>` (`p<project>-task-<id>` when the task names its Label Studio project,
+        so two projects' task 1 stay two samples); else `<file name>-<N>` for a file without ids."""
         for where, value in ((f"data.{ID_FIELD}", data.get(ID_FIELD)), ("id", task.get("id"))):
             if value is None:
                 continue
-            if type(value) is int or (isinstance(value, str) and value.strip()):
-                return str(value)
-            self.problems.error(loc, where, f"expected a non-empty string or an integer, got {type_name(value)}")
-            return None
-        return f"task-{i + 1}"
+            if not (type(value) is int or (isinstance(value, str) and value.strip())):
+                self.problems.error(loc, where, f"expected a non-empty string or an integer, got {type_name(value)}")
+                return None
+            if where == "id":
+                project = task.get("project")
+                return (f"p{project}-" if type(project) is int else "") + f"task-{value}"
+            return str(value)
+        return f"{Path(self.name).stem}-{i + 1}"
 
     def _predictions(self, loc: Location, raw: Any, text: str, controls: dict[str, list[str]],
                      levels: list[str] | None) -> tuple[dict[str, Any], dict[str, float]]:
