@@ -27,7 +27,9 @@ examples:
 A record names its scheme ("scheme": NAME) or is recognised by its keys. CSV/Parquet: one column per field; list
 and object columns hold JSON. Record formats: README.md ("Data formats") and resources/schema/. Any problem:
 nothing is imported, every problem is listed (file:line: field: message), exit 2. Importing the same file again
-changes nothing."""
+changes nothing. A Label Studio JSON export (a list of tasks) is recognised by its content: span labels become
+violations samples with each annotator's ground truth, choices judge samples with each annotator's label, and
+predictions checkers or judges (README.md, "Label Studio in and out")."""
 
 MAX_WARNINGS = 20
 OPTIONS = ("model", "method", "count_all", "text_field", "levels")  # what a scheme's (or Label Studio's) reader takes
