@@ -160,8 +160,8 @@ def test_text_field_and_true_false_choices(tmp_path: Path, capsys: pytest.Captur
     project = _new(tmp_path / "p.concord")
     tasks = [{"data": {"question": "Is it safe?", "answer": "Yes, entirely."},
               "annotations": [{"completed_by": 5, "result": [_choice("true")]}]},
-             {"data": {"question": "Is it red?", "answer": "No."},
-              "annotations": [{"completed_by": 5, "result": [_choice("false")]}]}]
+             {"data": {"question": "Is it red?", "answer": "No."},  # Label Studio before 1.0 said "completions"
+              "completions": [{"completed_by": 5, "result": [_choice("false")]}]}]
     src = _write(tmp_path / "qa.json", tasks)
     assert main(["import", str(project), str(src), "--text-field", "answer"]) == 0
     labels, records = _state(project, "judge")
