@@ -222,7 +222,7 @@ def test_options_only_for_label_studio_files(tmp_path: Path, capsys: pytest.Capt
     assert "--text-field: only a Label Studio export takes it" in capsys.readouterr().err
     src = _write(tmp_path / "ls.json", _judge_export())
     assert main(["import", str(project), str(src), "--levels", "Faithful,Wrong"]) == 2
-    assert "'Hallucinated' is not one of --levels" in capsys.readouterr().err
+    assert "'Hallucinated' is not one of the levels ['Faithful', 'Wrong']" in capsys.readouterr().err
     assert main(["export", str(project), "--format", "labelstudio", "--out", str(tmp_path / "t.json")]) == 2
     assert "no violations or judge samples" in capsys.readouterr().err
     assert main(["export", str(project), "--out", str(tmp_path)]) == 2  # a split still needs its name and version

@@ -164,7 +164,8 @@ class _Reader:
             for c, i in seen.items():
                 if c not in self.levels:
                     self.problems.error(Location(self.name, i + 1, "task"), "choices",
-                                        f"{c!r} is not one of --levels {self.levels}")
+                                        f"{c!r} is not one of the levels {self.levels} (--levels, else the tasks' "
+                                        f"meta.{LEVELS_KEY})")
             return self.levels
         if set(seen) <= set(BOOLEAN):
             return None
@@ -179,6 +180,9 @@ class _Reader:
             self.problems.warn(whole, "choices", f"levels taken in the order they first appear, from negative to "
                                f"positive: {order} ({order[1]!r} and above count as positive); give --levels to "
                                "set the order")
+        else:
+            self.problems.warn(whole, "choices", f"the file holds one choice only ({order}): every label is positive; "
+                               "give --levels to name the others")
         return order
 
     def read(self) -> tuple[list[RawRecord], list[RawRecord]]:
