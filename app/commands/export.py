@@ -29,7 +29,9 @@ examples:
   concord export brand.concord --name brand_compliance --version 1.0.0 --dry-run
   concord export brand.concord --name rag_eval --version 0.2.0 --out splits/ --scheme trace,rgb --format parquet
   concord export brand.concord --name sample --version 0.1.0 --out splits/ --sample 50 --stratify category --seed 1
-  concord export brand.concord --name brand_compliance --version 1.0.1 --out splits/ --dry-run --json | jq .counts.samples"""
+  concord export brand.concord --name brand_compliance --version 1.0.1 --out splits/ --dry-run --json | jq .counts.samples
+  concord export brand.concord --format labelstudio --out tasks.json"""
+LABELSTUDIO = "labelstudio"
 
 
 def _csv_list(value: str) -> list[str]:
@@ -50,10 +52,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("project", metavar="PROJECT", help="the .concord project file")
-    p.add_argument("--name", required=True, help="split name: letters, digits, '_' and '-' (e.g. brand_compliance)")
-    p.add_argument("--version", required=True, metavar="X.Y.Z", help="semantic version of this split, e.g. 0.3.2")
-    p.add_argument("--out", metavar="DIR", help="directory to write NAME@X.Y.Z/ into (required unless --dry-run)")
-    p.add_argument("--format", choices=FORMATS, default="jsonl", dest="fmt", help="data file format (default jsonl)")
+    p.add_argument("--name", help="split name: letters, digits, '_' and '-' (e.g. brand_compliance); required except "
+                   "with --format labelstudio")
+    p.add_argument("--version", metavar="X.Y.Z", help="semantic version of this split, e.g. 0.3.2; required except "
+                   "with --format labelstudio")
+    p.add_argument("--out", metavar="DIR", help="directory to write NAME@X.Y.Z/ into (required unless --dry-run); "
+                   "with --format labelstudio the file to write")
+    p.add_argument("--format", choices=(*FORMATS, LABELSTUDIO), default="jsonl", dest="fmt",
+                   help="data file format (default jsonl); labelstudio: every violations and judge sample with each "
+                   "annotator's labels and the predictions as Label Studio tasks in one JSON file (no split is "
+                   "recorded; --scheme applies, the other selection options do not)")
     p.add_argument("--status", default="accepted,corrected", metavar="LIST",
                    help=f"comma-separated unit statuses to include, from {', '.join(STATUSES)}; 'any' for every unit "
                    "with a human decision (default: accepted,corrected)")
@@ -146,6 +154,11 @@ def run(args: argparse.Namespace) -> int:
     statuses = None if args.status.strip().lower() == "any" else _csv_list(args.status)
     checkers = None if not args.checker else [c for item in args.checker for c in _csv_list(item)]
     schemes = None if not args.scheme else [c for item in args.scheme for c in _csv_list(item)]
+    if args.fmt == LABELSTUDIO:
+        return _labelstudio(args, schemes)
+    missing = [f"--{k}" for k in ("name", "version") if not getattr(args, k)]
+    if missing:
+        raise UsageError(f"the following arguments are required: {', '.join(missing)}")
     if not args.dry_run and not args.out:
         raise UsageError("--out: the output directory is required (or use --dry-run)")
     with Project.open(args.project) as project:
@@ -191,4 +204,19 @@ def run(args: argparse.Namespace) -> int:
     note = " (same content as the recorded version)" if res.already_recorded else ""
     console.print(f"wrote [bold]{res.ref}[/] to {res.path}{note}", soft_wrap=True)
     console.print(f"content sha256: {res.content_sha256}")
+    return 0
+
+
+def _labelstudio(args: argparse.Namespace, schemes: list[str] | None) -> int:
+    """`--format labelstudio --out FILE`: Label Studio tasks (app/io/export_labelstudio.py), not a split."""
+    from app.io.export_labelstudio import export_labelstudio
+
+    if args.dry_run or args.json or args.name or args.version:
+        raise UsageError("--format labelstudio writes one tasks file, not a split: leave out --name, --version, "
+                         "--dry-run and --json")
+    if not args.out:
+        raise UsageError("--out: the file to write is required (e.g. --out tasks.json)")
+    with Project.open(args.project) as project:
+        res = export_labelstudio(project, args.out, schemes)
+    print(res.summary())
     return 0

@@ -20,15 +20,19 @@ examples:
   concord import brand.concord checks.jsonl
   concord import brand.concord reviews.csv --dataset reviews-2024-06
   concord import brand.concord rubric.parquet
+  concord import brand.concord labelstudio-export.json --text-field review
 
 {accepts}
 
 A record names its scheme ("scheme": NAME) or is recognised by its keys. CSV/Parquet: one column per field; list
 and object columns hold JSON. Record formats: README.md ("Data formats") and resources/schema/. Any problem:
 nothing is imported, every problem is listed (file:line: field: message), exit 2. Importing the same file again
-changes nothing."""
+changes nothing. A Label Studio JSON export (a list of tasks) is recognised by its content: span labels become
+violations samples with each annotator's ground truth, choices judge samples with each annotator's label, and
+predictions checkers or judges (README.md, "Label Studio in and out")."""
 
 MAX_WARNINGS = 20
+OPTIONS = ("model", "method", "count_all", "text_field", "levels")  # what a scheme's (or Label Studio's) reader takes
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -52,7 +56,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    "already imported): the method to file its results under (default: the file's method|model)")
     p.add_argument("--count-all", action="store_true", help="for a FaithBench batch file: an annotator's span labeled "
                    "Questionable or Benign also makes the summary hallucinated (default: Unwanted only)")
+    p.add_argument("--text-field", metavar="NAME", help="for a Label Studio export: the task's data field holding the "
+                   "text (default: 'text', else the first string field)")
+    p.add_argument("--levels", metavar="A,B,...", type=_levels, help="for a Label Studio export with choices: the "
+                   "choices from most negative to most positive (default: the order they first appear)")
     p.set_defaults(func=run)
+
+
+def _levels(value: str) -> list[str]:
+    levels = [v.strip() for v in value.split(",") if v.strip()]
+    if len(levels) < 2 or len(set(levels)) != len(levels):
+        raise argparse.ArgumentTypeError("give two or more different choices, comma-separated")
+    return levels
 
 
 def print_warnings(warnings: list[Any]) -> None:
@@ -70,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     console = Console(stderr=True)
     with Project.open(args.project) as project, RichBar(console, label="importing") as bar:
         report = import_file(project, args.file, dataset=args.dataset, progress=bar,
-                             options={k: v for k in ("model", "method", "count_all") if (v := getattr(args, k, None))} or None)
+                             options={k: v for k in OPTIONS if (v := getattr(args, k, None))} or None)
         counts = project.unit_counts()["schemes"]
     print_warnings(report.warnings)
     print(report.summary())

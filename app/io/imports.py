@@ -21,6 +21,7 @@ from typing import Any
 
 from app.errors import UsageError
 from app.files import regular_file
+from app.io import labelstudio
 from app.io.formats import Source, detect_format, read_source
 from app.io.parallel import MIN_PARALLEL_BYTES, SPANNING_LIMIT, Part, PartResult, Pipeline, chunks, default_workers
 from app.io.problems import Location, Problem, Problems
@@ -118,7 +119,13 @@ def import_file(project: Project, path: str | Path, *, dataset: str | None = Non
         regular_file(path, "data file", missing_ok=True)  # a FIFO would block the readers: refused at once
     options = dict(options or {})
     problems = Problems()
-    own = _scheme_source(project, path, problems, options)
+    own = labelstudio.read_file(path, problems, options, project)
+    if own is None:
+        given = labelstudio.options_given(options)
+        if given:
+            raise UsageError(f"{path}: --{given[0].replace('_', '-')}: only a Label Studio export takes it (this is "
+                             "not one)")
+        own = _scheme_source(project, path, problems, options)
     if own is not None:
         return _import_file(project, path, dataset, progress, own, problems)
     if options.get("model"):
@@ -130,9 +137,9 @@ def import_file(project: Project, path: str | Path, *, dataset: str | None = Non
     if path.suffix.lower() == ".json" and path.is_file():  # the schemes' own .json files were tried above
         broken = _json_problem(path)
         what = (f"{broken}; a .json file must be one of RGB's data or prediction files, an ADDM run file or a "
-                "FaithBench batch file" if broken
+                "FaithBench batch file or a Label Studio export" if broken
                 else "this .json file is not one of RGB's data or prediction files, an ADDM run file nor a FaithBench "
-                     "batch file")
+                     "batch file (nor a Label Studio export: an array of tasks with `data`)")
         raise UsageError(f"{path}: {what}; other records go in .jsonl (one object per line; a JSON array converts with "
                          "`jq -c '.[]' FILE > FILE.jsonl`), .csv or .parquet")
     if workers is None:
