@@ -6,7 +6,8 @@ project holds. The decision rule is calibration/overlap.py's; this module only g
 - pending: annotators assigned to the unit who have not labeled it yet (a unit waits for them);
 - the machine: the scheme's `machine_label` of the unit, read through `accept` and `label_items` as the labels a
   human accepting it would give, on the items the humans' majority labeled (None when the scheme has no machine
-  label for the unit, or it cannot be read as items).
+  label for the unit, when accepting it gives what accepting nothing gives (a machine label without the decision
+  itself, e.g. predictions whose matches a matcher has not proposed), or when it cannot be read as items).
 The decision boundary signal of the library (a machine score near its threshold) is not read here: no scheme
 contract exposes a score's distance to its threshold yet. No scheme is named here.
 """
@@ -67,6 +68,8 @@ def _machine(scheme: Any, record: Any, unit: str, majority: Any, record_items: A
     try:
         value = scheme.machine_label(record, unit)
         accepted = scheme.accept(value) if value is not None else {}
+        if accepted == scheme.accept(None):  # accepting it says no more than accepting nothing: no machine label
+            return None
     except (KeyError, TypeError, ValueError, AttributeError):
         return None
     keys = {(kind, item) for kind, item, _ in majority}
