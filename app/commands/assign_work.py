@@ -4,8 +4,9 @@ Each unit gets `--overlap` annotators, stratified by scheme and checker (trait, 
 measured in every stratum. Units already assigned keep their annotators (new imports can be assigned later) unless
 `--replace`. Blind mode turns on with the first assignment (`concord config PROJECT --blind off` turns it off).
 `--overlap adaptive` (run it again as labels come in): every unit gets one annotator; a unit whose annotators have
-all decided gets one more while its confidence is below `--target` (the annotators disagree, or the machine
-disagrees with them: calibration/overlap.py), up to `--max-overlap` annotators, the least confident first, plus an
+all decided gets one more while its confidence is below `--target` (the share of annotators expected to agree with
+its majority, the machine counting as one more vote: one human alone 2/3, with the machine agreeing 3/4, against it
+1/2, two who disagree 1/2), up to `--max-overlap` annotators, the least confident first, plus an
 `--audit` share of the confident ones (so agreement stays estimable), within `--budget` annotators beyond the first.
 """
 from __future__ import annotations

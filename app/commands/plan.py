@@ -5,7 +5,8 @@ interval of the annotators' agreement (Fleiss' kappa, or Krippendorff's alpha, p
 it) to a half-width of at most the target; and, per scheme with a stored calibration run, how many labeled units
 would make the gain's interval exclude 0 if the present gain holds. Method: the 1/sqrt(n) scaling of the bootstrap
 half-width, checked by the half-widths of subsamples (n/4, n/2, n); the fitted exponent is printed and a slower
-shrinking is flagged (calibration/planner.py says why this and not resampling at larger n).
+shrinking is flagged. (Resampling at a larger n from the labels so far would give the same 1/sqrt(n) shrinking of
+the same plug-in distribution at more cost; what can fail is the scaling itself, which the subsamples show.)
 --json keys: schema_version, target_halfwidth, agreement.samples_needed, agreement.more_labels, gain (docs/json.md).
 """
 from __future__ import annotations
