@@ -73,7 +73,7 @@ def subsample_halfwidths(n: int, halfwidth_of: Callable[[np.ndarray], float], *,
     rng = np.random.default_rng(seed)
     out = []
     for f in fractions:
-        m = int(round(f * n))
+        m = round(f * n)
         if m < min_units:
             continue
         draws = 1 if m >= n else repeats

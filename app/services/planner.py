@@ -127,8 +127,9 @@ def _f(x: float | None) -> str:
 def describe(out: dict[str, Any]) -> list[str]:
     """The plan in words (the CLI prints them; the app's panel shows them)."""
     target = out["target_halfwidth"]
-    text = [f"Plan for a 95% interval half-width of {target:g} (method: {out['method']}; "
-            f"{out['n_boot']} bootstrap replicates, seed {out['seed']})."]
+    head = (f"Plan for a 95% interval half-width of {target:g} (method: {out['method']}; "
+            f"{out['n_boot']} bootstrap replicates, seed {out['seed']}).")
+    text = [head]
     a = out["agreement"]
     if a is None:
         text.append("Agreement: no item labeled by two or more annotators yet: nothing to extrapolate from.")
