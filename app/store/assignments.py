@@ -40,8 +40,9 @@ class AssignmentsMixin(ProjectBase):
     def assign_adaptive(self, annotators: Sequence[str], more: Sequence[tuple[str, str]], *, seed: int = 0,
                         schemes: Sequence[str] | None = None) -> dict[str, Any]:
         """Adaptive overlap's writes, in one transaction: one annotator for every unit that has neither an annotator
-        nor a human label yet (as `assign_work` with overlap 1), and one more for each unit of `more` (sample_id, unit): of `annotators`, one
-        neither assigned to it nor with a label on it, the least loaded (ties in a seeded order). Returns the first
+        nor a human label yet (as `assign_work` with overlap 1), and one more for each unit of `more` (sample_id,
+        unit): of `annotators`, one neither assigned to it nor with a label on it, the least loaded (ties in a
+        seeded order). Returns the first
         pass's counts plus `more` (units given another annotator) and `no_annotator_left` (units of `more` every
         named annotator already has)."""
         names = list(dict.fromkeys(annotator_name(a, "annotators") for a in annotators))
@@ -71,6 +72,8 @@ class AssignmentsMixin(ProjectBase):
                 taken.setdefault((sid, unit), set()).add(chosen)
                 rows.append((sid, unit, chosen, ts))
             c.executemany("INSERT INTO assignments (sample_id, unit, annotator, created_at) VALUES (?, ?, ?, ?)", rows)
+            if rows and c.execute("SELECT value FROM meta WHERE key = 'blind'").fetchone() is None:
+                c.execute("INSERT INTO meta VALUES ('blind', '1')")
         for _, _, a, _ in rows:
             out["per_annotator"][a] = out["per_annotator"].get(a, 0) + 1
         out.update(assignments=out["assignments"] + len(rows), more=len(rows), no_annotator_left=left)
