@@ -121,3 +121,37 @@ def test_plan_without_two_annotators_and_bad_options(tmp_path: Path, capsys: pyt
         with pytest.raises(SystemExit) as exc:
             main(["plan", str(path), *bad])
         assert exc.value.code == 2
+
+
+def test_two_or_three_annotators_per_item_compared_on_the_same_samples(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """Three annotators on every item of 30 samples: the plan compares keeping 2 or 3 of them per item."""
+    path = tmp_path / "p.concord"
+    gt = (Violation("r", 4, 7),)
+    preds = (Violation("r", 4, 7), Violation("q", 24, 26))
+    with Project.create(path) as p:
+        p.write_violation_samples([ViolationSample(f"s{i:03}", TEXT, gt, {"c1@1|m": preds}) for i in range(30)])
+        for i in range(30):
+            for a, flip in (("ana", False), ("ben", i % 4 == 0), ("cy", i % 5 == 1)):
+                same = [[0, 0]] if i % 2 else []
+                p.record(a, [Change(f"s{i:03}", "c1@1|m", "matches", ([[0, 1]] if flip else same))])
+    out = _json(["plan", str(path), "--target-halfwidth", "0.05", "--bootstrap", "200", "--json"], capsys)
+    a = out["agreement"]
+    assert a["annotators_per_item"] == 3 and a["samples"] == 30
+    two, three = a["by_annotators"]
+    assert (two["annotators_per_item"], three["annotators_per_item"]) == (2, 3)
+    assert two["samples"] == three["samples"] == 30
+    assert three["halfwidth"] == pytest.approx(a["halfwidth"])  # keeping 3 of 3 is the data as they are
+    for b in (two, three):
+        assert b["samples_needed"] == units_for_halfwidth(b["halfwidth"], 30, 0.05)
+        assert b["labels_needed"] == math.ceil(b["samples_needed"] * 2 * b["annotators_per_item"])  # 2 items each
+    capsys.readouterr()
+    assert main(["plan", str(path), "--bootstrap", "50"]) == 0
+    assert "with 2 annotators per item (compared on the 30 samples" in capsys.readouterr().out
+
+
+def test_no_comparison_of_annotators_per_item_without_a_third_annotator(tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "p.concord"
+    _project(path, n=30)
+    assert _json(["plan", str(path), "--bootstrap", "50", "--json"], capsys)["agreement"]["by_annotators"] == []

@@ -3,7 +3,8 @@ annotators per item) bring the agreement interval's half-width to a target, and 
 make each scheme's calibration gain interval exclude 0 if the present gain holds. The arithmetic and the method
 (1/sqrt(n) scaling of the bootstrap half-width, checked by subsampling) are calibration/planner.py's.
 
-Agreement is the pooled item agreement of `concord agreement` (every scheme and kind, kept apart in the
+Annotators per item: the plan keeps the present number; where the data hold items with 3 or more annotators, 2 and 3
+per item are compared on the same samples (`by_annotators`). Agreement is the pooled item agreement of `concord agreement` (every scheme and kind, kept apart in the
 categories) over the items at least two annotators labeled, with its bootstrap over samples: the sample is the unit
 that is resampled, so it is the unit the plan counts. The gain is the stored one of each scheme's newest
 calibration run (`concord calibrate`), over the units that run used. No scheme is named here.
@@ -67,13 +68,57 @@ def agreement_plan(project: Any, target: float, *, statistic: str = "kappa", sch
                 "(usual with few samples, or a figure near its bound): the plan is on the safe side")
     elif not points:
         note = "no subsampling check (too few samples, or no bootstrap)"
+    by_k = _by_annotators(by_sample, target, statistic, n_boot, seed) if n_boot else []
     return {"statistic": statistic, "estimate": _num(full["estimate"]), "low": _num(full["low"]),
             "high": _num(full["high"]), "halfwidth": _num(h0), "samples": n, "items": n_items,
             "annotators_per_item": round(per_item, 3), "samples_needed": needed, "more_samples": more,
             "more_labels": None if more is None else math.ceil(more * items_per_sample * per_item),
             "reached": needed is not None and needed <= n,
             "scaling": {"sizes": [p[0] for p in points], "halfwidths": [_num(p[1]) for p in points],
-                        "exponent": _num(exponent), "assumed": planner.EXPONENT, "note": note}}
+                        "exponent": _num(exponent), "assumed": planner.EXPONENT, "note": note},
+            "by_annotators": by_k}
+
+
+MIN_SAMPLES_BY_K = 20  # samples whose every item has 3 or more annotators, for the comparison of 2 with 3
+
+
+def _by_annotators(by_sample: dict[Any, list[tuple]], target: float, statistic: str, n_boot: int,
+                   seed: int) -> list[dict[str, Any]]:
+    """Two or three annotators per item, compared on the same samples: those whose every item has 3 or more
+    (at least MIN_SAMPLES_BY_K of them; else nothing to compare). Per k, each item keeps k of its annotators drawn
+    at random (two draws, half-widths averaged), and the samples and labels needed at k follow from that
+    half-width by the same scaling. Without such samples the effect of another annotator cannot be read from the
+    data, and none is assumed."""
+    from calibration.annotators import item_agreement
+
+    rich = []
+    for sid, rows in by_sample.items():
+        raters = Counter((r[0], r[1]) for r in rows)
+        if min(raters.values()) >= 3:
+            rich.append(sid)
+    if len(rich) < MIN_SAMPLES_BY_K:
+        return []
+    rng = np.random.default_rng(seed)
+    n_items = len({(r[0], r[1]) for sid in rich for r in by_sample[sid]})
+    out = []
+    for k in (2, 3):
+        widths = []
+        for _ in range(2):
+            chosen = []
+            for sid in rich:
+                per_item: dict[Any, list[tuple]] = {}
+                for r in by_sample[sid]:
+                    per_item.setdefault(r[1], []).append(r)
+                for item_rows in per_item.values():
+                    keep = rng.choice(len(item_rows), size=k, replace=False)
+                    chosen.extend(item_rows[i] for i in sorted(keep))
+            figure = item_agreement(chosen, n_boot=n_boot, seed=seed)["overall"][statistic]
+            widths.append((figure["high"] - figure["low"]) / 2)
+        h = float(np.mean(widths))
+        needed = planner.units_for_halfwidth(h, len(rich), target)
+        out.append({"annotators_per_item": k, "samples": len(rich), "halfwidth": _num(h), "samples_needed": needed,
+                    "labels_needed": None if needed is None else math.ceil(needed * n_items / len(rich) * k)})
+    return out
 
 
 def gain_plans(project: Any, schemes: Sequence[str] | None = None) -> list[dict[str, Any]]:
@@ -151,6 +196,10 @@ def describe(out: dict[str, Any]) -> list[str]:
                         f"{_f(s['exponent'])} (assumed {s['assumed']:g}).")
         if s["note"]:
             text.append(f"  note: {s['note']}.")
+        for b in a.get("by_annotators") or []:
+            text.append(f"  with {b['annotators_per_item']} annotators per item (compared on the {b['samples']} "
+                        f"samples whose every item has 3 or more): half-width {_f(b['halfwidth'])}, about "
+                        f"{b['samples_needed']} samples, {b['labels_needed']} labels in all.")
     if not out["gain"]:
         text.append("Calibration gain: no stored calibration run with a gain (run `concord calibrate` first).")
     for g in out["gain"]:
