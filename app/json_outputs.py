@@ -27,8 +27,9 @@ VERSIONS: dict[str, int] = {
     "merge": 1,
     "check": 2,  # 2: the project file's version moved from "schema_version" to "project_schema_version"
     "config": 1,
-    "assign-work": 1,
+    "assign-work": 2,  # 2: "adaptive" added (the adaptive overlap's round, null with a fixed overlap)
     "export": 1,
+    "plan": 1,
 }
 
 

@@ -116,6 +116,15 @@ def test_agreement_validates_with_span_figures(demo: Path, capsys: pytest.Captur
     assert isinstance(span_f1, float)
 
 
+def test_plan_validates(copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run_json(["calibrate", str(copy), "--scheme", "trace", "--bootstrap", "20", "--folds", "3", "--json"], capsys)
+    data = run_json(["plan", str(copy), "--bootstrap", "50", "--json"], capsys)
+    check("plan", data)
+    assert data["agreement"]["samples"] > 0 and [g["scheme"] for g in data["gain"]] == ["trace"]
+    (more,) = jq_values("plan", data)
+    assert isinstance(more, int)
+
+
 def test_calibrate_validates(copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
     ceiling = run_json(["calibrate", str(copy), "--scheme", "addm", "--bootstrap", "20", "--folds", "3", "--json"], capsys)
     check("calibrate", ceiling)
@@ -144,6 +153,10 @@ def test_writing_commands_validate(copy: Path, tmp_path: Path, capsys: pytest.Ca
     check("splits", splits)
     assert [s["name"] for s in splits["splits"]] == ["demo_split"]
     check("assign-work", run_json(["assign-work", str(copy), "--annotators", "ana,ben", "--overlap", "1", "--json"], capsys))
+    adaptive = run_json(["assign-work", str(copy), "--annotators", "ana,ben,cy", "--overlap", "adaptive", "--json"],
+                        capsys)
+    check("assign-work", adaptive)
+    assert adaptive["adaptive"]["target"] == 0.75
     check("config", run_json(["config", str(copy), "--blind", "off", "--json"], capsys))
     other = tmp_path / "other.concord"
     shutil.copyfile(copy, other)

@@ -121,6 +121,10 @@ class AgreementPanel(QDialog):
         self.tabs.addTab(self.quality, "Annotator quality")
         self.over_time = OverTimePage()
         self.tabs.addTab(self.over_time, "Over time")
+        from app.gui.plan_page import PlanPage  # the sample-size planner (issue #29 item 4)
+
+        self.plan = PlanPage(window)
+        self.tabs.addTab(self.plan, "Plan")
         self.resize(1100, 720)
 
     @classmethod

@@ -169,6 +169,9 @@ def _pooled(items: Mapping[tuple[str, str], Sequence[tuple]]) -> list[tuple]:
             for (name, kind), rows in sorted(items.items()) for s, i, a, c in rows]
 
 
+pooled = _pooled  # public name for the sample-size planner (app/services/planner.py)
+
+
 def _people(project: Any, agree: Mapping[str, Mapping[str, Any]], scope: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Labels, units, agreement with the others and seconds per unit (work_log) per annotator."""
     n_labels: dict[str, int] = defaultdict(int)

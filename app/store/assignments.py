@@ -4,6 +4,8 @@
 annotator sees a share of every checker and the overlap units needed for agreement exist in every stratum. Inside
 a stratum the units are shuffled with the seed and each goes to the annotators with the fewest units so far (in the
 stratum, then overall; remaining ties in a seeded order), so loads differ by at most one per stratum.
+`assign_adaptive` (issue #29, adaptive overlap) writes what app/services/overlap.py decided: a first annotator
+for units nobody has, one more for the uncertain ones.
 Blind mode (meta `blind`, on by default once work is assigned): the app shows an annotator only their own labels
 and queue; the store only keeps the flag.
 """
@@ -29,42 +31,59 @@ class AssignmentsMixin(ProjectBase):
         if not 1 <= overlap <= len(names):
             raise ValueError(f"overlap: must be between 1 and the number of annotators ({len(names)}), got {overlap}")
         rng = random.Random(seed)
-        where, params = "", ()
-        if schemes:
-            where, params = f" WHERE scheme IN ({','.join('?' * len(schemes))})", tuple(schemes)
         with self.transaction() as c:
             if replace:
                 c.execute("DELETE FROM assignments")
-            taken = {(s, u) for s, u in c.execute("SELECT DISTINCT sample_id, unit FROM assignments")}
-            strata: dict[tuple[str, str], list[tuple[str, str]]] = {}
-            for sid, scheme, unit in c.execute(f"SELECT sample_id, scheme, unit FROM units{where} ORDER BY id", params):
-                if (sid, unit) not in taken:
-                    strata.setdefault((scheme, unit), []).append((sid, unit))
+            out = _spread(c, names, overlap, rng, schemes)
+        return out
+
+    def assign_adaptive(self, annotators: Sequence[str], more: Sequence[tuple[str, str]], *, seed: int = 0,
+                        schemes: Sequence[str] | None = None) -> dict[str, Any]:
+        """Adaptive overlap's writes, in one transaction: one annotator for every unit that has neither an annotator
+        nor a human label yet (as `assign_work` with overlap 1), and one more for each unit of `more` (sample_id,
+        unit): of `annotators`, one neither assigned to it nor with a label on it, the least loaded (ties in a
+        seeded order). Returns the first
+        pass's counts plus `more` (units given another annotator) and `no_annotator_left` (units of `more` every
+        named annotator already has)."""
+        names = list(dict.fromkeys(annotator_name(a, "annotators") for a in annotators))
+        if not names:
+            raise ValueError("annotators: at least one name is required")
+        rng = random.Random(seed)
+        with self.transaction() as c:
+            out = _spread(c, names, 1, rng, schemes, skip_labeled=True)
             total: Counter[str] = Counter({a: 0 for a in names})
             for a, n in c.execute("SELECT annotator, COUNT(*) FROM assignments GROUP BY annotator"):
                 if a in total:
                     total[a] = n
-            rows: list[tuple[str, str, str, str]] = []
-            ts = now()
-            for key in sorted(strata):
-                units = strata[key]
-                rng.shuffle(units)
-                local: Counter[str] = Counter({a: 0 for a in names})
-                for sid, unit in units:
-                    order = names[:]
-                    rng.shuffle(order)
-                    chosen = sorted(order, key=lambda a: (local[a], total[a]))[:overlap]
-                    for a in chosen:
-                        local[a] += 1
-                        total[a] += 1
-                        rows.append((sid, unit, a, ts))
-            c.executemany("INSERT OR IGNORE INTO annotators VALUES (?, ?)", [(a, ts) for a in names])
+            taken: dict[tuple[str, str], set[str]] = {}
+            for sid, unit, a in c.execute("SELECT sample_id, unit, annotator FROM assignments"):
+                taken.setdefault((sid, unit), set()).add(a)
+            for sid, unit, a in c.execute("SELECT DISTINCT sample_id, unit, annotator FROM events"):
+                taken.setdefault((sid, unit), set()).add(a)
+            rows, left, ts = [], 0, now()
+            for sid, unit in more:
+                free = [a for a in names if a not in taken.get((sid, unit), set())]
+                if not free:
+                    left += 1
+                    continue
+                rng.shuffle(free)
+                chosen = min(free, key=lambda a: total[a])
+                total[chosen] += 1
+                taken.setdefault((sid, unit), set()).add(chosen)
+                rows.append((sid, unit, chosen, ts))
             c.executemany("INSERT INTO assignments (sample_id, unit, annotator, created_at) VALUES (?, ?, ?, ?)", rows)
             if rows and c.execute("SELECT value FROM meta WHERE key = 'blind'").fetchone() is None:
                 c.execute("INSERT INTO meta VALUES ('blind', '1')")
-        units_new = len({(r[0], r[1]) for r in rows})
-        return {"units": units_new, "assignments": len(rows), "strata": len(strata),
-                "per_annotator": {a: int(n) for a, n in Counter(r[2] for r in rows).items()}}
+        for _, _, a, _ in rows:
+            out["per_annotator"][a] = out["per_annotator"].get(a, 0) + 1
+        out.update(assignments=out["assignments"] + len(rows), more=len(rows), no_annotator_left=left)
+        return out
+
+    def assignment_rows(self) -> list[tuple[str, str, str, str]]:
+        """(sample_id, unit, annotator, scheme) of every assignment."""
+        return [(s, u, a, sc or "") for s, u, a, sc in self.conn.execute(
+            "SELECT a.sample_id, a.unit, a.annotator, u.scheme FROM assignments a "
+            "LEFT JOIN units u ON u.sample_id = a.sample_id AND u.unit = a.unit")]
 
     def assigned_units(self, annotator: str) -> list[tuple[str, str]]:
         """The annotator's queue: (sample_id, unit) in the unit list's order (empty when nothing is assigned)."""
@@ -104,3 +123,44 @@ class AssignmentsMixin(ProjectBase):
 
     def set_blind(self, on: bool) -> None:
         self.set_meta("blind", "1" if on else "0")
+
+
+def _spread(c: Any, names: list[str], overlap: int, rng: random.Random, schemes: Sequence[str] | None,
+            skip_labeled: bool = False) -> dict[str, Any]:
+    """Give every unit without an annotator (and, with `skip_labeled`, without any human event) `overlap` of
+    `names`, stratum by stratum (module docstring), inside the caller's transaction `c`; returns the counts."""
+    where, params = "", ()
+    if schemes:
+        where, params = f" WHERE scheme IN ({','.join('?' * len(schemes))})", tuple(schemes)
+    taken = {(s, u) for s, u in c.execute("SELECT DISTINCT sample_id, unit FROM assignments")}
+    if skip_labeled:
+        taken |= {(s, u) for s, u in c.execute("SELECT DISTINCT sample_id, unit FROM events")}
+    strata: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for sid, scheme, unit in c.execute(f"SELECT sample_id, scheme, unit FROM units{where} ORDER BY id", params):
+        if (sid, unit) not in taken:
+            strata.setdefault((scheme, unit), []).append((sid, unit))
+    total: Counter[str] = Counter({a: 0 for a in names})
+    for a, n in c.execute("SELECT annotator, COUNT(*) FROM assignments GROUP BY annotator"):
+        if a in total:
+            total[a] = n
+    rows: list[tuple[str, str, str, str]] = []
+    ts = now()
+    for key in sorted(strata):
+        units = strata[key]
+        rng.shuffle(units)
+        local: Counter[str] = Counter({a: 0 for a in names})
+        for sid, unit in units:
+            order = names[:]
+            rng.shuffle(order)
+            chosen = sorted(order, key=lambda a: (local[a], total[a]))[:overlap]
+            for a in chosen:
+                local[a] += 1
+                total[a] += 1
+                rows.append((sid, unit, a, ts))
+    c.executemany("INSERT OR IGNORE INTO annotators VALUES (?, ?)", [(a, ts) for a in names])
+    c.executemany("INSERT INTO assignments (sample_id, unit, annotator, created_at) VALUES (?, ?, ?, ?)", rows)
+    if rows and c.execute("SELECT value FROM meta WHERE key = 'blind'").fetchone() is None:
+        c.execute("INSERT INTO meta VALUES ('blind', '1')")
+    units_new = len({(r[0], r[1]) for r in rows})
+    return {"units": units_new, "assignments": len(rows), "strata": len(strata),
+            "per_annotator": {a: int(n) for a, n in Counter(r[2] for r in rows).items()}}

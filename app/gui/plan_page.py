@@ -1,0 +1,87 @@
+"""The agreement panel's Plan tab (issue #29 item 4): what `concord plan` prints, from the same service
+(app.services.planner) in a worker: how many more samples bring the agreement interval's half-width to the target,
+and how many units would make each calibration gain's interval exclude 0 if the gain holds."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDoubleSpinBox, QHBoxLayout, QPushButton, QSpinBox, QVBoxLayout, QWidget
+
+from app.gui.banner import MessageBar
+from app.gui.plaintext import plain_label
+from app.gui.workers import ProgressPanel, Task, TaskProgress
+from app.store import Project
+
+if TYPE_CHECKING:
+    from app.gui.window import MainWindow
+
+
+class PlanPage(QWidget):
+    def __init__(self, window: "MainWindow") -> None:
+        super().__init__()
+        self.window_ = window
+        self.task: Task | None = None
+        self.result: dict[str, Any] | None = None
+        lay = QVBoxLayout(self)
+        self.messages = MessageBar()
+        lay.addWidget(self.messages)
+        top = QHBoxLayout()
+        self.target = QDoubleSpinBox()
+        self.target.setRange(0.005, 1.0)
+        self.target.setDecimals(3)
+        self.target.setSingleStep(0.01)
+        self.target.setValue(0.05)
+        self.target.setToolTip("The agreement interval's half-width to reach (Fleiss' kappa, 95%)")
+        self.boot = QSpinBox()
+        self.boot.setRange(10, 10000)
+        self.boot.setValue(1000)
+        self.boot.setToolTip("Bootstrap replicates over samples per interval")
+        self.run_button = QPushButton("Plan")
+        self.run_button.setAutoDefault(False)
+        self.run_button.clicked.connect(self.run)
+        for w in (plain_label("Target half-width"), self.target, plain_label("Bootstrap draws"), self.boot,
+                  self.run_button):
+            w.setMaximumWidth(160)
+            top.addWidget(w)
+        self.progress = ProgressPanel()
+        top.addWidget(self.progress, 1)
+        lay.addLayout(top)
+        self.text = plain_label("Plan: how many more labels until the figures are sure enough.", wrap=True,
+                                selectable=True)
+        self.text.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        lay.addWidget(self.text, 1)
+
+    def run(self) -> None:
+        p = self.window_.project
+        if self.task is not None or p is None:
+            return
+        path, target, n_boot = str(p.path), float(self.target.value()), int(self.boot.value())
+
+        def work(_progress: TaskProgress) -> dict[str, Any]:
+            from app.services.planner import plan
+
+            with Project.open(path) as wp:  # the worker's own connection
+                return plan(wp, target, n_boot=n_boot)
+
+        task = Task(work, "plan")
+        self.task = task
+        self.run_button.setEnabled(False)
+        self.text.setText("Planning…")
+        task.signals.finished.connect(self.show_result)
+        task.signals.failed.connect(lambda m, t=task: self.messages.report(
+            "task", "Plan failed", t.error or RuntimeError(m.splitlines()[0] if m else "failed"), project=path))
+        for sig in (task.signals.finished, task.signals.failed, task.signals.cancelled):
+            sig.connect(lambda *_a: self._ended())
+        self.progress.track(task, "Plan…")
+        self.window_.runner.start(task)
+
+    def _ended(self) -> None:
+        self.task = None
+        self.run_button.setEnabled(True)
+
+    def show_result(self, out: dict[str, Any]) -> None:
+        from app.services.planner import describe
+
+        self.result = out
+        self.text.setText("\n".join(describe(out)))

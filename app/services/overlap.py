@@ -1,0 +1,110 @@
+"""`concord assign-work --overlap adaptive` (issue #29 item 3): which units get one more annotator, from what the
+project holds. The decision rule is calibration/overlap.py's; this module only gathers each unit's evidence:
+
+- the humans' labels: each annotator's label items of the unit (the scheme's `label_items`, every label kind, as
+  `concord agreement` reads them), one hashable per annotator;
+- pending: annotators assigned to the unit who have not labeled it yet (a unit waits for them);
+- the machine: the scheme's `machine_label` of the unit, read through `accept` and `label_items` as the labels a
+  human accepting it would give, on the items the humans' majority labeled (None when the scheme has no machine
+  label for the unit, when accepting it gives what accepting nothing gives (a machine label without the decision
+  itself, e.g. predictions whose matches a matcher has not proposed), or when it cannot be read as items).
+The decision boundary signal of the library (a machine score near its threshold) is not read here: no scheme
+contract exposes a score's distance to its threshold yet. No scheme is named here.
+"""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from calibration import overlap
+from calibration.schemes.base import registry
+
+Key = tuple[str, str, str]  # (scheme, sample_id, unit)
+
+
+def evidence(project: Any, schemes: Sequence[str] | None = None) -> dict[Key, overlap.Evidence]:
+    """Every labeled or assigned unit's evidence (module docstring)."""
+    from app.services.agreement import collect_labels, record_items, unit_items
+
+    scope = collect_labels(project, schemes)
+    items, _ = unit_items(scope)
+    given: dict[Key, dict[str, list[tuple]]] = defaultdict(lambda: defaultdict(list))
+    for (name, kind), rows in items.items():
+        for sid, unit, item, annotator, category in rows:
+            given[(name, sid, unit)][annotator].append((kind, item, category))
+    scheme_of: dict[tuple[str, str], str] = {}
+    assigned: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for sid, unit, a, name in project.assignment_rows():
+        assigned[(sid, unit)].add(a)
+        scheme_of[(sid, unit)] = name
+    by_unit = {(sid, unit): name for name, sid, unit in given}
+    records: dict[str, dict[str, Any]] = {}
+    out: dict[Key, overlap.Evidence] = {}
+    for key, per in given.items():
+        name, sid, unit = key
+        labels = tuple(tuple(sorted(v, key=repr)) for _, v in sorted(per.items()))
+        waiting = len(assigned.get((sid, unit), set()) - set(per))
+        if name not in records:
+            scheme = registry().get(name)
+            records[name] = {scheme.record_id(r): r for r in project.scheme_records(name)}
+        machine = _machine(registry().get(name), records[name].get(sid), unit,
+                           overlap.Evidence(labels).majority, record_items)
+        out[key] = overlap.Evidence(labels, waiting, machine)
+    wanted = None if not schemes else set(schemes)
+    for (sid, unit), who in assigned.items():
+        if (sid, unit) in by_unit:
+            continue
+        name = scheme_of.get((sid, unit), "")
+        if wanted is None or name in wanted:
+            out[(name, sid, unit)] = overlap.Evidence((), len(who))
+    return out
+
+
+def _machine(scheme: Any, record: Any, unit: str, majority: Any, record_items: Any) -> tuple | None:
+    """The machine's label items on the keys of the humans' majority label; None when it has none of them."""
+    if record is None or majority is None:
+        return None
+    try:
+        value = scheme.machine_label(record, unit)
+        accepted = scheme.accept(value) if value is not None else {}
+        if accepted == scheme.accept(None):  # accepting it says no more than accepting nothing: no machine label
+            return None
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
+    keys = {(kind, item) for kind, item, _ in majority}
+    mine = []
+    for kind, v in accepted.items():
+        for item, category in record_items(scheme, record, unit, kind, v).items():
+            if (kind, item) in keys and category is not None:
+                mine.append((kind, item, category if isinstance(category, (str, int, float, bool)) else repr(category)))
+    if len(mine) != len(keys):
+        return None
+    return tuple(sorted(mine, key=repr))
+
+
+def decide(project: Any, *, target: float = overlap.TARGET, max_overlap: int = overlap.MAX_OVERLAP,
+           budget: int | None = None, audit: float = 0.0, seed: int = 0,
+           schemes: Sequence[str] | None = None) -> tuple[list[tuple[str, str]], dict[str, Any]]:
+    """((sample_id, unit) to give one more annotator, a summary for the output). `budget`: annotators beyond the
+    first per unit over all runs (those already assigned or labeling count), None: no limit."""
+    ev = evidence(project, schemes)
+    keys = sorted(ev)
+    units = [ev[k] for k in keys]
+    extra = 0
+    assigned: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for sid, unit, a, _ in project.assignment_rows():
+        assigned[(sid, unit)].add(a)
+    for (_, sid, unit), e in zip(keys, units):
+        extra += max(0, max(len(e.labels) + e.pending, len(assigned.get((sid, unit), ()))) - 1)
+    left = None if budget is None else max(0, budget - extra)
+    chosen = overlap.next_round(units, target=target, max_overlap=max_overlap, budget=left, audit=audit, seed=seed)
+    ready = [i for i, e in enumerate(units) if e.labels and not e.pending and len(e.labels) < max_overlap]
+    uncertain = [i for i in ready if overlap.confidence(units[i]) < target]
+    reasons: Counter[str] = Counter(r for i in uncertain for r in overlap.reasons(units[i]) or ["one label"])
+    summary = {"target": target, "max_overlap": max_overlap, "audit": audit, "budget": budget,
+               "extra_before": extra, "uncertain": len(uncertain), "chosen": len(chosen),
+               "waiting": sum(1 for e in units if e.pending),
+               "reasons": dict(sorted(reasons.items())),
+               "budget_left": None if left is None else left - len(chosen)}
+    return [(keys[i][1], keys[i][2]) for i in chosen], summary
