@@ -4,6 +4,7 @@ a message naming the scheme and the member; manifests come from entry points lik
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from types import ModuleType, SimpleNamespace
 
 import pytest
@@ -69,9 +70,10 @@ def test_manifest_problems_are_found_before_anything_is_imported() -> None:
     assert any("unknown contribution 'gadgets'" in p for p in problems)
     with pytest.raises(ContractError, match="teleport"):
         loader.register(m)
+    # no scheme mixes classes into Project any more (issue #25 item 3): `mixins` is no hook of the contract
     mixed = Manifest("toy", "toy:SCHEME", {"store": Contribution("no.such.module", {"mixins"})})
-    assert contracts.problems_of(mixed) == []
-    with pytest.raises(ContractError, match="`mixins` are for built-in schemes; declare `part`"):
+    assert any("declares unknown hooks `mixins`" in p for p in contracts.problems_of(mixed))
+    with pytest.raises(ContractError, match="mixins"):
         loader.register(mixed)
 
 
@@ -92,3 +94,25 @@ def test_a_manifest_from_an_entry_point_is_found_like_a_builtin(monkeypatch: pyt
     assert loader.has("toy_ep", "io") and not loader.has("toy_ep", "views")
     # the calibration registry takes the Scheme from the manifest an entry point names
     assert isinstance(manifest, base.SchemeSource) and manifest.load_scheme() is toy_scheme
+
+
+def test_project_inherits_no_scheme_class_and_composes_their_stores(tmp_path: Path) -> None:
+    """Issue #25 item 3: a scheme's store is a part built with the project (`project.store(name)`), once per project;
+    it reads on a project opened read-only (a backup), where no write transaction may be opened."""
+    from app.store import Project
+
+    assert [c for c in Project.__mro__ if c.__module__.startswith("app.schemes.")] == []
+    stored = [name for name in loader.builtin() if loader.store(name).part is not None]
+    assert {"violations", "rubric"} <= set(stored)
+    with Project.create(tmp_path / "p.concord") as p:
+        for name in stored:
+            part = p.store(name)
+            assert isinstance(part, loader.store(name).part) and part.project is p and p.store(name) is part
+        p.store("rubric").write_traits([{"name": "dose", "metrics": ["recall"]}])
+        backup = p.backup("test")
+    with Project.open(backup) as old:
+        assert old.readonly
+        assert old.store("rubric").get_trait("dose") == {"name": "dose", "metrics": ["recall"]}
+        assert old.store("violations").violation_samples() == []
+    with Project.create(tmp_path / "q.concord") as q, pytest.raises(KeyError, match="keeps no tables of its own"):
+        q.store("trace")
