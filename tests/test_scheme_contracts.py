@@ -116,3 +116,38 @@ def test_project_inherits_no_scheme_class_and_composes_their_stores(tmp_path: Pa
         assert old.store("violations").violation_samples() == []
     with Project.create(tmp_path / "q.concord") as q, pytest.raises(KeyError, match="keeps no tables of its own"):
         q.store("trace")
+
+
+def test_optional_scheme_members_are_declared_capabilities() -> None:
+    """Issue #25 item 1: a scheme's optional members (evaluate, search_problem, calibrates, check_options) are read
+    in one place, `base.capabilities`, with their declared defaults; a wrong type is refused at registration."""
+    can = {name: base.capabilities(registry().get(name)) for name in registry().names()}
+    assert can["rubric"].calibrates is False and can["trace"].calibrates is True
+    assert can["violations"].check_options is not None and can["trace"].check_options is None
+    assert all(c.evaluate is not None and c.search_problem is not None for c in can.values())
+    bare = base.capabilities(SimpleNamespace(name="bare"))  # type: ignore[arg-type]
+    assert bare == base.Capabilities() and bare.calibrates and bare.evaluate is None
+    with pytest.raises(base.SchemeError, match="`calibrates` must be True or False"):
+        base.register(SimpleNamespace(name="odd", calibrates="no"))  # type: ignore[arg-type]
+    with pytest.raises(base.SchemeError, match="`check_options` must be callable"):
+        base.register(SimpleNamespace(name="odd", check_options="yes"))  # type: ignore[arg-type]
+    assert "odd" not in registry()
+
+
+def test_no_generic_module_probes_a_scheme_or_problem_for_an_optional_member() -> None:
+    """`getattr(x, "evaluate"|"search_problem"|"calibrates"|"check_options"|"objective", ...)` only where the
+    contract declares those members (calibration/schemes/base.py, calibration/search/problem.py)."""
+    import ast
+
+    root = Path(__file__).resolve().parent.parent
+    names = {*base.OPTIONAL_MEMBERS, "objective"}
+    declared = {"calibration/schemes/base.py", "calibration/search/problem.py"}
+    found = []
+    for path in sorted((root / "app").rglob("*.py")) + sorted((root / "calibration").rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr")
+                    and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and node.args[1].value in names
+                    and rel not in declared):
+                found.append(f"{rel}:{node.lineno}")
+    assert found == []
