@@ -49,7 +49,7 @@ def build(path: Path, n: int, spans: bool, seed: int = 0) -> None:
     v = (Violation("claim", 4, 11), Violation("absolute", 40, 55))
     with Project.create(path) as p:
         for lo in range(0, n, 20000):
-            p.write_violation_samples([ViolationSample(f"u{i:06d}", TEXT, v, {CHECKER: v}) for i in range(lo, min(n, lo + 20000))])
+            p.store("violations").write_violation_samples([ViolationSample(f"u{i:06d}", TEXT, v, {CHECKER: v}) for i in range(lo, min(n, lo + 20000))])
         truth = [rng.choice(MATCHINGS) for _ in range(n)]
         for who in ("ana", "ben", "cy"):
             changes = []

@@ -61,12 +61,12 @@ def generate(path: Path, n: int) -> None:
     t = time.perf_counter()
     with Project.create(path) as p:
         for start in range(0, n, 10_000):
-            p.write_violation_samples([_sample(i, rng) for i in range(start, min(n, start + 10_000))])
+            p.store("violations").write_violation_samples([_sample(i, rng) for i in range(start, min(n, start + 10_000))])
         rows = [(f"s{i:06d}", c, 1, 1, 1, rng.random()) for i in range(n) for c in CHECKERS]
         p.set_machine_scores(STD_MATCH.ref, rows)
         from calibration.schemes.violations.pairs import build_pair_table
 
-        build_pair_table(p.violation_samples([f"s{i:06d}" for i in range(200)]), STD_MATCH.embedding, cache=p)
+        build_pair_table(p.store("violations").violation_samples([f"s{i:06d}" for i in range(200)]), STD_MATCH.embedding, cache=p)
         p.record("bench", [])
     print(f"generated {n:,} samples x {len(CHECKERS)} checkers in {time.perf_counter() - t:.1f} s -> {path}")
 

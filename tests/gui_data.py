@@ -76,10 +76,10 @@ def rubric_samples() -> list[RubricSample]:
 
 def make_project(path: Path, *, jaccard: bool = True) -> Path:
     with Project.create(path) as p:
-        p.write_violation_samples(violation_samples())
-        p.write_rubric_samples(rubric_samples())
+        p.store("violations").write_violation_samples(violation_samples())
+        p.store("rubric").write_rubric_samples(rubric_samples())
         if jaccard:
-            p.save_match_config(JACCARD_STD)
+            p.store("violations").save_match_config(JACCARD_STD)
     return path
 
 

@@ -18,7 +18,7 @@ def test_counted_records_give_the_items_of_full_records(tmp_path: Path) -> None:
             ViolationSample("s2", TEXT, (), {"c1@1|m": v[:1]}),
             ViolationSample("s3", TEXT, v[:1], {"c1@1|m": v[:1], "c2@1|m": v[:1]})]
     with Project.create(tmp_path / "p.concord") as p:
-        p.write_violation_samples(rows)
+        p.store("violations").write_violation_samples(rows)
         # a curated ground truth of s1 (one violation instead of three): match indices then refer to it
         p.record("ana", [Change("s1", "", "ground_truth", [{"rule": "r", "start": 4, "end": 7}])])
         scheme = registry().get("violations")
@@ -40,11 +40,11 @@ def test_records_once_parses_once_until_the_project_changes(tmp_path: Path) -> N
     the second read is the first's records, and a write in between makes it read them again."""
     v = (Violation("r", 4, 7),)
     with Project.create(tmp_path / "p.concord") as p:
-        p.write_violation_samples([ViolationSample("s0", TEXT, v, {"c1@1|m": v})])
+        p.store("violations").write_violation_samples([ViolationSample("s0", TEXT, v, {"c1@1|m": v})])
         with p.records_once():
             first = p.scheme_records("violations")
             again = p.scheme_records("violations")
             assert again == first and again[0] is first[0]
-            p.write_violation_samples([ViolationSample("s1", TEXT, v, {"c1@1|m": v})])
+            p.store("violations").write_violation_samples([ViolationSample("s1", TEXT, v, {"c1@1|m": v})])
             assert [r.sample.id for r in p.scheme_records("violations")] == ["s0", "s1"]
         assert p.scheme_records("violations")[0] is not first[0]  # outside: read each time

@@ -21,7 +21,7 @@ def test_match_config_default_is_the_newest_applied_else_the_first_preset(tmp_pa
         tuned = project.save_params("violations", "tuned", {"weights": {"overlap": 0.7, "rule": 0.3},
                                                             "thresholds": {"overlap": 0.0, "rule": 0.01, "match": 0.4}})
         assert tuned == "tuned@1.0.0" == default_config_ref(project)
-        project.save_match_config(HA_MATCH, origin="user")  # a preset stored later is never the applied default
+        project.store("violations").save_match_config(HA_MATCH, origin="user")  # a preset stored later is never the applied default
         assert default_config_ref(project) == "tuned@1.0.0"
         again = project.save_params("violations", "tuned", {"weights": {"overlap": 0.6, "rule": 0.4},
                                                             "thresholds": {"overlap": 0.0, "rule": 0.01, "match": 0.4}})
@@ -44,7 +44,7 @@ def test_pinned_presets_are_the_registry_presets_as_they_are(tmp_path: Path) -> 
         refs = pin_presets(project)
         assert refs == [STD_MATCH.ref, HA_MATCH.ref]  # the only versioned presets: violations' match configs
         assert project.table_counts()["match_configs"] == 2
-        assert project.match_config(STD_MATCH.ref) == STD_MATCH and project.match_config(HA_MATCH.ref) == HA_MATCH
+        assert project.store("violations").match_config(STD_MATCH.ref) == STD_MATCH and project.store("violations").match_config(HA_MATCH.ref) == HA_MATCH
         assert pin_presets(project) == refs and project.table_counts()["match_configs"] == 2  # again: no-op
         assert default_config_ref(project) == STD_MATCH.ref  # pinned presets are not applied parameters
 

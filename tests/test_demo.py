@@ -39,9 +39,9 @@ def _jsonl(name: str) -> list[dict]:
 
 
 def test_demo_has_the_promised_shape(demo: Project) -> None:
-    samples = demo.violation_samples()
+    samples = demo.store("violations").violation_samples()
     assert 55 <= len(samples) <= 65
-    assert set(demo.checkers()) == CHECKERS
+    assert set(demo.store("violations").checkers()) == CHECKERS
     assert {s.split for s in samples} == {"train", "test"}
     assert 0.2 <= sum(s.split == "test" for s in samples) / len(samples) <= 0.4
     assert sum(not s.ground_truth for s in samples) >= 3  # a few texts with nothing wrong
@@ -52,29 +52,29 @@ def test_demo_has_the_promised_shape(demo: Project) -> None:
     n_pred = {c: sum(len(s.predictions.get(c, ())) for s in samples) for c in CHECKERS}
     assert n_pred["brute-context-classifier@1.7.5|gpt-3.5-turbo-0613"] > n_gt > n_pred["prompt-baseline@1.1.0|gpt-3.5-turbo-0613"]
 
-    rubric_ids = {u["sample_id"] for u in demo.rubric_units()}
+    rubric_ids = {u["sample_id"] for u in demo.store("rubric").rubric_units()}
     assert 18 <= len(rubric_ids) <= 22
-    modes = {t["evaluation_mode"] for t in demo.traits()}
+    modes = {t["evaluation_mode"] for t in demo.store("rubric").traits()}
     assert modes == {"tp_only", "full_matrix"}
     assert demo.table_counts()["match_configs"] == 2
-    assert {"std_match@1.0.0", "ha_match@1.0.0"} <= set(demo.match_config_refs())
+    assert {"std_match@1.0.0", "ha_match@1.0.0"} <= set(demo.store("violations").match_config_refs())
 
 
 def test_about_half_is_labeled_by_two_annotators(demo: Project) -> None:
-    human = demo.human_matches()
+    human = demo.store("violations").human_matches()
     labeled = {sid for sid, _ in human}
     assert 25 <= len(labeled) <= 35
     assert {c for _, c in human} == CHECKERS
     assert {"alice", "bob"} <= set(demo.annotators())
     assert sum(len(pairs) for pairs in human.values()) >= 60
-    buckets = demo.human_buckets()
+    buckets = demo.store("rubric").human_buckets()
     assert 8 <= len({sid for sid, _ in buckets}) <= 12
     # the human corrections really differ from the LLM's buckets somewhere, and are verbatim in the response
     changed = 0
     for (sid, trait), b in buckets.items():
-        response = demo.rubric_sample(sid)["response"]
+        response = demo.store("rubric").rubric_sample(sid)["response"]
         assert all(x in response for x in b["tp"] + b["fp"]), (sid, trait)
-        changed += b != demo.bucket_assignment(sid, trait, source="import")["buckets"]
+        changed += b != demo.store("rubric").bucket_assignment(sid, trait, source="import")["buckets"]
     assert changed >= 5
 
 
@@ -88,10 +88,10 @@ def test_offsets_agree_with_quotes(demo: Project) -> None:
                 seen += 1
     assert seen > 300
     # in the project too, including quotes placed by grounding (exact or case-insensitive)
-    by_id = {s.id: s for s in demo.violation_samples()}
+    by_id = {s.id: s for s in demo.store("violations").violation_samples()}
     hows = set()
     for sid, s in by_id.items():
-        groundings = demo.violation_groundings(sid)
+        groundings = demo.store("violations").violation_groundings(sid)
         lists = [("", s.ground_truth)] + sorted(s.predictions.items())
         for checker, vs in lists:
             for v, how in zip(vs, groundings.get(checker, [])):
@@ -121,12 +121,12 @@ def _rule_only(v: Violation) -> Violation:
 def test_human_judgement_differs_from_std_match(demo: Project) -> None:
     """Calibration has something to find: std_match defaults disagree with the humans in both directions,
     and a stricter rule threshold removes the wrong-rule matches humans reject."""
-    human = demo.human_matches()
+    human = demo.store("violations").human_matches()
     # std_match reads only overlap and rule: drop the other text fields so only the rules are embedded (fast)
     samples = [
         replace(s, ground_truth=tuple(map(_rule_only, s.ground_truth)),
                 predictions={c: tuple(map(_rule_only, vs)) for c, vs in s.predictions.items()})
-        for s in demo.violation_samples(sorted({sid for sid, _ in human}))
+        for s in demo.store("violations").violation_samples(sorted({sid for sid, _ in human}))
     ]
     table = build_pair_table(samples, STD_MATCH.embedding, cache=demo)
     g = table.groups
@@ -170,7 +170,7 @@ def test_cli_refuses_to_overwrite_without_force(tmp_path: Path, capsys: pytest.C
     out = capsys.readouterr().out
     assert f"violations: {n} samples, {n * len(CHECKERS)} units" in out  # every scheme counted as status counts
     with Project.open(target) as project:
-        assert len(project.violation_samples()) == n
+        assert len(project.store("violations").violation_samples()) == n
     with pytest.raises(UsageError):
         create_demo(target)
 

@@ -31,8 +31,8 @@ def _calibrated(version: str, overlap: float) -> MatchConfig:
 def test_default_config_is_the_latest_applied(project_path: Path, tmp_path: Path) -> None:
     with Project.open(project_path) as p:
         assert default_config_ref(p) == STD_MATCH.ref
-        p.save_match_config(_calibrated("1.0.0", 0.4), origin="calibration")
-        p.save_match_config(_calibrated("1.1.0", 0.3), origin="calibration")
+        p.store("violations").save_match_config(_calibrated("1.0.0", 0.4), origin="calibration")
+        p.store("violations").save_match_config(_calibrated("1.1.0", 0.3), origin="calibration")
         assert default_config_ref(p) == "calibrated@1.1.0"
     assert main(["export", str(project_path), "--name", "s", "--version", "1.0.0", "--out", str(tmp_path / "o")]) == 0
     m = json.loads((tmp_path / "o" / "s@1.0.0" / "manifest.json").read_text())
@@ -52,7 +52,7 @@ def test_identical_reexport_is_a_noop(project_path: Path, tmp_path: Path, capsys
     assert "--force" not in out.out + out.err
     assert {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in target.iterdir()} == before
     with Project.open(project_path) as p:  # a newer applied config: same data, still a no-op, and it says so
-        p.save_match_config(_calibrated("1.0.0", 0.4), origin="calibration")
+        p.store("violations").save_match_config(_calibrated("1.0.0", 0.4), origin="calibration")
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "nothing written" in out and "documents match config std_match@1.0.0, not calibrated@1.0.0" in out

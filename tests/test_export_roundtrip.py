@@ -41,7 +41,7 @@ def source(tmp_path_factory: pytest.TempPathFactory) -> Project:
          CAREFUL: (Violation("Urgency", 0, 8, "Act fast", "pressure"),
                    Violation("No superlatives", text.index("cheapest"), text.index("cheapest") + 8, None, "brand"))},
         split="test")
-    p.write_violation_samples([s], metas={"hard": {"n": 1, "tags": ["a", "b"]}})
+    p.store("violations").write_violation_samples([s], metas={"hard": {"n": 1, "tags": ["a", "b"]}})
     set_matches("hard", NAIVE, [], "corrected", "x").apply(p, "dave")
     p.record("dave", [corrections.Change("hard", NAIVE, "missing_gt", [1, 2])])
     set_matches("hard", CAREFUL, [(0, 1)], "corrected", "x").apply(p, "erin")

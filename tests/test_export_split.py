@@ -65,8 +65,8 @@ def build_project(path: Path, n_extra: int = 12) -> Project:
         extra.append(ViolationSample(f"x{i:02d}", text, (span(text, "simply the best", "No superlatives", cat),),
                                      {NAIVE: (span(text, "the best", "No superlatives", cat),)},
                                      split=("train", "test")[i % 2]))
-    p.write_violation_samples([s1, s2, s3, *extra], metas={"s1": {"source": "web", "lang": "en"}})
-    p.write_rubric_samples([
+    p.store("violations").write_violation_samples([s1, s2, s3, *extra], metas={"s1": {"source": "web", "lang": "en"}})
+    p.store("rubric").write_rubric_samples([
         RubricSample(f"r{i}", f"What about item {i}?", f"Item {i} mentions A and B.", (TRAIT,),
                      {"coverage": {"tp": ["mentions A"], "fn": ["mentions B"], "fp": [], "tn": []}}, split="test")
         for i in (1, 2, 3)
@@ -347,7 +347,7 @@ def test_never_writes_secrets(project: Project, tmp_path: Path, monkeypatch: pyt
         for f in res.path.iterdir():
             assert sentinel.encode() not in f.read_bytes(), f.name
     # a secret that reached the project data is caught before anything is written
-    project.write_violation_samples([ViolationSample("leak", "Leaky text.", (), {NAIVE: ()}, None, None)],
+    project.store("violations").write_violation_samples([ViolationSample("leak", "Leaky text.", (), {NAIVE: ()}, None, None)],
                                     metas={"leak": {"note": f"key={sentinel}"}})
     project.record("alice", [Change("leak", NAIVE, "matches", []), Change("leak", NAIVE, "status", "accepted")])
     with pytest.raises(UsageError, match="OPENAI_API_KEY") as exc:

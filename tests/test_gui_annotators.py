@@ -184,7 +184,7 @@ def test_curation_adds_a_ground_truth_violation_from_a_text_selection(qtbot, ope
         mine = p.current("v2", "", "ground_truth", "ana")
         assert mine[-1] == {"start": start, "end": start + 1, "quote": "🚀", "rule": "no emoji", "category": "style",
                             "explanation": "rocket"}
-        assert len(mine) == 3 and p.violation_samples(["v2"], curated=True)[0].ground_truth[2].rule == "no emoji"
+        assert len(mine) == 3 and p.store("violations").violation_samples(["v2"], curated=True)[0].ground_truth[2].rule == "no emoji"
     view = w.shown_view()
     assert view.gt_model.rowCount() == 3 and view.sel_gt == 2
     assert any(s.key == ("gt", 2) and (s.start, s.end) == (start, start + 1) for s in view.text.spans)
@@ -201,7 +201,7 @@ def test_curation_adds_a_ground_truth_violation_from_a_text_selection(qtbot, ope
     qtbot.keyClick(w.list, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)  # undo the addition
     with Project.open(project_path) as p:
         assert p.current("v2", "", "ground_truth", "ana") is None
-        assert len(p.violation_samples(["v2"], curated=True)[0].ground_truth) == 2
+        assert len(p.store("violations").violation_samples(["v2"], curated=True)[0].ground_truth) == 2
     assert w.shown_view().gt_model.rowCount() == 2
     assert not any(s.key == ("gt", 2) for s in w.shown_view().text.spans)
 

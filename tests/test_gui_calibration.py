@@ -51,7 +51,7 @@ def test_calibration_panel_runs_applies_and_opens_disagreements(qtbot, qtmodelte
 
     panel.page.apply_name.setText("tuned")
     panel.page.apply_selected()
-    assert "tuned@1.0.0" in w.project.match_config_refs()
+    assert "tuned@1.0.0" in w.project.store("violations").match_config_refs()
     promoted = panel.page.result["gain"]["promoted"]
     assert len(asked) == (0 if promoted else 1) and ("forced" in panel.page.summary.text()) is not promoted
     assert w._config.ref == "tuned@1.0.0" and w.config_box.currentText() == "tuned@1.0.0"

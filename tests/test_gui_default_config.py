@@ -22,8 +22,8 @@ def _calibrated(version: str, overlap: float) -> MatchConfig:
 def path(tmp_path: Path) -> Path:
     p = tmp_path / "p.concord"
     with build_project(p) as project:
-        project.save_match_config(_calibrated("1.0.0", 0.4), origin="calibration")
-        project.save_match_config(_calibrated("1.1.0", 0.3), origin="calibration")
+        project.store("violations").save_match_config(_calibrated("1.0.0", 0.4), origin="calibration")
+        project.store("violations").save_match_config(_calibrated("1.1.0", 0.3), origin="calibration")
     return p
 
 

@@ -13,7 +13,7 @@ from tests.gui_data import C1, open_window, project_path, settings, shown_toolti
 
 def _bulk(path: Path, n: int) -> Project:
     p = Project.create(path)
-    p.write_violation_samples([
+    p.store("violations").write_violation_samples([
         ViolationSample(f"s{i:04d}", f"text {i}", (Violation("r", 0, 4),), {C1: (Violation("r", 0, 4),) * (i % 3)})
         for i in range(n)
     ])

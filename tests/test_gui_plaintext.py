@@ -35,9 +35,9 @@ def markup_project(path: Path) -> Path:
     rubric = RubricSample(RID, f"Q {MARK}", f"Resp {MARK} end", (trait,),
                           {TRAIT_NAME: {"tp": [MARK], "fn": [MARK], "fp": ["end"], "tn": []}})
     with Project.create(path) as p:
-        p.write_violation_samples([ViolationSample(SID, TEXT, (v,), {CHECKER: (p_,)})])
-        p.write_rubric_samples([rubric])
-        p.save_match_config(JACCARD_STD)
+        p.store("violations").write_violation_samples([ViolationSample(SID, TEXT, (v,), {CHECKER: (p_,)})])
+        p.store("rubric").write_rubric_samples([rubric])
+        p.store("violations").save_match_config(JACCARD_STD)
     return path
 
 

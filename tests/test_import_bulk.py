@@ -116,7 +116,7 @@ def test_reimport_skips_unchanged_lines_and_writes_the_changed_one(
         assert parsed == [13]
         assert (changed.violation_samples.updated, changed.violation_samples.unchanged) == (1, 29)
         assert changed.rubric_samples.unchanged == 1
-        assert p.violation_sample("s0012").ground_truth[0].rule == "New rule"  # type: ignore[union-attr]
+        assert p.store("violations").violation_sample("s0012").ground_truth[0].rule == "New rule"  # type: ignore[union-attr]
 
 
 def test_worker_results_cross_the_pipe_unchanged_and_small(tmp_path: Path) -> None:

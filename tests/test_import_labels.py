@@ -50,10 +50,10 @@ def test_decisions_become_accepted_import_events(project: Project, tmp_path: Pat
     report = import_labels(project, write(tmp_path / "d.jsonl", lines))
     assert (report.lines, report.applied, report.unchanged, report.events) == (3, 3, 0, 6)
     assert report.annotators == ["ana", "ben"]
-    assert project.human_matches() == {("s0", B): {(0, 1), (2, 0)}, ("s0", A): set()}
+    assert project.store("violations").human_matches() == {("s0", B): {(0, 1), (2, 0)}, ("s0", A): set()}
     assert project.current("s0", B, "matches") == [[0, 1], [2, 0]]
     assert project.current("s0", B, "status") == "accepted"
-    assert project.human_buckets() == {("q1", "dosage"): {"tp": ["two pills"], "fn": [], "fp": ["with water"], "tn": []}}
+    assert project.store("rubric").human_buckets() == {("q1", "dosage"): {"tp": ["two pills"], "fn": [], "fp": ["with water"], "tn": []}}
     events = project.events()
     assert {e["origin"] for e in events} == {"import"} and len(events) == 6
     assert {(e["annotator"], e["kind"]) for e in events if e["sample_id"] == "q1"} == {("ben", "buckets"), ("ben", "status")}

@@ -51,14 +51,14 @@ def write(path: Path, rows: list[Any]) -> Path:
 
 
 def snapshot(p: Project) -> dict[str, Any]:
-    ids = [s.id for s in p.violation_samples()]
+    ids = [s.id for s in p.store("violations").violation_samples()]
     return {
-        "samples": p.violation_samples(),
+        "samples": p.store("violations").violation_samples(),
         "rows": [p.sample_row(i) for i in ids],
-        "groundings": {i: p.violation_groundings(i) for i in ids},
+        "groundings": {i: p.store("violations").violation_groundings(i) for i in ids},
         "units": [p.units_for_sample(i) for i in ids],
-        "rubric": [p.bucket_assignment(u["sample_id"], u["trait"], "import")["buckets"]  # type: ignore[index]
-                   for u in p.rubric_units()],
+        "rubric": [p.store("rubric").bucket_assignment(u["sample_id"], u["trait"], "import")["buckets"]  # type: ignore[index]
+                   for u in p.store("rubric").rubric_units()],
         "status": p.status_counts(),
     }
 
@@ -98,7 +98,7 @@ def test_parallel_reimport_of_a_serial_import_and_updates(tmp_path: Path) -> Non
         report = import_file(p, write(tmp_path / "data.jsonl", [*rows, violations(30)]), workers=2)
         assert (report.violation_samples.added, report.violation_samples.updated,
                 report.violation_samples.unchanged) == (1, 1, 29)
-        assert len(p.violation_sample("s025").ground_truth) == 1  # type: ignore[union-attr]
+        assert len(p.store("violations").violation_sample("s025").ground_truth) == 1  # type: ignore[union-attr]
         assert p.units_for_sample("s025")[0]["n_gt"] == 1
 
 
@@ -143,7 +143,7 @@ def test_a_failing_worker_is_redone_in_process(tmp_path: Path, monkeypatch: pyte
     data = write(tmp_path / "d.jsonl", [violations(i) for i in range(12)])
     with Project.create(tmp_path / "p.concord") as p:
         report = import_file(p, data, workers=3)
-        assert report.violation_samples.added == 12 and len(p.violation_samples()) == 12
+        assert report.violation_samples.added == 12 and len(p.store("violations").violation_samples()) == 12
 
 
 @pytest.mark.parametrize("size", [1, 7, 20, 64, 10_000])

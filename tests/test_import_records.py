@@ -70,7 +70,7 @@ def test_bad_lines_3_and_7_rejected_with_both_reported_and_nothing_written(proje
                        f"(its length is {len(TEXT)} code points)")
     assert isinstance(exc.value, UsageError)
     assert project.table_counts() == before
-    assert {s.id for s in project.violation_samples()} == {"s100", "s101"}
+    assert {s.id for s in project.store("violations").violation_samples()} == {"s100", "s101"}
 
 
 def test_good_file_twice_leaves_the_same_samples_and_violations(project: Project, tmp_path: Path) -> None:
@@ -78,11 +78,11 @@ def test_good_file_twice_leaves_the_same_samples_and_violations(project: Project
     first = import_file(project, path)
     assert (first.violation_samples.added, first.violations, first.checkers) == (5, 20, [CHECKER])
     assert first.changed
-    samples, counts, dataset = project.violation_samples(), project.table_counts(), project.dataset("good")
+    samples, counts, dataset = project.store("violations").violation_samples(), project.table_counts(), project.dataset("good")
     second = import_file(project, path)
     assert not second.changed
     assert (second.violation_samples.unchanged, second.violation_samples.added) == (5, 0)
-    assert project.violation_samples() == samples
+    assert project.store("violations").violation_samples() == samples
     assert project.table_counts() == counts
     assert project.dataset("good") == dataset  # not even the import time moves
 
@@ -90,7 +90,7 @@ def test_good_file_twice_leaves_the_same_samples_and_violations(project: Project
 def test_stored_sample_equals_the_file(project: Project, tmp_path: Path) -> None:
     rec = record(1, context="Instagram caption", meta={"brand": "Lumen", "n": 3})
     import_file(project, write_jsonl(tmp_path / "one.jsonl", [rec]), dataset="launch")
-    s = project.violation_sample("s1")
+    s = project.store("violations").violation_sample("s1")
     assert s is not None and s.text == TEXT and s.context == "Instagram caption" and s.split == "train"
     gt0 = s.ground_truth[0]
     assert (gt0.start, gt0.end, gt0.quote, gt0.rule, gt0.category, gt0.explanation, gt0.correction) == (
@@ -100,7 +100,7 @@ def test_stored_sample_equals_the_file(project: Project, tmp_path: Path) -> None
     row = project.sample_row("s1")
     assert row is not None and row["meta"] == {"brand": "Lumen", "n": 3}
     assert project.dataset("launch")["n_records"] == 1  # type: ignore[index]
-    assert project.violation_groundings("s1") == {"": ["offsets", "offsets"], CHECKER: ["offsets", "offsets"]}
+    assert project.store("violations").violation_groundings("s1") == {"": ["offsets", "offsets"], CHECKER: ["offsets", "offsets"]}
 
 
 def test_changed_record_updates_the_sample(project: Project, tmp_path: Path) -> None:
@@ -109,7 +109,7 @@ def test_changed_record_updates_the_sample(project: Project, tmp_path: Path) -> 
     changed["predictions"][CHECKER] = changed["predictions"][CHECKER][:1]
     report = import_file(project, write_jsonl(tmp_path / "a.jsonl", [record(1), changed]))
     assert (report.violation_samples.unchanged, report.violation_samples.updated) == (1, 1)
-    s2 = project.violation_sample("s2")
+    s2 = project.store("violations").violation_sample("s2")
     assert s2 is not None and len(s2.predictions[CHECKER]) == 1
 
 
@@ -175,12 +175,12 @@ def test_quotes_without_offsets_are_located_and_ungrounded_ones_kept(project: Pr
     assert [str(w) for w in report.warnings] == [
         f"{tmp_path / 'q.jsonl'}:1: predictions[\"{CHECKER}\"][3].quote: 'free shipping worldwide' was not found in "
         "the text; kept as ungrounded"]
-    preds = project.violation_sample("s1").predictions[CHECKER]  # type: ignore[union-attr]
+    preds = project.store("violations").violation_sample("s1").predictions[CHECKER]  # type: ignore[union-attr]
     assert TEXT[preds[0].start:preds[0].end] == "Buy now"
     assert TEXT[preds[1].start:preds[1].end] == "clinically proven"
     assert "wrinkles forever" in TEXT[preds[2].start:preds[2].end]
     assert (preds[3].start, preds[3].end, preds[3].quote) == (None, None, "free shipping worldwide")
-    assert project.violation_groundings("s1")[CHECKER] == ["exact", "casefold", "fuzzy", "ungrounded"]
+    assert project.store("violations").violation_groundings("s1")[CHECKER] == ["exact", "casefold", "fuzzy", "ungrounded"]
     assert project.status_counts()["ungrounded_violations"] == 1
 
 
@@ -210,12 +210,12 @@ def test_rubric_records_store_traits_and_llm_buckets(project: Project, tmp_path:
     path = write_jsonl(tmp_path / "r.jsonl", [rubric_record(1), rubric_record(2, buckets=None), record(3)])
     report = import_file(project, path)
     assert (report.rubric_samples.added, report.violation_samples.added) == (2, 1)
-    assert [t["name"] for t in project.traits()] == ["BCL2 coverage"]
-    assert project.get_trait("BCL2 coverage")["evaluation_mode"] == "tp_only"  # type: ignore[index]
-    got = project.bucket_assignment("q1", "BCL2 coverage", "import")
+    assert [t["name"] for t in project.store("rubric").traits()] == ["BCL2 coverage"]
+    assert project.store("rubric").get_trait("BCL2 coverage")["evaluation_mode"] == "tp_only"  # type: ignore[index]
+    got = project.store("rubric").bucket_assignment("q1", "BCL2 coverage", "import")
     assert got is not None and got["buckets"]["tp"] == ["BCL2 is an anti-apoptotic gene"]
-    assert project.bucket_assignment("q2", "BCL2 coverage") is None
-    assert len(project.rubric_units("BCL2 coverage")) == 2
+    assert project.store("rubric").bucket_assignment("q2", "BCL2 coverage") is None
+    assert len(project.store("rubric").rubric_units("BCL2 coverage")) == 2
     again = import_file(project, path)
     assert not again.changed and again.rubric_samples.unchanged == 2
 

@@ -50,9 +50,9 @@ def test_empty_excerpts_and_repeated_metrics_are_warnings_counted_in_the_summary
         assert "3 warning(s)" in summary and "3 empty or whitespace-only excerpts dropped" in summary
         assert "3 repeated metrics counted once" in summary
         # the excerpts were dropped, the rest kept; the metric is counted once
-        assert project.bucket_assignment("q3", "BCL2 coverage", "import")["buckets"]["tp"] == [  # type: ignore[index]
+        assert project.store("rubric").bucket_assignment("q3", "BCL2 coverage", "import")["buckets"]["tp"] == [  # type: ignore[index]
             "BCL2 is an anti-apoptotic gene"]
-        assert project.get_trait("BCL2 coverage")["metrics"] == ["precision", "recall"]  # type: ignore[index]
+        assert project.store("rubric").get_trait("BCL2 coverage")["metrics"] == ["precision", "recall"]  # type: ignore[index]
 
 
 def test_cli_import_prints_the_warnings_and_the_count(tmp_path: Path, rows: list[dict[str, Any]],

@@ -121,7 +121,7 @@ def test_unchanged_lines_are_not_parsed(tmp_path: Path, monkeypatch: pytest.Monk
         assert calls == [8]
         assert (changed.violation_samples.added, changed.violation_samples.updated,
                 changed.violation_samples.unchanged) == (0, 1, 29)
-        assert p.violation_sample("s0007").ground_truth[0].rule == "New rule"  # type: ignore[union-attr]
+        assert p.store("violations").violation_sample("s0007").ground_truth[0].rule == "New rule"  # type: ignore[union-attr]
         assert_counts_right(p)
 
 

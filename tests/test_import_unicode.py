@@ -48,7 +48,7 @@ def test_code_point_offsets_survive_import(project: Project, tmp_path: Path) -> 
            "predictions": {CHECKER: [{"quote": q, "rule": "by quote"} for q in QUOTES]}}
     report = import_file(project, write(tmp_path / "u.jsonl", [rec]))
     assert report.grounding == {"offsets": len(QUOTES), "exact": len(QUOTES)}
-    s = project.violation_sample("u1")
+    s = project.store("violations").violation_sample("u1")
     assert s is not None and s.text == TEXT
     for v, q in zip(s.ground_truth, QUOTES):
         assert (v.start, v.end) == cp_span(TEXT, q) and s.text[v.start:v.end] == q
@@ -72,7 +72,7 @@ def test_normalization_is_not_applied(project: Project, tmp_path: Path) -> None:
     start, end = cp_span(TEXT, "brûlée")
     rec = {"id": "n", "text": TEXT, "ground_truth": [{"start": start, "end": end, "rule": "r"}], "predictions": {}}
     import_file(project, write(tmp_path / "n.jsonl", [rec]))
-    s = project.violation_sample("n")
+    s = project.store("violations").violation_sample("n")
     assert s is not None and s.text == TEXT and s.text[s.ground_truth[0].start:s.ground_truth[0].end] == "brûlée"
 
 
@@ -83,7 +83,7 @@ def test_case_insensitive_location_keeps_original_offsets(project: Project, tmp_
            "predictions": {CHECKER: [{"quote": "çok ucuz", "rule": "r"}, {"quote": "σίσυφος", "rule": "r"}]}}
     report = import_file(project, write(tmp_path / "c.jsonl", [rec]))
     assert report.grounding == {"casefold": 2}
-    preds = project.violation_sample("c").predictions[CHECKER]  # type: ignore[union-attr]
+    preds = project.store("violations").violation_sample("c").predictions[CHECKER]  # type: ignore[union-attr]
     assert text[preds[0].start:preds[0].end] == "ÇOK UCUZ"
     assert text[preds[1].start:preds[1].end] == "ΣΊΣΥΦΟΣ"
 
@@ -105,7 +105,7 @@ def test_any_span_of_any_text_round_trips(tmp_path: Path, text: str, data: st.Da
     db = tmp_path / f"h-{uuid.uuid4().hex}.concord"  # a fresh file per example: never delete a project file
     with Project.create(db) as p:
         import_file(p, path)
-        s = p.violation_sample("h")
+        s = p.store("violations").violation_sample("h")
         assert s is not None and s.text == text
         v = s.ground_truth[0]
         assert (v.start, v.end, v.quote) == (start, end, text[start:end])

@@ -128,7 +128,7 @@ def test_cli_traits_import(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     out = capsys.readouterr()
     assert "2 trait(s) added" in out.out and "named more than once" in out.err
     with Project.open(proj) as p:
-        assert p.get_trait("BCL2 Accuracy")["metrics"] == ["accuracy"]
+        assert p.store("rubric").get_trait("BCL2 Accuracy")["metrics"] == ["accuracy"]
     assert main(["traits", "import", str(proj), str(f)]) == 0  # again: nothing new
     assert "0 trait(s) added, 2 already in the project" in capsys.readouterr().out
     # a different definition under a known name, plus a broken trait: exit 2, nothing stored
@@ -140,4 +140,4 @@ def test_cli_traits_import(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert f"{g}:2: tp_instructions: TP instructions must be provided" in err
     assert "'BCL2 Coverage' is already defined differently" in err
     with Project.open(proj) as p:
-        assert p.get_trait("new one") is None and p.get_trait("BCL2 Coverage")["metrics"] == KARENINA_TP["metrics"]
+        assert p.store("rubric").get_trait("new one") is None and p.store("rubric").get_trait("BCL2 Coverage")["metrics"] == KARENINA_TP["metrics"]

@@ -38,7 +38,7 @@ def project(tmp_path: Path) -> Path:
             for i in range(4)
         ]
         samples.append(RubricSample("s9", "Describe BCL2.", "Sample broken: nothing.", (TRAIT.to_dict(),), {}))
-        p.write_rubric_samples(samples)
+        p.store("rubric").write_rubric_samples(samples)
     return path
 
 
@@ -59,9 +59,9 @@ def test_assign_saves_resumes_and_never_stores_the_key(
     # 2 new good samples + s9 asked 3 times (2 malformed retries)
     assert len(fake_openai.chat_requests()) == 2 + 2 + 3
     with Project.open(project) as p:
-        a = p.bucket_assignment("s3", TRAIT.name, SOURCE)
+        a = p.store("rubric").bucket_assignment("s3", TRAIT.name, SOURCE)
         assert a is not None and a["buckets"]["tp"] == ["BCL2 is an anti-apoptotic gene"] and a["error"] is None
-        bad = p.bucket_assignment("s9", TRAIT.name, SOURCE)
+        bad = p.store("rubric").bucket_assignment("s9", TRAIT.name, SOURCE)
         assert bad is not None and bad["buckets"] is None and "malformed" in bad["error"]
     # re-run: finished units are skipped, only the failure is retried
     before = len(fake_openai.chat_requests())

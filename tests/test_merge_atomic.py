@@ -160,7 +160,7 @@ def _other_samples(path: Path) -> Path:
         p.record("eve", [Change("s0", CHECKERS[0], "matches", [])])
     with Project.open(path) as p:  # s0..s2 as in the copies, then one they lack
         from calibration.schemes.violations import ViolationSample
-        p.write_violation_samples([ViolationSample("zz", "another text", (), {CHECKERS[0]: ()})])
+        p.store("violations").write_violation_samples([ViolationSample("zz", "another text", (), {CHECKERS[0]: ()})])
     return path
 
 

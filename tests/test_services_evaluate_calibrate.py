@@ -31,7 +31,7 @@ def _project(path: Path, n: int = 40, seed: int = 1) -> Project:
         loose = tuple(Violation(g.rule if rng.random() < 0.6 else RULES[(i + 2) % 4], g.start + rng.randint(8, 15), g.end + 10)
                       for g in gts)
         samples.append(ViolationSample(f"s{i:03d}", text, tuple(gts), {CHECKER: tight, LOOSE: loose}))
-    project.write_violation_samples(samples)
+    project.store("violations").write_violation_samples(samples)
     for s in samples:
         for checker, preds in s.predictions.items():
             pairs = []
@@ -94,7 +94,7 @@ def test_calibrate_beats_defaults_and_applies(project_path: Path, capsys: pytest
         runs = p.calibration_runs()
         assert len(runs) == 1 and runs[0]["objective"] == "kappa"
         assert p.calibration_cv_results(runs[0]["id"]) is not None
-        cfg = p.match_config("calibrated")
+        cfg = p.store("violations").match_config("calibrated")
         assert cfg.thresholds.match == out["best"]["params"]["thresholds"]["match"]
     # a second --apply makes a new version rather than overwriting
     assert main(args) == 0
@@ -106,7 +106,7 @@ def test_calibrate_beats_defaults_and_applies(project_path: Path, capsys: pytest
 def test_calibrate_without_labels_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "empty.concord"
     p = Project.create(path)
-    p.write_violation_samples([ViolationSample("a", "some text here", (Violation("r", 0, 4),), {CHECKER: (Violation("r", 0, 4),)})])
+    p.store("violations").write_violation_samples([ViolationSample("a", "some text here", (Violation("r", 0, 4),), {CHECKER: (Violation("r", 0, 4),)})])
     p.close()
     assert main(["calibrate", str(path), "--embedding", "jaccard"]) == 2
     assert "no human decisions" in capsys.readouterr().err
@@ -116,13 +116,13 @@ def test_checker_that_found_nothing_still_owes_false_negatives(tmp_path: Path, c
     path = tmp_path / "silent.concord"
     p = Project.create(path)
     gt = (Violation("No health claims", 0, 4), Violation("Do not target minors", 5, 9))
-    p.write_violation_samples([
+    p.store("violations").write_violation_samples([
         ViolationSample("a", "aaaa bbbb cccc", gt, {CHECKER: (Violation("No health claims", 0, 4),), LOOSE: ()}),
         ViolationSample("b", "dddd eeee ffff", gt, {CHECKER: (), LOOSE: ()}),
     ])
-    loaded = {s.id: s for s in p.violation_samples()}
+    loaded = {s.id: s for s in p.store("violations").violation_samples()}
     assert loaded["b"].predictions == {CHECKER: (), LOOSE: ()}
-    assert p.checkers() == sorted([CHECKER, LOOSE])
+    assert p.store("violations").checkers() == sorted([CHECKER, LOOSE])
     p.close()
     assert main(["evaluate", str(path), "--preset", "std_match", "--embedding", "jaccard", "--json", "--bootstrap", "10"]) == 0
     out = json.loads(capsys.readouterr().out)["violations"]["checkers"]

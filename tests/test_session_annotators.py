@@ -11,7 +11,7 @@ from calibration.schemes.violations import Violation, ViolationSample
 
 def project(tmp_path: Path) -> Project:
     p = Project.create(tmp_path / "p.concord")
-    p.write_violation_samples([ViolationSample("s", "some text", (Violation("r", 0, 4),), {"c": (Violation("r", 0, 4),)})])
+    p.store("violations").write_violation_samples([ViolationSample("s", "some text", (Violation("r", 0, 4),), {"c": (Violation("r", 0, 4),)})])
     return p
 
 

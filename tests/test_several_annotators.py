@@ -26,7 +26,7 @@ def samples(n: int = 4, checkers: tuple[str, ...] = ("c1@1|m", "c2@1|m")) -> lis
 
 def make(path: Path, n: int = 4) -> Project:
     p = Project.create(path)
-    p.write_violation_samples(samples(n))
+    p.store("violations").write_violation_samples(samples(n))
     return p
 
 
@@ -100,10 +100,10 @@ def test_ground_truth_lines_are_validated_and_the_curated_truth_is_what_evaluati
         assert p.current("s0", "", "ground_truth", "ana") == [{"start": 4, "end": 7, "quote": "cat", "rule": "r"}]
         assert p.current("s0", "", "ground_truth", "ben") == [
             {"start": 4, "end": 7, "rule": "Unwanted.Intrinsic", "category": "Unwanted"}]
-        curated = {s.id: s for s in p.violation_samples(curated=True)}
+        curated = {s.id: s for s in p.store("violations").violation_samples(curated=True)}
         assert [v.rule for v in curated["s0"].ground_truth] == ["Unwanted.Intrinsic"]  # ben's is the newest
         assert len(curated["s1"].ground_truth) == 2  # no curation: the file's ground truth
-        assert len(p.violation_sample("s0").ground_truth) == 2  # the stored samples are untouched
+        assert len(p.store("violations").violation_sample("s0").ground_truth) == 2  # the stored samples are untouched
 
 
 def test_agreement_equals_hand_computed_values(tmp_path: Path) -> None:
@@ -190,7 +190,7 @@ def test_merge_reports_conflicts_and_refuses_different_samples(tmp_path: Path) -
         assert len([e for e in out.events() if e["kind"] == "matches"]) == 2  # both kept
         assert out.current("s0", "c1@1|m", "matches", "ana") == []
     other = Project.create(tmp_path / "other.concord")
-    other.write_violation_samples([ViolationSample("s0", "a different text", (), {"c1@1|m": ()})])
+    other.store("violations").write_violation_samples([ViolationSample("s0", "a different text", (), {"c1@1|m": ()})])
     other.close()
     with Project.open(tmp_path / "out.concord") as out:
         before = out.query("SELECT * FROM events ORDER BY id")

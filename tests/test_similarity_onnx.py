@@ -173,7 +173,7 @@ def test_demo_decisions_identical_to_torch(tmp_path: Path, torch_minilm: Sentenc
     from app.io.demo import create_demo
 
     with create_demo(tmp_path / "demo.concord") as project:
-        samples = project.violation_samples()
+        samples = project.store("violations").violation_samples()
     t = build_pair_table(samples, torch_minilm)
     o = build_pair_table(samples, make_embedder(BUNDLED))
     assert (t.similarity_key, o.similarity_key) == ("sentence-transformers:all-MiniLM-L6-v2", "onnx:all-MiniLM-L6-v2")

@@ -10,7 +10,7 @@ from calibration.schemes.violations import Violation, ViolationSample
 
 def test_second_annotator_agreeing_is_recorded(tmp_path: Path) -> None:
     p = Project.create(tmp_path / "p.concord")
-    p.write_violation_samples([ViolationSample("s", "some text", (Violation("r", 0, 4),), {"c": (Violation("r", 0, 4),)})])
+    p.store("violations").write_violation_samples([ViolationSample("s", "some text", (Violation("r", 0, 4),), {"c": (Violation("r", 0, 4),)})])
     change = [Change("s", "c", "matches", [[0, 0]])]
     assert len(p.record("alice", change)) == 1
     assert p.record("alice", change) == []  # same person, same value: nothing new
@@ -25,7 +25,7 @@ def test_second_annotator_agreeing_is_recorded(tmp_path: Path) -> None:
 def test_several_annotators_are_all_kept_and_resolved_by_policy(tmp_path: Path) -> None:
     """Adjudicated, else majority, else newest; every annotator's label survives and a rebuild gives the same."""
     p = Project.create(tmp_path / "p.concord")
-    p.write_violation_samples([ViolationSample("s", "some text", (Violation("r", 0, 4),), {"c": (Violation("r", 0, 4),)})])
+    p.store("violations").write_violation_samples([ViolationSample("s", "some text", (Violation("r", 0, 4),), {"c": (Violation("r", 0, 4),)})])
     target = ("s", "c", "matches")
     p.record("alice", [Change("s", "c", "matches", [[0, 0]])])
     p.record("bob", [Change("s", "c", "matches", [])])
@@ -36,7 +36,7 @@ def test_several_annotators_are_all_kept_and_resolved_by_policy(tmp_path: Path) 
     p.record("bob", [Change("s", "c", "matches", [[0, 0]])])
     p.record("alice", [Change("s", "c", "matches", [])])
     assert p.current(*target) == [[0, 0]]  # bob changed his mind; alice's newer label is outvoted
-    assert p.human_matches() == {("s", "c"): {(0, 0)}}
+    assert p.store("violations").human_matches() == {("s", "c"): {(0, 0)}}
     p.record("judge", [Change("s", "c", "matches", [])], origin=ADJUDICATION)
     assert p.current(*target) == []  # an adjudicated label wins over any majority
     p.record("dave", [Change("s", "c", "matches", [[0, 0]])])
@@ -64,7 +64,7 @@ def test_resolution_kept_on_write_equals_resolving_from_the_events(tmp_path: Pat
     import random
 
     p = Project.create(tmp_path / "p.concord")
-    p.write_violation_samples([ViolationSample(f"s{i}", "some text", (Violation("r", 0, 4),), {"c": (Violation("r", 0, 4),)})
+    p.store("violations").write_violation_samples([ViolationSample(f"s{i}", "some text", (Violation("r", 0, 4),), {"c": (Violation("r", 0, 4),)})
                                for i in range(3)])
     rng = random.Random(5)
 

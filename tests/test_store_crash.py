@@ -40,7 +40,7 @@ CHILD = textwrap.dedent("""
 def project_path(tmp_path: Path) -> Path:
     path = tmp_path / "crash.concord"
     with Project.create(path) as p:
-        p.write_violation_samples([ViolationSample(f"s{i}", "Buy now!", (Violation("r", 0, 3),),
+        p.store("violations").write_violation_samples([ViolationSample(f"s{i}", "Buy now!", (Violation("r", 0, 3),),
                                                    {CHECKER: (Violation("r", 0, 3), Violation("r", 4, 7))})
                                    for i in range(50)])
     return path

@@ -86,7 +86,7 @@ def test_damaged_file_is_reported_as_damaged_and_repaired_into_a_new_file(
         events = p.events()
         assert 0 < len(events) < n_events  # the rows of the damaged page are lost, the others kept
         assert p.sample_labels("v1")  # labels rebuilt from the surviving events
-        assert len(p.violation_samples()) == 3
+        assert len(p.store("violations").violation_samples()) == 3
 
     # recovery never overwrites
     assert main(["check", str(path), "--repair", "--out", str(out)]) == 2

@@ -47,7 +47,7 @@ def test_schema_1_is_migrated_on_open_with_labels_backfilled(tmp_path: Path) -> 
         assert p.current("s1", CHECKER, "matches") == [[0, 0]]
         assert p.current("s1", CHECKER, "status") == "corrected"
         assert p.current("s1", "", "note") == "check the price claim"
-        assert p.human_matches() == {("s1", CHECKER): {(0, 0)}}
+        assert p.store("violations").human_matches() == {("s1", CHECKER): {(0, 0)}}
         labels_before = p.sample_labels("s1")
         p.rebuild_labels()
         assert p.sample_labels("s1") == labels_before  # the backfill equals a derivation from the events
@@ -59,6 +59,6 @@ def test_schema_1_is_migrated_on_open_with_labels_backfilled(tmp_path: Path) -> 
         # Two annotators who disagree: both labels are kept; the newest resolves the tie.
         assert len(ids) == 1 and p.current("s1", CHECKER, "matches") == [[0, 1]]
         assert p.annotator_labels("s1", CHECKER, "matches") == {"ana": [[0, 0]], "ben": [[0, 1]]}
-        assert p.violation_sample("s1").predictions[CHECKER][1].rule == "Superlative"  # type: ignore[union-attr]
+        assert p.store("violations").violation_sample("s1").predictions[CHECKER][1].rule == "Superlative"  # type: ignore[union-attr]
     with Project.open(path) as p:  # opening again does not migrate again
         assert len(p.query("SELECT version FROM migrations")) == 5 and len(p.events()) == 5

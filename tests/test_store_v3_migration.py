@@ -84,12 +84,12 @@ def test_release_v2_file_migrates_with_nothing_lost(tmp_path: Path) -> None:
         assert p.current("hk-001", CH, "status") == "corrected"
         assert p.current("hk-001", CH, "status", annotator="alice") == "accepted"
         # the readers the app uses still work on the migrated file
-        assert p.human_matches()[("hk-001", CH)] == {(2, 1)}
-        u = p.rubric_units()[0]
-        assert p.human_buckets()[(u["sample_id"], u["trait"])]["tp"] == ["x"]
-        assert p.bucket_assignment(u["sample_id"], u["trait"], "gpt-4o@1")["buckets"]["fn"] == ["b"]  # type: ignore[index]
-        assert p.rubric_sample(u["sample_id"])["question"]  # type: ignore[index]
-        assert p.violation_sample("hk-001").context  # type: ignore[union-attr]
+        assert p.store("violations").human_matches()[("hk-001", CH)] == {(2, 1)}
+        u = p.store("rubric").rubric_units()[0]
+        assert p.store("rubric").human_buckets()[(u["sample_id"], u["trait"])]["tp"] == ["x"]
+        assert p.store("rubric").bucket_assignment(u["sample_id"], u["trait"], "gpt-4o@1")["buckets"]["fn"] == ["b"]  # type: ignore[index]
+        assert p.store("rubric").rubric_sample(u["sample_id"])["question"]  # type: ignore[index]
+        assert p.store("violations").violation_sample("hk-001").context  # type: ignore[union-attr]
         page = p.unit_page(order_by="n_pred", descending=True, limit=5)
         assert page[0]["n_pred"] == max(r[5] for r in units)
         assert p.count_units() == len(units)
@@ -100,7 +100,7 @@ def test_release_v2_file_migrates_with_nothing_lost(tmp_path: Path) -> None:
         # quotes a later grounding fix places differently
         assert not import_file(p, demo_dir() / "rubric.jsonl").changed
         fuzzy = {sid for sid in p.sample_rows("violations")
-                 if any("fuzzy" in g for g in p.violation_groundings(sid).values())}
+                 if any("fuzzy" in g for g in p.store("violations").violation_groundings(sid).values())}
         hashes = dict(c.execute("SELECT id, content_hash FROM samples"))
         r = import_file(p, demo_dir() / "violations.jsonl")
         changed = {sid for sid, h in c.execute("SELECT id, content_hash FROM samples") if hashes[sid] != h}

@@ -39,7 +39,7 @@ def generated(n: int, seed: int = 3) -> list[ViolationSample]:
 
 def make(path: Path) -> Project:
     p = Project.create(path)
-    p.write_violation_samples(generated(60))
+    p.store("violations").write_violation_samples(generated(60))
     # curated ground truth on a few samples: a different list, an empty one
     p.record("ana", [Change("s001", "", "ground_truth", [{"start": 4, "end": 9, "rule": "Tone", "category": "Style"}]),
                      Change("s002", "", "ground_truth", []),
@@ -56,13 +56,13 @@ def assert_same_table(a, b) -> None:
 
 def test_columns_from_sql_give_the_records_pair_table_and_metrics(tmp_path: Path) -> None:
     with make(tmp_path / "p.concord") as p:
-        columns = p.violation_columns()
+        columns = p.store("violations").violation_columns()
         records = p.scheme_records("violations")
         samples = [r.sample for r in records]
         assert [len(s.ground_truth) for s in samples[1:3]] == [1, 0]  # the curated ground truth is what is read
         assert_same_table(build_pair_table(columns, "jaccard"), build_pair_table(samples, "jaccard"))
-        assert_same_table(build_pair_table(p.violation_columns(curated=False), "jaccard"),  # the file's, as stored
-                          build_pair_table(p.violation_samples(), "jaccard"))
+        assert_same_table(build_pair_table(p.store("violations").violation_columns(curated=False), "jaccard"),  # the file's, as stored
+                          build_pair_table(p.store("violations").violation_samples(), "jaccard"))
         for checkers in (["b@1|m"], ["c@1|m", "a@2|m"]):
             assert_same_table(build_pair_table(columns, "jaccard", checkers=checkers),
                               build_pair_table(samples, "jaccard", checkers=checkers))
@@ -78,13 +78,13 @@ def test_columns_of_records_round_trip_the_rows(tmp_path: Path) -> None:
     assert sorted(zip(cols.unit_sample.tolist(), cols.unit_checker.tolist())) == sorted(
         (i, c) for i, s in enumerate(samples) for c in s.predictions)
     with Project.create(tmp_path / "p.concord") as p:
-        p.write_violation_samples(samples)
-        from_sql = p.violation_columns()
+        p.store("violations").write_violation_samples(samples)
+        from_sql = p.store("violations").violation_columns()
     assert_same_table(build_pair_table(from_sql, "jaccard"), build_pair_table(cols, "jaccard"))
 
 
 def test_an_empty_project_gives_an_empty_table(tmp_path: Path) -> None:
     with Project.create(tmp_path / "p.concord") as p:
-        table = build_pair_table(p.violation_columns(), "jaccard")
+        table = build_pair_table(p.store("violations").violation_columns(), "jaccard")
     assert table.n_groups == 0 and len(table.pairs) == 0
     assert_same_table(table, build_pair_table([], "jaccard"))

@@ -62,7 +62,7 @@ def inspect_problem(path: str, name: str, progress: TaskProgress | None = None) 
     from app.errors import UsageError
     from app.services.schemes import scheme_options
     from calibration.search.objectives import REGISTRY
-    from calibration.search.problem import nouns
+    from calibration.search.problem import nouns, suggested_objective
 
     scheme = registry().get(name)
     with Project.open(path) as wp:
@@ -82,7 +82,7 @@ def inspect_problem(path: str, name: str, progress: TaskProgress | None = None) 
         except ValueError:
             continue
         allowed.append(obj.name)
-    suggested = getattr(problem, "objective", None) or "kappa"
+    suggested = suggested_objective(problem)
     g, s = nouns(problem)
     return {"objectives": [suggested] + [o for o in allowed if o != suggested], "suggested": suggested,
             "groupings": [(f"folds grouped by {g}", g)] + ([(f"leave one {s} out", s)] if has_strata else []),

@@ -23,7 +23,8 @@ from app.errors import UsageError
 from app.files import regular_file
 from app.io import labelstudio
 from app.io.formats import Source, detect_format, read_source
-from app.io.parallel import MIN_PARALLEL_BYTES, SPANNING_LIMIT, Part, PartResult, Pipeline, chunks, default_workers
+from app.io.parallel import (MIN_PARALLEL_BYTES, SPANNING_LIMIT, Part, PartResult, Pipeline, chunks, default_workers,
+                             prepared_rows)
 from app.io.problems import Location, Problem, Problems
 from app.io.records import JSON_COLUMNS, RecordValidator, Validated, io_adapter
 from app.progress import Progress, check
@@ -34,6 +35,7 @@ from calibration.schemes.base import registry
 from calibration.schemes.fields import WARNING_KINDS
 
 RUBRIC_COLUMNS = ("question", "response", "traits")
+TRAITS = "rubric"  # the scheme whose stored trait definitions a file may not redefine (RecordValidator)
 PROGRESS_EVERY = 2000
 # Secondary indexes are dropped and built again after the import when it brings at least this many times the
 # samples the project holds (and at least REBUILD_MIN): one sorted build beats updating them row by row then.
@@ -211,16 +213,19 @@ def _import_file(project: Project, path: Path, dataset: str | None, progress: Pr
     try:
         with project.transaction():
             dataset_id = _dataset_id(project, name, path, sha, total)
-            vc = project.write_violation_samples(out.violations, out.groundings, out.metas, dataset_id)
-            rc = project.write_rubric_samples(out.rubric, dataset_id)
+            own = {scheme: _write_prepared(project, scheme, rows, dataset_id, {})
+                   for scheme, rows in prepared_rows(out, {}).items()}  # schemes with store writes of their own
             counts = {scheme: project.write_samples(scheme, recs, dataset_id) for scheme, recs in out.records.items()}
             labeled = _record_labels(project, src, problems, path)
     except ValueError as exc:  # the store's own consistency checks; validation should have caught these first
         raise UsageError(f"{path}: {exc}") from None
     checkers = sorted({c for s in out.violations for c in s.predictions})
     n_viol = sum(len(s.ground_truth) + sum(len(v) for v in s.predictions.values()) for s in out.violations)
-    return ImportReport(path, src.format, name, total, vc, rc, n_viol, dict(out.how), checkers,
-                        problems.warnings, time.perf_counter() - t0, counts, *labeled)
+    report = ImportReport(path, src.format, name, total, WriteCounts(), WriteCounts(), n_viol, dict(out.how), checkers,
+                          problems.warnings, time.perf_counter() - t0, counts, *labeled)
+    for scheme, c in own.items():
+        counts_of(report, scheme).add(c)
+    return report
 
 
 def _record_labels(project: Project, src: Source, problems: Problems, path: Path
@@ -278,11 +283,9 @@ class _Stream:
             self.dataset_id = int(known["id"]) if known is not None else project.add_dataset(name, str(self.path.resolve()), None, 0)
         try:
             for scheme, prepared in r.prepared.items():
-                write = io_adapter(scheme).write_prepared
-                assert write is not None  # a scheme that prepares declares both (app/schemes/contracts.py)
-                self.counts_of(scheme).add(write(project, prepared, self.dataset_id, r.line_hashes))
+                counts_of(self, scheme).add(_write_prepared(project, scheme, prepared, self.dataset_id, r.line_hashes))
             for scheme, recs in r.generic.items():
-                self.counts_of(scheme).add(project.write_samples(scheme, recs, self.dataset_id, r.line_hashes))
+                counts_of(self, scheme).add(project.write_samples(scheme, recs, self.dataset_id, r.line_hashes))
         except ValueError as exc:  # the store's own consistency checks; validation should have caught these first
             raise UsageError(f"{self.path}: {exc}") from None
 
@@ -295,13 +298,22 @@ class _Stream:
         name = self.dataset or default_dataset(self.path, self.generic)
         _dataset_id(self.project, name, self.path, sha, self.records)
         for scheme, n in self.unchanged.items():
-            self.counts_of(scheme).unchanged += n
+            counts_of(self, scheme).unchanged += n
         return name
 
-    def counts_of(self, scheme: str) -> WriteCounts:
-        """Where a scheme's samples are counted: the report field its io adapter names, else `counts[scheme]`."""
-        field_name = io_adapter(scheme).report_counts
-        return getattr(self, field_name) if field_name else self.counts.setdefault(scheme, WriteCounts())
+
+def _write_prepared(project: Project, scheme: str, prepared: Any, dataset_id: int | None,
+                    line_hashes: Mapping[str, bytes]) -> WriteCounts:
+    """Write what the scheme's io adapter prepared (`prepare`, in a worker or here) with its `write_prepared`."""
+    write = io_adapter(scheme).write_prepared
+    assert write is not None  # a scheme that prepares declares both (app/schemes/contracts.py)
+    return write(project, prepared, dataset_id, line_hashes)
+
+
+def counts_of(report: ImportReport | _Stream, scheme: str) -> WriteCounts:
+    """Where a scheme's samples are counted: the report field its io adapter names, else `counts[scheme]`."""
+    field_name = io_adapter(scheme).report_counts
+    return getattr(report, field_name) if field_name else report.counts.setdefault(scheme, WriteCounts())
 
 
 def _import_jsonl(project: Project, path: Path, dataset: str | None, progress: Progress | None,
@@ -311,7 +323,7 @@ def _import_jsonl(project: Project, path: Path, dataset: str | None, progress: P
     size = path.stat().st_size
     if progress is not None:
         progress.update(0, size, f"reading {path.name}" + (f" ({workers} processes)" if workers > 1 else ""))
-    traits = {t["name"]: t for t in project.traits()}
+    traits = {t["name"]: t for t in project.store(TRAITS).traits()}
     lookup = str(project.path) if project.has_line_hashes() else None
     stream = _Stream(project, path, dataset, traits)
     sha = hashlib.sha256()
@@ -372,7 +384,7 @@ def _check_schemes(project: Project, wanted: dict[str, str], validator: RecordVa
 
 
 def _validate(project: Project, src: Source, problems: Problems, progress: Progress | None) -> Validated:
-    validator = RecordValidator(problems, project.get_trait)
+    validator = RecordValidator(problems, project.store(TRAITS).get_trait)
     records = src.records
     total = len(records)
     add = validator.add

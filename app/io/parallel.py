@@ -217,14 +217,14 @@ def run_part(part: Part, reader: LineHashReader | None = None) -> PartResult:
     hash_of = {sid: line_of[ids[sid].number] for sid in out.schemes if ids.get(sid) and ids[sid].number in line_of}
     viol = out.violations
     return PartResult(
-        problems.errors, problems.warnings, state, {} if problems.errors else _prepared(out, hash_of),
+        problems.errors, problems.warnings, state, {} if problems.errors else prepared_rows(out, hash_of),
         out.how, {c for s in viol for c in s.predictions},
         sum(len(s.ground_truth) + sum(len(v) for v in s.predictions.values()) for s in viol),
         records, len(numbered), schemes=out.schemes, generic=out.records, line_hashes=hash_of, unchanged=unchanged,
         spanning=spanning, end=part.end)
 
 
-def _prepared(out: Validated, line_hashes: Mapping[str, bytes]) -> dict[str, Any]:
+def prepared_rows(out: Validated, line_hashes: Mapping[str, bytes]) -> dict[str, Any]:
     """Per scheme of the chunk's valid records whose io adapter has `prepare` (app/schemes/contracts.py): what it writes."""
     prepared: dict[str, Any] = {}
     present = set(out.schemes.values())

@@ -14,8 +14,9 @@ Contributions (module -> contract):
   its own record parsing and ids, its own file formats, a default dataset name, its own store writes for streamed
   import (`prepare` in the worker, `write_prepared` in the writer), label-file lines of its own, ground-truth
   labels, the export of its curated files (`EXPORT`) and extra export datasets.
-- store: tables of its own. Built-in schemes still mix their store classes into `Project` (`mixins`); a new
-  scheme composes instead: `part` is a class built with the project (`project.store(name)`), creating its tables.
+- store: tables of its own, composed: `part` is a class built with the project (`project.store(name)`, e.g.
+  app.store.parts.ProjectPart) holding the scheme's queries; it creates its tables when first built (a built-in
+  scheme's come from the released migrations: nothing to create).
   Optional hooks: records and evaluation records read from its tables, counts for `status`, rebuilt counts,
   applied parameters kept in its own table.
 - views: the detail view class (`VIEW`, an app.gui.views.base.DetailView; Qt is imported only when loaded).
@@ -127,7 +128,8 @@ class LoadParams(Protocol):
 
 
 class StoreTables(Protocol):
-    """A store part (composition): built with the project, creates its own tables when first used."""
+    """A store part (composition): built with the project, creates its own tables when first used (outside a write
+    transaction: CREATE TABLE IF NOT EXISTS, one statement per table, or its own `project.transaction()`)."""
 
     def __init__(self, project: Any) -> None: ...
 
@@ -206,8 +208,7 @@ class IOPart(Part):
 class StorePart(Part):
     """Tables of one scheme's own and what generic code reads from them (every field None: the generic tables)."""
 
-    mixins: tuple[type, ...] = ()  # built-in schemes: classes mixed into Project (MIXINS)
-    part: type[StoreTables] | None = None  # new schemes: composed, `project.store(name)` (PART)
+    part: type[StoreTables] | None = None  # composed: `project.store(name)` (PART)
     write_records: WriteRecords | None = None  # rows of its own for records the generic write stores or replaces
     load_records: ProjectHook | None = None
     evaluation_records: ProjectHook | None = None
@@ -217,7 +218,7 @@ class StorePart(Part):
     param_refs: ProjectHook | None = None
     save_params: SaveParams | None = None
     load_params: LoadParams | None = None
-    ATTRS: ClassVar[Mapping[str, str]] = {"mixins": "MIXINS", "part": "PART"}
+    ATTRS: ClassVar[Mapping[str, str]] = {"part": "PART"}
     PAIRS: ClassVar[tuple[tuple[str, str], ...]] = (("save_params", "load_params"), ("save_params", "param_refs"))
 
 

@@ -53,15 +53,6 @@ def _checked(manifest: Any, where: str) -> Manifest:
     return manifest
 
 
-def _composed(manifest: Manifest) -> Manifest:
-    """A scheme added after start-up cannot change Project's class: its store composes (PART), never mixes in."""
-    store = manifest.contributions.get("store")
-    if store is not None and "mixins" in store.provides:
-        raise ContractError(f"scheme {manifest.name}: `mixins` are for built-in schemes; declare `part` (a class "
-                            f"built with the project, `project.store({manifest.name!r})`) instead")
-    return manifest
-
-
 def _typed(manifest: Any, where: str) -> Manifest:
     if not isinstance(manifest, Manifest):
         raise ContractError(f"{where}: expected an app.schemes.manifest.Manifest, got {type(manifest).__name__}")
@@ -90,7 +81,7 @@ def _load_entry_points() -> None:
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         obj = ep.load()
         if isinstance(obj, Manifest):
-            m = _composed(_checked(obj, f"entry point {ep.name}"))
+            m = _checked(obj, f"entry point {ep.name}")
             if m.name in builtin() or (m.name in _plugins and _plugins[m.name] is not m):
                 raise ContractError(f"scheme {m.name}: two manifests (entry point {ep.value})")
             _plugins[m.name] = m
@@ -114,7 +105,7 @@ def register(m: Manifest, scheme: Any = None, *, replace: bool = False) -> Manif
     """Add a scheme's app side (and its Scheme to the calibration registry: `scheme`, else the manifest's)."""
     from calibration.schemes.base import registry
 
-    _composed(_checked(m, f"register({m.name!r})"))
+    _checked(m, f"register({m.name!r})")
     if m.name in builtin() and not replace:
         raise ContractError(f"scheme {m.name}: a built-in scheme's manifest cannot be replaced")
     registry().register(scheme if scheme is not None else m.load_scheme(), replace=replace)
@@ -212,14 +203,6 @@ def register_commands(module: str, subparsers: Any) -> None:
             found.register(subparsers)
             return
     raise ContractError(f"{module}: not the commands contribution of any scheme")
-
-
-def store_mixins() -> tuple[type, ...]:
-    """The classes built-in schemes mix into Project (their store contributions' MIXINS), in BUILTIN order."""
-    out: list[type] = []
-    for name in builtin():
-        out += store(name).mixins
-    return tuple(out)
 
 
 def check_all() -> None:

@@ -22,7 +22,7 @@ from typing import Any
 
 from app.figures import fmt_estimate
 from app.services.agreement import NOT_ITEMS, json_finite, record_items, records_by_id
-from calibration.schemes.base import registry
+from calibration.schemes.base import capabilities, registry
 
 METRIC = "\x00metric"  # the metric's rater name in the item tables (no annotator can be called this)
 RESOLVED = "\x00resolved"
@@ -138,7 +138,7 @@ def _run_evaluate(project: Any, scheme_name: str, options: Mapping[str, Any] | N
     from app.services.schemes import scheme_options
 
     scheme = registry().get(scheme_name)
-    hook = getattr(scheme, "evaluate", None)
+    hook = capabilities(scheme).evaluate
     if hook is None or not any(len(v) >= 2 for v in _by_annotator(project, scheme_name).values()):
         return {}, None
     decided: dict[tuple[str, str], dict[str, Any]] = {}

@@ -15,7 +15,7 @@ from app.services.missing import has_human_labels, units_missing
 from app.services.schemes import scheme_options
 from app.store import Project
 from app.store.samples import store_adapter
-from calibration.schemes.base import Report, Scheme
+from calibration.schemes.base import Report, Scheme, capabilities
 
 
 @dataclass
@@ -56,7 +56,7 @@ def evaluate(project: Project, schemes: Sequence[Scheme], options: Mapping[str, 
         raise UsageError(f"--preset {', '.join(options['presets'])}: no such preset (known: {', '.join(known) or 'none'})")
     out = []
     for scheme in schemes:
-        hook = getattr(scheme, "evaluate", None)
+        hook = capabilities(scheme).evaluate
         if hook is None:
             out.append(Evaluated(scheme, None, f"{scheme.name}: this scheme has no evaluation yet; skipped"))
             continue

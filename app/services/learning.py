@@ -31,6 +31,7 @@ def learning_curve(project: Project, scheme: Scheme, options: Mapping[str, Any],
     """{"points": [{n, score, lo, hi, half_width, note}], "stopping": {...}} on growing prefixes of the labeled keys
     (a prefix keeps every label kind of its keys; per-sample kinds at unit '' count as keys of their own)."""
     from calibration.search.engine import Calibrator
+    from calibration.search.problem import suggested_objective
     from calibration.search.progress import check
 
     labels = project.scheme_labels(scheme.name)
@@ -52,7 +53,7 @@ def learning_curve(project: Project, scheme: Scheme, options: Mapping[str, Any],
         problem = scheme.search_problem(records, sub, opts)
         if problem is None:
             raise ValueError(f"nothing to calibrate on the first {n} labeled units")
-        cal = Calibrator(objective=objective or getattr(problem, "objective", None) or "kappa", folds=folds,
+        cal = Calibrator(objective=objective or suggested_objective(problem), folds=folds,
                          group_by=group_by or "group", seed=seed, n_boot=n_boot)
         cal.fit(problem, cancel=progress)
         return cal.heldout_score_, cal.heldout_ci_[0], cal.heldout_ci_[1]

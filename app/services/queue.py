@@ -19,7 +19,7 @@ from app.services.missing import units_missing
 from app.services.schemes import present, scheme_options
 from app.store import Project
 from calibration import queue as q
-from calibration.schemes.base import Scheme
+from calibration.schemes.base import Scheme, capabilities
 
 MODEL_ORDERS = ("disagreement", "boundary", "metric-vs-llm")
 
@@ -78,7 +78,8 @@ def _units(project: Project, schemes: Sequence[Scheme]) -> Units:
 def calibrates(scheme: Scheme) -> bool:
     """Whether a scheme can have a search problem at all (a scheme says `calibrates = False` when its metrics have
     no parameters, e.g. rubric), decided without building anything."""
-    return getattr(scheme, "search_problem", None) is not None and getattr(scheme, "calibrates", True)
+    can = capabilities(scheme)
+    return can.search_problem is not None and can.calibrates
 
 
 def last_run(project: Project, scheme: str) -> dict[str, Any] | None:

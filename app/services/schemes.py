@@ -14,7 +14,7 @@ from typing import Any
 from app.errors import UsageError
 from app.progress import Progress
 from app.store import Project
-from calibration.schemes.base import Scheme, SchemeError, registry
+from calibration.schemes.base import Scheme, SchemeError, capabilities, registry
 
 NOT_LABELS = ("status", "note")  # kinds that say nothing a metric can be calibrated on
 
@@ -91,7 +91,7 @@ def annotator_labels(project: Project, scheme_name: str) -> dict[str, dict[tuple
 def check_options(scheme: Scheme, options: Mapping[str, Any]) -> None:
     """The scheme's optional `check_options(options)` hook (its search space from the caller's words), before any
     label is read: a bad option is reported as itself, not as a shortage of labels it never got to."""
-    hook = getattr(scheme, "check_options", None)
+    hook = capabilities(scheme).check_options
     if hook is None:
         return
     try:
@@ -139,6 +139,7 @@ def calibrate(project: Project, scheme: Scheme, options: Mapping[str, Any], *, o
     from calibration.search.engines import check_engine
 
     from calibration.search.objectives import get as objective_named
+    from calibration.search.problem import suggested_objective
 
     if objective is not None:
         try:
@@ -162,7 +163,7 @@ def calibrate(project: Project, scheme: Scheme, options: Mapping[str, Any], *, o
         n = labeled_units(project, scheme)
         raise UsageError(f"{scheme.title}: nothing to calibrate (either its metric has no parameters to fit, or none "
                          f"of the {n} labeled {scheme.unit_noun}s has a machine output the metric scores)")
-    objective = objective or getattr(problem, "objective", None) or "kappa"
+    objective = objective or suggested_objective(problem)
     try:
         cal = Calibrator(objective=objective, folds=folds, group_by=group_by, seed=seed, n_boot=n_boot,
                          engine=engine, scheduler=scheduler)

@@ -13,8 +13,8 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
-    """`Project` is assembled on first use (app/store/assembled.py): the schemes' store modules import the store's
-    submodules, so the class that mixes them in cannot be built while this package initialises."""
+    """`Project` is assembled on first use (app/store/assembled.py): importing the package (e.g. for `WriteCounts`)
+    does not import every mixin of the project class."""
     if name == "Project":
         from app.store.assembled import Project
 

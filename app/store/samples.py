@@ -75,9 +75,9 @@ class SamplesMixin(ProjectBase):
 
     def sample_schemes(self, ids: Iterable[str]) -> dict[str, str]:
         """The scheme of each given id that exists (import checks an id is not reused across schemes)."""
-        return {sid: scheme for sid, (scheme, _, _) in self._existing_hashes(ids).items()}
+        return {sid: scheme for sid, (scheme, _, _) in self.existing_hashes(ids).items()}
 
-    def _existing_hashes(self, ids: Iterable[str]) -> dict[str, tuple[str, str, bytes | None]]:
+    def existing_hashes(self, ids: Iterable[str]) -> dict[str, tuple[str, str, bytes | None]]:
         """id -> (scheme, content hash, raw line hash) of the given ids that exist."""
         out: dict[str, tuple[str, str, bytes | None]] = {}
         ids = list(ids)
@@ -89,14 +89,14 @@ class SamplesMixin(ProjectBase):
                 out[sid] = (scheme, h, lh)
         return out
 
-    def _changed(self, scheme: str, hashes: Sequence[tuple[str, str]], counts: WriteCounts,
+    def changed_samples(self, scheme: str, hashes: Sequence[tuple[str, str]], counts: WriteCounts,
                  line_hashes: Mapping[str, bytes] | None = None,
                  existing: Mapping[str, tuple[str, str, bytes | None]] | None = None) -> tuple[set[str], set[str]]:
         """(ids to write, ids that existed) given (id, new hash) pairs; raises if an id belongs to another scheme.
         An unchanged sample read from a different raw line (e.g. keys reordered) gets that line's hash. `existing`:
-        `_existing_hashes` of the ids, when the caller read them already."""
+        `existing_hashes` of the ids, when the caller read them already."""
         if existing is None:
-            existing = self._existing_hashes(sid for sid, _ in hashes)
+            existing = self.existing_hashes(sid for sid, _ in hashes)
         todo: set[str] = set()
         replaced: set[str] = set()
         refresh: list[tuple[bytes, str]] = []
@@ -139,7 +139,7 @@ class SamplesMixin(ProjectBase):
             data = scheme.to_json(r)
             payload = {k: v for k, v in data.items() if k not in ("scheme", "id", "split", "meta")}
             prepared.append((scheme.record_id(r), r, data, payload, content_hash(data)))
-        todo, replaced = self._changed(scheme.name, [(sid, h) for sid, _, _, _, h in prepared], counts, line_hashes)
+        todo, replaced = self.changed_samples(scheme.name, [(sid, h) for sid, _, _, _, h in prepared], counts, line_hashes)
         line_hashes = line_hashes or {}
         with self.transaction() as c:
             deltas = unit_counts(c, sorted(replaced))
@@ -289,16 +289,16 @@ class SchemeDataMixin(ProjectBase):
             "ORDER BY (SELECT s.rowid FROM samples s WHERE s.scheme = rc.scheme LIMIT 1)").fetchall())
 
     def store(self, scheme_name: str) -> Any:
-        """The scheme's store part (composition: its store contribution's PART, built with this project; its tables
-        are created on first use). A KeyError for a scheme without one."""
+        """The scheme's store part (composition: its store contribution's PART, built with this project once; its
+        `create_tables` runs then: tables of its own are made on first use, those of the released migrations need
+        nothing). A KeyError for a scheme without one."""
         parts: dict[str, Any] = self.__dict__.setdefault("_store_parts", {})
         if scheme_name not in parts:
             cls = store_adapter(scheme_name).part
             if cls is None:
                 raise KeyError(f"scheme {scheme_name!r} keeps no tables of its own")
             part = cls(self)
-            with self.transaction():
-                part.create_tables()
+            part.create_tables()  # no write transaction here: reading a part must not wait for another writer
             parts[scheme_name] = part
         return parts[scheme_name]
 

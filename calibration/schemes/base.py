@@ -144,7 +144,9 @@ class SchemeInfo:
 
 @runtime_checkable
 class Scheme(Protocol):
-    """A metric family. Implementations are plain objects (often a frozen dataclass or a module-level instance)."""
+    """A metric family. Implementations are plain objects (often a frozen dataclass or a module-level instance).
+    `evaluate`, `search_problem` and the members `calibrates` and `check_options` are optional: `Capabilities` lists
+    them with their defaults, and generic code reads them through `capabilities(scheme)`."""
 
     name: str  # the value of a record's "scheme" key, and of samples.scheme in the store
     title: str  # for menus and reports ("Violations", "TRACe")
@@ -249,6 +251,7 @@ class Registry:
             raise SchemeError(f"a scheme needs a non-empty name, got {name!r}")
         if name in self._schemes and not replace and self._schemes[name] is not scheme:
             raise SchemeError(f"scheme {name!r} is registered twice")
+        capabilities(scheme)  # its optional members checked once, here
         self._schemes[name] = scheme
 
     def register(self, scheme: Scheme, *, replace: bool = False) -> Scheme:
@@ -322,6 +325,35 @@ def info(scheme: Scheme) -> SchemeInfo:
                       accepts=getattr(scheme, "accepts", "") or f"{scheme.title} records",
                       file_suffixes=tuple(getattr(scheme, "file_suffixes", GENERIC_SUFFIXES)),
                       llm_run=getattr(scheme, "llm_run", ""), no_units=getattr(scheme, "no_units", ""))
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a scheme may offer beyond the members every scheme has, declared here with their defaults: generic code
+    (evaluate, calibrate, the queue, the ceiling) reads these fields from `capabilities(scheme)` and never probes a
+    scheme for a hook. A scheme declares one by defining the member of that name; registering a scheme checks them."""
+
+    evaluate: Callable[..., Report] | None = None  # `Scheme.evaluate`; None: `concord evaluate` skips it with a note
+    search_problem: Callable[..., Any] | None = None  # `Scheme.search_problem`; None: nothing to calibrate
+    calibrates: bool = True  # False: its metrics have no parameters to fit (rubric), decided without building anything
+    # check_options(options): raises ValueError for calibration options it refuses, before any label is read
+    check_options: Callable[[Mapping[str, Any]], None] | None = None
+
+
+OPTIONAL_MEMBERS: tuple[str, ...] = ("evaluate", "search_problem", "calibrates", "check_options")
+
+
+def capabilities(scheme: Scheme) -> Capabilities:
+    """The scheme's optional members (Capabilities): the one place they are read, with their declared defaults. A
+    SchemeError names a member of the wrong type (`calibrates` not a bool, a hook not callable)."""
+    found = {m: getattr(scheme, m) for m in OPTIONAL_MEMBERS if hasattr(scheme, m)}
+    name = getattr(scheme, "name", "?")
+    for m, value in found.items():
+        if m == "calibrates" and not isinstance(value, bool):
+            raise SchemeError(f"scheme {name!r}: `calibrates` must be True or False, got {value!r}")
+        if m != "calibrates" and value is not None and not callable(value):
+            raise SchemeError(f"scheme {name!r}: `{m}` must be callable")
+    return Capabilities(**found)
 
 
 def scheme_infos() -> list[SchemeInfo]:

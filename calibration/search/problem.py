@@ -46,6 +46,15 @@ class SearchProblem(Protocol):
         """The scheme's own parameter dict for one config (what `--apply` saves, JSON-able)."""
 
 
+DEFAULT_OBJECTIVE = "kappa"
+
+
+def suggested_objective(problem: Any) -> str:
+    """The objective a problem suggests (its optional `objective`, e.g. ADDM's "weighted_kappa"), else kappa: what
+    calibrate, the learning curve and the app's panel use when the user names none."""
+    return getattr(problem, "objective", None) or DEFAULT_OBJECTIVE
+
+
 def nouns(problem: Any) -> tuple[str, str]:
     """(group noun, stratum noun) for messages: a problem may set `group_noun` / `stratum_noun`."""
     return getattr(problem, "group_noun", "group"), getattr(problem, "stratum_noun", "stratum")

@@ -9,7 +9,7 @@ MANIFEST = Manifest(
         "io": Contribution("app.schemes.rubric.io", {
             "prepare", "write_prepared", "report_counts", "export", "label_command", "label_keys", "label_unit_key",
             "label_value_key"}),
-        "store": Contribution("app.schemes.rubric.store", {"mixins", "load_records"}),
+        "store": Contribution("app.schemes.rubric.store", {"part", "load_records"}),
         "views": Contribution("app.schemes.rubric.views"),
         "llm": Contribution("app.schemes.rubric.llm"),
         "commands": Contribution("app.schemes.rubric.commands"),

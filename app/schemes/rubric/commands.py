@@ -48,6 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_import(args: argparse.Namespace) -> int:
+    from app.schemes.rubric.store import store_of
     from app.store import Project
     from calibration.jsontext import MAX_RECORD_BYTES, encoding_problem, size_text
     from calibration.schemes.rubric import MetricTrait, TraitError
@@ -72,9 +73,10 @@ def run_import(args: argparse.Namespace) -> int:
     parsed = parse_trait_file(text)
     messages = [f"{path}:{p}" for p in parsed.problems]
     with Project.open(args.project) as project:
+        store = store_of(project)
         new = []
         for t in parsed.traits:
-            stored = project.get_trait(t.name)
+            stored = store.get_trait(t.name)
             if stored is None:
                 new.append(t)
                 continue
@@ -89,7 +91,7 @@ def run_import(args: argparse.Namespace) -> int:
             raise UsageError(f"{path}: {len(messages)} problem(s) found, nothing was imported:\n{lines}")
         for w in parsed.warnings:
             print(f"warning: {path}:{w}", file=sys.stderr)
-        project.write_traits([t.to_dict() for t in new])
+        store.write_traits([t.to_dict() for t in new])
     kept = len(parsed.traits) - len(new)
     print(f"{path}: {len(new)} trait(s) added, {kept} already in the project"
           + (f": {', '.join(t.name for t in new)}" if new else ""))
@@ -99,8 +101,9 @@ def run_import(args: argparse.Namespace) -> int:
 def run_list(args: argparse.Namespace) -> int:
     import json
 
+    from app.schemes.rubric.store import store_of
     from app.store import Project
 
     with Project.open(args.project) as project:
-        print(json.dumps(project.traits(), indent=2, ensure_ascii=False))
+        print(json.dumps(store_of(project).traits(), indent=2, ensure_ascii=False))
     return 0

@@ -51,7 +51,7 @@ def prepare(out: "Validated", line_hashes: Mapping[str, bytes]) -> list[RubricSa
 
 def write_prepared(project: "Project", records: list[RubricSample], dataset_id: int | None,
                    line_hashes: Mapping[str, bytes]) -> "WriteCounts":
-    return project.write_rubric_samples(records, dataset_id, line_hashes)
+    return project.store(SCHEME).write_rubric_samples(records, dataset_id, line_hashes)
 
 
 def _consistent(v: "RecordValidator", loc: Location, path: str, canonical: dict[str, Any]) -> None:
@@ -127,8 +127,9 @@ def canonical_trait(definition: Mapping[str, Any]) -> dict[str, Any]:
 
 def _rubric_units(project: Any, f: "Filters", labels: Mapping, skipped: Counter) -> dict[str, list[RubricUnit]]:
     chosen: dict[str, list[RubricUnit]] = {}
-    definitions = {t["name"]: t for t in project.traits()}
-    for row in project.rubric_units():
+    store = project.store(SCHEME)
+    definitions = {t["name"]: t for t in store.traits()}
+    for row in store.rubric_units():
         sid, trait = row["sample_id"], row["trait"]
         status, status_by = labels.get((sid, trait, "status"), (None, ""))
         if not unit_wanted(status, trait, f):
@@ -137,7 +138,7 @@ def _rubric_units(project: Any, f: "Filters", labels: Mapping, skipped: Counter)
         if human is not None:
             raw, annotator = human
         elif status == "accepted":
-            machine = project.bucket_assignment(sid, trait)
+            machine = store.bucket_assignment(sid, trait)
             if machine is None or machine["buckets"] is None:
                 skipped["accepted without any buckets"] += 1
                 continue
@@ -223,8 +224,9 @@ class RubricExport(SchemeExport):
         from calibration.schemes.rubric.agreement import rubric_agreement
 
         pairs = []
+        store = project.store(SCHEME)
         for u in part.state["units"]:
-            llm = project.bucket_assignment(u.sample_id, u.trait)
+            llm = store.bucket_assignment(u.sample_id, u.trait)
             if llm is None or llm["buckets"] is None:
                 continue
             try:

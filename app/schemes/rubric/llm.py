@@ -41,6 +41,7 @@ def assign_cli(args: argparse.Namespace) -> int:
     from app.schemes.rubric.llm_assigner import assign_buckets
     from app.llm.report import finish_run
     from app.llm.settings import DEFAULT_MODEL, LLMConfigError, LLMSettings
+    from app.schemes.rubric.store import store_of
     from app.store import Project  # the store pulls in sqlite; keep `concord --help` light
     from calibration.schemes.rubric import MetricTrait, TraitError
 
@@ -56,26 +57,27 @@ def assign_cli(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     source = args.source or default_source(settings.model)
     with Project.open(args.project) as project:
-        definition = project.get_trait(args.trait)
+        store = store_of(project)
+        definition = store.get_trait(args.trait)
         if definition is None:
-            known = ", ".join(repr(t["name"]) for t in project.traits()) or "none"
+            known = ", ".join(repr(t["name"]) for t in store.traits()) or "none"
             raise UsageError(f"{args.project}: --trait: no trait named {args.trait!r} (traits in this project: {known})")
         try:
             trait = MetricTrait.from_dict(definition, strict=False)
         except TraitError as exc:
             raise UsageError(f"{args.project}: trait {args.trait!r}: {exc}") from None
-        units = project.rubric_units(trait=trait.name)
+        units = store.rubric_units(trait=trait.name)
         if args.limit is not None:
             units = units[: args.limit]
         todo = []
         for unit in units:
-            existing = project.bucket_assignment(unit["sample_id"], trait.name, source)
+            existing = store.bucket_assignment(unit["sample_id"], trait.name, source)
             if existing is None or existing.get("buckets") is None:  # failures are retried
                 todo.append(unit)
         skipped = len(units) - len(todo)
 
         def sink(sample_id: str, trait_name: str, buckets: Any, error: str | None) -> None:
-            project.save_bucket_assignment(sample_id, trait_name, source, buckets, error)
+            store.save_bucket_assignment(sample_id, trait_name, source, buckets, error)
 
         with sigint_cancels(console) as cancel, RichBar(console, label="assigning", cancel=cancel, transient=False) as progress:
             try:

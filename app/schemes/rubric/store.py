@@ -5,12 +5,16 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.store.counts import add_counts, unit_counts
-from app.store.project import ProjectBase, dumps, now
+from app.store.parts import ProjectPart
+from app.store.project import dumps, now
 from app.store.samples import IMPORT_SOURCE, WriteCounts, content_hash
 from calibration.schemes.rubric.records import RubricSample
+
+if TYPE_CHECKING:
+    from app.store import Project
 
 SCHEME = "rubric"
 
@@ -19,7 +23,10 @@ def _n_pred(buckets: Mapping[str, Sequence[str]] | None) -> int:
     return 0 if buckets is None else len(buckets.get("tp", [])) + len(buckets.get("fp", []))
 
 
-class RubricStoreMixin(ProjectBase):
+class RubricStore(ProjectPart):
+    """The rubric scheme's store part (`project.store("rubric")`, or `store_of(project)` typed): trait definitions,
+    samples and units, and the LLM's buckets as machine labels. Its tables come from the released migrations."""
+
     def write_traits(self, traits: Iterable[Mapping[str, Any]]) -> None:
         """Store trait definitions by name; a different definition under an existing name is an error."""
         with self.transaction() as c:
@@ -42,7 +49,7 @@ class RubricStoreMixin(ProjectBase):
                              line_hashes: Mapping[str, bytes] | None = None) -> WriteCounts:
         """Insert or replace samples (unchanged ones are left alone); `line_hashes`: id -> raw JSONL line hash."""
         counts = WriteCounts()
-        existing = self._existing_hashes(s.id for s in samples)  # type: ignore[attr-defined]
+        existing = self.project.existing_hashes(s.id for s in samples)
         line_hashes = line_hashes or {}
         refresh: list[tuple[bytes, str]] = []
         deltas: Counter[tuple[str, str, str]] = Counter()
@@ -88,7 +95,7 @@ class RubricStoreMixin(ProjectBase):
                         c.execute("INSERT INTO machine_labels VALUES (?, ?, ?, ?, NULL, ?)",
                                   (s.id, t["name"], IMPORT_SOURCE, dumps(b), now()))
             add_counts(c, deltas)
-        self.refresh_line_hashes(refresh)  # type: ignore[attr-defined]
+        self.project.refresh_line_hashes(refresh)
         return counts
 
     def rubric_units(self, trait: str | None = None) -> list[dict[str, Any]]:
@@ -117,12 +124,12 @@ class RubricStoreMixin(ProjectBase):
         self, sample_id: str, trait: str, source: str, buckets: Mapping[str, list[str]] | None, error: str | None = None
     ) -> None:
         """The LLM's buckets for a unit, as a machine label; the unit's excerpt count follows."""
-        self.save_machine_label(sample_id, trait, source, None if buckets is None else dict(buckets), error,  # type: ignore[attr-defined]
-                                None if buckets is None else {"n_pred": _n_pred(buckets)})
+        self.project.save_machine_label(sample_id, trait, source, None if buckets is None else dict(buckets), error,
+                                        None if buckets is None else {"n_pred": _n_pred(buckets)})
 
     def bucket_assignment(self, sample_id: str, trait: str, source: str | None = None) -> dict[str, Any] | None:
         """The machine's buckets for a unit: the named source, else the newest successful one."""
-        row = self.machine_label(sample_id, trait, source)  # type: ignore[attr-defined]
+        row = self.project.machine_label(sample_id, trait, source)
         if row is None:
             return None
         row["trait"] = row["unit"]
@@ -130,11 +137,16 @@ class RubricStoreMixin(ProjectBase):
         return row
 
 
+def store_of(project: Project) -> RubricStore:
+    """The project's rubric store part, typed (what `project.store("rubric")` returns)."""
+    return project.store(SCHEME)
+
+
 # -- hooks the generic store reads (app/store/samples.py SchemeDataMixin) ---------------------------------------------
 def load_records(project: Any) -> list[RubricSample]:
     """The rubric samples as `RubricSample`s: traits from the traits table, the machine's buckets per trait (the
     newest successful machine label: an LLM run after import replaces the imported buckets)."""
-    traits = {t["name"]: t for t in project.traits()}
+    traits = {t["name"]: t for t in store_of(project).traits()}
     units: dict[str, list[str]] = {}
     for sid, unit in project.conn.execute("SELECT sample_id, unit FROM units WHERE scheme = ? ORDER BY id", (SCHEME,)):
         units.setdefault(sid, []).append(unit)
@@ -154,4 +166,4 @@ def load_records(project: Any) -> list[RubricSample]:
     return out
 
 
-MIXINS = (RubricStoreMixin,)  # mixed into Project (app/store/assembled.py)
+PART = RubricStore  # composed: `project.store("rubric")` (app/store/samples.py)

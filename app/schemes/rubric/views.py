@@ -23,6 +23,7 @@ from app.gui.plaintext import plain_label
 from app.gui.spantext import LEGEND, STYLES, Span, SpanTextView
 from app.gui.views.base import DetailView, ViewContext, make_table, status_label, title_label, view_layout
 from app.schemes.rubric.corrections import set_buckets
+from app.schemes.rubric.store import store_of
 from calibration.schemes.rubric import (
     BUCKET_NAMES, EXCERPT_BUCKETS, MetricTrait, bucket_counts, compute_trait_metrics, ground_buckets,
 )
@@ -232,15 +233,16 @@ class RubricView(DetailView):
         changed = self.row is None or (row["sample_id"], row["unit"]) != (self.row["sample_id"], self.row["unit"])
         self.row = row
         sid, trait = row["sample_id"], row["unit"]
-        self.sample = self.project.rubric_sample(sid)
-        definition = self.project.get_trait(trait)
+        store = store_of(self.project)
+        self.sample = store.rubric_sample(sid)
+        definition = store.get_trait(trait)
         self.trait, self.trait_error = None, ""
         if definition is not None:
             try:
                 self.trait = MetricTrait.from_dict(definition, strict=False)
             except ValueError as exc:
                 self.trait_error = str(exc)
-        assignment = self.project.bucket_assignment(sid, trait)
+        assignment = store.bucket_assignment(sid, trait)
         machine = (assignment or {}).get("buckets") or {}
         self.llm = {k: list(machine.get(k, [])) for k in BUCKET_NAMES}
         if changed:

@@ -95,7 +95,7 @@ def prepare(out: "Validated", line_hashes: Mapping[str, bytes]) -> "PreparedViol
 
 def write_prepared(project: "Project", rows: "PreparedViolations", dataset_id: int | None,
                    line_hashes: Mapping[str, bytes]) -> "WriteCounts":
-    return project.write_prepared_violation_samples(rows, dataset_id, line_hashes)
+    return project.store(SCHEME).write_prepared_violation_samples(rows, dataset_id, line_hashes)
 
 
 # -- labels lines: an annotator's curated ground truth (issue #15) -------------------------------------------------
@@ -278,7 +278,7 @@ def _dominant_category(gt: Sequence[Violation]) -> str:
 
 def _violation_units(project: Any, f: "Filters", labels: Mapping, skipped: Counter, progress: "Progress | None"
                      ) -> tuple[dict[str, ViolationSample], dict[str, list[ViolationUnit]]]:
-    samples = {s.id: s for s in project.violation_samples(curated=True)}
+    samples = {s.id: s for s in project.store(SCHEME).violation_samples(curated=True)}
     chosen: dict[str, list[ViolationUnit]] = {}
     for n, row in enumerate(project.unit_rows(SCHEME)):
         if n % 2000 == 0:
@@ -330,7 +330,7 @@ class ViolationsExport(SchemeExport):
     params_name = "match config"  # the split is documented with the match config its machine F1 figures use
 
     def params_ref(self, project: Any, ref: str) -> str:
-        return project.match_config(ref).ref  # a preset or a stored config; UsageError naming the known ones
+        return project.store(SCHEME).match_config(ref).ref  # a preset or a stored config; UsageError naming the known ones
 
     def candidates(self, project: Any, f: "Filters", skipped: Counter[str], progress: "Progress | None") -> Part:
         rows = project.label_rows(("status", "matches", "gt_wrong", "missing_gt"))
@@ -429,7 +429,7 @@ class ViolationsExport(SchemeExport):
         return {"ground_truth_policy": GT_POLICY}
 
     def manifest_params(self, project: Any, ref: str) -> dict[str, Any]:
-        return {"match_config": {"ref": ref, "settings": project.match_config(ref).to_dict()}}
+        return {"match_config": {"ref": ref, "settings": project.store(SCHEME).match_config(ref).to_dict()}}
 
     def documented_ref(self, manifest: Mapping[str, Any]) -> str | None:
         return (manifest.get("match_config") or {}).get("ref")

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import app.llm.openai_embedder  # noqa: F401  registers the "openai" embedding backend
 from app.progress import Progress
+from app.schemes.violations.store import store_of
 from app.store import Project
 from calibration.schemes.violations import MatchConfig, PairTable, build_pair_table
 from calibration.schemes.violations import evaluation as hook
@@ -27,7 +28,7 @@ def pair_table(project: Project, embedding: str, progress: Progress | None = Non
     """The pair table of the project's samples as stored (the file's ground truth), from columns read by SQL."""
     if progress is not None:
         progress.update(0, 2, "loading samples")
-    columns = project.violation_columns(curated=False)
+    columns = store_of(project).violation_columns(curated=False)
     if progress is not None:
         progress.update(1, 2, f"embedding texts ({embedding})")
     table = build_pair_table(columns, embedding, checkers=checkers, cache=project)
@@ -37,7 +38,7 @@ def pair_table(project: Project, embedding: str, progress: Progress | None = Non
 
 
 def human_labels(project: Project, table: PairTable) -> HumanLabels:
-    labels = {key: {"matches": sorted(pairs)} for key, pairs in project.human_matches().items()}
+    labels = {key: {"matches": sorted(pairs)} for key, pairs in store_of(project).human_matches().items()}
     return HumanLabels(*hook.human_groups(table, labels))
 
 

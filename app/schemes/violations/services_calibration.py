@@ -9,6 +9,7 @@ from typing import Any
 from app.errors import UsageError
 from app.progress import Progress
 from app.schemes.violations.services import human_labels, pair_table
+from app.schemes.violations.store import store_of
 from app.store import Project
 from calibration.schemes.violations import MatchConfig
 from calibration.schemes.violations.config import DEFAULT_EMBEDDING
@@ -43,7 +44,7 @@ def calibrate(project: Project, space: SearchSpace, *, objective: str = "kappa",
         check_engine(engine, scheduler)
     except (ValueError, TypeError) as exc:
         raise UsageError(str(exc)) from None
-    _check_enough_labels(project.human_matches(), folds, group_by)
+    _check_enough_labels(store_of(project).human_matches(), folds, group_by)
     table = pair_table(project, embedding, progress)
     labels = human_labels(project, table)
     if not labels.labeled_groups:
@@ -77,7 +78,7 @@ def _check_enough_labels(matches: Mapping[tuple[str, str], Any], folds: int, gro
 
 
 def next_version(project: Project, name: str) -> str:
-    versions = [r.split("@", 1)[1] for r in project.match_config_refs() if r.split("@", 1)[0] == name]
+    versions = [r.split("@", 1)[1] for r in store_of(project).match_config_refs() if r.split("@", 1)[0] == name]
     if not versions:
         return "1.0.0"
     major, minor, _ = max(tuple(int(x) for x in v.split(".")) for v in versions)
@@ -94,5 +95,5 @@ def apply_config(project: Project, name: str, params: Mapping[str, Any], matchin
         {"name": name, "version": next_version(project, name), "matching": matching, "embedding": embedding,
          "weights": params["weights"], "thresholds": params["thresholds"]}
     )
-    project.save_match_config(config, origin=origin)
+    store_of(project).save_match_config(config, origin=origin)
     return config

@@ -10,15 +10,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, chain, groupby
 from operator import attrgetter, itemgetter
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from app.schemes.violations.store_configs import MatchConfigsMixin
+from app.schemes.violations.store_configs import MatchConfigs
 from app.store.bulk import insert_flat
 from app.store.counts import add_counts, count_rows, stored_counts, unit_counts
-from app.store.project import ProjectBase, dumps
+from app.store.project import dumps
 from app.store.samples import WriteCounts, content_hash
 from calibration.schemes.violations.parse import PlainSample
 from calibration.schemes.violations.records import GROUND_TRUTH, VIOLATION_FIELDS, Violation, ViolationSample
+
+if TYPE_CHECKING:
+    from app.store import Project
 
 SCHEME = "violations"
 _EMPTY = "{}"
@@ -140,7 +143,11 @@ def _violation_rows(sid: str, checker: str, vs: Iterable[tuple[Any, ...]], hows:
     return out
 
 
-class ViolationsStoreMixin(ProjectBase):
+class ViolationsStore(MatchConfigs):
+    """The violations scheme's store part (`project.store("violations")`, or `store_of(project)` typed): its samples
+    with their violations, the lists the view offers, human matches, counts, and match configs (MatchConfigs). Its
+    tables come from the released migrations."""
+
     def write_violation_samples(
         self,
         samples: Sequence[ViolationSample | PlainSample],
@@ -162,11 +169,11 @@ class ViolationsStoreMixin(ProjectBase):
         """`write_violation_samples` of rows `prepare_violation_samples` made (perhaps in an import worker; the line
         hashes it was given are the ones written: `line_hashes` here only refreshes those of unchanged samples)."""
         counts = WriteCounts()
-        existing = self._existing_hashes(prepared.ids)  # type: ignore[attr-defined]
+        existing = self.project.existing_hashes(prepared.ids)
         replaced: list[str] = []
         if existing:
-            todo, existed = self._changed(SCHEME, list(zip(prepared.ids, prepared.hashes)), counts,  # type: ignore[attr-defined]
-                                          line_hashes, existing)
+            todo, existed = self.project.changed_samples(SCHEME, list(zip(prepared.ids, prepared.hashes)), counts,
+                                                         line_hashes, existing)
             replaced = [sid for sid in prepared.ids if sid in existed]
             keep = [i for i, sid in enumerate(prepared.ids) if sid in todo]
             if len(keep) < len(prepared.ids):
@@ -372,10 +379,15 @@ def _shared(values: Sequence[str | None], one: Any) -> Any:
     return np.fromiter(map(one, values, values), dtype=object, count=len(values))
 
 
+def store_of(project: Project) -> ViolationsStore:
+    """The project's violations store part, typed (what `project.store("violations")` returns)."""
+    return project.store(SCHEME)
+
+
 # -- hooks the generic store reads (app/store/samples.py SchemeDataMixin, units.py status_counts) ----------------------
 def status_counts(project: Any) -> dict[str, Any]:
     """What `concord status` adds for violations: ground-truth, predicted (per checker) and ungrounded violations."""
-    per_checker, ungrounded = project.violation_counts()
+    per_checker, ungrounded = store_of(project).violation_counts()
     return {"ground_truth_violations": per_checker.pop(GROUND_TRUTH, 0), "predicted_violations": per_checker,
             "ungrounded_violations": ungrounded}
 
@@ -395,7 +407,7 @@ def load_records(project: Any) -> list[Any]:
 
     metas = {sid: None if m is None else json.loads(m)
              for sid, m in project.conn.execute("SELECT id, meta FROM samples WHERE scheme = ?", (SCHEME,))}
-    return [ViolationRecord(s, metas.get(s.id), {}) for s in project.violation_samples(curated=True)]
+    return [ViolationRecord(s, metas.get(s.id), {}) for s in store_of(project).violation_samples(curated=True)]
 
 
 class SpanCounts(NamedTuple):
@@ -418,7 +430,7 @@ def item_records(project: Any) -> dict[str, Any]:
             "SELECT sample_id, checker, COUNT(*) FROM violations GROUP BY sample_id, checker"):
         if sid in counts:
             counts[sid][checker] = n
-    for sid, value in project.curated_ground_truth().items():
+    for sid, value in store_of(project).curated_ground_truth().items():
         if sid in counts:
             counts[sid][GROUND_TRUTH] = len(value)
     shared: dict[tuple, Any] = {}
@@ -435,12 +447,12 @@ def item_records(project: Any) -> dict[str, Any]:
 
 def evaluation_records(project: Any) -> Any:
     """What the scheme's evaluate hook reads (app/services/evaluation.py): the violations as columns, not records."""
-    return project.violation_columns()
+    return store_of(project).violation_columns()
 
 
 def param_refs(project: Any) -> list[str]:
     """Applied parameters are match configs (so `evaluate --use` and the app read them as before); presets first."""
-    return project.match_config_refs()
+    return store_of(project).match_config_refs()
 
 
 def save_params(project: Any, name: str, version: str, params: Mapping[str, Any], origin: str) -> str:
@@ -449,11 +461,11 @@ def save_params(project: Any, name: str, version: str, params: Mapping[str, Any]
     config = MatchConfig.from_dict({"name": name, "version": version, "matching": params.get("matching", "greedy"),
                                     "embedding": params.get("embedding") or DEFAULT_EMBEDDING, "weights": params["weights"],
                                     "thresholds": params["thresholds"]})
-    return project.save_match_config(config, origin=origin)
+    return store_of(project).save_match_config(config, origin=origin)
 
 
 def load_params(project: Any, ref: str) -> dict[str, Any]:
-    return project.match_config(ref).to_dict()
+    return store_of(project).match_config(ref).to_dict()
 
 
-MIXINS = (ViolationsStoreMixin, MatchConfigsMixin)  # mixed into Project (app/store/assembled.py)
+PART = ViolationsStore  # composed: `project.store("violations")` (app/store/samples.py)

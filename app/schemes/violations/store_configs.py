@@ -1,7 +1,8 @@
 """Store adapter of the `violations` scheme, part two: its named, versioned match configs (the `match_configs`
 table). Kept beside app/schemes/violations/store.py (samples, violations, counts) so that file stays about samples;
 that adapter's `param_refs` / `save_params` / `load_params` hooks store a scheme's applied parameters here, and the
-app's config box, `concord export --config` and the demo read them through these methods.
+app's config box, `concord export --config` and the demo read them through these methods of the scheme's store part
+(`project.store("violations")`, app/schemes/violations/store.py).
 """
 from __future__ import annotations
 
@@ -9,13 +10,16 @@ import json
 from typing import TYPE_CHECKING
 
 from app.errors import UsageError
-from app.store.project import ProjectBase, dumps, now
+from app.store.parts import ProjectPart
+from app.store.project import dumps, now
 
 if TYPE_CHECKING:  # imported where used: the matching package is slow to load for `concord status`
     from calibration.schemes.violations.config import MatchConfig
 
 
-class MatchConfigsMixin(ProjectBase):
+class MatchConfigs(ProjectPart):
+    """The match configs of the violations store part (its base: the configs are a table of their own)."""
+
     def save_match_config(self, config: MatchConfig, origin: str = "user") -> str:
         """Store `name@version`; the same name and version with different content is refused (bump the version)."""
         data = dumps(config.to_dict())

@@ -21,6 +21,7 @@ from app.gui.spantext import LEGEND, STYLES, Span, SpanTextView
 from app.gui.views.base import DetailView, ViewContext, make_table, status_label, title_label, unit_combo, view_layout
 from app.schemes.violations import views_curation as curation
 from app.schemes.violations.corrections import accept_matches, link, toggle_index, unlink
+from app.schemes.violations.store import store_of
 from app.schemes.violations.views_scoring import UnitScores, full_scores, quick_scores
 from app.schemes.violations.views_tables import (
     CATEGORY_FILTER, CURATION_ACTIONS, GT_COLUMNS, MATCH_CONFIGS, OWN_ACTIONS, PAIR_COLUMNS, PRED_COLUMNS, check_mark,
@@ -159,7 +160,7 @@ class ViolationsView(DetailView):
         same_sample = self.sample is not None and row["sample_id"] == self.sample.id
         self.row = row
         if not same_sample:
-            self.sample = self._file_sample = self.project.violation_sample(row["sample_id"])
+            self.sample = self._file_sample = store_of(self.project).violation_sample(row["sample_id"])
             # from the units table: a checker that ran and found nothing has no prediction rows but is a unit
             self.checkers = [u["unit"] for u in self.project.units_for_sample(row["sample_id"])]
             self.sel_gt = self.sel_pred = None
@@ -371,7 +372,7 @@ class ViolationsView(DetailView):
             return
         ids = list(dict.fromkeys(r["sample_id"] for r in todo))[:PREFETCH]
         samples = [with_ground_truth(s, self.sample_labels(s.id).get(("", CURATED)))  # as they will be shown
-                   for s in self.project.violation_samples(ids)]
+                   for s in store_of(self.project).violation_samples(ids)]
         self._schedule(samples, show_progress=False)
 
     def shutdown(self) -> None:

@@ -24,6 +24,7 @@ from app.gui.models import Column, RecordTableModel, fmt_score, ranked_score_col
 from app.gui.plaintext import ElidedLabel, plain_label
 from app.gui.views.base import make_table
 from app.gui.workers import ProgressPanel, Task, TaskProgress
+from app.schemes.violations.store import store_of
 from app.store import Project
 from calibration.schemes.base import Scheme
 from calibration.schemes.violations.config import COMPONENTS, MatchConfig, Thresholds
@@ -373,7 +374,7 @@ class MatchPage(QWidget):
             from app.schemes.violations.services import human_labels, pair_table
 
             with Project.open(path) as wp:
-                ensure_sample_vectors(path, wp, emb, wp.violation_samples(), progress)  # the model stays out of the app
+                ensure_sample_vectors(path, wp, emb, store_of(wp).violation_samples(), progress)  # the model stays out of the app
                 space = make_space(components, step, matching)
                 cal, run_id = calibrate(wp, space, embedding=emb, progress=progress, **opts)
                 table = pair_table(wp, emb)  # vectors are cached now: cheap, and needed for the disagreements
@@ -392,7 +393,7 @@ class MatchPage(QWidget):
         def prepare(path: str, wp: Project, progress: Any) -> None:
             from app.schemes.violations.views_scoring import ensure_sample_vectors
 
-            ensure_sample_vectors(path, wp, emb, wp.violation_samples(), progress)  # the model stays out of the app
+            ensure_sample_vectors(path, wp, emb, store_of(wp).violation_samples(), progress)  # the model stays out of the app
 
         return (SCHEME.name, opts, self.objective.currentText(), self.folds.value(), self.group_by.currentData(), prepare)
 
@@ -430,7 +431,7 @@ class MatchPage(QWidget):
             from app.schemes.violations.services import human_labels, pair_table
 
             with Project.open(path) as wp:
-                ensure_sample_vectors(path, wp, emb, wp.violation_samples(), progress)
+                ensure_sample_vectors(path, wp, emb, store_of(wp).violation_samples(), progress)
                 table = pair_table(wp, emb)
                 return {"table": table, "labels": human_labels(wp, table)}
 

@@ -15,6 +15,7 @@ from typing import Any
 from PySide6.QtWidgets import QComboBox, QDialog, QDialogButtonBox, QFormLayout, QLineEdit, QWidget
 
 from app.corrections import SetLabels
+from app.schemes.violations.store import store_of
 from app.store import Change
 from calibration.schemes.violations.curation import KIND, parse_ground_truth
 from calibration.schemes.violations.parse import violation_json
@@ -109,6 +110,12 @@ def move(sample: ViolationSample, index: int, start: int, end: int) -> tuple[Set
     return command(sample, value, f"GT {index + 1}: span {start}–{end}")
 
 
+def _choices(view: Any) -> tuple[list[str], list[str]]:
+    """The project's rules and categories: what a human may pick for a violation."""
+    store = store_of(view.project)
+    return store.rules(), store.categories()
+
+
 def curate(view: Any, action_id: str) -> None:
     """One curation action on the violations view's sample (`view`: its text selection, the selected ground truth,
     the project's rules and categories); an edit that changes nothing says why in the status line."""
@@ -119,8 +126,7 @@ def curate(view: Any, action_id: str) -> None:
         if span is None or span[1] <= span[0]:
             view.message.emit("Select the text of the missing violation first (drag with the mouse, or Shift+arrows)")
             return
-        fields = ask_violation(view, view.project.rules(), view.project.categories(),
-                               title=f"Add ground truth: {s.text[span[0]:span[1]][:60]}")
+        fields = ask_violation(view, *_choices(view), title=f"Add ground truth: {s.text[span[0]:span[1]][:60]}")
         if fields is None:
             return
         cmd, why = add(s, span[0], span[1], fields)
@@ -133,8 +139,7 @@ def curate(view: Any, action_id: str) -> None:
         v, new_index = s.ground_truth[i], i
         if action_id == "gt_edit":
             initial = {k: getattr(v, k) for k in FIELDS}
-            fields = ask_violation(view, view.project.rules(), view.project.categories(), initial,
-                                   title=f"Edit GT {i + 1}")
+            fields = ask_violation(view, *_choices(view), initial, title=f"Edit GT {i + 1}")
             if fields is None:
                 return
             cmd, why = edit(s, i, fields)

@@ -12,6 +12,7 @@ from app.gui.actions import ActionSpec
 from app.gui.models import Column, fmt_score
 from app.gui.views.base import FilterSpec
 from app.gui.workers import TaskProgress
+from app.schemes.violations.store import store_of
 from app.store import Project
 from calibration.schemes.violations.config import STD_MATCH, MatchConfig
 from calibration.schemes.violations.records import Violation, ViolationSample
@@ -93,7 +94,7 @@ OWN_ACTIONS = (
 )
 CURATION_ACTIONS = frozenset(a.id for a in OWN_ACTIONS if a.id.startswith("gt_") and a.id != "gt_wrong")
 CATEGORY_FILTER = FilterSpec("category", "Category", "Samples with a violation of this category",
-                             lambda project: [(c, c) for c in project.categories()])
+                             lambda project: [(c, c) for c in store_of(project).categories()])
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,7 @@ class MatchConfigs:
     settings_key: str = "match_config"
 
     def refs(self, project: Any) -> list[str]:
-        return list(project.match_config_refs())
+        return list(store_of(project).match_config_refs())
 
     def default_ref(self, project: Any) -> str:
         from app.services.configs import default_config_ref
@@ -114,7 +115,7 @@ class MatchConfigs:
         return default_config_ref(project)
 
     def load(self, project: Any, ref: str) -> MatchConfig:
-        return project.match_config(ref)
+        return store_of(project).match_config(ref)
 
     def fallback(self) -> MatchConfig:
         return STD_MATCH
@@ -130,7 +131,7 @@ def machine_scores(path: str, cfg: MatchConfig, progress: TaskProgress) -> str:
     from app.schemes.violations.services import pair_table, store_machine_scores
 
     with Project.open(path) as wp:  # the worker's own connection
-        ensure_sample_vectors(path, wp, cfg.embedding, wp.violation_samples(), progress)  # the model stays out of the app
+        ensure_sample_vectors(path, wp, cfg.embedding, store_of(wp).violation_samples(), progress)  # the model stays out of the app
         table = pair_table(wp, cfg.embedding, progress)
         check(progress)
         progress.update(2, 3, "matching and storing machine scores")
