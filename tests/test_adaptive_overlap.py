@@ -112,7 +112,7 @@ def test_post_stratification_undoes_the_selection_of_uncertain_units() -> None:
 def _violations(path: Path, n: int) -> None:
     v = (Violation("r", 4, 7),)
     with Project.create(path) as p:
-        p.write_violation_samples([ViolationSample(f"s{i}", TEXT, v, {"c1@1|m": v}) for i in range(n)])
+        p.store("violations").write_violation_samples([ViolationSample(f"s{i}", TEXT, v, {"c1@1|m": v}) for i in range(n)])
 
 
 def _run(path: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> dict:

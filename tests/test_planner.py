@@ -67,7 +67,7 @@ def _project(path: Path, n: int = 60) -> None:
     gt = (Violation("r", 4, 7),)
     preds = (Violation("r", 4, 7), Violation("q", 24, 26))
     with Project.create(path) as p:
-        p.write_violation_samples([ViolationSample(f"s{i:03}", TEXT, gt, {"c1@1|m": preds}) for i in range(n)])
+        p.store("violations").write_violation_samples([ViolationSample(f"s{i:03}", TEXT, gt, {"c1@1|m": preds}) for i in range(n)])
         for i in range(n):
             p.record("ana", [Change(f"s{i:03}", "c1@1|m", "matches", [[0, 0]] if i % 2 else [])])
             p.record("ben", [Change(f"s{i:03}", "c1@1|m", "matches", [[0, 0]] if i % 2 or i % 6 == 0 else [[0, 1]])])
@@ -114,7 +114,7 @@ def test_plan_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
 def test_plan_without_two_annotators_and_bad_options(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "p.concord"
     with Project.create(path) as p:
-        p.write_violation_samples([ViolationSample("s0", TEXT, (Violation("r", 4, 7),), {"c@1|m": ()})])
+        p.store("violations").write_violation_samples([ViolationSample("s0", TEXT, (Violation("r", 4, 7),), {"c@1|m": ()})])
     out = _json(["plan", str(path), "--json", "--bootstrap", "20"], capsys)
     assert out["agreement"] is None and out["gain"] == []
     for bad in (["--target-halfwidth", "0"], ["--target-halfwidth", "x"], ["--statistic", "f1"]):
@@ -130,7 +130,7 @@ def test_two_or_three_annotators_per_item_compared_on_the_same_samples(tmp_path:
     gt = (Violation("r", 4, 7),)
     preds = (Violation("r", 4, 7), Violation("q", 24, 26))
     with Project.create(path) as p:
-        p.write_violation_samples([ViolationSample(f"s{i:03}", TEXT, gt, {"c1@1|m": preds}) for i in range(30)])
+        p.store("violations").write_violation_samples([ViolationSample(f"s{i:03}", TEXT, gt, {"c1@1|m": preds}) for i in range(30)])
         for i in range(30):
             for a, flip in (("ana", False), ("ben", i % 4 == 0), ("cy", i % 5 == 1)):
                 same = [[0, 0]] if i % 2 else []
