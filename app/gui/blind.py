@@ -1,0 +1,45 @@
+"""Blind mode without anchoring in the window (issue #27): while the machine's labels of a unit are hidden from the
+annotator (app/store/reveals.py; `Session.machine_hidden`), the views start the human's labels empty instead of from
+the machine's, hide the widgets that show machine labels or scores, and "accept" (A) commits the annotator's own
+labels (app.corrections.commit), which reveals the machine's for comparison. The unit list's machine-score column
+is hidden while the setting is on; the window title says so.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtWidgets import QWidget
+
+if TYPE_CHECKING:
+    from app.gui.window import MainWindow
+
+HIDDEN_NOTE = "machine labels hidden until you commit yours (A)"
+TITLE_NOTE = " (machine labels after your decision)"
+SCORE_COLUMN = "machine_f1"  # the unit list's machine score (app/gui/models.py list_columns)
+
+
+def show_machine(hidden: bool, *widgets: QWidget) -> None:
+    """Hide the widgets that show machine labels while they are hidden, show them again once revealed."""
+    for w in widgets:
+        w.setHidden(hidden)
+
+
+def apply_to_window(window: "MainWindow") -> None:
+    """After a project is set: hide the list's machine scores while the setting is on, and say so in the title."""
+    if hiding(window) and not window.windowTitle().endswith(TITLE_NOTE):
+        window.setWindowTitle(window.windowTitle() + TITLE_NOTE)
+    if not getattr(window.model, "_blind_sync", False):  # the columns change with the schemes shown: every reset
+        window.model.modelReset.connect(lambda: apply_columns(window))
+        window.model._blind_sync = True  # type: ignore[attr-defined]
+    apply_columns(window)
+
+
+def hiding(window: "MainWindow") -> bool:
+    return window.session is not None and window.session.hide_machine
+
+
+def apply_columns(window: "MainWindow") -> None:
+    """Hide the list's machine-score column while machine labels are hidden (shown again when the setting is off)."""
+    hide = hiding(window)
+    for i, c in enumerate(window.model.columns):
+        window.list.setColumnHidden(i, hide and c.key == SCORE_COLUMN)
