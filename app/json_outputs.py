@@ -26,7 +26,7 @@ VERSIONS: dict[str, int] = {
     "splits": 2,  # 2: an object {"splits": [...]} (1: a bare list)
     "merge": 1,
     "check": 2,  # 2: the project file's version moved from "schema_version" to "project_schema_version"
-    "config": 1,
+    "config": 2,
     "assign-work": 1,
     "export": 1,
 }

@@ -76,3 +76,18 @@ def test_merge_keeps_visibility_and_reveals(tmp_path: Path) -> None:
     with Project.open(out) as p:
         assert p.revealed("ben", "v1", C1)
         assert [e["machine_visible"] for e in p.events() if e["annotator"] == "ben"] == [0, 0]
+
+
+def test_config_sets_and_prints_the_hide_setting(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from app.cli import main
+
+    path = make_project(tmp_path / "p.concord")
+    assert main(["config", str(path)]) == 0
+    assert "hide_machine\toff" in capsys.readouterr().out  # not blind: off
+    assert main(["config", str(path), "--blind", "on"]) == 0
+    assert "hide_machine\ton" in capsys.readouterr().out  # follows blind mode unless set
+    assert main(["config", str(path), "--hide-machine", "off"]) == 0
+    out = capsys.readouterr().out
+    assert "blind\ton" in out and "hide_machine\toff" in out
+    with Project.open(path) as p:
+        assert p.blind() and not p.hide_machine()
