@@ -58,6 +58,7 @@ class Commit(SetLabels):
     transaction. Its inverse is a plain SetLabels: an undo restores the labels, not the hiding."""
 
     unit: tuple[str, str] = ("", "")
+    advances = False  # the window stays on the unit, to show what was revealed
 
     def apply(self, project: Project, annotator: str, *, origin: str = "app",
               known: Mapping[tuple[str, str, str], Any] | None = None,

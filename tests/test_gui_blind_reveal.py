@@ -83,11 +83,12 @@ def test_machine_links_hidden_until_the_commit_then_revealed(qtbot, open_window,
     w.close()
 
     ben = open_window(project_path, "ben")  # ana's reveal is hers: ben still sees nothing of the machine's
-    ben.actions_by_id["auto_advance"].setChecked(False)
+    ben.actions_by_id["auto_advance"].setChecked(True)  # a commit stays on the unit all the same, to compare
     view = _show_unit_with_proposal(qtbot, ben)
     assert view.pairs_box.isHidden() and view.links() == []
     _key(qtbot, ben, Qt.Key.Key_A)  # ben commits "no links" without ever seeing the proposal
     qtbot.waitUntil(lambda: not view.pairs_box.isHidden())
+    assert ben.shown_view() is view and view.current() == ("v1", C1)
     events = _events(project_path, "ben")
     assert {e["kind"] for e in events} == {"matches", "status"} and all(e["machine_visible"] == 0 for e in events)
     with Project.open(project_path) as p:
