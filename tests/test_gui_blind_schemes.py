@@ -12,6 +12,7 @@ from app.store import Project
 from tests.gui_data import open_window, project_path, settings  # noqa: F401 - fixtures
 from tests.test_gui_addm import AMOS, addm_path  # noqa: F401 - fixture
 from tests.test_gui_rgb import rgb_path  # noqa: F401 - fixture
+from tests.test_gui_scheme_seam import NAME, toy_project, toy_scheme  # noqa: F401 - fixtures
 from tests.test_gui_trace import trace_path  # noqa: F401 - fixture
 
 
@@ -28,7 +29,7 @@ def _open(open_window, path: Path, scheme: str, key: tuple[str, str] | None = No
     if key is not None:
         w.show_unit_by_key(*key)
     view = w.current_view
-    assert view.scheme == scheme and view.machine_hidden()
+    assert view.scheme in (scheme, "") and view.row["scheme"] == scheme and view.machine_hidden()  # "": the generic view
     return w, view
 
 
@@ -90,3 +91,14 @@ def test_addm_method_verdict_and_scores_wait(qtbot, open_window, addm_path):  # 
     _commit(qtbot, w, view)
     assert "hidden" not in view.verdicts.text() and not view.score_table.isHidden()
     assert w.project.current("tr-005", AMOS, "status", "tester") in ("accepted", "corrected")
+
+
+def test_generic_view_first_reveals_then_accepts(qtbot, open_window, toy_project):  # type: ignore[no-untyped-def]
+    w, view = _open(open_window, toy_project, NAME)
+    assert view.current()[0] == "t1" and "yes" not in view.machine_box.toPlainText()
+    assert "hidden until you commit" in view.machine_box.toPlainText()
+    _commit(qtbot, w, view, writes=False)  # nothing of the human's own to commit here: A only reveals
+    assert '"yes"' in view.machine_box.toPlainText()
+    qtbot.keyClick(w.list, Qt.Key.Key_A)  # now accept what is shown: recorded as made with it visible
+    made = w.project.events()
+    assert made and all(e["machine_visible"] == 1 for e in made)
