@@ -55,24 +55,39 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def print_warnings(warnings: list[Any]) -> None:
-    for w in warnings[:MAX_WARNINGS]:
-        print(f"warning: {w}", file=sys.stderr)
+def warning_lines(warnings: list[Any]) -> list[str]:
+    """The first MAX_WARNINGS warnings, one line each (the CLI prints them to stderr, the app's summary shows them)."""
+    lines = [f"warning: {w}" for w in warnings[:MAX_WARNINGS]]
     if len(warnings) > MAX_WARNINGS:
-        print(f"warning: ... and {len(warnings) - MAX_WARNINGS} more warnings", file=sys.stderr)
+        lines.append(f"warning: ... and {len(warnings) - MAX_WARNINGS} more warnings")
+    return lines
+
+
+def print_warnings(warnings: list[Any]) -> None:
+    for line in warning_lines(warnings):
+        print(line, file=sys.stderr)
+
+
+def summary_text(report: Any, counts: dict[str, dict[str, int]]) -> str:
+    """What an import added and what the project now holds: the CLI's summary, also the app's (File ▸ Import…)."""
+    from app.commands.status import scheme_lines
+
+    now = scheme_lines(counts)
+    return report.summary() + ("\nproject now:\n" + "\n".join(now) if now else "")
+
+
+def options_of(args: argparse.Namespace) -> dict[str, Any] | None:
+    return {k: v for k in ("model", "method", "count_all") if (v := getattr(args, k, None))} or None
 
 
 def run(args: argparse.Namespace) -> int:
     from app.io.imports import import_file  # heavy imports stay out of `concord --help`
-    from app.commands.status import print_scheme_counts
     from app.store import Project
 
     console = Console(stderr=True)
     with Project.open(args.project) as project, RichBar(console, label="importing") as bar:
-        report = import_file(project, args.file, dataset=args.dataset, progress=bar,
-                             options={k: v for k in ("model", "method", "count_all") if (v := getattr(args, k, None))} or None)
+        report = import_file(project, args.file, dataset=args.dataset, progress=bar, options=options_of(args))
         counts = project.unit_counts()["schemes"]
     print_warnings(report.warnings)
-    print(report.summary())
-    print_scheme_counts(counts)
+    print(summary_text(report, counts))
     return 0

@@ -25,9 +25,16 @@ def show_machine(hidden: bool, *widgets: QWidget) -> None:
 
 
 def apply_to_window(window: "MainWindow") -> None:
-    """After a project is set: hide the list's machine scores while the setting is on, and say so in the title."""
-    if hiding(window) and not window.windowTitle().endswith(TITLE_NOTE):
-        window.setWindowTitle(window.windowTitle() + TITLE_NOTE)
+    """After a project is set: hide the list's machine scores while the setting is on, and say so in the title and
+    in the Decide menu's check box."""
+    title = window.windowTitle().removesuffix(TITLE_NOTE)
+    window.setWindowTitle(title + TITLE_NOTE if hiding(window) else title)
+    action = window.actions_by_id.get("hide_machine")
+    if action is not None:
+        action.blockSignals(True)
+        action.setChecked(hiding(window))
+        action.setEnabled(window.session is not None)
+        action.blockSignals(False)
     if not getattr(window.model, "_blind_sync", False):  # the columns change with the schemes shown: every reset
         window.model.modelReset.connect(lambda: apply_columns(window))
         window.model._blind_sync = True  # type: ignore[attr-defined]
@@ -43,3 +50,19 @@ def apply_columns(window: "MainWindow") -> None:
     hide = hiding(window)
     for i, c in enumerate(window.model.columns):
         window.list.setColumnHidden(i, hide and c.key == SCORE_COLUMN)
+
+
+def set_hiding(window: "MainWindow", on: bool) -> None:
+    """The Decide menu's check box: store the project setting (as `concord config --hide-machine`), then show or
+    hide the machine's labels at once."""
+    session = window.session
+    if session is None:
+        return
+    session.project.set_hide_machine(on)
+    session.hide_machine = on
+    apply_to_window(window)
+    view = window.shown_view()
+    if view is not None:
+        view.refresh()
+    window.status_message("Machine labels: hidden until your own decision (A commits it)" if on
+                          else "Machine labels: shown at once", 6000)
