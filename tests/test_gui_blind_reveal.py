@@ -111,3 +111,19 @@ def test_the_setting_off_shows_machine_labels_at_once(qtbot, open_window, projec
         assert p.current("v1", C1, "status", "ana") == "accepted"
         assert p.current("v1", C1, "matches", "ana") == [list(x) for x in sorted(view.scores.proposed)]
     w.close()
+
+
+def test_the_decide_menu_toggles_the_project_setting(qtbot, open_window, project_path):  # type: ignore[no-untyped-def]
+    w = open_window(project_path, "ana")  # not blind: machine labels shown
+    action = w.actions_by_id["hide_machine"]
+    assert action.isCheckable() and not action.isChecked()
+    view = _show_unit_with_proposal(qtbot, w)
+    assert not view.pairs_box.isHidden()
+    action.trigger()  # Decide ▸ Hide machine labels until my decision
+    assert action.isChecked() and view.pairs_box.isHidden() and view.links() == []
+    assert "machine labels after your decision" in w.windowTitle()
+    with Project.open(project_path) as p:
+        assert p.hide_machine() and not p.blind()  # stored in the project, as `concord config --hide-machine on`
+    action.trigger()
+    assert not action.isChecked() and not view.pairs_box.isHidden()
+    assert "machine labels after" not in w.windowTitle()
