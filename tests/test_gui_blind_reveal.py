@@ -47,7 +47,8 @@ def test_machine_links_hidden_until_the_commit_then_revealed(qtbot, open_window,
     view = _show_unit_with_proposal(qtbot, w)
     proposed = sorted(view.scores.proposed)
     # before: no proposed link in the human column, no candidate pairs, no machine score in the list
-    assert view.links() == [] and view.pairs_box.isHidden() and view.basis.isHidden()
+    assert view.links() == [] and view.pair_table.isHidden() and view.basis.isHidden()
+    assert "hidden until you commit" in view.pairs_title.text()
     assert all(r["linked"] == "" for r in view.gt_model.records())
     assert "hidden until you commit" in view.status.text() and "proposed" not in view.status.text()
     score_col = next(i for i, c in enumerate(w.model.columns) if c.key == "machine_f1")
@@ -59,12 +60,12 @@ def test_machine_links_hidden_until_the_commit_then_revealed(qtbot, open_window,
     _key(qtbot, w, Qt.Key.Key_P)
     assert view.selected_pair() == (0, 1)
     _key(qtbot, w, Qt.Key.Key_L)
-    assert view.links() == [(0, 1)] and view.pairs_box.isHidden()
+    assert view.links() == [(0, 1)] and view.pair_table.isHidden()
     linked = _events(project_path, "ana")
     assert linked and all(e["machine_visible"] == 0 for e in linked)
 
     _key(qtbot, w, Qt.Key.Key_A)  # commit: her own links, then the machine's are shown
-    qtbot.waitUntil(lambda: not view.pairs_box.isHidden())
+    qtbot.waitUntil(lambda: not view.pair_table.isHidden())
     assert not view.basis.isHidden() and "hidden" not in view.status.text()
     assert any(r["proposed"] == "●" for r in view.pair_model.records())  # the proposal is there to compare
     events = _events(project_path, "ana")
@@ -79,15 +80,15 @@ def test_machine_links_hidden_until_the_commit_then_revealed(qtbot, open_window,
     assert after and all(e["machine_visible"] == 1 for e in after)
 
     _key(qtbot, w, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)  # undo does not hide them again
-    assert not view.pairs_box.isHidden()
+    assert not view.pair_table.isHidden()
     w.close()
 
     ben = open_window(project_path, "ben")  # ana's reveal is hers: ben still sees nothing of the machine's
     ben.actions_by_id["auto_advance"].setChecked(True)  # a commit stays on the unit all the same, to compare
     view = _show_unit_with_proposal(qtbot, ben)
-    assert view.pairs_box.isHidden() and view.links() == []
+    assert view.pair_table.isHidden() and view.links() == []
     _key(qtbot, ben, Qt.Key.Key_A)  # ben commits "no links" without ever seeing the proposal
-    qtbot.waitUntil(lambda: not view.pairs_box.isHidden())
+    qtbot.waitUntil(lambda: not view.pair_table.isHidden())
     assert ben.shown_view() is view and view.current() == ("v1", C1)
     events = _events(project_path, "ben")
     assert {e["kind"] for e in events} == {"matches", "status"} and all(e["machine_visible"] == 0 for e in events)
@@ -102,7 +103,7 @@ def test_the_setting_off_shows_machine_labels_at_once(qtbot, open_window, projec
     w.actions_by_id["auto_advance"].setChecked(False)
     assert "machine labels after" not in w.windowTitle()
     view = _show_unit_with_proposal(qtbot, w)
-    assert not view.pairs_box.isHidden() and sorted(view.links()) == sorted(view.scores.proposed)
+    assert not view.pair_table.isHidden() and sorted(view.links()) == sorted(view.scores.proposed)
     assert "proposed" in view.status.text()
     _key(qtbot, w, Qt.Key.Key_A)  # accept: the proposal, recorded as made with the machine's labels visible
     events = _events(project_path, "ana")
@@ -118,12 +119,12 @@ def test_the_decide_menu_toggles_the_project_setting(qtbot, open_window, project
     action = w.actions_by_id["hide_machine"]
     assert action.isCheckable() and not action.isChecked()
     view = _show_unit_with_proposal(qtbot, w)
-    assert not view.pairs_box.isHidden()
+    assert not view.pair_table.isHidden()
     action.trigger()  # Decide ▸ Hide machine labels until my decision
-    assert action.isChecked() and view.pairs_box.isHidden() and view.links() == []
+    assert action.isChecked() and view.pair_table.isHidden() and view.links() == []
     assert "machine labels after your decision" in w.windowTitle()
     with Project.open(project_path) as p:
         assert p.hide_machine() and not p.blind()  # stored in the project, as `concord config --hide-machine on`
     action.trigger()
-    assert not action.isChecked() and not view.pairs_box.isHidden()
+    assert not action.isChecked() and not view.pair_table.isHidden()
     assert "machine labels after" not in w.windowTitle()

@@ -29,9 +29,9 @@ class ActionSpec:
 
 ACTIONS: tuple[ActionSpec, ...] = (
     # file
-    ActionSpec("open", "&Open project…", ("Ctrl+O",), "open_project_dialog", "File", "Open a Concord project file"),
     ActionSpec("new_project", "&New project…", ("Ctrl+N",), "new_project_dialog", "File",
                "Create an empty project file (as `concord init`), then import records into it"),
+    ActionSpec("open", "&Open project…", ("Ctrl+O",), "open_project_dialog", "File", "Open a Concord project file"),
     ActionSpec("import", "&Import…", ("Ctrl+I",), "import_dialog", "File",
                "Import records into this project (as `concord import`): JSONL, CSV, Parquet or a scheme's own files"),
     ActionSpec("export", "&Export split…", ("Ctrl+Shift+E",), "open_export_dialog", "File", "Export a curated, versioned split"),

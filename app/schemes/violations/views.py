@@ -125,10 +125,11 @@ class ViolationsView(DetailView):
             bl.addWidget(plain_label(title))
             bl.addWidget(table)
             lists.addWidget(box)
-        self.pairs_box = pairs_box = QWidget()
+        pairs_box = QWidget()
         pl = QVBoxLayout(pairs_box)
         pl.setContentsMargins(0, 0, 0, 0)
         self.pairs_title = ElidedLabel("Candidate pairs (L: link / unlink)")
+        self.pairs_title.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)  # alone while hidden
         pl.addWidget(self.pairs_title)
         pl.addWidget(self.pair_table)
 
@@ -275,12 +276,14 @@ class ViolationsView(DetailView):
         rows.sort(key=lambda r: (not r["human"], not r["proposed"], -(r["score"] if r["score"] is not None else -9)))
         fill_pairs(rows)
         t = sc.thresholds
+        hidden = self.machine_hidden()
         self.pairs_title.setText(
+            f"Candidate pairs: {HIDDEN_NOTE}; link with G, P and L" if hidden else
             f"Candidate pairs under {sc.config_ref}: thresholds IoU > {t.get('overlap', 0):g}, rule > {t.get('rule', 0):g}, "
             f"weighted > {t.get('match', 0):g} · L: link / unlink"
         )
         self.basis.setText(("text scores: " + sc.basis) + ("" if sc.final else " (provisional, embedding…)"))
-        show_machine(self.machine_hidden(), self.pairs_box, self.basis)  # the matcher's pairs and scores
+        show_machine(hidden, self.pair_table, self.basis)  # the matcher's pairs and scores
         self._sync_selection()
 
     # -- scores ----------------------------------------------------------------------------------------------------
