@@ -13,6 +13,7 @@ from rich.console import Console
 
 from app import cli_help
 from app.cli_progress import RichBar
+from app.io.import_summary import summary_text, warning_lines
 
 EXAMPLES = """\
 examples:
@@ -28,7 +29,6 @@ and object columns hold JSON. Record formats: README.md ("Data formats") and res
 nothing is imported, every problem is listed (file:line: field: message), exit 2. Importing the same file again
 changes nothing."""
 
-MAX_WARNINGS = 20
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -55,25 +55,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def warning_lines(warnings: list[Any]) -> list[str]:
-    """The first MAX_WARNINGS warnings, one line each (the CLI prints them to stderr, the app's summary shows them)."""
-    lines = [f"warning: {w}" for w in warnings[:MAX_WARNINGS]]
-    if len(warnings) > MAX_WARNINGS:
-        lines.append(f"warning: ... and {len(warnings) - MAX_WARNINGS} more warnings")
-    return lines
-
-
 def print_warnings(warnings: list[Any]) -> None:
     for line in warning_lines(warnings):
         print(line, file=sys.stderr)
-
-
-def summary_text(report: Any, counts: dict[str, dict[str, int]]) -> str:
-    """What an import added and what the project now holds: the CLI's summary, also the app's (File ▸ Import…)."""
-    from app.commands.status import scheme_lines
-
-    now = scheme_lines(counts)
-    return report.summary() + ("\nproject now:\n" + "\n".join(now) if now else "")
 
 
 def options_of(args: argparse.Namespace) -> dict[str, Any] | None:

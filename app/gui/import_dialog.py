@@ -80,9 +80,9 @@ def import_into(window: "MainWindow") -> Task | None:
     if project is None:
         window.status_message("Open or create a project first (File ▸ Open… or File ▸ New project…)", 6000)
         return None
-    from app import cli_help
+    from calibration.schemes.base import scheme_infos
 
-    pattern = " ".join(f"*{s}" for s in cli_help.suffixes())
+    pattern = " ".join(dict.fromkeys(f"*{s}" for i in scheme_infos() for s in i.file_suffixes))  # what import reads
     path, _ = QFileDialog.getOpenFileName(window, f"Import into {project.path.name}", "",
                                           f"Records ({pattern});;All files (*)")
     if not path:
@@ -96,8 +96,8 @@ def start_import(window: "MainWindow", source: Path) -> Task:
     project_path = window.project.path
 
     def work(progress: TaskProgress) -> tuple[str, Any]:
-        from app.commands.importing import summary_text, warning_lines
         from app.errors import UsageError
+        from app.io.import_summary import summary_text, warning_lines
         from app.io.imports import import_file
         from app.store import Project
 
@@ -131,7 +131,9 @@ def _finished(window: "MainWindow", source: Path, project_path: Path, result: tu
 
 
 def _message(exc: BaseException, project: Any) -> str:
-    """The CLI's sentence for a file-system or database error (app.cli.explain), else the error itself."""
-    from app.cli import explain
+    """The CLI's sentence for a file-system or database error (the services app.cli.explain uses), else the error."""
+    from app.errors import os_error_message
+    from app.store.failures import store_error_message
 
-    return explain(exc, project) or str(exc)
+    found = os_error_message(exc, project) if isinstance(exc, OSError) else store_error_message(exc, project)
+    return found or str(exc)
