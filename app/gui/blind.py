@@ -1,8 +1,9 @@
 """Blind mode without anchoring in the window (issue #27): while the machine's labels of a unit are hidden from the
 annotator (app/store/reveals.py; `Session.machine_hidden`), the views start the human's labels empty instead of from
 the machine's, hide the widgets that show machine labels or scores, and "accept" (A) commits the annotator's own
-labels (app.corrections.commit), which reveals the machine's for comparison. The unit list's machine-score column
-is hidden while the setting is on; the window title says so.
+labels (app.corrections.commit), which reveals the machine's for comparison. While the setting is on, the unit
+list shows only sample, scheme, unit and status: its machine score and the schemes' own columns (which carry
+machine figures such as TRACe judges' scores or a judge's verdict) are hidden. The window title says so.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
 
 HIDDEN_NOTE = "machine labels hidden until you commit yours (A)"
 TITLE_NOTE = " (machine labels after your decision)"
-SCORE_COLUMN = "machine_f1"  # the unit list's machine score (app/gui/models.py list_columns)
+KEPT_COLUMNS = frozenset({"sample_id", "scheme", "unit", "status"})  # the unit list's columns without machine figures
 
 
 def show_machine(hidden: bool, *widgets: QWidget) -> None:
@@ -46,10 +47,11 @@ def hiding(window: "MainWindow") -> bool:
 
 
 def apply_columns(window: "MainWindow") -> None:
-    """Hide the list's machine-score column while machine labels are hidden (shown again when the setting is off)."""
+    """Hide the list's columns that may carry machine figures while machine labels are hidden (app/gui/models.py
+    list_columns: the machine score and the schemes' own columns); shown again when the setting is off."""
     hide = hiding(window)
     for i, c in enumerate(window.model.columns):
-        window.list.setColumnHidden(i, hide and c.key == SCORE_COLUMN)
+        window.list.setColumnHidden(i, hide and c.key not in KEPT_COLUMNS)
 
 
 def set_hiding(window: "MainWindow", on: bool) -> None:
