@@ -110,3 +110,14 @@ def test_import_needs_an_open_project(qtbot, settings, monkeypatch):  # type: ig
     w = _empty_window(qtbot, settings)
     w.actions_by_id["import"].trigger()
     assert not asked and w.import_summary is None
+
+
+def test_new_project_never_writes_over_an_existing_file(qtbot, settings, tmp_path, monkeypatch):  # type: ignore[no-untyped-def]
+    existing = tmp_path / "notes.concord"
+    existing.write_text("my own notes\n", encoding="utf-8")
+    _patch_dialogs(monkeypatch, save=existing)
+    w = _empty_window(qtbot, settings)
+    w.actions_by_id["new_project"].trigger()
+    assert w.import_summary is not None and not w.import_summary.ok
+    assert "the file exists" in w.import_summary.details.toPlainText()
+    assert existing.read_text(encoding="utf-8") == "my own notes\n" and w.project is None

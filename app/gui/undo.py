@@ -86,7 +86,9 @@ class Session(QObject):
     def machine_visible(self) -> bool:
         """Whether the machine's labels of the unit on screen are visible now (recorded with each event)."""
         shown = self.shown()
-        return shown is None or not self.machine_hidden(*shown)
+        if shown is None:  # no unit on screen (the pane failed or was cleared): hidden if the setting hides them
+            return not self.hide_machine
+        return not self.machine_hidden(*shown)
 
     def execute(self, cmd: SetLabels, *, replay: bool = False,
                 known: Mapping[tuple[str, str, str], Any] | None = None) -> SetLabels:
