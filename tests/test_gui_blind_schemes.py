@@ -51,6 +51,7 @@ def test_rubric_buckets_start_empty_and_the_llm_metrics_wait(qtbot, open_window,
     assert any(view.llm.values())  # the LLM has buckets for this unit: they are what is hidden
     assert all(m.rowCount() == 0 for m in view.bucket_models.values())
     assert view.metric_table.isColumnHidden(1) and view.metric_table.isColumnHidden(3)
+    assert all(r["llm"] is None and r.get("_bg") is None for r in view.metric_model.records())  # no hint either
     assert "LLM" not in view.status.text() and "hidden" in view.status.text()
     sid, trait = _commit(qtbot, w, view)
     assert not view.metric_table.isColumnHidden(1)
@@ -64,6 +65,7 @@ def test_trace_labels_start_empty_and_the_annotators_scores_wait(qtbot, open_win
     assert view.work["relevant"] == [] and view.work["unsupported"] == []
     ann = [i for i, c in enumerate(SCORE_COLUMNS) if c.key.startswith("ann_")]
     assert ann and all(view.score_table.isColumnHidden(i) for i in ann) and view.judge_info.isHidden()
+    assert all(r.get("_bg") is None for r in view.score_model.records())  # no tint where they differ either
     w.list.setFocus()
     qtbot.keyClick(w.list, Qt.Key.Key_D)  # the first document sentence
     qtbot.keyClick(w.list, Qt.Key.Key_R)  # relevant: one event, made with the machine's labels hidden

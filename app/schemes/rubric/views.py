@@ -324,6 +324,8 @@ class RubricView(DetailView):
 
     def _render_metrics(self, work: dict[str, list[str]]) -> None:
         llm, human = self.metrics(self.llm), self.metrics(work)
+        if self.machine_hidden():  # no LLM figure, and no tint saying where the human's differ from them
+            llm = None
         recs: list[dict[str, Any]] = []
         names = list(self.trait.metrics) if self.trait is not None else []
         for m in names:

@@ -271,6 +271,7 @@ class TraceView(DetailView):
 
     def _render_scores(self) -> None:
         s = self.scores()
+        hidden = self.machine_hidden()  # no tint saying where the human's scores differ from the annotator's
         recs = []
         for name in (*SCORES, "average"):
             r: dict[str, Any] = {"score": name}
@@ -278,7 +279,7 @@ class TraceView(DetailView):
                 r[f"ann_{v}"], r[f"hum_{v}"] = s[v]["ann"][name], s[v]["hum"][name]
             differs = any(not (math.isnan(r[f"ann_{v}"]) and math.isnan(r[f"hum_{v}"])) and r[f"ann_{v}"] != r[f"hum_{v}"]
                           for v in VARIANTS)
-            r["_bg"] = "#fff9c4" if differs else None
+            r["_bg"] = "#fff9c4" if differs and not hidden else None
             recs.append(r)
         self.score_model.set_records(recs)
         assert self.record is not None and self.row is not None
