@@ -26,7 +26,7 @@ VERSIONS: dict[str, int] = {
     "splits": 2,  # 2: an object {"splits": [...]} (1: a bare list)
     "merge": 1,
     "check": 2,  # 2: the project file's version moved from "schema_version" to "project_schema_version"
-    "config": 1,
+    "config": 2,
     "assign-work": 2,  # 2: "adaptive" added (the adaptive overlap's round, null with a fixed overlap)
     "export": 1,
     "plan": 1,

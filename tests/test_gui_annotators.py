@@ -16,6 +16,7 @@ def _assigned(path: Path) -> None:
     with Project.open(path) as p:
         p.assign_work(["ana", "ben"], overlap=2, schemes=["violations"])
         assert p.blind()
+        p.set_hide_machine(False)  # these tests accept the machine's proposal (hiding it: test_gui_blind_reveal.py)
 
 
 def _statuses(w) -> dict[tuple[str, str], str]:  # type: ignore[no-untyped-def]

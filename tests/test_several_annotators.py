@@ -294,7 +294,8 @@ def test_new_commands_refuse_bad_input_with_exit_2_and_change_nothing(tmp_path: 
         main(["config", str(path), "--resolution", "loudest"])
     assert exc.value.code == 2
     assert main(["config", str(path), "--json"]) == 0
-    assert json.loads(capsys.readouterr().out) == {"schema_version": 1, "resolution": "majority", "blind": False}
+    assert json.loads(capsys.readouterr().out) == {"schema_version": 2, "resolution": "majority", "blind": False,
+                                                   "hide_machine": False}
 
 
 def test_merge_projects_that_imported_the_same_samples_separately(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 from app.io.imports import import_file
 from app.io.demo import demo_dir
 from app.store import SCHEMA_VERSION, Change, Project
+from app.store.schema import MIGRATIONS
 
 RELEASE_V2 = Path(__file__).parent / "data" / "release_v2.concord"
 CH = "prompt-baseline@1.1.0|gpt-3.5-turbo-0613"
@@ -47,7 +48,7 @@ def test_release_v2_file_migrates_with_nothing_lost(tmp_path: Path) -> None:
     assert len(buckets) == 43 and any(b[4] == "timeout" for b in buckets) and len(scores) == 2
 
     with Project.open(path) as p:
-        assert p.schema_version == SCHEMA_VERSION == 5
+        assert p.schema_version == SCHEMA_VERSION == MIGRATIONS[-1][0]
         c = p.conn
         # samples: every row and rowid, question/context moved into the payload
         got = rows(c, "SELECT rowid, id, scheme, dataset_id, text, json_extract(payload, '$.question'), "

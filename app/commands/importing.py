@@ -13,6 +13,7 @@ from rich.console import Console
 
 from app import cli_help
 from app.cli_progress import RichBar
+from app.io.import_summary import summary_text, warning_lines
 
 EXAMPLES = """\
 examples:
@@ -31,7 +32,6 @@ changes nothing. A Label Studio JSON export (a list of tasks) is recognised by i
 violations samples with each annotator's ground truth, choices judge samples with each annotator's label, and
 predictions checkers or judges (README.md, "Label Studio in and out")."""
 
-MAX_WARNINGS = 20
 OPTIONS = ("model", "method", "count_all", "text_field", "levels")  # what a scheme's (or Label Studio's) reader takes
 
 
@@ -71,23 +71,22 @@ def _levels(value: str) -> list[str]:
 
 
 def print_warnings(warnings: list[Any]) -> None:
-    for w in warnings[:MAX_WARNINGS]:
-        print(f"warning: {w}", file=sys.stderr)
-    if len(warnings) > MAX_WARNINGS:
-        print(f"warning: ... and {len(warnings) - MAX_WARNINGS} more warnings", file=sys.stderr)
+    for line in warning_lines(warnings):
+        print(line, file=sys.stderr)
+
+
+def options_of(args: argparse.Namespace) -> dict[str, Any] | None:
+    return {k: v for k in OPTIONS if (v := getattr(args, k, None))} or None
 
 
 def run(args: argparse.Namespace) -> int:
     from app.io.imports import import_file  # heavy imports stay out of `concord --help`
-    from app.commands.status import print_scheme_counts
     from app.store import Project
 
     console = Console(stderr=True)
     with Project.open(args.project) as project, RichBar(console, label="importing") as bar:
-        report = import_file(project, args.file, dataset=args.dataset, progress=bar,
-                             options={k: v for k in OPTIONS if (v := getattr(args, k, None))} or None)
+        report = import_file(project, args.file, dataset=args.dataset, progress=bar, options=options_of(args))
         counts = project.unit_counts()["schemes"]
     print_warnings(report.warnings)
-    print(report.summary())
-    print_scheme_counts(counts)
+    print(summary_text(report, counts))
     return 0

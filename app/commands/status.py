@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from app.io.import_summary import scheme_lines  # (shared with the app's import summary)
 from app.json_outputs import dumps
 
 
@@ -26,12 +27,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def collect(project: Any) -> dict[str, Any]:
     counts = project.status_counts()  # units and schemes: the one definition (app/store/counts.py)
     return {"project": str(project.path), "project_schema_version": project.schema_version, **counts}
-
-
-def scheme_lines(schemes: dict[str, dict[str, int]]) -> list[str]:
-    """One line per scheme of the counts every surface shows (the import summaries print them after an import)."""
-    return [f"  {name}: {c['samples']} samples, {c['units']} units, {c['labeled']} labeled, {c['unlabeled']} unlabeled, "
-            f"{c['with_status']} with a status, {c['label_rows']} label rows" for name, c in schemes.items()]
 
 
 def print_scheme_counts(schemes: dict[str, dict[str, int]]) -> None:

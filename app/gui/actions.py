@@ -29,7 +29,11 @@ class ActionSpec:
 
 ACTIONS: tuple[ActionSpec, ...] = (
     # file
+    ActionSpec("new_project", "&New project…", ("Ctrl+N",), "new_project_dialog", "File",
+               "Create an empty project file (as `concord init`), then import records into it"),
     ActionSpec("open", "&Open project…", ("Ctrl+O",), "open_project_dialog", "File", "Open a Concord project file"),
+    ActionSpec("import", "&Import…", ("Ctrl+I",), "import_dialog", "File",
+               "Import records into this project (as `concord import`): JSONL, CSV, Parquet or a scheme's own files"),
     ActionSpec("export", "&Export split…", ("Ctrl+Shift+E",), "open_export_dialog", "File", "Export a curated, versioned split"),
     ActionSpec("quit", "&Quit", ("Ctrl+Q",), "close", "File", "Close the window (all work is already saved)"),
     # edit
@@ -53,6 +57,9 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("clear_status", "Clear status", ("Backspace",), "clear_status", "Decide", "Remove the human status"),
     ActionSpec("auto_advance", "Advance after a decision", (), "set_auto_advance", "Decide",
                "After accept, skip or flag, show the next unit", checkable=True),
+    ActionSpec("hide_machine", "Hide machine labels until my decision", (), "set_hide_machine", "Decide",
+               "Blind mode without anchoring: the machine's labels of a unit show only after A commits your own "
+               "(a project setting: concord config --hide-machine)", checkable=True),
     # tools
     ActionSpec("calibrate", "&Calibration…", ("Ctrl+K",), "open_calibration", "Tools", "Calibrate the match metric against human labels"),
     ActionSpec("evaluate", "Compute &machine scores", ("Ctrl+Shift+M",), "compute_machine_scores", "Tools",

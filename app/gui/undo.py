@@ -6,13 +6,13 @@ a phantom entry on the stack; the QUndoCommand only swaps the command with the i
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
-from app.corrections import SetLabels
+from app.corrections import Commit, SetLabels
 from app.store import Project
 
 DONE = ("accepted", "corrected")
@@ -59,10 +59,15 @@ class Session(QObject):
     changed = Signal(str, str, bool)
     failed = Signal(str)
 
-    def __init__(self, project: Project, annotator: str, parent: QObject | None = None, *, record_time: bool = True) -> None:
+    def __init__(self, project: Project, annotator: str, parent: QObject | None = None, *, record_time: bool = True,
+                 shown: Callable[[], tuple[str, str] | None] = lambda: None) -> None:
         super().__init__(parent)
         self.project = project
         self.annotator = annotator.strip()  # stored with the first decision (record() adds the annotator)
+        # blind mode without anchoring (issue #27): machine labels hidden until the annotator's own decision;
+        # `shown` is the unit on screen, whose visibility each event records
+        self.hide_machine = project.hide_machine()
+        self.shown = shown
         self.record_time = record_time
         self._time_log: list[tuple[str, str, float]] = []
         self._flush_timer = QTimer(self)  # time logs are batched off the navigation path
@@ -74,10 +79,21 @@ class Session(QObject):
         self.done_units: set[tuple[str, str]] = set()  # units this session left accepted/corrected
         self.last_error: BaseException | None = None  # why the last `do` wrote nothing (None: it wrote, or no change)
 
+    def machine_hidden(self, sample_id: str, unit: str) -> bool:
+        """Whether the views hide the machine's labels of the unit from this annotator (not decided on it yet)."""
+        return self.hide_machine and not self.project.revealed(self.annotator, sample_id, unit)
+
+    def machine_visible(self) -> bool:
+        """Whether the machine's labels of the unit on screen are visible now (recorded with each event)."""
+        shown = self.shown()
+        if shown is None:  # no unit on screen (the pane failed or was cleared): hidden if the setting hides them
+            return not self.hide_machine
+        return not self.machine_hidden(*shown)
+
     def execute(self, cmd: SetLabels, *, replay: bool = False,
                 known: Mapping[tuple[str, str, str], Any] | None = None) -> SetLabels:
         try:
-            inverse = cmd.apply(self.project, self.annotator, known=known)
+            inverse = cmd.apply(self.project, self.annotator, known=known, machine_visible=self.machine_visible())
         except Exception as exc:  # noqa: BLE001 - surfaced to the user, never swallowed
             self.last_error = exc
             self.failed.emit(f"Could not save '{cmd.text}': {exc}")
@@ -101,6 +117,8 @@ class Session(QObject):
             return False
         if not getattr(cmd, "adjudicates", False) and all(
                 before[(c.sample_id, c.unit, c.kind)] == _norm(c.after) for c in cmd.changes):
+            if isinstance(cmd, Commit):  # the labels were already these: the commit still reveals the machine's
+                return self._reveal_only(cmd)
             return False
         try:
             inverse = self.execute(cmd, known=before)  # the values just read are the inverse's
@@ -108,6 +126,16 @@ class Session(QObject):
             return False
         self.stack.push(CorrectionCommand(self, cmd, inverse))
         return True
+
+    def _reveal_only(self, cmd: Commit) -> bool:
+        try:
+            self.project.reveal(self.annotator, *cmd.unit)
+        except Exception as exc:  # noqa: BLE001
+            self.last_error = exc
+            self.failed.emit(f"Could not save '{cmd.text}': {exc}")
+            return False
+        self.changed.emit(*cmd.unit, False)
+        return False
 
     def _track(self, cmd: SetLabels) -> None:
         for c in cmd.changes:

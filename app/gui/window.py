@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QMainWindow, QSplitter, QVBoxLayout, QWidget
 
 from app.gui.banner import MessageBar
 from app.gui.environment import quiet_model_loading
+from app.gui.files_part import FilesPart
 from app.gui.safety import ProjectSafety
 from app.gui.undo import Session
 from app.gui.views import DetailView
@@ -35,7 +36,7 @@ DEFAULT_SIZE = (1500, 940)
 
 
 class MainWindow(UnitListPart, DetailPanePart, DecisionsPart, NavigationPart, ProjectPart, ChromePart, PanelsPart,
-                 QMainWindow):
+                 FilesPart, QMainWindow):
     def __init__(self, project: Project | None, annotator: str, settings: QSettings | None = None,
                  owns_project: bool = True, record_time: bool = True) -> None:
         super().__init__()

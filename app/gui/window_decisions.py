@@ -39,7 +39,8 @@ class DecisionsPart(WindowPart):
             return
         if not self.session.do(cmd) and self.session.last_error is not None:
             return  # the write failed (the message bar says so): stay on the unit
-        if advance and self.actions_by_id["auto_advance"].isChecked():
+        # a commit in blind mode without anchoring stays on the unit: it reveals the machine's labels to compare
+        if advance and getattr(cmd, "advances", True) and self.actions_by_id["auto_advance"].isChecked():
             self.go_next()
 
     def _current_key(self) -> tuple[str, str] | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog
 
+from app.gui import blind
 from app.gui.undo import Session
 from app.gui.window_parts import WindowPart, guarded, settings_key
 from app.store import Project
@@ -31,7 +32,8 @@ class ProjectPart(WindowPart):
             if project.blind():
                 self.blind_as = self.annotator
                 self._queue_of = self.annotator if project.assignment_counts().get(self.annotator) else None
-            self.session = Session(project, self.annotator, self, record_time=self._record_time)
+            self.session = Session(project, self.annotator, self, record_time=self._record_time,
+                                   shown=lambda: self._shown)
             self.session.changed.connect(self._changed)
             self.session.changed.connect(lambda *_a: self.safety.committed())
             self.session.failed.connect(lambda m: self.messages.show_message(
@@ -52,6 +54,7 @@ class ProjectPart(WindowPart):
         self._update_action_state()
         self._set_list_schemes()
         self.model.set_project(project, self.unit_filter())
+        blind.apply_to_window(self)  # blind mode without anchoring: no machine scores in the list, a title note
         self._update_count()
         self.session_progress.refresh()
         if self.model.rowCount():

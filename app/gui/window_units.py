@@ -22,7 +22,7 @@ class DetailPanePart(WindowPart):
     def _build_detail(self) -> QStackedWidget:
         """The stack of pages on the right: a placeholder, the failure page, then each scheme's view."""
         self.stack = QStackedWidget()
-        self.placeholder = plain_label("Open a project (Ctrl+O), or pick a unit in the list.")
+        self.placeholder = plain_label("Open a project (Ctrl+O) or create one (Ctrl+N), or pick a unit in the list.")
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.stack.addWidget(self.placeholder)
         self.failed_page = plain_label(wrap=True)  # the selected unit could not be shown: say so, never a stale unit

@@ -53,10 +53,12 @@ class DecisionsMixin(ProjectBase):
     def annotators(self) -> list[str]:
         return [r[0] for r in self.conn.execute("SELECT name FROM annotators ORDER BY created_at")]
 
-    def record(self, annotator: str, changes: Sequence[Change], *, origin: str = "app", command: str | None = None) -> list[int]:
+    def record(self, annotator: str, changes: Sequence[Change], *, origin: str = "app", command: str | None = None,
+               machine_visible: bool | None = None) -> list[int]:
         """Append one event per change, atomically; returns the event ids.
 
         A change that repeats the value its own annotator already set is skipped, so re-applying is a no-op.
+        `machine_visible`: whether the machine's labels were on screen when the human decided (None: not known).
         """
         annotator = annotator_name(annotator, "annotator")
         for ch in changes:
@@ -93,10 +95,11 @@ class DecisionsMixin(ProjectBase):
                     continue
                 ts = now()
                 cur = c.execute(
-                    "INSERT INTO events (ts, annotator, sample_id, unit, kind, before, after, command, origin, uid) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO events (ts, annotator, sample_id, unit, kind, before, after, command, origin, uid, "
+                    "machine_visible) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (ts, annotator, ch.sample_id, ch.unit, ch.kind, before, after, command, origin,
-                     event_uid(ts, annotator, ch.sample_id, ch.unit, ch.kind, after, command, origin)),
+                     event_uid(ts, annotator, ch.sample_id, ch.unit, ch.kind, after, command, origin),
+                     None if machine_visible is None else int(machine_visible)),
                 )
                 eid = int(cur.lastrowid)
                 was = next((r[0] for r in rows if r[4]), None)

@@ -41,7 +41,7 @@ from app.store.health import check_marker, open_readonly, quick_check
 from app.store.project import damaged
 from app.store.schema import LATEST
 
-EVENT_COLUMNS = "ts, annotator, sample_id, unit, kind, before, after, command, origin, uid"
+EVENT_COLUMNS = "ts, annotator, sample_id, unit, kind, before, after, command, origin, machine_visible, uid"
 PAUSE_ENV = "CONCORD_MERGE_TEST_PAUSE"  # tests only: seconds to sleep inside the write, where a kill must lose nothing
 
 
@@ -176,7 +176,7 @@ def _columns(conn: sqlite3.Connection, table: str) -> str:
 
 def _add_rows(c: sqlite3.Connection, src: sqlite3.Connection) -> int:
     """Insert what `src` holds and the output does not (inside the caller's transaction); the events added."""
-    for table in ("annotators", "assignments"):
+    for table in ("annotators", "assignments", "reveals"):
         cols = _columns(src, table)
         marks = ", ".join("?" for _ in cols.split(", "))
         c.executemany(f"INSERT OR IGNORE INTO {table} ({cols}) VALUES ({marks})",

@@ -230,3 +230,23 @@ def _v5(conn: sqlite3.Connection) -> None:
 
 MIGRATIONS.append((5, "raw line hashes of imported samples, row counts for status", _v5))
 LATEST = MIGRATIONS[-1][0]
+
+# v7: blind mode without anchoring (issue #27). `events.machine_visible` says whether the machine's labels were on
+# screen when a human made the event (1 shown, 0 hidden; NULL: not recorded, as for events older than v7 and
+# imported labels). `reveals` holds the units whose machine labels an annotator uncovered by committing their own
+# decision (app/store/reveals.py). Independent of every other migration's content: one new column, one new table.
+V7 = """
+ALTER TABLE events ADD COLUMN machine_visible INTEGER;
+CREATE TABLE reveals (
+    annotator TEXT NOT NULL, sample_id TEXT NOT NULL REFERENCES samples(id) ON DELETE CASCADE, unit TEXT NOT NULL,
+    ts TEXT NOT NULL, PRIMARY KEY (annotator, sample_id, unit)
+) WITHOUT ROWID
+"""
+
+
+def _v7(conn: sqlite3.Connection) -> None:
+    _script(V7)(conn)
+
+
+MIGRATIONS.append((7, "machine visibility of events, reveals after an annotator's own decision", _v7))
+LATEST = MIGRATIONS[-1][0]

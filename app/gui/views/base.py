@@ -216,6 +216,11 @@ class DetailView(QWidget):
         the session annotator's own (never another annotator's)."""
         return self.project.sample_labels(sample_id, self.ctx.blind_as())
 
+    def machine_hidden(self) -> bool:
+        """Blind mode without anchoring (issue #27, app/gui/blind.py): the machine's labels of the shown unit stay
+        hidden until the annotator commits their own (A); the view starts the human's labels empty meanwhile."""
+        return self.row is not None and self.ctx.session.machine_hidden(self.row["sample_id"], self.row["unit"])
+
     def show_unit(self, row: dict[str, Any]) -> None:
         raise NotImplementedError
 

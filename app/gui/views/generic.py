@@ -13,7 +13,8 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
-from app.corrections import SetLabels
+from app.corrections import Commit, SetLabels
+from app.gui.blind import HIDDEN_NOTE
 from app.gui.models import Column, RecordTableModel
 from app.gui.plaintext import plain_label
 from app.gui.views.base import DetailView, ViewContext, column, make_table, side_by_side, status_label, title_label, view_layout
@@ -94,13 +95,21 @@ class GenericView(DetailView):
         self.machine_source = "" if found is None else str(found.get("source") or "")
         self.title.setText(f"{sid} · {scheme.unit_noun} {unit or self.empty_unit} · {scheme.title}")
         self.record_box.setPlainText(pretty(scheme.to_json(self.record)))
-        self.machine_title.setText(f"Machine label ({self.machine_source})" if self.machine_source else "Machine label")
-        self.machine_box.setPlainText("(none yet)" if self.machine is None else pretty(self.machine))
         self._load_labels()
 
     def refresh(self) -> None:
         if self.row is not None:
             self._load_labels()
+
+    def _render_machine(self) -> None:
+        """The machine's label, or while it is hidden (blind mode without anchoring) a line saying so: here the
+        human's only decision is to accept it, so A first reveals it and a second A accepts it."""
+        if self.machine_hidden():
+            self.machine_title.setText("Machine label")
+            self.machine_box.setPlainText(f"({HIDDEN_NOTE}: here A shows it, then A accepts it)")
+            return
+        self.machine_title.setText(f"Machine label ({self.machine_source})" if self.machine_source else "Machine label")
+        self.machine_box.setPlainText("(none yet)" if self.machine is None else pretty(self.machine))
 
     def _target_unit(self, kind: str) -> str:
         assert self.row is not None and self.scheme_obj is not None
@@ -118,6 +127,7 @@ class GenericView(DetailView):
             for k, kind in self.scheme_obj.label_kinds.items()])
         status = self.labels.get("status") or "unlabeled"
         self.status.setText(f"status: {status}")
+        self._render_machine()
         note = self.labels.get("note")
         self.note.setText(f"Note: {note}" if note else "")
 
@@ -125,6 +135,8 @@ class GenericView(DetailView):
     def accept_command(self) -> SetLabels | None:
         if self.row is None or self.scheme_obj is None:
             return None
+        if self.machine_hidden():  # reveal only: no label of the human's own to commit in this view
+            return Commit((), "show the machine's label", (self.row["sample_id"], self.row["unit"]))
         if self.machine is None:
             self.message.emit("No machine label for this unit yet: nothing to accept (S skip, F flag)")
             return None

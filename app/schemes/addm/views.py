@@ -20,7 +20,8 @@ from typing import Any
 from PySide6.QtCore import QItemSelectionModel
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
 
-from app.corrections import SetLabels
+from app.corrections import SetLabels, commit
+from app.gui.blind import HIDDEN_NOTE, show_machine
 from app.gui.actions import ActionSpec
 from app.gui.models import Column, RecordTableModel
 from app.gui.plaintext import ElidedLabel, plain_label
@@ -268,7 +269,9 @@ class AddmView(DetailView):
         assert rec is not None
         lines = []
         result = rec.methods.get(self.method)
-        if result is None:
+        if self.machine_hidden():  # its verdict and risk score wait for the human's own decision (its claims are
+            lines.append(f"Method: {HIDDEN_NOTE}")  # what the human judges, so they stay)
+        elif result is None:
             lines.append("Method: no result for this business")
         elif result.error is not None:
             lines.append(f"Method: error: {result.error}")
@@ -289,6 +292,7 @@ class AddmView(DetailView):
     def _render_scores(self) -> None:
         rec = self.record
         assert rec is not None
+        show_machine(self.machine_hidden(), self.score_title, self.score_table)
         human_rec = rv.with_truth(rec, self.incidents if self.is_human else None, self.labels.get(("", "verdict")))
         b_gt, b_h = rv.unit_figures(rec, self.method), rv.unit_figures(human_rec, self.method)
         a_gt: dict[str, Any] = {}
@@ -362,6 +366,12 @@ class AddmView(DetailView):
         if self.record is None or not self.method:
             return None
         ml = SCHEME.machine_label(self.record, self.method)
+        if self.machine_hidden():  # the human's own truth and verdict; the method's are revealed after
+            sid, verdict = self.record.id, self.labels.get(("", "verdict"))
+            mine = {"incidents": [dict(x) for x in self.incidents], "verdict": verdict}
+            theirs = SCHEME.accept(ml) if ml is not None else {}
+            return commit(sid, self.method, tuple(Change(sid, "", k, v) for k, v in mine.items()),
+                          all(theirs.get(k) == v for k, v in mine.items()), "commit my truth")
         if ml is None:
             return None
         kinds = SCHEME.label_kinds

@@ -17,7 +17,8 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHeaderView, QPlainTextEdit, QWidget
 
-from app.corrections import SetLabels
+from app.corrections import SetLabels, commit
+from app.gui.blind import HIDDEN_NOTE
 from app.gui.actions import ActionSpec
 from app.gui.charts import SeriesChart
 from app.gui.models import Column, RecordTableModel
@@ -256,7 +257,8 @@ class RGBView(DetailView):
         """One row per source (checkers, judges, the human), one column per decision; a source row is tinted
         where it differs from the human's decisions, the chosen one is marked ✓."""
         records = []
-        for s in self.sources():
+        hidden = self.machine_hidden()  # the checkers' and judges' rows wait for the human's own decision
+        for s in [] if hidden else self.sources():
             rec: dict[str, Any] = {"source": f"{s} ✓" if s == self.chosen else s, **self.decisions[s]}
             differs = [k for k in LABELS if self.human.get(k) is not None and rec.get(k) is not None
                        and bool(rec[k]) != bool(self.human[k])]
@@ -266,7 +268,8 @@ class RGBView(DetailView):
             records.append(rec)
         records.append({"source": "human", **self.human, "_bg": "#e3f2fd"})
         self.decision_model.set_records(records)
-        self.table_title.setText(f"Decisions (✓ = what Accept takes: {self.chosen}; H changes it; "
+        self.table_title.setText(f"Decisions: the human's; {HIDDEN_NOTE}" if hidden else
+                                 f"Decisions (✓ = what Accept takes: {self.chosen}; H changes it; "
                                  "red: differs from the human)")
 
     def _render_chart(self, model: str) -> None:
@@ -293,12 +296,18 @@ class RGBView(DetailView):
             return None
         sid, unit = self.row["sample_id"], self.row["unit"]
         values = {k: v for k, v in self.decisions.get(self.chosen, {}).items() if v is not None}
+        if self.machine_hidden():  # the human's own calls (unset: no); the checkers' are revealed after
+            mine = {k: bool(self.human.get(k)) for k in values}
+            return commit(sid, unit, tuple(Change(sid, unit, k, v) for k, v in mine.items()),
+                          mine == {k: bool(v) for k, v in values.items()}, "commit my decisions")
         changes = tuple(Change(sid, unit, k, bool(v)) for k, v in values.items())
         return SetLabels((*changes, Change(sid, unit, "status", "accepted")), f"accept {self.chosen}")
 
     def flip(self, kind: str) -> None:
         assert self.row is not None
         current = self.human.get(kind)
+        if current is None and self.machine_hidden():
+            current = False  # from "no", not from the hidden checker's call
         if current is None:
             current = self.decisions.get(self.chosen, {}).get(kind)
             if current is None:

@@ -16,7 +16,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.corrections import SetLabels
+from app.corrections import SetLabels, commit
+from app.gui.blind import HIDDEN_NOTE
 from app.gui.actions import ActionSpec
 from app.gui.models import Column, RecordTableModel, fmt_score
 from app.gui.plaintext import plain_label
@@ -265,8 +266,9 @@ class RubricView(DetailView):
         self.human = None if h is None else {k: list(h.get(k, [])) for k in BUCKET_NAMES}
 
     def working(self) -> dict[str, list[str]]:
-        """The buckets the human edits: their decision if any, else the LLM's."""
-        return {k: list(v) for k, v in (self.human if self.human is not None else self.llm).items()}
+        """The buckets the human edits: their decision if any, else the LLM's (empty while the LLM's are hidden)."""
+        start = _empty() if self.machine_hidden() else self.llm
+        return {k: list(v) for k, v in (self.human if self.human is not None else start).items()}
 
     def _render(self) -> None:
         assert self.row is not None
@@ -276,7 +278,11 @@ class RubricView(DetailView):
         work = self.working()
         status = self.labels.get((self.trait_name, "status")) or "unlabeled"
         self.title.setText(f"Sample {self.sample['id']} · trait {self.trait_name}")
-        self.status.setText(f"Status: {status}" + ("" if self.human is not None else " · showing the LLM's buckets"))
+        hidden = self.machine_hidden()
+        self.status.setText(f"Status: {status}" + (f" · {HIDDEN_NOTE}" if hidden else
+                                                    "" if self.human is not None else " · showing the LLM's buckets"))
+        for col in (1, 3):  # the LLM's metrics and the difference: not before the annotator's own decision
+            self.metric_table.setColumnHidden(col, hidden)
         self.question.setPlainText(self.sample.get("question") or "")
         response = self.sample.get("response") or ""
         report = ground_buckets(response, work)
@@ -320,6 +326,8 @@ class RubricView(DetailView):
 
     def _render_metrics(self, work: dict[str, list[str]]) -> None:
         llm, human = self.metrics(self.llm), self.metrics(work)
+        if self.machine_hidden():  # no LLM figure, and no tint saying where the human's differ from them
+            llm = None
         recs: list[dict[str, Any]] = []
         names = list(self.trait.metrics) if self.trait is not None else []
         for m in names:
@@ -362,6 +370,10 @@ class RubricView(DetailView):
     def accept_command(self) -> SetLabels | None:
         if self.row is None:
             return None
+        if self.machine_hidden():  # the annotator commits their own buckets; the LLM's are revealed after
+            mine = set_buckets(self.row["sample_id"], self.trait_name, self.working()).changes[0]
+            llm = set_buckets(self.row["sample_id"], self.trait_name, self.llm).changes[0]
+            return commit(self.row["sample_id"], self.trait_name, (mine,), mine.after == llm.after, "commit my buckets")
         return set_buckets(self.row["sample_id"], self.trait_name, self.llm, status="accepted", text="accept LLM buckets")
 
     def _commit(self, buckets: dict[str, list[str]], text: str) -> None:

@@ -25,7 +25,8 @@ from PySide6.QtCore import QEvent, QItemSelectionModel, QObject, QPoint, Qt
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
-from app.corrections import SetLabels
+from app.corrections import SetLabels, commit
+from app.gui.blind import HIDDEN_NOTE, show_machine
 from app.gui.actions import ActionSpec
 from app.gui.models import Column, RecordTableModel, fmt_score
 from app.gui.plaintext import plain_label
@@ -174,6 +175,8 @@ class TraceView(DetailView):
         ann = self.annotator_labels()
         human = {k: self.labels.get(("", k)) for k in ("relevant", "utilized", "unsupported", "support")}
         self.has_human = any(v is not None for v in human.values())
+        if self.machine_hidden():  # the annotator starts from nothing, not from the annotator's (LLM's) labels
+            ann = {"relevant": [], "utilized": [], "unsupported": [], "support": {k: [] for k in ann["support"]}}
         self.work = {k: (human[k] if human[k] is not None else ann[k]) for k in ann}
 
     def _unit_labels(self) -> TraceLabels:
@@ -232,8 +235,12 @@ class TraceView(DetailView):
         rec, row = self.record, self.row
         assert rec is not None and row is not None
         status = self.labels.get((row["unit"], "status")) or "unlabeled"
+        hidden = self.machine_hidden()
         self.status.setText(f"Unit {row['unit']} · status: {status}"
-                            + ("" if self.has_human else " · showing the annotator's labels"))
+                            + (f" · {HIDDEN_NOTE}" if hidden else "" if self.has_human else " · showing the annotator's labels"))
+        for i, c in enumerate(SCORE_COLUMNS):  # the annotator's (machine) scores: not before the human's decision
+            self.score_table.setColumnHidden(i, hidden and c.key.startswith("ann_"))
+        show_machine(hidden, self.judge_info)
         self.documents.set_spans(self._doc_spans())
         if self.doc_sel is not None:  # (doc_sel is None only on a new sample, whose set_content cleared the selection)
             self.documents.set_selected([("doc", self.doc_sel)])
@@ -264,6 +271,7 @@ class TraceView(DetailView):
 
     def _render_scores(self) -> None:
         s = self.scores()
+        hidden = self.machine_hidden()  # no tint saying where the human's scores differ from the annotator's
         recs = []
         for name in (*SCORES, "average"):
             r: dict[str, Any] = {"score": name}
@@ -271,7 +279,7 @@ class TraceView(DetailView):
                 r[f"ann_{v}"], r[f"hum_{v}"] = s[v]["ann"][name], s[v]["hum"][name]
             differs = any(not (math.isnan(r[f"ann_{v}"]) and math.isnan(r[f"hum_{v}"])) and r[f"ann_{v}"] != r[f"hum_{v}"]
                           for v in VARIANTS)
-            r["_bg"] = "#fff9c4" if differs else None
+            r["_bg"] = "#fff9c4" if differs and not hidden else None
             recs.append(r)
         self.score_model.set_records(recs)
         assert self.record is not None and self.row is not None
@@ -395,6 +403,10 @@ class TraceView(DetailView):
     def accept_command(self) -> SetLabels | None:
         if self.row is None or self.record is None:
             return None
+        if self.machine_hidden():  # the human commits their own labels; the annotator's are revealed after
+            mine = self._command(self.work, "corrected", "").changes[:-1]
+            theirs = self._command(self.annotator_labels(), "accepted", "").changes[:-1]
+            return commit(self.row["sample_id"], self.row["unit"], mine, mine == theirs, "commit my labels")
         return self._command(self.annotator_labels(), "accepted", "accept the annotator's labels")
 
     def _step(self, attr: str, n: int, delta: int) -> None:

@@ -14,7 +14,8 @@ from typing import Any
 from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QTableView, QVBoxLayout, QWidget
 
-from app.corrections import SetLabels, set_status
+from app.corrections import SetLabels, commit, set_status
+from app.gui.blind import HIDDEN_NOTE, show_machine
 from app.gui.models import RecordTableModel
 from app.gui.plaintext import ElidedLabel, plain_label
 from app.gui.spantext import LEGEND, STYLES, Span, SpanTextView
@@ -28,7 +29,7 @@ from app.schemes.violations.views_tables import (
     describe, export_count_rows, gt_signature, machine_scores, quote_of,
 )
 from app.gui.workers import Task, TaskProgress
-from app.store import Project
+from app.store import Change, Project
 from calibration.schemes.violations.config import MatchConfig
 from calibration.schemes.violations.curation import KIND as CURATED, with_ground_truth
 from calibration.schemes.violations.records import ViolationSample
@@ -129,6 +130,7 @@ class ViolationsView(DetailView):
         pl = QVBoxLayout(pairs_box)
         pl.setContentsMargins(0, 0, 0, 0)
         self.pairs_title = ElidedLabel("Candidate pairs (L: link / unlink)")
+        self.pairs_title.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)  # alone while hidden
         pl.addWidget(self.pairs_title)
         pl.addWidget(self.pair_table)
 
@@ -212,8 +214,9 @@ class ViolationsView(DetailView):
         box.blockSignals(False)
         status = self.labels.get((self.checker, "status")) or "unlabeled"
         n_links = len(self.links())
-        whose = "human" if self.human_matches() is not None else "proposed"
-        self.status.setText(f"Status: {status} · {n_links} link(s), {whose}")
+        hidden = self.machine_hidden()
+        whose = "human" if self.human_matches() is not None else ("none yet" if hidden else "proposed")
+        self.status.setText(f"Status: {status} · {n_links} link(s), {whose}" + (f" · {HIDDEN_NOTE}" if hidden else ""))
         note = self.labels.get((self.checker, "note"))
         self.note.setText(f"Note: {note}" if note else "")
         self.note.setVisible(bool(note))
@@ -223,11 +226,11 @@ class ViolationsView(DetailView):
         return None if v is None else [(int(g), int(p)) for g, p in v]
 
     def links(self) -> list[Pair]:
-        """What the unit's links are now: the human's if labeled, else the proposal."""
+        """What the unit's links are now: the human's if labeled, else the proposal (none while it is hidden)."""
         h = self.human_matches()
         if h is not None:
             return h
-        return self.scores.proposed if self.scores is not None else []
+        return self.scores.proposed if self.scores is not None and not self.machine_hidden() else []
 
     def _render(self, same_unit: bool = False) -> None:
         """Fill the text and the three tables; `same_unit` (a refresh after a decision): only changed rows are
@@ -274,11 +277,14 @@ class ViolationsView(DetailView):
         rows.sort(key=lambda r: (not r["human"], not r["proposed"], -(r["score"] if r["score"] is not None else -9)))
         fill_pairs(rows)
         t = sc.thresholds
+        hidden = self.machine_hidden()
         self.pairs_title.setText(
+            f"Candidate pairs: {HIDDEN_NOTE}; link with G, P and L" if hidden else
             f"Candidate pairs under {sc.config_ref}: thresholds IoU > {t.get('overlap', 0):g}, rule > {t.get('rule', 0):g}, "
             f"weighted > {t.get('match', 0):g} · L: link / unlink"
         )
         self.basis.setText(("text scores: " + sc.basis) + ("" if sc.final else " (provisional, embedding…)"))
+        show_machine(hidden, self.pair_table, self.basis)  # the matcher's pairs and scores
         self._sync_selection()
 
     # -- scores ----------------------------------------------------------------------------------------------------
@@ -447,6 +453,11 @@ class ViolationsView(DetailView):
     def accept_command(self) -> SetLabels | None:
         if self.sample is None or self.scores is None:
             return None
+        if self.machine_hidden():  # the annotator commits their own links; the matcher's are revealed after
+            proposed = sorted(self.scores.proposed)
+            mine = sorted(self.links())
+            changes = (Change(self.sample.id, self.checker, "matches", [list(p) for p in mine]),) if self.checker else ()
+            return commit(self.sample.id, self.checker, changes, mine == proposed, "commit my links")
         if not self.checker:  # a ground-truth-only unit: accepting = the ground truth is verified
             return set_status(self.sample.id, self.checker, "accepted")
         # a checker that ran and found nothing has no prediction rows (and no pairs): accepting = no matches
