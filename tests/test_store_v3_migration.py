@@ -47,7 +47,7 @@ def test_release_v2_file_migrates_with_nothing_lost(tmp_path: Path) -> None:
     assert len(buckets) == 43 and any(b[4] == "timeout" for b in buckets) and len(scores) == 2
 
     with Project.open(path) as p:
-        assert p.schema_version == SCHEMA_VERSION == 5
+        assert p.schema_version == SCHEMA_VERSION >= 6
         c = p.conn
         # samples: every row and rowid, question/context moved into the payload
         got = rows(c, "SELECT rowid, id, scheme, dataset_id, text, json_extract(payload, '$.question'), "
@@ -69,6 +69,7 @@ def test_release_v2_file_migrates_with_nothing_lost(tmp_path: Path) -> None:
             '{"tp":1,"fp":2,"fn":3,"f1":0.25}', '{"tp":0,"fp":0,"fn":1,"f1":0.0}']
         # the audit trail is untouched (v4 adds a uid to every event)
         assert rows(c, "SELECT id, ts, annotator, sample_id, unit, kind, before, after, command, origin FROM events") == events
+        assert {r[0] for r in c.execute("SELECT guideline_version FROM events")} == {None}  # before versioning
         for t, before in other.items():
             assert rows(c, f"SELECT * FROM {t}") == before, t
         # labels: one per annotator and target; the resolved one is the old newest wherever the policy agrees

@@ -9,13 +9,14 @@ from app.store.assignments import AssignmentsMixin
 from app.store.bulk import BulkMixin
 from app.store.caches import CachesMixin
 from app.store.decisions import DecisionsMixin
+from app.store.guidelines import GuidelinesMixin
 from app.store.project import ProjectBase
 from app.store.samples import SamplesMixin, SchemeDataMixin
 from app.store.units import UnitsMixin
 
 
 class Project(*store_mixins(), SchemeDataMixin, SamplesMixin, BulkMixin, DecisionsMixin, UnitsMixin,  # type: ignore[misc]
-              CachesMixin, ArtifactsMixin, AssignmentsMixin, ProjectBase):
+              CachesMixin, ArtifactsMixin, AssignmentsMixin, GuidelinesMixin, ProjectBase):
     """A Concord project file. Open one per thread. The store mixins of the built-in schemes that keep tables of
     their own come first, from their manifests, so the store names no scheme; a scheme's record type comes from its
     module."""

@@ -457,3 +457,17 @@ def load_params(project: Any, ref: str) -> dict[str, Any]:
 
 
 MIXINS = (ViolationsStoreMixin, MatchConfigsMixin)  # mixed into Project (app/store/assembled.py)
+
+
+def units_citing(project: Any, rules: Iterable[str], categories: Iterable[str]) -> set[tuple[str, str]]:
+    """(sample, checker) of the units a change of these rules or categories affects (the guideline re-queue, issue
+    #29): a checker's violation citing one, or the sample's ground truth citing one (then every checker of it)."""
+    rules, categories = sorted(set(rules)), sorted(set(categories))
+    if not rules and not categories:
+        return set()
+    cite = (f"(rule IN ({','.join('?' * len(rules))}) OR category IN ({','.join('?' * len(categories))}))")
+    rows = project.conn.execute(
+        f"SELECT DISTINCT v.sample_id, u.unit FROM violations v JOIN units u ON u.sample_id = v.sample_id "
+        f"AND u.scheme = '{SCHEME}' AND u.unit != '' AND (v.checker = '{GROUND_TRUTH}' OR v.checker = u.unit) "
+        f"WHERE {cite}", (*rules, *categories))
+    return {(s, u) for s, u in rows}

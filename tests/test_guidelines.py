@@ -1,0 +1,163 @@
+"""Issue #29 item 1: guideline versions. Each scheme's guideline is stored as numbered versions of its parts; every
+human event records the version in force; a change re-queues exactly the units whose relevant part changed; older
+projects migrate with nothing lost; `--guideline-version` limits figures to the labels valid under a version."""
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from app.cli import main
+from app.services import guidelines
+from app.services.queue import build
+from app.store import Change, Project
+from calibration.schemes.violations import Violation, ViolationSample
+
+TEXT = "The cat sat on the mat. It was red and tall."
+C1, C2 = "c1@1|m", "c2@1|m"
+GOOD = [[0, 0]]
+
+V1 = "Judge the text.\n\n## rule R1\nA first rule.\n## rule R7\nPrices need a source.\n## category Style\nTone.\n"
+V2 = V1.replace("Prices need a source.", "Prices and dates need a source.")  # R7 changed, nothing else
+
+
+def samples() -> list[ViolationSample]:
+    """s0-s5: s0 and s1's ground truth cites R1 (s1 in category Style), the others' R2; checker c1 predicts R7 on
+    s4 only (else the ground truth's rule), c2 always the ground truth's rule."""
+    out = []
+    for i in range(6):
+        gt = Violation("R1" if i < 2 else "R2", 4, 7, category="Style" if i == 1 else None)
+        c1 = Violation("R7", 4, 7) if i == 4 else gt
+        out.append(ViolationSample(f"s{i}", TEXT, (gt,), {C1: (c1,), C2: (gt,)}))
+    return out
+
+
+def make(path: Path) -> Project:
+    p = Project.create(path)
+    p.write_violation_samples(samples())
+    return p
+
+
+def label_all(p: Project, who: str = "ana") -> None:
+    for i in range(6):
+        for c in (C1, C2):
+            p.record(who, [Change(f"s{i}", c, "matches", GOOD), Change(f"s{i}", c, "status", "accepted")])
+
+
+def test_split_names_parts_and_refuses_bad_headings() -> None:
+    parts = guidelines.split("violations", V1)
+    assert list(parts) == ["preamble", "rule R1", "rule R7", "category Style"]
+    assert "".join(parts.values()) == V1  # the parts give the text back
+    assert guidelines.split_sections("## a\nx\n## b  c\ny\n") == {"a": "## a\nx\n", "b c": "## b  c\ny\n"}
+    with pytest.raises(ValueError, match=r"line 2: a heading must be `## rule ID` or `## category NAME`"):
+        guidelines.split("violations", "x\n## trait clarity\n")
+    with pytest.raises(ValueError, match="line 3: part 'rule R1' appears twice"):
+        guidelines.split("violations", "## rule R1\na\n## rule R1\nb\n")
+    with pytest.raises(ValueError, match="empty"):
+        guidelines.split("rubric", " \n")
+    assert list(guidelines.split("rubric", "## trait clarity\nx\n")) == ["trait clarity"]
+
+
+def test_versions_events_and_a_change_requeues_only_the_affected_units(tmp_path: Path) -> None:
+    p = make(tmp_path / "p.concord")
+    p.record("ana", [Change("s0", C1, "status", "accepted")])  # before any guideline: version NULL
+    assert p.add_guideline_version("violations", guidelines.split("violations", V1)) == 1
+    assert p.add_guideline_version("violations", guidelines.split("violations", V1)) is None  # same text: no version
+    label_all(p)
+    versions = {(e["sample_id"], e["unit"], e["kind"]): e["guideline_version"] for e in p.events()}
+    assert versions[("s0", C1, "matches")] == 1 and p.events()[0]["guideline_version"] is None
+    assert build(p, "list", limit=None).n_requeued == 0
+    assert p.add_guideline_version("violations", guidelines.split("violations", V2)) == 2
+    q = build(p, "list", limit=None)
+    requeued = {(e.sample_id, e.unit): e.reason for e in q.entries if e.reason}
+    # R7 changed: only c1 on s4 cites it (its prediction); no ground truth cites it
+    assert requeued == {("s4", C1): "labeled under v1; rule R7 changed in v2"}
+    assert q.n_requeued == 1 and q.n_unlabeled == 0
+    # confirmed under v2 with the same values: recorded (not a no-op), and no longer queued
+    n = len(p.events())
+    p.record("ana", [Change("s4", C1, "matches", GOOD), Change("s4", C1, "status", "accepted")])
+    assert len(p.events()) == n + 2 and p.events()[-1]["guideline_version"] == 2
+    assert build(p, "list", limit=None).n_requeued == 0
+    p.record("ana", [Change("s4", C1, "status", "accepted")])  # and repeating it now is a no-op again
+    assert len(p.events()) == n + 2
+    # a category change reaches the units of the sample whose ground truth is in it: both checkers of s1
+    v3 = V2.replace("Tone.", "Tone and register.")
+    assert p.add_guideline_version("violations", guidelines.split("violations", v3)) == 3
+    assert {(e.sample_id, e.unit) for e in build(p, "list", limit=None).entries if e.reason} == {("s1", C1), ("s1", C2)}
+    # the preamble concerns every unit; the label made before versioning is compared with v1
+    assert p.add_guideline_version("violations", guidelines.split("violations", "Judge it all.\n" + v3[16:])) == 4
+    q = build(p, "list", limit=None)
+    assert q.n_requeued == 12
+    reasons = {(e.sample_id, e.unit): e.reason for e in q.entries}
+    assert reasons[("s4", C1)] == "labeled under v2; preamble changed in v4"
+    assert reasons[("s1", C2)] == "labeled under v1; category Style changed in v3"
+    history = p.guideline_history("violations")
+    assert [h["version"] for h in history] == [1, 2, 3, 4] and guidelines.changes(history)[2] == ["rule R7"]
+    p.close()
+
+
+def test_rubric_trait_change_requeues_that_traits_units(tmp_path: Path) -> None:
+    p = Project.create(tmp_path / "p.concord")
+    p.add_guideline_version("rubric", {"trait a": "## trait a\nx\n", "trait b": "## trait b\ny\n"})
+    from app.schemes.rubric.guideline import affected
+
+    assert affected(p, ["trait a"]) == set()  # no rubric units in this project
+    p.close()
+
+
+def test_an_older_project_migrates_with_nothing_lost(tmp_path: Path) -> None:
+    path = tmp_path / "old.concord"
+    p = Project(path, create=True, migrate_to=5)
+    p.write_violation_samples(samples())
+    conn = p.conn
+    conn.execute("INSERT INTO annotators VALUES ('ana', '2026-01-01T00:00:00+00:00')")
+    conn.execute("INSERT INTO events (ts, annotator, sample_id, unit, kind, before, after, command, origin, uid) "
+                 "VALUES ('2026-01-01T00:00:00+00:00', 'ana', 's0', ?, 'status', NULL, '\"accepted\"', 'c', 'app', 'u1')",
+                 (C1,))
+    p.close()
+    before = sqlite3.connect(path).execute("SELECT * FROM events").fetchall()
+    with Project.open(path) as p:
+        assert p.schema_version >= 6
+        after = p.conn.execute("SELECT id, ts, annotator, sample_id, unit, kind, before, after, command, origin, uid, "
+                               "guideline_version FROM events").fetchall()
+        assert [r[:-1] for r in after] == before and after[0][-1] is None  # kept; "before versioning"
+        assert p.guideline_history("violations") == [] and p.guideline_version("violations") is None
+        p.record("ben", [Change("s1", C1, "status", "accepted")])
+        assert p.events()[-1]["guideline_version"] is None  # still no guideline
+
+
+def test_cli_set_show_history_and_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    p = make(tmp_path / "p.concord")
+    label_all(p)
+    p.close()
+    path = str(tmp_path / "p.concord")
+    g1, g2, bad = tmp_path / "g1.md", tmp_path / "g2.md", tmp_path / "bad.md"
+    g1.write_text(V1, encoding="utf-8")
+    g2.write_text(V2, encoding="utf-8")
+    bad.write_text("ok\n## R7\n", encoding="utf-8")
+    assert main(["guideline", path, "--scheme", "violations", "set", str(g1)]) == 0
+    assert "guideline v1 stored (4 parts)" in capsys.readouterr().out
+    assert main(["guideline", path, "--scheme", "violations", "set", str(g2)]) == 0
+    out = capsys.readouterr().out
+    assert "v2 stored" in out and "changed: rule R7" in out and "1 labeled units back" in out
+    assert main(["guideline", path, "--scheme", "violations", "show", "--version", "1"]) == 0
+    assert "Prices need a source." in capsys.readouterr().out
+    assert main(["guideline", path, "--scheme", "violations", "history"]) == 0
+    assert "~rule R7" in capsys.readouterr().out
+    assert main(["queue", path, "--order", "list", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    from tests.test_json_outputs import errors
+
+    assert errors("queue", data) == [] and data["n_requeued"] == 1
+    assert data["units"][0]["reason"] == "labeled before versioning; rule R7 changed in v2"  # labeled before v1
+    mtime = Path(path).stat().st_mtime_ns
+    for args, message in ((["set", str(bad)], "bad.md: line 2: a heading must be"), (["set"], "set needs FILE"),
+                          (["show", "--version", "9"], "versions 1 to 2, not 9"),
+                          (["set", str(tmp_path / "missing.md")], "no such guideline file")):
+        assert main(["guideline", path, "--scheme", "violations", *args]) == 2
+        assert message in capsys.readouterr().err
+    assert Path(path).stat().st_mtime_ns == mtime
+    with Project.open(path) as p:
+        assert p.guideline_version("violations") == 2
