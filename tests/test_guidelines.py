@@ -161,3 +161,75 @@ def test_cli_set_show_history_and_bad_input(tmp_path: Path, capsys: pytest.Captu
     assert Path(path).stat().st_mtime_ns == mtime
     with Project.open(path) as p:
         assert p.guideline_version("violations") == 2
+
+
+# -- agreement per guideline version, and --guideline-version -----------------------------------------------------------
+def _two_versions(path: Path, swap_v2: float) -> None:
+    """ana and ben label s0-s11 (both checkers) in agreement under v1; v2 changes the preamble (every unit); they
+    label s12-s23 under v2, ben swapping a unit's matches with probability `swap_v2`."""
+    import random
+
+    from tests.test_several_annotators import make as make_pairs
+
+    rng = random.Random(4)
+    good, swapped = [[0, 0], [1, 1]], [[0, 1], [1, 0]]
+    p = make_pairs(path, n=24)
+    p.add_guideline_version("violations", {"preamble": "Match what means the same.\n"})
+    for version, samples_ in ((1, range(12)), (2, range(12, 24))):
+        if version == 2:
+            p.add_guideline_version("violations", {"preamble": "Match what states the same claim.\n"})
+        for i in samples_:
+            for c in ("c1@1|m", "c2@1|m"):
+                p.record("ana", [Change(f"s{i}", c, "matches", good)])
+                bad = version == 2 and rng.random() < swap_v2
+                p.record("ben", [Change(f"s{i}", c, "matches", swapped if bad else good)])
+    p.close()
+
+
+def test_agreement_over_version_flags_a_drop_and_guideline_version_selects_labels(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from app.services.agreement import agreement, agreement_over_time
+    from tests.test_json_outputs import errors
+
+    path = tmp_path / "p.concord"
+    _two_versions(path, 0.8)
+    with Project.open(path) as p:
+        out = agreement_over_time(p, over="version", n_boot=300)
+        assert [(w["window"], w["version"]) for w in out["windows"]] == [("violations v1", 1), ("violations v2", 2)]
+        assert [w["drops"] for w in out["windows"]] == [[], ["kappa", "alpha"]]
+        assert [w["n_items"] for w in out["windows"]] == [12 * 2 * 4] * 2  # 4 (gt, pred) pairs per unit
+        # each version's figures are those of its samples' labels alone
+        plain = agreement(p, samples={f"s{i}" for i in range(12, 24)}, n_boot=300)
+        assert out["windows"][1]["kappa"] == plain["overall"]["kappa"]
+        with guidelines.valid_labels(p, None, None) as guide:  # current: v1's labels were left behind by the preamble
+            assert {s for _scheme, s, *_ in p.annotator_label_rows()} == {f"s{i}" for i in range(12, 24)}
+        assert guide["violations"]["n_set_aside"] == 12 * 2 * 2
+        assert guide["violations"]["set_aside"] == {"labeled under v1; preamble changed in v2": 48}
+        with guidelines.valid_labels(p, None, 1):  # v1: the labels given under v2 are later than it
+            assert {s for _scheme, s, *_ in p.annotator_label_rows()} == {f"s{i}" for i in range(12)}
+        assert len(p.annotator_label_rows()) == 96  # outside the block every label again
+    assert main(["agreement", str(path), "--over", "version", "--bootstrap", "200", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["schema_version"] == 4 and errors("agreement", data) == []
+    assert [w["drops"] for w in data["over_version"]["windows"]] == [[], ["kappa", "alpha"]]
+    assert data["guideline"]["violations"]["version"] == 2 and data["overall"]["kappa"]["estimate"] < 0.5
+    assert main(["agreement", str(path), "--guideline-version", "1", "--bootstrap", "0", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["overall"]["kappa"]["estimate"] == 1.0 and data["guideline"]["violations"]["version"] == 1
+    assert main(["agreement", str(path), "--over", "version", "--bootstrap", "200"]) == 0
+    text = capsys.readouterr().out
+    assert "agreement per guideline version" in text and "DROP: kappa, alpha" in text
+    assert "labels valid under guideline v2 (current); set aside 48" in text
+    for bad, message in ((["--guideline-version", "3"], "versions 1 to 2, not 3"),
+                         (["--over", "version", "--window", "day"], "--window goes with --over time")):
+        assert main(["agreement", str(path), *bad]) == 2
+        assert message in capsys.readouterr().err
+
+
+def test_a_steady_series_of_versions_is_not_flagged(tmp_path: Path) -> None:
+    from app.services.agreement import agreement_over_time
+
+    _two_versions(tmp_path / "p.concord", 0.0)
+    with Project.open(tmp_path / "p.concord") as p:
+        out = agreement_over_time(p, over="version", n_boot=200)
+        assert [w["drops"] for w in out["windows"]] == [[], []]

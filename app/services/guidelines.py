@@ -178,10 +178,16 @@ def under_version(project: Any, schemes: Sequence[str], version: int | None
 
 
 @contextmanager
-def valid_labels(project: Any, schemes: Sequence[str], version: int | None) -> Iterator[dict[str, dict[str, Any]]]:
+def valid_labels(project: Any, schemes: Sequence[str] | None, version: int | None
+                 ) -> Iterator[dict[str, dict[str, Any]]]:
     """Within the block, the project's label reads give only labels valid under `version` (default: the current
-    one of each scheme); yields the summary of `under_version` (for the output's `guideline` key)."""
-    keys, summary = under_version(project, schemes, version)
+    one of each scheme; `schemes` None: every scheme); yields the summary of `under_version` (for the output's
+    `guideline` key)."""
+    names = [s for s in project.guideline_schemes() if schemes is None or s in schemes]
+    if version is not None and not names:
+        raise UsageError("--guideline-version: " + ("none of the schemes asked for" if schemes else "no scheme")
+                         + " has a guideline yet (store one with `concord guideline PROJECT --scheme S set FILE`)")
+    keys, summary = under_version(project, names, version)
     with project.excluding_labels(keys):
         yield summary
 

@@ -85,6 +85,17 @@ class GuidelinesMixin(ProjectBase):
         return {(s, u) for s, u in rows if units is None or u in units}
 
     @contextmanager
+    def every_label(self) -> Iterator[None]:
+        """Within the block, label reads see every label again (agreement per guideline version reads each label
+        under its own version)."""
+        before = self.excluded_labels
+        self.excluded_labels = frozenset()
+        try:
+            yield
+        finally:
+            self.excluded_labels = before
+
+    @contextmanager
     def excluding_labels(self, keys: Collection[tuple[str, str, str]]) -> Iterator[None]:
         """Within the block, label reads (`scheme_labels`, `annotator_label_rows`, `label_rows`) leave out the labels
         of these (sample, unit, annotator) keys: labels not valid under the guideline version a command was asked
