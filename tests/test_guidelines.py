@@ -233,3 +233,42 @@ def test_a_steady_series_of_versions_is_not_flagged(tmp_path: Path) -> None:
     with Project.open(tmp_path / "p.concord") as p:
         out = agreement_over_time(p, over="version", n_boot=200)
         assert [w["drops"] for w in out["windows"]] == [[], []]
+
+
+def test_evaluate_calibrate_and_export_take_the_guideline_version(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.test_json_outputs import errors
+
+    path = tmp_path / "p.concord"
+    _two_versions(path, 0.8)
+    with Project.open(path) as p:
+        for i in range(24):  # ana's statuses under v2: the export's default status filter selects the units
+            p.record("ana", [Change(f"s{i}", "c1@1|m", "status", "accepted")])
+    project = str(path)
+    assert main(["evaluate", project, "--bootstrap", "0", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["schema_version"] == 4 and errors("evaluate", data) == []
+    assert data["violations"]["guideline"]["version"] == 2 and data["violations"]["guideline"]["n_set_aside"] == 48
+    assert main(["evaluate", project, "--bootstrap", "0", "--json", "--guideline-version", "1"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["violations"]["guideline"]["version"] == 1 and data["violations"]["guideline"]["label_versions"] == ["v1"]
+    assert main(["calibrate", project, "--step", "0.5", "--folds", "2", "--bootstrap", "0", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["schema_version"] == 4 and errors("calibrate", data) == [] and data["guideline"]["version"] == 2
+    counts = {}
+    for version in ("1", "2"):
+        assert main(["export", project, "--name", "g", "--version", "1.0.0", "--dry-run", "--json", "--status", "any",
+                     "--guideline-version", version]) == 0
+        data = json.loads(capsys.readouterr().out)
+        assert data["schema_version"] == 2 and errors("export", data) == []
+        assert data["guideline"]["violations"]["version"] == int(version)
+        counts[version] = data
+    # each version's own labels: v1's on s0-s11, v2's on s12-s23 (as many, so the counts agree and the content not)
+    assert counts["1"]["content_sha256"] != counts["2"]["content_sha256"]
+    assert counts["1"]["counts"]["labels"] == counts["2"]["counts"]["labels"] == 24
+    assert main(["export", project, "--name", "g", "--version", "1.0.0", "--out", str(tmp_path / "out")]) == 0
+    capsys.readouterr()
+    card = (tmp_path / "out" / "g@1.0.0" / "README.md").read_text(encoding="utf-8")
+    assert "- violations guideline: labels valid under v2 (the current one); its labels were given under: v2" in card
+    manifest = json.loads((tmp_path / "out" / "g@1.0.0" / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["guideline"]["violations"]["n_set_aside"] == 48

@@ -9,7 +9,7 @@ import math
 import sys
 from typing import Any
 
-from app.cli_options import embedding_spec, non_negative_int, scheme_name
+from app.cli_options import add_guideline_version, embedding_spec, non_negative_int, scheme_name
 from app.json_outputs import dumps
 
 EPILOG = """examples:
@@ -18,6 +18,7 @@ EPILOG = """examples:
   concord evaluate demo/demo.concord --config resources/configs/ha_match.toml
   concord evaluate demo/demo.concord --use calibrated@1.0.0
   concord evaluate demo/demo.concord --scheme trace --reference human
+  concord evaluate brand.concord --scheme violations --guideline-version 2
 """
 
 
@@ -40,6 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="the reference labels for judge figures where a scheme has a choice (trace: annotator or "
                    "human; default: the scheme's own); schemes without a choice ignore it")
     p.add_argument("--json", action="store_true", help="print JSON {scheme: report data} instead of tables")
+    add_guideline_version(p)
     p.set_defaults(func=run)
 
 
@@ -99,13 +101,17 @@ def run(args: argparse.Namespace) -> int:
     # the metric's decisions as labels per (sample, unit), from hooks that offer them (for the human ceiling);
     # sample ids are unique across schemes, so one map serves every scheme
     decided: dict[Any, Any] = {}
+    from app.services.guidelines import notes, valid_labels
+
     with Project.open(args.project) as project:
         if project.several_annotators():  # else no unit is shared: no ceiling, no decisions to collect
             options["machine_decisions"] = lambda ref, labels: decided.update(labels)
         schemes = present(project, args.scheme)
         if not schemes:
             raise no_samples("evaluate", args.project)
-        with project.records_once():  # the ceiling reads the records the evaluation read
+        # the records the evaluation read are those the ceiling reads; the labels those valid under the guideline
+        # version asked for (default: the current one), issue #29
+        with project.records_once(), valid_labels(project, [s.name for s in schemes], args.guideline_version) as guide:
             with rich_progress(enabled=sys.stderr.isatty()) as bar:
                 results = evaluate(project, schemes, options, bar)
             ceilings = human_ceilings(project, [r.scheme.name for r in results if r.report is not None],
@@ -120,9 +126,14 @@ def run(args: argparse.Namespace) -> int:
         out = {r.scheme.name: r.report.data for r in results if r.report is not None}
         for name, c in ceilings.items():  # issue #15: the human ceiling beside the metric
             out[name] = {**out[name], "human_ceiling": c}
+        for name, g in guide.items():  # issue #29: the guideline version whose labels it used
+            if name in out:
+                out[name] = {**out[name], "guideline": g}
         print(dumps("evaluate", out, indent=2, sort_keys=True, default=float))
         return 0
     console = Console()
+    for line in notes(guide):
+        console.print(f"note: {line}", markup=False, highlight=False, soft_wrap=True)
     for r in results:
         if r.report is not None:
             if len(results) > 1:

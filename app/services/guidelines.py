@@ -157,23 +157,28 @@ def check_version(project: Any, schemes: Sequence[str], version: int | None) -> 
     return out
 
 
-def under_version(project: Any, schemes: Sequence[str], version: int | None
+def under_version(project: Any, schemes: Sequence[str] | None, version: int | None
                   ) -> tuple[set[tuple[str, str, str]], dict[str, dict[str, Any]]]:
-    """The (sample, unit, annotator) keys of labels not valid under `version` (default: each scheme's current) and,
-    per scheme with a guideline, what was set aside: the version used, the current one, how many units' labels
-    and the reasons counted."""
+    """The (sample, unit, annotator) keys of labels not valid under `version` (default: each scheme's current) of
+    the schemes asked for (None: every scheme) and, per scheme with a guideline, what was set aside: the version
+    used, the current one, how many labels and the reasons counted, and the versions the labels kept were given
+    under. UsageError when `version` is asked for and no such scheme has a guideline, or one lacks it."""
+    names = [s for s in project.guideline_schemes() if schemes is None or s in schemes]
+    if version is not None and not names:
+        raise UsageError("--guideline-version: " + ("none of the schemes asked for" if schemes else "no scheme")
+                         + " has a guideline yet (store one with `concord guideline PROJECT --scheme S set FILE`)")
     keys: set[tuple[str, str, str]] = set()
     summary: dict[str, dict[str, Any]] = {}
-    for scheme, at in check_version(project, schemes, version).items():
+    for scheme, at in check_version(project, names, version).items():
         found = stale_labels(project, scheme, at)
         keys |= set(found)
         reasons: dict[str, int] = defaultdict(int)
         for why in found.values():
             reasons[why.reason()] += 1
-        given = {row[4] for row in project.label_guideline_versions(scheme)}
+        kept = {v for s, u, k, a, v in project.label_guideline_versions(scheme) if (s, u, a) not in found}
         summary[scheme] = {"version": at, "current": project.guideline_version(scheme), "n_set_aside": len(found),
                            "set_aside": dict(sorted(reasons.items())),
-                           "label_versions": [version_name(v) for v in sorted(given, key=lambda v: v or 0)]}
+                           "label_versions": [version_name(v) for v in sorted(kept, key=lambda v: v or 0)]}
     return keys, summary
 
 
@@ -183,17 +188,15 @@ def valid_labels(project: Any, schemes: Sequence[str] | None, version: int | Non
     """Within the block, the project's label reads give only labels valid under `version` (default: the current
     one of each scheme; `schemes` None: every scheme); yields the summary of `under_version` (for the output's
     `guideline` key)."""
-    names = [s for s in project.guideline_schemes() if schemes is None or s in schemes]
-    if version is not None and not names:
-        raise UsageError("--guideline-version: " + ("none of the schemes asked for" if schemes else "no scheme")
-                         + " has a guideline yet (store one with `concord guideline PROJECT --scheme S set FILE`)")
-    keys, summary = under_version(project, names, version)
+    keys, summary = under_version(project, schemes, version)
     with project.excluding_labels(keys):
         yield summary
 
 
 def notes(summary: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """One line per scheme with a guideline: the version its figures use and the labels set aside."""
+    from app.names import terminal_safe  # part names are user text
+
     out = []
     for scheme, s in summary.items():
         line = f"{scheme}: labels valid under guideline v{s['version']}" + (
@@ -201,5 +204,5 @@ def notes(summary: Mapping[str, Mapping[str, Any]]) -> list[str]:
         if s["n_set_aside"]:
             line += f"; set aside {s['n_set_aside']} annotator-unit labels: " + "; ".join(
                 f"{n} {why}" for why, n in s["set_aside"].items())
-        out.append(line)
+        out.append(terminal_safe(line))
     return out
