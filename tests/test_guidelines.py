@@ -13,6 +13,7 @@ from app.cli import main
 from app.services import guidelines
 from app.services.queue import build
 from app.store import Change, Project
+from calibration.schemes.base import registry
 from calibration.schemes.violations import Violation, ViolationSample
 
 TEXT = "The cat sat on the mat. It was red and tall."
@@ -99,12 +100,29 @@ def test_versions_events_and_a_change_requeues_only_the_affected_units(tmp_path:
 
 
 def test_rubric_trait_change_requeues_that_traits_units(tmp_path: Path) -> None:
-    p = Project.create(tmp_path / "p.concord")
-    p.add_guideline_version("rubric", {"trait a": "## trait a\nx\n", "trait b": "## trait b\ny\n"})
-    from app.schemes.rubric.guideline import affected
+    from calibration.schemes.rubric.records import RubricSample
 
-    assert affected(p, ["trait a"]) == set()  # no rubric units in this project
+    traits = [{"name": n, "description": n, "evaluation_mode": "tp_only", "metrics": ["precision"],
+               "tp_instructions": ["mentions A"]} for n in ("coverage", "clarity")]
+    buckets = {"tp": ["mentions A"], "fn": [], "fp": [], "tn": []}
+    p = Project.create(tmp_path / "p.concord")
+    p.write_rubric_samples([RubricSample("r1", "Q?", "A and B.", tuple(traits), {t["name"]: buckets for t in traits}),
+                            RubricSample("r2", "Q?", "A.", (traits[0],), {"coverage": buckets})])
+    guide = "## trait coverage\nA first.\n## trait clarity\nPlain words.\n"
+    assert p.add_guideline_version("rubric", guidelines.split("rubric", guide)) == 1
+    for sid, trait in (("r1", "coverage"), ("r1", "clarity"), ("r2", "coverage")):
+        p.record("ana", [Change(sid, trait, "buckets", buckets), Change(sid, trait, "status", "accepted")])
+    assert p.add_guideline_version("rubric", guidelines.split("rubric", guide.replace("Plain", "Short"))) == 2
+    q = build(p, "list", limit=None)
+    assert [(e.sample_id, e.unit, e.reason) for e in q.entries] == [
+        ("r1", "clarity", "labeled under v1; trait clarity changed in v2")]
     p.close()
+
+
+@pytest.mark.parametrize("scheme", registry().names())
+def test_every_scheme_splits_a_guideline_into_parts_that_give_the_text_back(scheme: str) -> None:
+    text = "Label carefully.\n\nEvery unit.\n"
+    assert guidelines.split(scheme, text) == {"preamble": text}
 
 
 def test_an_older_project_migrates_with_nothing_lost(tmp_path: Path) -> None:
