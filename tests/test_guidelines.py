@@ -290,3 +290,23 @@ def test_evaluate_calibrate_and_export_take_the_guideline_version(tmp_path: Path
     assert "- violations guideline: labels valid under v2 (the current one); its labels were given under: v2" in card
     manifest = json.loads((tmp_path / "out" / "g@1.0.0" / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["guideline"]["violations"]["n_set_aside"] == 48
+
+
+def test_a_per_sample_label_is_set_aside_when_a_part_affects_its_sample(tmp_path: Path) -> None:
+    p = make(tmp_path / "p.concord")
+    p.add_guideline_version("violations", guidelines.split("violations", V1))
+    truth = [{"start": 4, "end": 7, "rule": "R7"}]
+    p.record("ana", [Change("s4", "", "ground_truth", truth), Change("s0", "", "ground_truth", truth)])
+    p.add_guideline_version("violations", guidelines.split("violations", V2))  # R7: cited on s4 only
+    assert set(guidelines.stale_labels(p, "violations")) == {("s4", "", "ana")}
+    assert set(p.curated_ground_truth()) == {"s0", "s4"}
+    with guidelines.valid_labels(p, ["violations"], None):
+        assert set(p.curated_ground_truth()) == {"s0"}
+        assert ("s4", "") not in p.scheme_labels("violations")
+    # s4's units labeled under v2: the stale ground truth of s4 still brings back the unit of s4 the rule affects
+    # (c1 cites R7 there), not c2's
+    p.record("ana", [Change("s4", C1, "matches", GOOD), Change("s4", C2, "matches", GOOD)])
+    q = build(p, "list", limit=None)
+    assert {(e.sample_id, e.unit): e.reason for e in q.entries if e.reason} == {
+        ("s4", C1): "labeled under v1; rule R7 changed in v2"}
+    p.close()

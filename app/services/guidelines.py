@@ -133,12 +133,19 @@ def stale_labels(project: Any, scheme: str, at: int | None = None) -> dict[tuple
 
 def stale_units(project: Any, schemes: Sequence[str]) -> dict[tuple[str, str], str]:
     """(sample, unit) -> why it is back in the queue (its labels predate a change of a part that affects it), over
-    the current guideline of each scheme; per-sample labels (unit '') re-queue none on their own."""
+    the current guideline of each scheme; a stale per-sample label (unit '', e.g. a curated ground truth) brings
+    back the units of its sample that the changed part affects."""
     out: dict[tuple[str, str], str] = {}
     for scheme in schemes:
+        by_part: dict[str, set[tuple[str, str]]] = {}
         for (sid, unit, _a), why in sorted(stale_labels(project, scheme).items()):
             if unit:
                 out.setdefault((sid, unit), why.reason())
+            elif why.part is not None:
+                if why.part not in by_part:
+                    by_part[why.part] = affected(project, scheme, [why.part])
+                for key in sorted(k for k in by_part[why.part] if k[0] == sid):
+                    out.setdefault(key, why.reason())
     return out
 
 

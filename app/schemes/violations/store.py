@@ -291,9 +291,12 @@ class ViolationsStoreMixin(ProjectBase):
         where, params = "", ()
         if ids is not None:
             where, params = f" AND l.sample_id IN ({','.join('?' * len(ids))})", tuple(ids)
-        return {sid: json.loads(v) for sid, v in self.conn.execute(
-            "SELECT l.sample_id, l.value FROM labels l JOIN samples s ON s.id = l.sample_id WHERE l.kind = 'ground_truth' "
-            f"AND l.unit = '' AND l.resolved = 1 AND l.value IS NOT NULL AND s.scheme = 'violations'{where}", params)}
+        excluded = getattr(self, "excluded_labels", ())  # labels not valid under a guideline version (issue #29)
+        return {sid: json.loads(v) for sid, v, who in self.conn.execute(
+            "SELECT l.sample_id, l.value, l.annotator FROM labels l JOIN samples s ON s.id = l.sample_id "
+            "WHERE l.kind = 'ground_truth' "
+            f"AND l.unit = '' AND l.resolved = 1 AND l.value IS NOT NULL AND s.scheme = 'violations'{where}", params)
+            if not excluded or (sid, "", who) not in excluded}
 
     def violation_sample(self, sample_id: str) -> ViolationSample | None:
         found = self.violation_samples([sample_id])
