@@ -15,6 +15,7 @@ from app.services.queue import build
 from app.store import Change, Project
 from calibration.schemes.base import registry
 from calibration.schemes.violations import Violation, ViolationSample
+from tests.gui_data import open_window, project_path, settings  # noqa: F401 - fixtures
 
 TEXT = "The cat sat on the mat. It was red and tall."
 C1, C2 = "c1@1|m", "c2@1|m"
@@ -310,3 +311,28 @@ def test_a_per_sample_label_is_set_aside_when_a_part_affects_its_sample(tmp_path
     assert {(e.sample_id, e.unit): e.reason for e in q.entries if e.reason} == {
         ("s4", C1): "labeled under v1; rule R7 changed in v2"}
     p.close()
+
+
+def test_n_in_the_app_visits_the_units_a_guideline_change_sent_back(qtbot, open_window, project_path) -> None:  # noqa: F811
+    from PySide6.QtCore import Qt
+
+    from tests.gui_data import C1 as G1, C2 as G2
+
+    with Project.open(project_path) as p:  # v3's ground truth cites "no medical claims": both its checkers' units
+        part = "rule no medical claims"
+        p.add_guideline_version("violations", {part: f"## {part}\nAny cure.\n"})
+        for sid in ("v1", "v2", "v3"):
+            for c in (G1, G2):
+                p.record("ana", [Change(sid, c, "status", "accepted")])
+        p.add_guideline_version("violations", {part: f"## {part}\nAny cure or relief.\n"})
+    w = open_window(project_path)
+    w.queue.set_order("random")
+    qtbot.waitUntil(lambda: bool(w.queue.requeued), timeout=20000)
+    assert set(w.queue.requeued) == {("v3", G1), ("v3", G2)}
+    seen = []
+    w.list.setFocus()
+    for _ in range(len(w.queue.keys)):
+        qtbot.keyClick(w.list, Qt.Key.Key_N)
+        seen.append(w._shown)
+    assert {("v3", G1), ("v3", G2)} <= set(seen)  # visited although both have a status
+    assert not w.queue.requeued  # each once: passed over or confirmed, N moves on
