@@ -336,3 +336,22 @@ def test_n_in_the_app_visits_the_units_a_guideline_change_sent_back(qtbot, open_
         seen.append(w._shown)
     assert {("v3", G1), ("v3", G2)} <= set(seen)  # visited although both have a status
     assert not w.queue.requeued  # each once: passed over or confirmed, N moves on
+
+
+def test_a_judge_level_change_requeues_the_samples_labeled_with_it(tmp_path: Path) -> None:
+    record = {"scheme": "judge", "text": "The film grossed $181 million.", "context": "It grossed $181,674,817.",
+              "judges": {"llm": {"score": 1, "high_means_positive": False}}, "levels": ["none", "minor", "major"]}
+    data = tmp_path / "judge.jsonl"
+    data.write_text("".join(json.dumps({**record, "id": f"j{i}"}) + "\n" for i in range(3)), encoding="utf-8")
+    path = tmp_path / "p.concord"
+    assert main(["init", str(path)]) == 0 and main(["import", str(path), str(data)]) == 0
+    guide = "## level none\nNothing wrong.\n## level minor\nA small slip.\n## level major\nA false claim.\n"
+    with Project.open(path) as p:
+        p.add_guideline_version("judge", guidelines.split("judge", guide))
+        for sid, level in (("j0", "minor"), ("j1", "major"), ("j2", "minor")):
+            p.record("ana", [Change(sid, "", "label", level)])
+        p.add_guideline_version("judge", guidelines.split("judge", guide.replace("A small slip.", "Any slip.")))
+        assert {k[0] for k in guidelines.stale_labels(p, "judge")} == {"j0", "j2"}
+        reasons = guidelines.stale_units(p, ["judge"])
+        assert {s for s, _u in reasons} == {"j0", "j2"}
+        assert set(reasons.values()) == {"labeled under v1; level minor changed in v2"}
