@@ -2,9 +2,9 @@
 
 set: store FILE (Markdown, UTF-8) as the scheme's next version, split into parts by its `## ` headings (violations:
 `## rule ID`, `## category NAME`; rubric: `## trait NAME`; judge: `## level NAME`; other schemes: any heading; text
-before the first heading is the preamble, which concerns every unit). Units labeled under an older version whose relevant part
-changed go back to `concord queue`, marked "labeled under v2; rule R7 changed in v3". A file equal to the current
-version adds none. show: the current version's text (or --version N's). history: every version, with the parts it
+before the first heading is the preamble, which concerns every unit). Units labeled under an older version whose
+relevant part changed go back to `concord queue`, marked "labeled under v2; rule R7 changed in v3". A file equal to
+the current version adds none. show: the current version's text (or --version N's). history: every version, with the parts it
 added, changed or removed. Every human decision records the version in force when it was made.
 """
 from __future__ import annotations
