@@ -157,7 +157,8 @@ def run(args: argparse.Namespace) -> int:
 
         def accept(cal: Any) -> dict[str, Any]:  # an unpromoted --apply is refused before the run is stored
             gate.update(apply_gate(cal.gain_dict(), args.apply, args.force, cal.objective) if args.apply else {})
-            return gate
+            # the stored run says which guideline version its labels were valid under (issue #29)
+            return {**gate, **({"guideline": guide[scheme.name]} if scheme.name in guide else {})}
 
         with rich_progress(enabled=sys.stderr.isatty()) as bar:
             cal, run_id = calibrate(project, scheme, options, objective=args.objective, folds=args.folds,
