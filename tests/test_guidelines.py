@@ -318,7 +318,8 @@ def test_a_per_sample_label_is_set_aside_when_a_part_affects_its_sample(tmp_path
 def test_n_in_the_app_visits_the_units_a_guideline_change_sent_back(qtbot, open_window, project_path) -> None:  # noqa: F811
     from PySide6.QtCore import Qt
 
-    from tests.gui_data import C1 as G1, C2 as G2
+    from tests.gui_data import C1 as G1
+    from tests.gui_data import C2 as G2
 
     with Project.open(project_path) as p:  # v3's ground truth cites "no medical claims": both its checkers' units
         part = "rule no medical claims"

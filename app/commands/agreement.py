@@ -62,9 +62,8 @@ def run(args: argparse.Namespace) -> int:
 
     from app.cli_tables import print_table
     from app.services.agreement import agreement
-    from app.store import Project
-
     from app.services.guidelines import notes, valid_labels
+    from app.store import Project
 
     with Project.open(args.project) as project, valid_labels(project, args.scheme, args.guideline_version) as guide:
         out = agreement(project, schemes=args.scheme, iou=args.iou, n_boot=args.bootstrap, seed=args.seed)

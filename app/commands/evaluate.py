@@ -87,10 +87,11 @@ def run(args: argparse.Namespace) -> int:
 
     from app.cli_progress import rich_progress
     from app.errors import UsageError
+    from app.files import regular_file
     from app.services.evaluation import evaluate
+    from app.services.guidelines import notes, valid_labels
     from app.services.missing import labels_missing, no_samples
     from app.services.schemes import present
-    from app.files import regular_file
     from app.store import Project
 
     if args.config:
@@ -101,8 +102,6 @@ def run(args: argparse.Namespace) -> int:
     # the metric's decisions as labels per (sample, unit), from hooks that offer them (for the human ceiling);
     # sample ids are unique across schemes, so one map serves every scheme
     decided: dict[Any, Any] = {}
-    from app.services.guidelines import notes, valid_labels
-
     with Project.open(args.project) as project:
         if project.several_annotators():  # else no unit is shared: no ceiling, no decisions to collect
             options["machine_decisions"] = lambda ref, labels: decided.update(labels)

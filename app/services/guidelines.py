@@ -17,6 +17,7 @@ from collections import defaultdict
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 from app.errors import UsageError
@@ -73,7 +74,7 @@ def version_name(version: int | None) -> str:
 def changes(history: Sequence[Mapping[str, Any]]) -> dict[int, list[str]]:
     """version -> the parts it added, removed or changed against the version before it (versions from 2)."""
     out: dict[int, list[str]] = {}
-    for before, after in zip(history, history[1:]):
+    for before, after in pairwise(history):
         a, b = before["parts"], after["parts"]
         out[after["version"]] = [p for p in dict.fromkeys([*a, *b]) if a.get(p) != b.get(p)]
     return out
