@@ -84,6 +84,8 @@ def test_versions_events_and_a_change_requeues_only_the_affected_units(tmp_path:
     assert build(p, "list", limit=None).n_requeued == 0
     p.record("ana", [Change("s4", C1, "status", "accepted")])  # and repeating it now is a no-op again
     assert len(p.events()) == n + 2
+    p.record("ana", [Change("s5", C1, "status", "accepted")], origin="import")  # an import confirms nothing
+    assert len(p.events()) == n + 2
     # a category change reaches the units of the sample whose ground truth is in it: both checkers of s1
     v3 = V2.replace("Tone.", "Tone and register.")
     assert p.add_guideline_version("violations", guidelines.split("violations", v3)) == 3

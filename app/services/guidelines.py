@@ -160,7 +160,8 @@ def check_version(project: Any, schemes: Sequence[str], version: int | None) -> 
             continue
         if version is not None and not 1 <= version <= current:
             raise UsageError(f"--guideline-version: scheme {scheme} has guideline versions 1 to {current}, "
-                             f"not {version} (see `concord guideline PROJECT --scheme {scheme} history`)")
+                             f"not {version} (see `concord guideline PROJECT --scheme {scheme} history`; "
+                             "--scheme limits the schemes it applies to)")
         out[scheme] = current if version is None else version
     return out
 

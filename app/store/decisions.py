@@ -97,10 +97,12 @@ class DecisionsMixin(ProjectBase):
                 after = None if ch.after is None else dumps(ch.after)
                 # Each annotator has a label of their own: repeating it is a no-op; a second annotator who agrees
                 # is evidence for inter-annotator agreement and gets an event (and a label) of their own. An
-                # adjudicator who picks the label they already gave still records the adjudication. Repeating a
-                # label given under an older guideline version confirms it under the current one: an event.
+                # adjudicator who picks the label they already gave still records the adjudication. A person
+                # repeating a label given under an older guideline version confirms it under the current one: an
+                # event (a re-imported file confirms nothing: importing the same file again stays a no-op).
                 if (before == after and (own is not None or after is None) and (own is None or own[3] == adjudicated)
-                        and not (own is not None and versioned and _older_guideline(c, own[2], ch.sample_id))):
+                        and not (own is not None and versioned and origin != "import"
+                                 and _older_guideline(c, own[2], ch.sample_id))):
                     continue
                 ts = now()
                 cur = c.execute(
