@@ -44,7 +44,7 @@ def add_figures(project: Any, args: argparse.Namespace, out: dict[str, Any]) -> 
         raise UsageError("--window goes with --over time (a guideline version is its own window)")
     if not (args.annotators or over):
         return
-    scope = collect_labels(project, args.scheme)
+    scope = collect_labels(project, args.scheme) if args.annotators or over == "time" else {}
     if args.annotators:
         out["annotator_quality"] = annotator_quality(project, n_boot=args.bootstrap, seed=args.seed, scope=scope)
     if over == "time":
