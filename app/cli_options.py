@@ -109,3 +109,12 @@ def scheme_names(text: str) -> str:
     """Comma-separated schemes (`export --scheme rubric,trace`), each checked as `scheme_name`; the canonical names,
     comma-joined."""
     return ",".join(scheme_name(part) for part in text.split(",") if part.strip())
+
+
+def add_guideline_version(p: argparse.ArgumentParser) -> None:
+    """`--guideline-version N` (issue #29): the figures use the labels valid under that version of each scheme's
+    guideline (app/services/guidelines.py `valid_labels`)."""
+    p.add_argument("--guideline-version", type=positive_int, metavar="N", default=None,
+                   help="use only the labels valid under version N of each scheme's guideline (default: the current "
+                        "one; labels a later change of their part left behind are set aside and counted), "
+                        "e.g. --guideline-version 2")

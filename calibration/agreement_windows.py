@@ -5,7 +5,9 @@ A window is a calendar day or ISO week (UTC), or N consecutive targets in time o
 skipped, so "the previous window" is the previous one that has labels. A drop is flagged when a window's interval
 lies wholly below the previous window's (its upper bound under the previous lower bound): the windows hold different
 items, so there is no paired difference to bootstrap, and two disjoint 95% intervals are the conservative test.
-The over-what is a parameter (`over`): guideline versions (issue #29 item 1) will be another way to cut the series.
+The over-what is a parameter (`over`): time windows, or guideline versions (issue #29 item 1: a target belongs to
+the version its newest label was given under, per scheme; `versions_of`), each version's drop judged against the
+same scheme's previous version.
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-OVER = ("time",)  # what a series can be cut by; "version" joins when guideline versions exist
+OVER = ("time", "version")  # what a series can be cut by
 WINDOWS = ("day", "week")  # or a positive integer: that many targets per window
 
 
@@ -55,6 +57,14 @@ def window_of(times: Sequence[float], window: str | int) -> list[tuple[int, str]
         label = _calendar(times[i], window)
         out[i] = (number[label], label)
     return out
+
+
+def versions_of(keys: Sequence[tuple[str, int | None]]) -> list[tuple[int, str]]:
+    """(group number from 0, label) for each (scheme, guideline version) key: grouped per scheme and version, in
+    scheme then version order, labels like "violations v2" (None: "violations before versioning")."""
+    order = sorted(set(keys), key=lambda k: (k[0], -1 if k[1] is None else k[1]))
+    number = {k: n for n, k in enumerate(order)}
+    return [(number[k], f"{k[0]} {'before versioning' if k[1] is None else f'v{k[1]}'}") for k in keys]
 
 
 def _bounds(ci: Mapping[str, Any] | None) -> tuple[float, float] | None:

@@ -70,6 +70,7 @@ def test_release_v2_file_migrates_with_nothing_lost(tmp_path: Path) -> None:
             '{"tp":1,"fp":2,"fn":3,"f1":0.25}', '{"tp":0,"fp":0,"fn":1,"f1":0.0}']
         # the audit trail is untouched (v4 adds a uid to every event)
         assert rows(c, "SELECT id, ts, annotator, sample_id, unit, kind, before, after, command, origin FROM events") == events
+        assert {r[0] for r in c.execute("SELECT guideline_version FROM events")} == {None}  # before versioning
         for t, before in other.items():
             assert rows(c, f"SELECT * FROM {t}") == before, t
         # labels: one per annotator and target; the resolved one is the old newest wherever the policy agrees

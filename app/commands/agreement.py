@@ -6,15 +6,17 @@ matching on character IoU > T and Krippendorff's unitizing alpha. Each with a 95
 Then the annotators: labels, units, agreement with the others, seconds per unit (from the app's work log).
 --annotators adds each annotator's agreement with the adjudicated or majority label of the others, their drift,
 seconds per decision and flags; --over time [--window day|week|N] (--window alone implies it) adds kappa, alpha
-and span F1 per window, a drop whose interval lies below the previous window's flagged.
+and span F1 per window, a drop whose interval lies below the previous window's flagged; --over version the same per
+guideline version of each scheme (each label under the version it was given under). --guideline-version N: only
+the labels valid under that version (default: the current one; `concord guideline`).
 --json keys: schema_version, overall.kappa, overall.alpha, overall.span_f1 (each {estimate, low, high, n_valid}
-or null), schemes, pairs, annotators (docs/json.md).
+or null), schemes, pairs, annotators, guideline (docs/json.md).
 """
 from __future__ import annotations
 
 import argparse
 
-from app.cli_options import non_negative_int, scheme_name
+from app.cli_options import add_guideline_version, non_negative_int, scheme_name
 from app.figures import fmt_estimate as fmt
 from app.json_outputs import dumps
 from app.names import terminal_safe
@@ -22,6 +24,7 @@ from app.names import terminal_safe
 EPILOG = """examples:
   concord agreement brand.concord
   concord agreement brand.concord --annotators --over time --window week
+  concord agreement brand.concord --over version --guideline-version 2
   concord agreement brand.concord --scheme violations --iou 0.5 --json | jq .overall.span_f1.estimate
 """
 
@@ -48,6 +51,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     from app.commands.agreement_quality import add_options  # --annotators, --over, --window (issue #29)
 
     add_options(p)
+    add_guideline_version(p)
     p.set_defaults(func=run)
 
 
@@ -58,17 +62,21 @@ def run(args: argparse.Namespace) -> int:
 
     from app.cli_tables import print_table
     from app.services.agreement import agreement
+    from app.services.guidelines import notes, valid_labels
     from app.store import Project
 
-    with Project.open(args.project) as project:
+    with Project.open(args.project) as project, valid_labels(project, args.scheme, args.guideline_version) as guide:
         out = agreement(project, schemes=args.scheme, iou=args.iou, n_boot=args.bootstrap, seed=args.seed)
         from app.commands.agreement_quality import add_figures, print_tables
 
         add_figures(project, args, out)
+    out["guideline"] = guide
     if args.json:
         print(dumps("agreement", out, indent=2, default=str))
         return 0
     console = Console()
+    for line in notes(guide):
+        console.print(f"note: {terminal_safe(line)}", markup=False, highlight=False, soft_wrap=True)
     if not out["schemes"]:
         print("no labels by two or more annotators to compare")
         print_tables(console, out, fmt)

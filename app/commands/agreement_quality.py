@@ -1,4 +1,4 @@
-"""`concord agreement --annotators` and `--over time` (issue #29): the options, the figures they add to --json, and
+"""`concord agreement --annotators` and `--over time|version` (issue #29): the options, the figures they add to --json, and
 their tables (rich on a terminal, TSV through app/cli_tables.py when piped). Kept apart from
 app/commands/agreement.py, which only calls `add_options`, `add_figures` and `print_tables` (lazily)."""
 from __future__ import annotations
@@ -25,8 +25,9 @@ def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--annotators", action="store_true",
                    help="per annotator: agreement with the adjudicated or majority label of the others, drift, "
                         "seconds per decision, flags for patterns worth a look")
-    p.add_argument("--over", choices=OVER, metavar="WHAT",
-                   help="agreement per window of: time (kappa, alpha, span F1 with intervals; drops flagged)")
+    p.add_argument("--over", choices=OVER, metavar="time|version",
+                   help="agreement per time window, or per guideline version of each scheme (kappa, alpha, span F1 "
+                        "with intervals; a drop whose interval lies below the previous one's flagged), e.g. --over version")
     p.add_argument("--window", type=_window, metavar="day|week|N",
                    help="the windows of --over time (given alone, implies it): a calendar day or ISO week (UTC), or N "
                         "labelled units (default: day)")
@@ -37,14 +38,22 @@ def add_figures(project: Any, args: argparse.Namespace, out: dict[str, Any]) -> 
     from app.services.agreement import agreement_over_time, annotator_quality, collect_labels
 
     over = args.over or ("time" if args.window is not None else None)
+    if over == "version" and args.window is not None:
+        from app.errors import UsageError
+
+        raise UsageError("--window goes with --over time (a guideline version is its own window)")
     if not (args.annotators or over):
         return
-    scope = collect_labels(project, args.scheme)
+    scope = collect_labels(project, args.scheme) if args.annotators or over == "time" else {}
     if args.annotators:
         out["annotator_quality"] = annotator_quality(project, n_boot=args.bootstrap, seed=args.seed, scope=scope)
-    if over:
+    if over == "time":
         out["over_time"] = agreement_over_time(project, window=args.window or "day", iou=args.iou,
                                                n_boot=args.bootstrap, seed=args.seed, scope=scope)
+    elif over == "version":  # every label, each under the version it was given under (not --guideline-version's)
+        with project.every_label():
+            out["over_version"] = agreement_over_time(project, iou=args.iou, n_boot=args.bootstrap, seed=args.seed,
+                                                      scope=collect_labels(project, args.scheme), over="version")
 
 
 def cell(value: Any) -> Text:
@@ -77,10 +86,11 @@ def print_tables(console: Any, out: dict[str, Any], fmt: Any) -> None:
             t.add_row(cell(a["annotator"]), str(a["n_compared"]), fmt(a["agreement"]), fmt(a["kappa"]),
                       "-" if d is None else fmt(d["change"]), accepted, secs, s["source"] or "-", cell(flags))
         print_table(console, t)
-    over = out.get("over_time")
+    over = out.get("over_time") or out.get("over_version")
     if over is not None:
-        t = Table(title=f"agreement per {over['window']} window (95% intervals over samples; DROP: the interval lies "
-                        "below the previous window's)")
+        what = f"{over['window']} window" if over["over"] == "time" else "guideline version"
+        t = Table(title=f"agreement per {what} (95% intervals over samples; DROP: the interval lies below the "
+                        + ("previous window's)" if over["over"] == "time" else "same scheme's previous version's)"))
         for col in ("window", "first", "last", "items", "Fleiss' kappa", "Krippendorff's alpha", "span F1", "drop"):
             t.add_column(col)
         for w in over["windows"]:

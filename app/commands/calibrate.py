@@ -8,7 +8,7 @@ import argparse
 import sys
 from typing import Any
 
-from app.cli_options import embedding_spec, folds, non_negative_int, positive_int, scheme_name, unit_step
+from app.cli_options import add_guideline_version, embedding_spec, folds, non_negative_int, positive_int, scheme_name, unit_step
 from app.cli_tables import print_table
 from app.json_outputs import dumps
 
@@ -18,6 +18,7 @@ EPILOG = """examples:
   concord calibrate demo/demo.concord --components overlap,rule --match 0.3,0.4,0.5,0.6 --json
   concord calibrate demo/demo.concord --fix overlap=0.3 --group-by checker
   concord calibrate project.concord --scheme trace --objective auroc
+  concord calibrate brand.concord --scheme violations --guideline-version 2
 """
 
 
@@ -113,6 +114,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     j.add_argument("--judge", metavar="NAME", default=None,
                    help="calibrate this judge's threshold alone (default: one threshold shared by every judge; "
                         "--target vote: a weighted vote of the judges)")
+    add_guideline_version(p)
     p.set_defaults(func=run)
 
 
@@ -133,11 +135,17 @@ def run(args: argparse.Namespace) -> int:
                "matching": args.matching, "embedding": args.embedding, "target": args.target, "judge": args.judge}
     if args.force and not args.apply:
         raise UsageError("--force: only with --apply NAME (it applies a config that is no better than the default)")
-    with Project.open(args.project) as project:
+    from contextlib import ExitStack
+
+    from app.services.guidelines import notes, valid_labels
+
+    with Project.open(args.project) as project, ExitStack() as stack:
         scheme = present(project, [args.scheme] if args.scheme else None)
         if not scheme:
             raise no_samples("calibrate", args.project)
         scheme = scheme[0]
+        # the labels valid under the guideline version asked for (default: the current one), issue #29
+        guide = stack.enter_context(valid_labels(project, [scheme.name], args.guideline_version))
         try:  # the options, in the order given, before the labels: a bad --fix is named as itself (issue #24)
             check_options(scheme, options)
         except UsageError as exc:
@@ -149,7 +157,8 @@ def run(args: argparse.Namespace) -> int:
 
         def accept(cal: Any) -> dict[str, Any]:  # an unpromoted --apply is refused before the run is stored
             gate.update(apply_gate(cal.gain_dict(), args.apply, args.force, cal.objective) if args.apply else {})
-            return gate
+            # the stored run says which guideline version its labels were valid under (issue #29)
+            return {**gate, **({"guideline": guide[scheme.name]} if scheme.name in guide else {})}
 
         with rich_progress(enabled=sys.stderr.isatty()) as bar:
             cal, run_id = calibrate(project, scheme, options, objective=args.objective, folds=args.folds,
@@ -176,9 +185,13 @@ def run(args: argparse.Namespace) -> int:
         ceilings = human_ceilings(project, [scheme.name], args.bootstrap, args.seed)  # issue #15
         if ceilings:
             result["human_ceiling"] = ceilings[scheme.name]
+        if scheme.name in guide:
+            result["guideline"] = guide[scheme.name]
     if args.json:
         print(dumps("calibrate", result, indent=2, sort_keys=True, default=float))
         return 0
+    for line in notes(guide):
+        print(f"note: {line}")
     _print(args, scheme, cal, result)
     if args.curve:
         _print_curve(result["curve"])

@@ -8,7 +8,7 @@ import argparse
 import sys
 from typing import Any
 
-from app.cli_options import embedding_spec, non_negative_int, scheme_name
+from app.cli_options import add_guideline_version, embedding_spec, non_negative_int, scheme_name
 from app.figures import empty_table, fmt_cell
 from app.json_outputs import dumps
 
@@ -18,6 +18,7 @@ EPILOG = """examples:
   concord evaluate demo/demo.concord --config resources/configs/ha_match.toml
   concord evaluate demo/demo.concord --use calibrated@1.0.0
   concord evaluate demo/demo.concord --scheme trace --reference human
+  concord evaluate brand.concord --scheme violations --guideline-version 2
 """
 
 
@@ -40,6 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="the reference labels for judge figures where a scheme has a choice (trace: annotator or "
                    "human; default: the scheme's own); schemes without a choice ignore it")
     p.add_argument("--json", action="store_true", help="print JSON {scheme: report data} instead of tables")
+    add_guideline_version(p)
     p.set_defaults(func=run)
 
 
@@ -72,10 +74,11 @@ def run(args: argparse.Namespace) -> int:
 
     from app.cli_progress import rich_progress
     from app.errors import UsageError
+    from app.files import regular_file
+    from app.services.guidelines import notes, valid_labels
     from app.services.report import evaluate_with_ceilings
     from app.services.missing import labels_missing, no_samples
     from app.services.schemes import present
-    from app.files import regular_file
     from app.store import Project
 
     if args.config:
@@ -83,14 +86,14 @@ def run(args: argparse.Namespace) -> int:
     options = {"presets": [args.preset] if args.preset else None, "config_file": args.config,
                "use": [args.use] if args.use else None, "matching": args.matching, "embedding": args.embedding,
                "n_boot": args.bootstrap, "seed": args.seed, "reference": args.reference}
-    # the metric's decisions as labels per (sample, unit), from hooks that offer them (for the human ceiling);
-    # sample ids are unique across schemes, so one map serves every scheme
     with Project.open(args.project) as project:
         schemes = present(project, args.scheme)
         if not schemes:
             raise no_samples("evaluate", args.project)
-        with rich_progress(enabled=sys.stderr.isatty()) as bar:
-            results, ceilings = evaluate_with_ceilings(project, schemes, options, bar)
+        # the labels those valid under the guideline version asked for (default: the current one), issue #29
+        with valid_labels(project, [s.name for s in schemes], args.guideline_version) as guide:
+            with rich_progress(enabled=sys.stderr.isatty()) as bar:
+                results, ceilings = evaluate_with_ceilings(project, schemes, options, bar)
     for r in results:
         if r.report is None:
             print(f"note: {r.note}", file=sys.stderr)
@@ -100,9 +103,14 @@ def run(args: argparse.Namespace) -> int:
         out = {r.scheme.name: r.report.data for r in results if r.report is not None}
         for name, c in ceilings.items():  # issue #15: the human ceiling beside the metric
             out[name] = {**out[name], "human_ceiling": c}
+        for name, g in guide.items():  # issue #29: the guideline version whose labels it used
+            if name in out:
+                out[name] = {**out[name], "guideline": g}
         print(dumps("evaluate", out, indent=2, sort_keys=True, default=float))
         return 0
     console = Console()
+    for line in notes(guide):
+        console.print(f"note: {line}", markup=False, highlight=False, soft_wrap=True)
     for r in results:
         if r.report is not None:
             if len(results) > 1:

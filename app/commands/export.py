@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from app import cli_help
-from app.cli_options import scheme_names
+from app.cli_options import add_guideline_version, scheme_names
 from app.cli_progress import RichBar
 from app.cli_tables import print_table
 from app.errors import UsageError
@@ -29,6 +29,7 @@ examples:
   concord export brand.concord --name brand_compliance --version 1.0.0 --dry-run
   concord export brand.concord --name rag_eval --version 0.2.0 --out splits/ --scheme trace,rgb --format parquet
   concord export brand.concord --name sample --version 0.1.0 --out splits/ --sample 50 --stratify category --seed 1
+  concord export brand.concord --name brand_compliance --version 1.1.0 --out splits/ --guideline-version 2
   concord export brand.concord --name brand_compliance --version 1.0.1 --out splits/ --dry-run --json | jq .counts.samples
   concord export brand.concord --format labelstudio --out tasks.json"""
 LABELSTUDIO = "labelstudio"
@@ -85,6 +86,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--dry-run", action="store_true", help="print what would be exported; write nothing")
     p.add_argument("--json", action="store_true", help="print the counts and files as JSON instead of tables (with "
                    "--dry-run: what would be written; docs/json.md)")
+    add_guideline_version(p)
     p.set_defaults(func=run)
 
 
@@ -161,19 +163,24 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"the following arguments are required: {', '.join(missing)}")
     if not args.dry_run and not args.out:
         raise UsageError("--out: the output directory is required (or use --dry-run)")
+    from app.services.guidelines import notes
+
     with Project.open(args.project) as project:
         options = dict(statuses=statuses, checkers=checkers, stratify=args.stratify, sample=args.sample,
-                       seed=args.seed, config_ref=args.config, schemes=schemes)
+                       seed=args.seed, config_ref=args.config, schemes=schemes,
+                       guideline_version=args.guideline_version)
         if args.dry_run:
             pv = preview_split(project, name=args.name, version=args.version, out_dir=args.out, force=args.force,
                                **options)
             if args.json:
                 print(_json(args, True, pv["counts"], pv["content_sha256"], [f"{d}.{args.fmt}" for d in pv["datasets"]],
-                            pv["filters"], pv["problems"]))
+                            pv["filters"], pv["problems"], guideline=pv.get("guideline", {})))
                 return 2 if pv["problems"] else 0
             for table in counts_tables(pv["counts"], _adapters(project, schemes)):
                 print_table(console, table)
             console.print(f"content sha256: {pv['content_sha256']}")
+            for line in notes(pv.get("guideline") or {}):
+                console.print(f"note: {line}", markup=False, soft_wrap=True)
             for problem in pv["problems"]:
                 console.print(f"problem: {problem}", style="red", markup=False)
             console.print("dry run: nothing written")
@@ -184,7 +191,7 @@ def run(args: argparse.Namespace) -> int:
                                progress=bar, **options)
     if args.json:
         print(_json(args, False, res.counts, res.content_sha256, sorted(res.files), res.manifest.get("filters", {}), [],
-                    unchanged=res.unchanged, params=res.params))
+                    unchanged=res.unchanged, params=res.params, guideline=res.manifest.get("guideline", {})))
         return 0
     documenting = [(a, ref) for a in adapters if (ref := res.params.get(a.scheme)) is not None]
     if res.unchanged:
@@ -201,6 +208,8 @@ def run(args: argparse.Namespace) -> int:
         print_table(console, table)
     for a, ref in documenting:
         console.print(f"{a.params_name}: {ref}", markup=False, soft_wrap=True)
+    for line in notes(res.manifest.get("guideline") or {}):
+        console.print(f"note: {line}", markup=False, soft_wrap=True)
     note = " (same content as the recorded version)" if res.already_recorded else ""
     console.print(f"wrote [bold]{res.ref}[/] to {res.path}{note}", soft_wrap=True)
     console.print(f"content sha256: {res.content_sha256}")

@@ -2,7 +2,9 @@
 next. disagreement: the best configs of the last calibration run disagree on them (ties: nearest the
 decision threshold); boundary: nearest the chosen config's thresholds; metric-vs-llm: the machine label and the
 calibrated metric disagree; annotators: annotators disagree and nobody adjudicated; random: seeded (honest
-estimates); stratified: balanced over units (checker, judge, ...) and schemes; list: the review list's order."""
+estimates); stratified: balanced over units (checker, judge, ...) and schemes; list: the review list's order.
+Labeled units whose labels predate a change of the guideline part that affects them (`concord guideline`) are
+queued again, with the reason ("labeled under v2; rule R7 changed in v3")."""
 from __future__ import annotations
 
 import argparse
@@ -46,8 +48,10 @@ def run(args: argparse.Namespace) -> int:
         return 0
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     from app.cli_tables import print_table
+    from app.names import terminal_safe
 
     console = Console(width=None if sys.stdout.isatty() else 140)
     for note in queue.notes:
@@ -56,10 +60,13 @@ def run(args: argparse.Namespace) -> int:
         console.print("nothing to label next: " + ("no unit is unlabeled" if not queue.notes else "see the notes above"),
                       highlight=False)
         return 0
-    t = Table(title=f"Next {len(queue.entries)} of {queue.n_unlabeled} unlabeled units, order {queue.order}")
-    for col in ("#", "scheme", "sample", "unit", "score"):
+    again = f" and {queue.n_requeued} re-queued by a guideline change" if queue.n_requeued else ""
+    t = Table(title=f"Next {len(queue.entries)} of {queue.n_unlabeled} unlabeled units{again}, order {queue.order}")
+    why = any(e.reason for e in queue.entries)
+    for col in ("#", "scheme", "sample", "unit", "score", *(("why",) if why else ())):
         t.add_column(col, justify="right" if col in ("#", "score") else "left")
     for i, e in enumerate(queue.entries, 1):
-        t.add_row(str(i), e.scheme, e.sample_id, e.unit or "–", "–" if e.score is None else f"{e.score:.3f}")
+        t.add_row(str(i), e.scheme, e.sample_id, e.unit or "–", "–" if e.score is None else f"{e.score:.3f}",
+                  *((Text(terminal_safe(e.reason or "")),) if why else ()))
     print_table(console, t)
     return 0

@@ -37,6 +37,7 @@ class QueueOrder(QObject):
         self.seed = seed
         self.keys: list[tuple[str, str]] = []
         self.notes: list[str] = []
+        self.requeued: dict[tuple[str, str], str] = {}  # labeled units back after a guideline change -> why
         self.task: Task | None = None
         self.widget = QWidget()
         lay = QHBoxLayout(self.widget)
@@ -61,7 +62,7 @@ class QueueOrder(QObject):
 
     def refresh(self) -> None:
         """Recompute the queue in a worker (the list order needs none)."""
-        self.keys, self.notes = [], []
+        self.keys, self.notes, self.requeued = [], [], {}
         project = self.window_.project
         if self.order == "list" or project is None:
             self.ready.emit(self.order)
@@ -74,7 +75,8 @@ class QueueOrder(QObject):
 
             with Project.open(path) as wp:
                 q = build(wp, order, schemes=[s for s in schemes if s in set(wp.unit_schemes())] or None, seed=seed)
-            return {"order": order, "keys": q.keys(), "notes": q.notes}
+            return {"order": order, "keys": q.keys(), "notes": q.notes,
+                    "requeued": {(e.sample_id, e.unit): e.reason for e in q.entries if e.reason}}
 
         task = Task(work, "queue")
         task.signals.finished.connect(self._finished)
@@ -86,17 +88,23 @@ class QueueOrder(QObject):
         if out["order"] != self.order:
             return
         self.keys, self.notes = list(out["keys"]), list(out["notes"])
+        self.requeued = dict(out.get("requeued") or {})
         if self.notes:
             self.window_.status_message("; ".join(self.notes), 8000)
         self.ready.emit(self.order)
 
     def next_key(self, current: tuple[str, str] | None) -> tuple[str, str] | None:
         """The first queued unit that is not the current one and still has no status (labeled since the queue was
-        computed: skipped)."""
+        computed: skipped), or is back after a guideline change and not visited since (its reason goes to the
+        status bar)."""
         project = self.window_.project
+        self.requeued.pop(current, None)  # seen: confirmed or changed under the current guideline, or passed over
         for key in self.keys:
             if key == current or project is None:
                 continue
+            if key in self.requeued:
+                self.window_.status_message(self.requeued[key], 8000)
+                return key
             if project.current(key[0], key[1], "status") is None:
                 return key
         return None

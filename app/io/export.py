@@ -23,6 +23,7 @@ from typing import Any
 
 from app.errors import UsageError, os_error_message
 from app.io.export_manifest import build_manifest, clean, counts, readme
+from app.services.guidelines import under_version
 from app.io.export_select import STRATIFY_KEYS, Filters, Selection, normalize_filters, select
 from app.io.export_write import FORMATS, content_sha256, serialise, sha256, to_jsonl
 from app.progress import Progress, check
@@ -148,8 +149,12 @@ def preview_split(project: Project, *, statuses: Sequence[str] | None = ("accept
                   checkers: Sequence[str] | None = None, stratify: str | None = None, sample: int | None = None,
                   seed: int = 0, config_ref: str | None = None, name: str | None = None,
                   version: str | None = None, out_dir: str | Path | None = None, force: bool = False,
-                  progress: Progress | None = None, schemes: Sequence[str] | None = None) -> dict[str, Any]:
+                  progress: Progress | None = None, schemes: Sequence[str] | None = None,
+                  guideline_version: int | None = None) -> dict[str, Any]:
     """Counts of what `export_split` would write, without writing anything.
+
+    `guideline_version`: only the labels valid under that version of each scheme's guideline are exported (None:
+    the current version; app/services/guidelines.py), and the manifest and data card name it (issue #29).
 
     `config_ref`: the parameters of app.services.configs.config_scheme() the split is documented with (None: that
     scheme's default; every other scheme's export uses its default, see export_select.choose_params).
@@ -160,7 +165,9 @@ def preview_split(project: Project, *, statuses: Sequence[str] | None = ("accept
     raise UsageError, as export_split does.
     """
     f = _filters(project, statuses, checkers, stratify, sample, seed, config_ref, schemes)
-    sel = select(project, f, progress)
+    stale, guide = under_version(project, f.schemes, guideline_version)
+    with project.excluding_labels(stale):
+        sel = select(project, f, progress)
     content = content_sha256(_canonical(sel))
     problems: list[str] = []
     for value, validate in ((name, validate_name), (version, validate_version)):
@@ -180,7 +187,14 @@ def preview_split(project: Project, *, statuses: Sequence[str] | None = ("accept
     if sel.empty:
         problems.append("nothing to export: no unit matches the filters (see counts.skipped_units)")
     return clean({"filters": f.to_dict(), "counts": counts(sel), "content_sha256": content, "problems": problems,
-                  "datasets": sorted(ds for ds, records in _datasets(sel).items() if records)})
+                  "datasets": sorted(ds for ds, records in _datasets(sel).items() if records),
+                  "guideline": _in_split(guide, sel)})
+
+
+def _in_split(guide: dict[str, Any], sel: Any) -> dict[str, Any]:
+    """The guideline summaries of the schemes the split holds."""
+    held = set(counts(sel).get("schemes") or {})
+    return {k: v for k, v in guide.items() if k in held}
 
 
 def pretty_json(value: Any) -> str:
@@ -260,9 +274,9 @@ def export_split(project: Project, name: str, version: str, out_dir: str | Path,
                  statuses: Sequence[str] | None = ("accepted", "corrected"), checkers: Sequence[str] | None = None,
                  stratify: str | None = None, sample: int | None = None, seed: int = 0, force: bool = False,
                  config_ref: str | None = None, progress: Progress | None = None,
-                 schemes: Sequence[str] | None = None) -> ExportResult:
+                 schemes: Sequence[str] | None = None, guideline_version: int | None = None) -> ExportResult:
     """Write `out_dir/NAME@VERSION/` and record the split in the project (see the module docstring); `config_ref`
-    as in `preview_split`."""
+    and `guideline_version` as in `preview_split`."""
     validate_name(name)
     validate_version(version)
     if fmt not in FORMATS:
@@ -272,10 +286,12 @@ def export_split(project: Project, name: str, version: str, out_dir: str | Path,
         raise UsageError(f"--out: {out} is not a directory")
     target = out / f"{name}@{version}"
     f = _filters(project, statuses, checkers, stratify, sample, seed, config_ref, schemes)
+    stale, guide = under_version(project, f.schemes, guideline_version)
     total = 6
     if progress is not None:
         progress.update(0, total, "selecting samples")
-    sel = select(project, f, progress)
+    with project.excluding_labels(stale):
+        sel = select(project, f, progress)
     if sel.empty:
         raise UsageError("nothing to export: no unit matches the filters (check --status and --checker)")
     datasets = _datasets(sel)
@@ -305,7 +321,8 @@ def export_split(project: Project, name: str, version: str, out_dir: str | Path,
             blobs[f"{ds}.{fmt}"] = jsonl[ds] if fmt == "jsonl" else serialise(ds, datasets[ds], fmt, sel.columns.get(ds))
             canonical[f"{ds}.{fmt}"] = jsonl[ds]
     files = {fname: sha256(data) for fname, data in blobs.items()}
-    manifest = build_manifest(project, name, version, fmt, f, sel, files, content)
+    with project.excluding_labels(stale):
+        manifest = build_manifest(project, name, version, fmt, f, sel, files, content, _in_split(guide, sel))
     extra = {"manifest.json": (pretty_json(manifest) + "\n").encode("utf-8"),
              "README.md": readme(manifest, [p.adapter for p in sel.parts]).encode("utf-8")}
     _check_no_secrets({**canonical, **extra})

@@ -71,7 +71,10 @@ def agreement(project: Project, sel: Selection, filters: Filters) -> dict[str, A
 
 
 def build_manifest(project: Project, name: str, version: str, fmt: str, filters: Filters, sel: Selection,
-                   files: dict[str, str], content: str) -> dict[str, Any]:
+                   files: dict[str, str], content: str, guideline: dict[str, Any] | None = None) -> dict[str, Any]:
+    """`guideline`: per scheme of the split with a stored guideline, the version whose valid labels it holds
+    (app/services/guidelines.py `under_version`); recorded only when there is one, so a split of a project
+    without guidelines is as before."""
     annotators = sorted({a for p in sel.parts for a in p.annotators})
     fields: dict[str, Any] = {}
     for p in sel.parts:
@@ -95,6 +98,7 @@ def build_manifest(project: Project, name: str, version: str, fmt: str, filters:
         "counts": counts(sel),
         "agreement": agreement(project, sel, filters),
         "inter_annotator": inter_annotator(project, sel),  # issue #15: every annotator's labels and their agreement
+        **({"guideline": guideline} if guideline else {}),  # issue #29: the guideline versions of its labels
     })
 
 
@@ -163,6 +167,7 @@ def readme(manifest: dict[str, Any], adapters: Sequence[SchemeExport]) -> str:
         "",
         f"- source project: `{manifest['source_project_id']}`",
         *[line for a in adapters for line in a.card_params(manifest)],
+        *_guideline_lines(manifest.get("guideline") or {}),
         f"- annotators: {', '.join(manifest['annotators']) or 'none'}",
         f"- statuses: {', '.join(f['statuses']) if f['statuses'] else 'any with a human decision'}; "
         f"checkers/traits: {', '.join(f['checkers']) if f['checkers'] else 'all'}",
@@ -175,3 +180,17 @@ def readme(manifest: dict[str, Any], adapters: Sequence[SchemeExport]) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _guideline_lines(guideline: dict[str, Any]) -> list[str]:
+    """The data card's provenance lines naming the guideline versions of the split's labels (issue #29)."""
+    out = []
+    for scheme, g in guideline.items():
+        current = "the current one" if g["version"] == g["current"] else f"the current one is v{g['current']}"
+        line = (f"- {cell(scheme)} guideline: labels valid under v{g['version']} ({current}); its labels were given under: "
+                f"{', '.join(g['label_versions']) or 'no version'}")
+        if g["n_set_aside"]:
+            line += f"; {g['n_set_aside']} annotator-unit labels set aside (" + "; ".join(
+                f"{n} {cell(why)}" for why, n in g["set_aside"].items()) + ")"
+        out.append(line)
+    return out

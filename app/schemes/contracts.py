@@ -23,11 +23,13 @@ Contributions (module -> contract):
 - llm: `assign_cli(args)`, the scheme's run behind `concord assign --scheme NAME`.
 - commands: `register(subparsers)`, commands of the scheme's own (listed in `commands` with their one-line help so
   the top-level help needs no import).
+- guideline: `split(text)`, the guideline's parts (rule, trait, category, ...), and optionally `affected(project,
+  parts)`, the units a changed part affects (`concord guideline`, the re-queue in `concord queue`, issue #29).
 - help: nouns for help texts and reports (`accepts`: what `concord import` takes for this scheme).
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
@@ -136,6 +138,14 @@ class StoreTables(Protocol):
     def create_tables(self) -> None: ...
 
 
+class SplitGuideline(Protocol):
+    def __call__(self, text: str) -> dict[str, str]: ...  # part -> its text, in order; ValueError naming the line
+
+
+class AffectedUnits(Protocol):
+    def __call__(self, project: Any, parts: Collection[str]) -> set[tuple[str, str]]: ...  # (sample, unit)
+
+
 class AssignCli(Protocol):
     def __call__(self, args: argparse.Namespace) -> int: ...
 
@@ -241,8 +251,19 @@ class CommandsPart(Part):
     REQUIRED: ClassVar[frozenset[str]] = frozenset(("register",))
 
 
+@dataclass(frozen=True)
+class GuidelinePart(Part):
+    """How a scheme's guideline splits into parts (the unit of change: a rule, a trait, a category) and which units
+    a changed part affects. A scheme without one gets the generic split (app/services/guidelines.py: `## ` headings)
+    and every part affects all its units."""
+
+    split: SplitGuideline | None = None
+    affected: AffectedUnits | None = None  # None: a change of any part affects every unit of the scheme
+    REQUIRED: ClassVar[frozenset[str]] = frozenset(("split",))
+
+
 PARTS: dict[str, type[Part]] = {"io": IOPart, "store": StorePart, "views": ViewPart, "llm": LLMPart,
-                                "commands": CommandsPart}
+                                "commands": CommandsPart, "guideline": GuidelinePart}
 
 
 # -- checking a manifest and its contributions against the contracts -----------------------------------------------
@@ -308,5 +329,5 @@ def build_part(manifest: Manifest, kind: str, found: Any) -> Part:
     return part
 
 
-__all__ = ["LABELS_COLUMNS", "PARTS", "Command", "CommandsPart", "ContractError", "Contribution", "IOPart", "LLMPart", "Manifest", "Part",
+__all__ = ["LABELS_COLUMNS", "PARTS", "Command", "CommandsPart", "ContractError", "Contribution", "GuidelinePart", "IOPart", "LLMPart", "Manifest", "Part",
            "StorePart", "ViewPart", "build_part", "problems_of"]

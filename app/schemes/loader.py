@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from app.schemes.manifest import Command, ContractError, Manifest
 
 if TYPE_CHECKING:  # imported when a contribution is first loaded: the top-level help reads manifests only
-    from app.schemes.contracts import IOPart, Part, StorePart
+    from app.schemes.contracts import GuidelinePart, IOPart, Part, StorePart
 
 ENTRY_POINT_GROUP = "concord.schemes"
 BUILTIN: tuple[str, ...] = (
@@ -176,6 +176,15 @@ def assigner(name: str) -> Any:
 
     found = part(name, "llm")
     return found.assign_cli if isinstance(found, LLMPart) else None
+
+
+def guideline(name: str) -> GuidelinePart:
+    """How the scheme splits its guideline and which units a part affects; every hook None for a scheme with none
+    (app/services/guidelines.py then splits on headings and lets every part affect every unit)."""
+    from app.schemes.contracts import GuidelinePart
+
+    found = part(name, "guideline")
+    return found if isinstance(found, GuidelinePart) else GuidelinePart(name)
 
 
 def has(name: str, kind: str) -> bool:

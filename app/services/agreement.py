@@ -280,11 +280,12 @@ def annotator_quality(project: Any, *, schemes: Sequence[str] | None = None, n_b
 
 def agreement_over_time(project: Any, *, window: str | int = "day", schemes: Sequence[str] | None = None,
                         iou: float = 0.0, n_boot: int = 1000, seed: int = 0, samples: Collection[str] | None = None,
-                        scope: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Pooled kappa, alpha and span F1 per time window, with intervals and drops flagged (calibration.
-    agreement_windows). A target (one unit's label kind, or one sample's spans) belongs to the window of its newest
-    label, when its comparison became possible; targets labelled by one annotator only are left out."""
-    from calibration.agreement_windows import drops, window_of
+                        scope: Mapping[str, Any] | None = None, over: str = "time") -> dict[str, Any]:
+    """Pooled kappa, alpha and span F1 per time window (or, `over="version"`, per scheme and guideline version),
+    with intervals and drops flagged (calibration.agreement_windows). A target (one unit's label kind, or one
+    sample's spans) belongs to the window of its newest label, when its comparison became possible, or to the
+    guideline version that label was given under; targets labelled by one annotator only are left out."""
+    from calibration.agreement_windows import drops, versions_of, window_of
     from calibration.annotators import item_agreement, span_agreement
 
     scope = collect_labels(project, schemes, samples) if scope is None else scope
@@ -298,15 +299,25 @@ def agreement_over_time(project: Any, *, window: str | int = "day", schemes: Seq
         for (sid, annotator), value in sets.items():
             span_targets[(name, sid, "", kind)][(sid, annotator)] = value
     when: dict[tuple, float] = {}
+    newest: dict[tuple, tuple[str, str, str, str]] = {}  # target -> its newest label's (sample, unit, kind, annotator)
     for target, rows in by_target.items():
         if len({r[2] for r in rows}) >= 2:
-            when[target] = max(r[5] for r in rows)
+            last = max(rows, key=lambda r: (r[5], r[2]))
+            when[target] = last[5]
+            newest[target] = (target[1], target[2], target[3], last[2])
     for target, sets in span_targets.items():
-        stamps = [times.get((target[1], "", target[3], a)) for (_s, a) in sets]
-        if len(sets) >= 2 and all(stamps):
-            when[("spans", *target)] = max(_epoch(t[0]) for t in stamps if t)
+        stamps = {a: times.get((target[1], "", target[3], a)) for (_s, a) in sets}
+        if len(sets) >= 2 and all(stamps.values()):
+            last_a = max(stamps, key=lambda a: (_epoch(stamps[a][0]), a))  # type: ignore[index]
+            when[("spans", *target)] = _epoch(stamps[last_a][0])  # type: ignore[index]
+            newest[("spans", *target)] = (target[1], "", target[3], last_a)
     keys = sorted(when, key=lambda k: (when[k], k))
-    assigned = window_of([when[k] for k in keys], window)
+    if over == "version":
+        given = project.label_versions()
+        keys = sorted(when, key=lambda k: (k[1] if k[0] == "spans" else k[0], when[k], k))
+        assigned = versions_of([((k[1] if k[0] == "spans" else k[0]), given.get(newest[k])) for k in keys])
+    else:
+        assigned = window_of([when[k] for k in keys], window)
     lengths = project.text_lengths() if span_targets else {}
     windows: list[dict[str, Any]] = []
     for number in sorted({w for w, _ in assigned}):
@@ -327,10 +338,21 @@ def agreement_over_time(project: Any, *, window: str | int = "day", schemes: Seq
         if sets:
             res = span_agreement(sets, iou, lengths=pooled_lengths, n_boot=n_boot, seed=seed)
             row.update(n_span_samples=len({key[0] for key in sets}), span_f1=res["overall"]["span_f1"])
+        if over == "version":
+            scheme, _, named = label.partition(" ")  # scheme names are identifiers: no space in them
+            row = {"window": label, "scheme": scheme,
+                   "version": None if named == "before versioning" else int(named.removeprefix("v")), **row}
         windows.append(json_finite(row))
-    flagged = {stat: drops([w[stat] for w in windows]) for stat in ("kappa", "alpha", "span_f1")}
+    # a drop is judged against the previous window of the same series: over versions, the same scheme's
+    series: dict[str, list[int]] = defaultdict(list)
     for i, w in enumerate(windows):
-        w["drops"] = [stat for stat, marks in flagged.items() if marks[i]]
+        series[w.get("scheme", "")].append(i)
+    for members in series.values():
+        flagged = {stat: drops([windows[i][stat] for i in members]) for stat in ("kappa", "alpha", "span_f1")}
+        for j, i in enumerate(members):
+            windows[i]["drops"] = [stat for stat, marks in flagged.items() if marks[j]]
+    if over == "version":
+        return {"over": "version", "n_boot": n_boot, "windows": windows}
     return {"over": "time", "window": str(window), "n_boot": n_boot, "windows": windows}
 
 

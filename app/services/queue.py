@@ -30,6 +30,7 @@ class Entry:
     unit: str
     scheme: str
     score: float | None = None
+    reason: str | None = None  # why a labeled unit is back: "labeled under v2; rule R7 changed in v3"
 
 
 @dataclass
@@ -38,12 +39,14 @@ class Queue:
     entries: list[Entry] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # why an order fell back (no run yet, no machine label, ...)
     n_unlabeled: int = 0
+    n_requeued: int = 0  # labeled units whose labels predate a change of the guideline part affecting them
 
     def keys(self) -> list[tuple[str, str]]:
         return [(e.sample_id, e.unit) for e in self.entries]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"order": self.order, "n_unlabeled": self.n_unlabeled, "notes": list(self.notes),
+        return {"order": self.order, "n_unlabeled": self.n_unlabeled, "n_requeued": self.n_requeued,
+                "notes": list(self.notes),
                 "units": [asdict(e) for e in self.entries]}
 
 
@@ -205,7 +208,13 @@ def build(project: Project, order: str = "disagreement", *, schemes: Sequence[st
     n = len(units.keys)
     index = units.index()
     eligible = ~units.labeled
-    out = Queue(order, n_unlabeled=int(eligible.sum()))
+    # labeled units whose labels a guideline change left behind (issue #29) are queued again, with the reason
+    from app.services.guidelines import stale_units
+
+    reasons = stale_units(project, [s.name for s in chosen])
+    requeued = np.array([units.labeled[i] and k in reasons for i, k in enumerate(units.keys)], dtype=bool)
+    eligible = eligible | requeued
+    out = Queue(order, n_unlabeled=int((~units.labeled).sum()), n_requeued=int(requeued.sum()))
     missing = {s.name: m for s in chosen if (m := units_missing(project, s))}  # e.g. RGB queries without answers
     out.notes += list(missing.values())
     score = np.full(n, np.nan)
@@ -215,7 +224,7 @@ def build(project: Project, order: str = "disagreement", *, schemes: Sequence[st
         idx = q.random_order(eligible, seed)
     elif order == "stratified":
         strata = [f"{s}:{u}" for s, (_sid, u) in zip(units.scheme, units.keys)]
-        idx = q.stratified_order(strata, eligible, seed, units.labeled)
+        idx = q.stratified_order(strata, eligible, seed, units.labeled & ~requeued)
     elif order == "annotators":
         score, settled = annotator_disagreement(project, index, n)
         eligible = np.array([score[i] > 0 and k not in settled for i, k in enumerate(units.keys)], dtype=bool)
@@ -238,5 +247,6 @@ def build(project: Project, order: str = "disagreement", *, schemes: Sequence[st
             _spread(problem, secondary, index, by_sample, second)
         idx = q.order_by(score, eligible, seed, second)
     out.entries = [Entry(units.keys[i][0], units.keys[i][1], units.scheme[i],
-                         None if np.isnan(score[i]) else float(score[i])) for i in idx[: limit or None]]
+                         None if np.isnan(score[i]) else float(score[i]), reasons.get(units.keys[i]) if requeued[i] else None)
+                   for i in idx[: limit or None]]
     return out

@@ -8,6 +8,7 @@ from app.store.assignments import AssignmentsMixin
 from app.store.bulk import BulkMixin
 from app.store.caches import CachesMixin
 from app.store.decisions import DecisionsMixin
+from app.store.guidelines import GuidelinesMixin
 from app.store.project import ProjectBase
 from app.store.reveals import RevealsMixin
 from app.store.samples import SamplesMixin, SchemeDataMixin
@@ -15,6 +16,6 @@ from app.store.units import UnitsMixin
 
 
 class Project(SchemeDataMixin, SamplesMixin, BulkMixin, DecisionsMixin, UnitsMixin, CachesMixin, ArtifactsMixin,
-              AssignmentsMixin, RevealsMixin, ProjectBase):
+              AssignmentsMixin, RevealsMixin, GuidelinesMixin, ProjectBase):
     """A Concord project file. Open one per thread. A scheme's queries of its own tables are its store part,
     `project.store(name)`; the project inherits no scheme's class."""

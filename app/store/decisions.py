@@ -20,6 +20,7 @@ from app.store.project import ProjectBase, dumps, now
 from app.store.resolution import (
     ADJUDICATED_SQL, ADJUDICATION_ORIGINS, mark_resolved, policy, resolve_all, resolve_written,
 )
+from app.store.guidelines import GUIDELINE_IN_FORCE_SQL
 from app.store.schema import event_uid
 
 STATUSES = ("accepted", "corrected", "skipped", "flagged")  # = calibration.schemes.base.STATUSES
@@ -32,6 +33,13 @@ def _known_kind(kind: str) -> bool:
     from calibration.schemes.base import registry  # loaded only for a kind the built-in list lacks
 
     return kind in registry().label_kinds()
+
+
+def _older_guideline(c: Any, event_id: int, sample_id: str) -> bool:
+    """Whether the event was recorded under an older guideline version of the sample's scheme than the current one."""
+    given, current = c.execute(f"SELECT guideline_version, {GUIDELINE_IN_FORCE_SQL} FROM events WHERE id = ?",
+                               (sample_id, event_id)).fetchone()
+    return current is not None and (given is None or given < current)
 
 
 @dataclass(frozen=True)
@@ -78,6 +86,7 @@ class DecisionsMixin(ProjectBase):
                 return read[0]
 
             c.execute("INSERT OR IGNORE INTO annotators VALUES (?, ?)", (annotator, now()))
+            versioned = c.execute("SELECT 1 FROM guidelines LIMIT 1").fetchone() is not None
             for ch in changes:
                 target = (ch.sample_id, ch.unit, ch.kind)
                 # every annotator's row of the target in one read: the writer's own is `before`, all of them
@@ -90,16 +99,21 @@ class DecisionsMixin(ProjectBase):
                 after = None if ch.after is None else dumps(ch.after)
                 # Each annotator has a label of their own: repeating it is a no-op; a second annotator who agrees
                 # is evidence for inter-annotator agreement and gets an event (and a label) of their own. An
-                # adjudicator who picks the label they already gave still records the adjudication.
-                if before == after and (own is not None or after is None) and (own is None or own[3] == adjudicated):
+                # adjudicator who picks the label they already gave still records the adjudication. A person
+                # repeating a label given under an older guideline version confirms it under the current one: an
+                # event (a re-imported file confirms nothing: importing the same file again stays a no-op).
+                if (before == after and (own is not None or after is None) and (own is None or own[3] == adjudicated)
+                        and not (own is not None and versioned and origin != "import"
+                                 and _older_guideline(c, own[2], ch.sample_id))):
                     continue
                 ts = now()
                 cur = c.execute(
                     "INSERT INTO events (ts, annotator, sample_id, unit, kind, before, after, command, origin, uid, "
-                    "machine_visible) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "machine_visible, guideline_version) "
+                    f"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {GUIDELINE_IN_FORCE_SQL})",
                     (ts, annotator, ch.sample_id, ch.unit, ch.kind, before, after, command, origin,
                      event_uid(ts, annotator, ch.sample_id, ch.unit, ch.kind, after, command, origin),
-                     None if machine_visible is None else int(machine_visible)),
+                     None if machine_visible is None else int(machine_visible), ch.sample_id),
                 )
                 eid = int(cur.lastrowid)
                 was = next((r[0] for r in rows if r[4]), None)
@@ -205,10 +219,11 @@ class DecisionsMixin(ProjectBase):
         import orjson  # several times faster than json on the many small values agreement reads
 
         loads = orjson.loads
+        excluded = getattr(self, "excluded_labels", ())  # app/store/guidelines.py: labels of another guideline
         return [(sc, s, u, k, a, loads(v)) for sc, s, u, k, a, v in self.conn.execute(
             "SELECT s.scheme, l.sample_id, l.unit, l.kind, l.annotator, l.value FROM labels l "
             f"JOIN samples s ON s.id = l.sample_id WHERE l.value IS NOT NULL{where} "
-            "ORDER BY l.sample_id, l.unit, l.kind, l.annotator", params)]
+            "ORDER BY l.sample_id, l.unit, l.kind, l.annotator", params) if not excluded or (s, u, a) not in excluded]
 
     def several_annotators(self) -> bool:
         """Whether two or more annotators gave labels: without that no unit is shared and no human ceiling can be
@@ -240,6 +255,9 @@ class DecisionsMixin(ProjectBase):
             f"{which}AND value IS NOT NULL ORDER BY sample_id, unit, kind, event_id",
             tuple(kinds),
         )
+        excluded = getattr(self, "excluded_labels", ())  # app/store/guidelines.py: labels of another guideline
+        if excluded:
+            rows = [r for r in rows if (r["sample_id"], r["unit"], r["annotator"]) not in excluded]
         for r in rows:
             r["value"] = json.loads(r["value"])
             if not every_annotator:

@@ -41,7 +41,9 @@ from app.store.health import check_marker, open_readonly, quick_check
 from app.store.project import damaged
 from app.store.schema import LATEST
 
-EVENT_COLUMNS = "ts, annotator, sample_id, unit, kind, before, after, command, origin, machine_visible, uid"
+# guideline_version: the number as the input recorded it (merged files share their samples; their guidelines are
+# not merged)
+EVENT_COLUMNS = "ts, annotator, sample_id, unit, kind, before, after, command, origin, guideline_version, machine_visible, uid"
 PAUSE_ENV = "CONCORD_MERGE_TEST_PAUSE"  # tests only: seconds to sleep inside the write, where a kill must lose nothing
 
 

@@ -350,8 +350,8 @@ class SchemeDataMixin(ProjectBase):
         memo = getattr(self, "_records_memo", None)
         if memo is None:
             return self._scheme_labels(scheme_name, annotator)
-        key = ("labels", scheme_name, annotator, self.conn.total_changes,
-               self.conn.execute("PRAGMA data_version").fetchone()[0])
+        key = ("labels", scheme_name, annotator, id(getattr(self, "excluded_labels", None)), self.conn.total_changes,
+               self.conn.execute("PRAGMA data_version").fetchone()[0])  # the guideline's exclusions in force too
         if key not in memo:
             memo[key] = self._scheme_labels(scheme_name, annotator)
         return dict(memo[key])
@@ -359,10 +359,13 @@ class SchemeDataMixin(ProjectBase):
     def _scheme_labels(self, scheme_name: str, annotator: str | None) -> dict[tuple[str, str], dict[str, Any]]:
         who, params = ("l.resolved = 1", (scheme_name,)) if annotator is None else ("l.annotator = ?", (scheme_name, annotator))
         out: dict[tuple[str, str], dict[str, Any]] = {}
-        for sid, unit, kind, value in self.conn.execute(
-            "SELECT l.sample_id, l.unit, l.kind, l.value FROM labels l JOIN samples s ON s.id = l.sample_id "
+        excluded = getattr(self, "excluded_labels", ())  # app/store/guidelines.py: labels of another guideline
+        for sid, unit, kind, value, who_set in self.conn.execute(
+            "SELECT l.sample_id, l.unit, l.kind, l.value, l.annotator FROM labels l JOIN samples s ON s.id = l.sample_id "
             f"WHERE s.scheme = ? AND {who} AND l.value IS NOT NULL ORDER BY l.sample_id, l.unit, l.event_id", params
         ):
+            if excluded and (sid, unit, who_set) in excluded:
+                continue
             out.setdefault((sid, unit), {})[kind] = json.loads(value)
         return out
 

@@ -231,6 +231,22 @@ def _v5(conn: sqlite3.Connection) -> None:
 MIGRATIONS.append((5, "raw line hashes of imported samples, row counts for status", _v5))
 LATEST = MIGRATIONS[-1][0]
 
+# v6: guideline versions (issue #29 item 1). `guidelines` holds every version of each scheme's guideline as its parts
+# (the unit of change a scheme declares: a rule, a trait, a category; `position` keeps the file's order, so the
+# parts joined give the text back); `events.guideline_version` is the version of the event's scheme in force when
+# the event was recorded. Events recorded before this migration keep NULL, read as "before versioning": no guideline
+# was stored then, and inventing a version 1 from text the project never held would claim more than is known (the
+# re-queue compares such labels with the first version a project stores: app/services/guidelines.py).
+V6 = """
+CREATE TABLE guidelines (
+    scheme TEXT NOT NULL, version INTEGER NOT NULL, part TEXT NOT NULL, position INTEGER NOT NULL,
+    text TEXT NOT NULL, created_at TEXT NOT NULL, PRIMARY KEY (scheme, version, part)
+);
+ALTER TABLE events ADD COLUMN guideline_version INTEGER
+"""
+
+MIGRATIONS.append((6, "guideline versions, the version in force on each event", _script(V6)))
+
 # v7: blind mode without anchoring (issue #27). `events.machine_visible` says whether the machine's labels were on
 # screen when a human made the event (1 shown, 0 hidden; NULL: not recorded, as for events older than v7 and
 # imported labels). `reveals` holds the units whose machine labels an annotator uncovered by committing their own

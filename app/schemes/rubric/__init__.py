@@ -13,6 +13,7 @@ MANIFEST = Manifest(
         "views": Contribution("app.schemes.rubric.views"),
         "llm": Contribution("app.schemes.rubric.llm"),
         "commands": Contribution("app.schemes.rubric.commands"),
+        "guideline": Contribution("app.schemes.rubric.guideline", {"affected"}),
     },
     commands=(Command("traits", "metric traits: `concord traits import PROJECT FILE` (Karenina JSON)"),),
     accepts="rubric records",

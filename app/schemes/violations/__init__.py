@@ -15,6 +15,7 @@ MANIFEST = Manifest(
             "part", "load_records", "evaluation_records", "item_records", "status_counts", "rebuild_counts", "param_refs",
             "save_params", "load_params"}),
         "views": Contribution("app.schemes.violations.views"),
+        "guideline": Contribution("app.schemes.violations.guideline", {"affected"}),
     },
     accepts="violations records",
 )

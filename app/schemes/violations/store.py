@@ -298,9 +298,12 @@ class ViolationsStore(MatchConfigs):
         where, params = "", ()
         if ids is not None:
             where, params = f" AND l.sample_id IN ({','.join('?' * len(ids))})", tuple(ids)
-        return {sid: json.loads(v) for sid, v in self.conn.execute(
-            "SELECT l.sample_id, l.value FROM labels l JOIN samples s ON s.id = l.sample_id WHERE l.kind = 'ground_truth' "
-            f"AND l.unit = '' AND l.resolved = 1 AND l.value IS NOT NULL AND s.scheme = 'violations'{where}", params)}
+        excluded = getattr(self.project, "excluded_labels", ())  # labels not valid under a guideline version (issue #29)
+        return {sid: json.loads(v) for sid, v, who in self.conn.execute(
+            "SELECT l.sample_id, l.value, l.annotator FROM labels l JOIN samples s ON s.id = l.sample_id "
+            "WHERE l.kind = 'ground_truth' "
+            f"AND l.unit = '' AND l.resolved = 1 AND l.value IS NOT NULL AND s.scheme = 'violations'{where}", params)
+            if not excluded or (sid, "", who) not in excluded}
 
     def violation_sample(self, sample_id: str) -> ViolationSample | None:
         found = self.violation_samples([sample_id])
@@ -469,3 +472,17 @@ def load_params(project: Any, ref: str) -> dict[str, Any]:
 
 
 PART = ViolationsStore  # composed: `project.store("violations")` (app/store/samples.py)
+
+
+def units_citing(project: Any, rules: Iterable[str], categories: Iterable[str]) -> set[tuple[str, str]]:
+    """(sample, checker) of the units a change of these rules or categories affects (the guideline re-queue, issue
+    #29): a checker's violation citing one, or the sample's ground truth citing one (then every checker of it)."""
+    rules, categories = sorted(set(rules)), sorted(set(categories))
+    if not rules and not categories:
+        return set()
+    cite = (f"(rule IN ({','.join('?' * len(rules))}) OR category IN ({','.join('?' * len(categories))}))")
+    rows = project.conn.execute(
+        f"SELECT DISTINCT v.sample_id, u.unit FROM violations v JOIN units u ON u.sample_id = v.sample_id "
+        f"AND u.scheme = '{SCHEME}' AND u.unit != '' AND (v.checker = '{GROUND_TRUTH}' OR v.checker = u.unit) "
+        f"WHERE {cite}", (*rules, *categories))
+    return {(s, u) for s, u in rows}
