@@ -18,9 +18,11 @@ def _v5_project(path: Path) -> list[tuple]:
         p.record("ben", [Change("v1", C1, "status", "flagged")])
         p.assign_work(["ana", "ben"], overlap=2, schemes=["violations"])
     conn = sqlite3.connect(path)
-    with conn:  # back to schema 5: drop what v7 added (SQLite >= 3.35 drops columns)
+    with conn:  # back to schema 5: drop what v6 and v7 added (SQLite >= 3.35 drops columns)
         conn.execute("DROP TABLE reveals")
         conn.execute("ALTER TABLE events DROP COLUMN machine_visible")
+        conn.execute("DROP TABLE guidelines")
+        conn.execute("ALTER TABLE events DROP COLUMN guideline_version")
         conn.execute("DELETE FROM migrations WHERE version > 5")
         conn.execute("PRAGMA user_version = 5")
     rows = conn.execute("SELECT * FROM events ORDER BY id").fetchall()
@@ -34,7 +36,8 @@ def test_an_older_project_migrates_to_v7_with_nothing_lost(tmp_path: Path) -> No
     with Project.open(path) as p:
         assert p.schema_version == 7
         events = p.events()
-        assert [tuple(v for k, v in e.items() if k != "machine_visible") for e in events] == old_events
+        assert [tuple(v for k, v in e.items() if k not in ("machine_visible", "guideline_version"))
+                for e in events] == old_events
         assert all(e["machine_visible"] is None for e in events)  # not recorded before v7: unknown, not "hidden"
         assert p.current("v1", C1, "matches", "ana") == [[0, 0]] and p.current("v1", C1, "status", "ben") == "flagged"
         assert p.hide_machine()  # blind mode (work assigned) turns it on by default
