@@ -121,12 +121,14 @@ def test_a_quote_not_at_its_offsets_is_located_and_warned(project: Path, tmp_pat
     s0["annotations"][0]["summary_start"] += 1  # "0 " no longer holds the quote "40", which occurs at 21..23
     s0["annotations"][0]["summary_end"] += 1
     s0["annotations"].append(ann("ana", 0, 3, ["Unwanted"], S0, quote="not in the summary at all"))
+    s0["annotations"].append(ann("ana", 5, 5, ["Benign"], S0))  # an empty span, nothing to locate
     f = _write(tmp_path / "batch_1.json", data)
     assert main(["import", str(project), str(f)]) == 0
     said = capsys.readouterr()
     text = said.out + said.err
     assert f"{f}:sample 1: annotations[0].summary_span:" in text and "placed at 21..23 (exact match)" in text
     assert f"{f}:sample 1: annotations[3].summary_span:" in text and "kept without offsets (ungrounded)" in text
+    assert f"{f}:sample 1: annotations[4].summary_span: an empty span at 5..5" in text and "skipped" in text
     with Project.open(project) as p:
         mine = p.scheme_labels("violations", annotator="ana")[("faithbench-b1-0/spans", "")]["ground_truth"]
     assert [(v.get("start"), v.get("end"), v["quote"]) for v in mine] == [

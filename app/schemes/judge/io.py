@@ -23,7 +23,12 @@ from app.io.formats import RawRecord, Source
 from app.io.problems import Location, Problems
 from calibration import jsontext
 from calibration.schemes.judge.faithbench import (
-    ALL_COUNTED, COUNTED, FaithBenchError, batch_name, convert, span_samples,
+    ALL_COUNTED,
+    COUNTED,
+    FaithBenchError,
+    batch_name,
+    convert,
+    span_samples,
 )
 
 if TYPE_CHECKING:

@@ -154,6 +154,8 @@ class Moved:
     how: str  # locate's: exact, casefold, fuzzy, ungrounded
 
     def message(self) -> str:
+        if not self.quote.strip():
+            return (f"an empty span at {self.released[0]}..{self.released[1]} with no quote to locate: skipped")
         where = (f"placed at {self.placed[0]}..{self.placed[1]} ({self.how} match)" if self.placed
                  else "not found in the summary: kept without offsets (ungrounded)")
         return (f"the quote {self.quote[:60]!r} is not at its offsets {self.released[0]}..{self.released[1]} "
