@@ -14,6 +14,7 @@ import pytest
 from app.cli import main
 from app.store import Project
 from calibration.schemes.judge import faithbench as fb
+from calibration.schemes.violations.curation import spans_to_violations
 
 S0 = "The council approved 40 new homes on Monday after a long debate."
 S1 = "Rain fell in the north; the river rose by two metres overnight."
@@ -173,3 +174,12 @@ def test_span_labels_keep_the_most_specific_most_serious_first() -> None:
         "Unwanted.Extrinsic", "Questionable", "Benign"]
     assert fb.span_labels(["Other", "Benign"]) == ["Benign", "Other"]
     assert fb.span_labels([]) == []
+
+
+def test_a_spans_quote_and_note_become_the_violations() -> None:
+    got, problems = spans_to_violations([{"start": 0, "end": 2, "label": ["Unwanted.Intrinsic"], "quote": "ab",
+                                          "note": "why"}])
+    assert problems == [] and got == [{"start": 0, "end": 2, "rule": "Unwanted.Intrinsic", "category": "Unwanted",
+                                       "quote": "ab", "explanation": "why"}]
+    got, problems = spans_to_violations([{"start": 0, "end": 2, "quote": 5}])
+    assert got == [] and [p.field for p in problems] == ["spans[0].quote"]
