@@ -50,7 +50,8 @@ def test_records_units_and_orientation(tmp_path: Path) -> None:
     assert SCHEME.units(r0) == list(fb.DETECTORS)
     assert all(not j.high_means_positive and j.probability for j in r0.judges.values())  # consistency scores
     assert parsed[1].record.judges["true_nli"].score is None
-    assert r0.meta == {"batch": "1", "sample_id": 0, "raw_sample_id": 100, "summarizer": "m/x"}
+    assert r0.meta == {"batch": "1", "sample_id": 0, "raw_sample_id": 100, "summarizer": "m/x",
+                       "spans_sample": "faithbench-b1-0/spans"}  # its violations sample (the spans)
 
 
 def test_label_lines_who_read_what_and_counted_categories(tmp_path: Path) -> None:

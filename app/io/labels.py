@@ -7,7 +7,8 @@ One line per annotator and unit:
   rubric:     {"sample", "trait", "annotator", "buckets": {"tp": [...], "fn": [...], "fp": [...], "tn": [...]}}
   ground truth (a scheme whose io adapter has `ground_truth_label`, e.g. violations):
               {"sample", "annotator", "ground_truth": [V, ...]} or {"sample", "annotator", "spans": [{"start",
-              "end", "label"}, ...]}: the annotator's curated ground truth of the sample (per-sample label, unit '')
+              "end", "label"[, "quote", "note"]}, ...]}: the annotator's curated ground truth of the sample
+              (per-sample label, unit '')
   any other registered scheme: {"scheme", "sample", "unit" ('' or absent for the sample's own labels),
               "annotator", "<label kind>": value, ...} with the scheme's label kinds (e.g. addm's verdict and
               incidents per sample, quality per method), recorded as given; or one label per line, as export

@@ -7,6 +7,9 @@ id `faithbench-b<N>-<sample_id>`, one judge per detector), and for each annotato
 their `label` (hallucinated or not) and `marks` (their spans) of every summary of it, recorded in the same
 all-or-nothing import as the records (Source.labels, as `concord labels import` records label lines).
 `--count-all` also counts spans labeled Questionable or Benign as hallucinations.
+The same spans as violations ground truth: a violations sample `<judge id>/spans` per summary and each reader's
+ground-truth line (`span_samples`, the label-line form the Label Studio import writes); a span whose quote is not at
+its offsets is placed where the quote is and reported as a warning naming the sample and annotation.
 """
 from __future__ import annotations
 
@@ -19,7 +22,14 @@ import orjson
 from app.io.formats import RawRecord, Source
 from app.io.problems import Location, Problems
 from calibration import jsontext
-from calibration.schemes.judge.faithbench import ALL_COUNTED, COUNTED, FaithBenchError, batch_name, convert
+from calibration.schemes.judge.faithbench import (
+    ALL_COUNTED,
+    COUNTED,
+    FaithBenchError,
+    batch_name,
+    convert,
+    span_samples,
+)
 
 if TYPE_CHECKING:
     from app.io.records import RecordValidator
@@ -67,12 +77,18 @@ def read_file(path: str | Path, problems: Problems, options: Mapping[str, Any], 
     if too_big is not None:
         problems.error(whole, *too_big)
         return src
+    batches = {batch_name(path): raw}
     try:
-        records, lines = convert({batch_name(path): raw}, ALL_COUNTED if options.get("count_all") else COUNTED)
+        records, lines = convert(batches, ALL_COUNTED if options.get("count_all") else COUNTED)
+        spans, truths, moved = span_samples(batches)
     except FaithBenchError as exc:
         problems.error(whole, "", str(exc))
         return src
     where = {rec["id"]: Location(name, i + 1, "sample") for i, rec in enumerate(records)}
-    src.records = [RawRecord(where[rec["id"]], rec) for rec in records]
+    where.update((rec["id"], Location(name, i + 1, "sample")) for i, rec in enumerate(spans))
+    for m in moved:
+        problems.warn(where[spans[m.sample]["id"]], f"annotations[{m.annotation}].summary_span", m.message())
+    src.records = [RawRecord(where[rec["id"]], rec) for pair in zip(records, spans) for rec in pair]
     src.labels = [RawRecord(where[ln["sample"]], ln) for annotator in sorted(lines) for ln in lines[annotator]]
+    src.labels += [RawRecord(where[ln["sample"]], ln) for ln in truths]
     return src

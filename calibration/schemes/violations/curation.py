@@ -3,9 +3,10 @@
 Label kind `ground_truth` (per sample, unit ''): a list of violations as import reads them (`violation_json`:
 start/end, quote, rule, category, explanation, correction). Each annotator keeps theirs; the resolved one
 (app/store/resolution.py) replaces the file's ground truth wherever calibration, evaluation and export read the
-samples (`with_ground_truth`). A label line may also carry bare spans (`{"start", "end", "label"}`, FaithBench's
-annotations): `spans_to_violations` turns them into violations (rule = the labels joined by '|', category = the
-part of the first label before '.'), so they go through the same validation as an imported record.
+samples (`with_ground_truth`). A label line may also carry bare spans (`{"start", "end", "label"}`, optionally
+`quote` and `note`; FaithBench's annotations): `spans_to_violations` turns them into violations (rule = the labels
+joined by '|', category = the part of the first label before '.', explanation = the note), so they go through the
+same validation as an imported record.
 """
 from __future__ import annotations
 
@@ -53,6 +54,11 @@ def spans_to_violations(spans: Any) -> tuple[list[Any], list[FieldProblem]]:
                              "rule": "|".join(labels) if labels else SPAN_RULE}
         if labels:
             v["category"] = labels[0].split(".", 1)[0]
+        if sp.get("quote") is not None and not isinstance(sp["quote"], str):
+            problems.append(FieldProblem(f"spans[{i}].quote", "expected a string (the span's text)"))
+            continue
+        if sp.get("quote") is not None:
+            v["quote"] = sp["quote"]
         if isinstance(sp.get("note"), str) and sp["note"]:
             v["explanation"] = sp["note"]
         out.append(v)
