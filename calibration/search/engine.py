@@ -35,6 +35,7 @@ from calibration.search.gain import paired_gain, promoted, verdict
 from calibration.search.objectives import Objective, get
 from calibration.search.problem import check_problem, nouns
 from calibration.search.progress import ProgressLike, check, report
+from calibration.search.report import grouping_words
 from calibration.search.space import Columns, Space
 
 
@@ -207,6 +208,7 @@ class Calibrator(EstimatorParams):
         self.layout_ = layout
         self.n_configs_ = space.n_configs
         self.n_folds_ = F
+        self.grouping_ = grouping_words(F, self.group_by, *nouns(problem))  # the folds in the problem's words
         self.fold_best_ = chosen.tolist()
         self.fold_configs_ = [space.config(int(c)) for c in chosen]
         self.fold_scores_ = [float(scores.test[f, chosen[f]]) for f in range(F)]
