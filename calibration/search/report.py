@@ -110,7 +110,7 @@ def weights_sentence(config: Mapping[str, Any], space: Mapping[str, Any] | None,
             verb = "has" if len(zero) == 1 else "have"
             out.append(f"{_names(zero)} {verb} weight 0 and play{'s' if len(zero) == 1 else ''} no part: "
                        f"{decides} rests on {shares}.")
-    return " ".join(out)
+    return " ".join(s[:1].upper() + s[1:] for s in out)
 
 
 def rank_positions(ranks: Sequence[Any]) -> list[str]:
