@@ -343,7 +343,7 @@ class MatchPage(QWidget):
             self.messages.report("apply", "Could not apply the config", exc)
             return
         self.messages.dismiss("apply")
-        self.window_._load_configs()
+        self.window_.load_configs()
         self.window_.set_config(ref)
         how = " (forced: no better than the default)" if forced else ""
         self.summary.setText(self.summary.text() + f"\nApplied as {ref}{how}: the review window now uses it.")
