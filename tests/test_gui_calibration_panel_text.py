@@ -61,7 +61,8 @@ def test_violations_page_runs_the_cli_search_and_says_which_figure_is_which(  # 
     h = result["heldout"]
     headline = page.results.headline.text()
     assert headline.startswith(f"Held-out kappa of the calibrated config: {h['score']:.3f}, 95% CI "
-                               f"[{h['ci'][0]:.3f}, {h['ci'][1]:.3f}] (3 folds grouped by sample")
+                               f"[{h['ci'][0]:.3f}, {h['ci'][1]:.3f}], the estimate for new data (3 folds grouped "
+                               "by sample")
     texts = [page.verdict, page.results.headline, page.results.figures, page.results.weights, page.summary]
     ys = [t.mapTo(page, t.rect().topLeft()).y() for t in texts]
     assert ys == sorted(ys) and len(set(ys)) == len(ys)
@@ -105,7 +106,8 @@ def test_cli_words_the_folds_and_figures_as_the_panel_does(demo_path: Path, caps
     out = capsys.readouterr().out
     assert "grouped by group" not in out and "3 folds grouped by sample" in out
     assert "Held-out kappa of the calibrated config: " in out
-    assert f"Other figures for the chosen config: {report.IN_SAMPLE} " in out and report.CROSS_VALIDATED in out
+    assert f"Optimistic, for comparison (the config was chosen on these units): {report.IN_SAMPLE} " in out
+    assert f"· {report.CROSS_VALIDATED} " in out
     rows = [line.split("\t") for line in out.splitlines() if line[:1].isdigit() and "\t" in line]
     assert [int(r[0].rstrip("=")) for r in rows] == list(range(1, len(rows) + 1)) and len(rows) > 1
     assert main(["calibrate", str(demo_path), "--scheme", "violations", "--group-by", "checker", "--step", "0.25",

@@ -6,7 +6,8 @@ clearly (issue #27 item 4):
 2. the held-out score of the calibrated config with its 95% interval and how the folds were made;
 3. the chosen config's other scores, each named (all labeled units, in-sample; cross-validated);
 4. what the chosen weights mean, in a sentence;
-5. the run's counts; the held-out table beside the presets with the gain, as the CLI's; the tie-break.
+5. the run's counts; the held-out table beside the presets with the gain, as the CLI's; the tie-break (`tie`,
+   placed by each page over its top-configs table, the ranking it explains).
 
 `top_columns` builds the top-configs table's columns the same way for every page: '#' numbers the rows (ties
 marked '='), the score columns say which figure they are.
@@ -88,6 +89,7 @@ class RunSummary(QWidget):
         lay = QHBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         texts = QVBoxLayout()
+        texts.setSpacing(2)
         self.verdict = verdict.verdict_label()  # the verdict first, in words (issue #26)
         self.headline = plain_label(wrap=True, selectable=True)
         self.headline.setObjectName("heldout_headline")
@@ -100,16 +102,18 @@ class RunSummary(QWidget):
         self.summary.setObjectName("run_summary")
         self.warnings = plain_label(wrap=True)
         self.warnings.setStyleSheet("color:#b71c1c;")
-        self.tie = plain_label(wrap=True)
-        for w in (self.verdict, self.headline, self.figures, self.weights, self.summary, self.warnings, self.tie):
+        self.tie = plain_label(wrap=True)  # about the ranking: each page shows it over its top-configs table
+        self.tie.setObjectName("tie_break")
+        for w in (self.verdict, self.headline, self.figures, self.weights, self.summary, self.warnings):
             texts.addWidget(w)
         texts.addStretch(1)
         lay.addLayout(texts, 3)
         table = QVBoxLayout()
-        table.addWidget(plain_label("Held-out score next to the presets on the same folds"))
         self.base_model = RecordTableModel(BASELINE_COLUMNS, self)
         self.base_table = make_table(self.base_model, 5)
         self.base_table.setObjectName("heldout_baselines")
+        self.base_table.setToolTip("The held-out score of the calibrated config next to each preset's on the same "
+                                   "folds, and the gain over each (paired 95% interval)")
         self.base_table.setMaximumHeight(130)
         table.addWidget(self.base_table)
         table.addStretch(1)
@@ -137,6 +141,7 @@ class RunSummary(QWidget):
         self.weights.setVisible(bool(self.weights.text()))
         self.summary.setText(details)
         self.warnings.setText("\n".join(result.get("warnings") or []))
+        self.warnings.setVisible(bool(self.warnings.text()))
         n_tied = int(best.get("n_tied") or 1)
         self.tie.setText(
             f"{n_tied:,} configs tie at the best score on {report.IN_SAMPLE}; chose the one closest to "

@@ -177,6 +177,7 @@ class SchemePage(QWidget):
         apply_row.addWidget(self.apply_button)
         self.top_title = plain_label(f"Top configs (best {TOP}, ranked on {report.IN_SAMPLE}; select one to apply)")
         lay.addWidget(self.top_title)
+        lay.addWidget(self.tie)
         lay.addWidget(self.top_table, 1)
         lay.addLayout(apply_row)
 

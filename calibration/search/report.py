@@ -5,8 +5,8 @@ A run has three scores for the chosen config, and a reader must know which is wh
 - held-out: each fold's config chosen on the other folds, scored on that fold, pooled -- the honest estimate for
   new data, the one to act on (it has a 95% interval);
 - all labeled units, in-sample: the chosen config on every labeled unit, the data that chose it -- optimistic;
-- cross-validated (mean over folds): the chosen config's score on each fold's test part, averaged -- it was chosen
-  with every fold in view, so it is optimistic too.
+- cross-validated: the chosen config's score on each fold's test part, averaged (± their standard deviation) -- it
+  was chosen with every fold in view, so it is optimistic too.
 """
 from __future__ import annotations
 
@@ -16,12 +16,12 @@ from typing import Any
 
 HELD_OUT = "held-out"
 IN_SAMPLE = "all labeled units, in-sample"
-CROSS_VALIDATED = "cross-validated (mean over folds)"
+CROSS_VALIDATED = "cross-validated"
 HELD_OUT_TIP = ("each fold's config chosen on the other folds and scored on that fold, pooled: the estimate for "
                 "new data")
 IN_SAMPLE_TIP = "the config on every labeled unit, the data the search chose it on: optimistic; the rows are ranked by it"
-CROSS_VALIDATED_TIP = ("the config's mean score over the folds' test parts; it was chosen with every fold in view, "
-                       "so this is optimistic too")
+CROSS_VALIDATED_TIP = ("the config's mean score over the folds' test parts (± their standard deviation); it was "
+                       "chosen with every fold in view, so this is optimistic too")
 
 
 def fmt(x: Any, digits: int = 3) -> str:
@@ -62,17 +62,17 @@ def headline(result: Mapping[str, Any]) -> str:
     """The figure to act on, first: the held-out score with its interval and how it was obtained."""
     h = result.get("heldout") or {}
     return (f"Held-out {result.get('objective') or 'score'} of the calibrated config: {fmt(h.get('score'))}, "
-            f"95% CI {fmt_interval(h.get('ci'))} ({grouping_of(result)}; each fold's config chosen on the other "
-            "folds). This is the estimate for new data.")
+            f"95% CI {fmt_interval(h.get('ci'))}, the estimate for new data ({grouping_of(result)}, each scored "
+            "with the config chosen on the others).")
 
 
 def other_figures(result: Mapping[str, Any], cv_mean: Any = None, cv_sd: Any = None) -> str:
     """The chosen config's other two scores, each named, and why they read higher than the held-out one."""
     best = (result.get("best") or {}).get("score")
-    text = f"Other figures for the chosen config: {IN_SAMPLE} {fmt(best, 4)}"
+    text = f"Optimistic, for comparison (the config was chosen on these units): {IN_SAMPLE} {fmt(best, 4)}"
     if cv_mean is not None:
         text += f" · {CROSS_VALIDATED} {fmt(cv_mean, 4)}" + (f" ± {fmt(cv_sd, 4)}" if cv_sd is not None else "")
-    return text + " (both use the units that chose it, so they flatter it)."
+    return text
 
 
 def weight_title(name: str) -> str:

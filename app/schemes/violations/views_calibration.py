@@ -183,6 +183,7 @@ class MatchPage(QWidget):
         ll = QVBoxLayout(left)
         ll.setContentsMargins(0, 0, 0, 0)
         ll.addWidget(plain_label(f"Top configs (best {TOP}, ranked on all labeled units; select one to inspect or apply)"))
+        ll.addWidget(self.tie)
         ll.addWidget(self.top_table, 1)
         ll.addLayout(apply_row)
 
@@ -239,8 +240,9 @@ class MatchPage(QWidget):
         decisions = result.get("n_items", result.get("n_human_matches"))
         self.results.show_run(result, cv, (
             f"Run {run_id} · objective {result.get('objective')} · {result.get('n_configs', 0):,} configs · "
-            f"{report.grouping_of(result)} · {labeled} labeled checkers, {decisions} human decisions · similarity "
-            f"{result.get('embedding') or '?'}"), WEIGHT_TITLES, "the match")
+            f"{report.grouping_of(result)} · {labeled} labeled checkers, {decisions} human decisions"
+            + ("" if result.get("embedding") in (None, self._window_config().embedding)
+               else f" · similarity {result['embedding']}")), WEIGHT_TITLES, "the match")
         self.selected = None
         rows = top_records(cv, TOP)
         self.top_model.set_records(rows, top_columns(rows, CONFIG_COLUMNS))
