@@ -143,3 +143,38 @@ def test_weights_sentence_says_what_the_weights_mean() -> None:
 
 def test_rank_positions_number_every_row() -> None:
     assert report.rank_positions([1, 1, 1, 4, 5, 5]) == ["1", "2=", "3=", "4", "5", "6="]
+
+
+@pytest.mark.timeout(300)
+def test_a_run_stored_by_the_older_violations_front_still_reads(qtbot, open_window, demo_path) -> None:  # type: ignore[no-untyped-def]
+    """Projects keep runs of the violations front the app used before (MatchCalibrator: `defaults` for the presets,
+    the best config as weights and thresholds): the panel shows them with the same words."""
+    from app.schemes.violations.services import human_labels, pair_table
+    from app.store import Project
+    from calibration.schemes.violations.calibrator import MatchCalibrator
+    from calibration.schemes.violations.config import DEFAULT_EMBEDDING
+    from calibration.schemes.violations.space import SearchSpace
+
+    with Project.open(demo_path) as p:
+        table = pair_table(p, DEFAULT_EMBEDDING)
+        labels = human_labels(p, table)
+        cal = MatchCalibrator(space=SearchSpace.preset("std"), folds=3, n_boot=50).fit(
+            table, labels.matches, labels.labeled_groups)
+        old = cal.to_dict() | {"embedding": DEFAULT_EMBEDDING}
+        p.save_calibration_run("kappa", {"objective": "kappa", "folds": 3, "group_by": "sample",
+                                         "embedding": DEFAULT_EMBEDDING}, old, cal.cv_results_)
+    w = open_window(demo_path)
+    panel = CalibrationPanel.open_for(w)
+    qtbot.addWidget(panel)
+    qtbot.waitUntil(lambda: panel.task is None, timeout=60000)
+    page = panel.page
+    assert "defaults" in old and "baselines" not in old  # the older shape indeed
+    assert page.results.headline.text().startswith(f"Held-out kappa of the calibrated config: {old['heldout']['score']:.3f}")
+    assert "3 folds grouped by sample" in page.results.headline.text()
+    base = page.base_model.records()
+    assert base[0]["config"] == "calibrated" and base[0]["score"] == old["heldout"]["score"]
+    assert {r["config"]: r["score"] for r in base[1:]} == old["defaults"]  # the presets, from the older key
+    assert f"{report.IN_SAMPLE} {old['best']['score']:.4f}" in page.results.figures.text()
+    assert f"{old['n_labeled_units']} labeled checkers" in page.summary.text()
+    assert page.top_model.rowCount() > 0 and page.top_model.data(page.top_model.index(0, 0)) == "1"
+    panel.close()
