@@ -210,7 +210,7 @@ def _print(args: argparse.Namespace, scheme: Any, cal: Any, result: dict[str, An
     for line in (report.headline(result | {"grouping": cal.grouping_}),
                  report.other_figures(result, None if first is None else first["mean_test_score"],
                                       None if first is None else first["std_test_score"]),
-                 report.weights_sentence(best["config"], result.get("space"))):
+                 cal.weights_meaning_):
         if line:
             console.print(line, markup=False, highlight=False)
     t = Table(title="Held-out score (pooled over folds, 95% bootstrap interval); gain = calibrated minus the preset, "

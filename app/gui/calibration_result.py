@@ -128,16 +128,17 @@ class RunSummary(QWidget):
 
     def show_run(self, result: Mapping[str, Any], cv: pd.DataFrame | None, details: str,
                  titles: Mapping[str, str] | None = None, decides: str = "the decision") -> None:
-        """`details`: the run's counts line (each page words its own units); `titles`: the weights' names for the
-        weights sentence; `decides`: what the weights decide ("the match")."""
+        """`details`: the run's counts line (each page words its own units); `titles` / `decides`: the weights'
+        names and what they decide, for runs stored before the sentence was (`weights_meaning`)."""
         verdict.show_verdict(self.verdict, dict(result))
         self.headline.setText(report.headline(result))
         first = None if cv is None or cv.empty else cv.sort_values("rank", kind="stable").iloc[0]
         self.figures.setText(report.other_figures(result, None if first is None else first.get("mean_test_score"),
                                                   None if first is None else first.get("std_test_score")))
         best = result.get("best") or {}
-        self.weights.setText(report.weights_sentence(best.get("config") or config_of_best(best), result.get("space"),
-                                                     titles, decides))
+        meaning = result.get("weights_meaning")  # stored with the run, in the problem's words (as the CLI's)
+        self.weights.setText(meaning if meaning is not None else report.weights_sentence(
+            best.get("config") or config_of_best(best), result.get("space"), titles, decides))
         self.weights.setVisible(bool(self.weights.text()))
         self.summary.setText(details)
         self.warnings.setText("\n".join(result.get("warnings") or []))

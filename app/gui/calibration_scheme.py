@@ -237,7 +237,8 @@ class SchemePage(QWidget):
             with Project.open(path) as wp:
                 cal, run_id = calibrate(wp, registry().get(name), {}, progress=progress, **kw)
                 counted = labeled_units(wp, registry().get(name))  # as status counts them (issue #25)
-            return {"result": cal.to_dict() | {"labeled_units": counted, "grouping": cal.grouping_},
+            return {"result": cal.to_dict() | {"labeled_units": counted, "grouping": cal.grouping_,
+                                               "weights_meaning": cal.weights_meaning_},
                     "cv": cal.cv_results_, "run_id": run_id}
 
         self._start(Task(work, "calibration"), "Calibrating…")

@@ -31,6 +31,7 @@ from app.store import Project
 from calibration.schemes.base import Scheme
 from calibration.schemes.violations.config import COMPONENTS, MatchConfig, Thresholds
 from calibration.schemes.violations.scheme import SCHEME
+from calibration.schemes.violations.search import ViolationsProblem
 from calibration.search import report
 
 if TYPE_CHECKING:
@@ -57,9 +58,7 @@ CONFIG_COLUMNS = (
     Column("t_match", "t·score", _w, True, "match threshold on the weighted score"),
 )
 TOP_COLUMNS = top_columns([], CONFIG_COLUMNS)  # decimals of the scores set per run (set_records below)
-# the weights' names in the sentence that says what the chosen ones mean
-WEIGHT_TITLES = {"w_overlap": "span overlap (IoU)", "w_rule": "rule similarity", "w_category": "category",
-                 "w_explanation": "explanation similarity", "w_correction": "correction similarity"}
+WEIGHT_TITLES = ViolationsProblem.dim_titles  # the weights' names in the sentence on the chosen ones
 DIS_COLUMNS = (
     Column("sample_id", "Sample"), Column("checker", "Checker"), Column("gt_n", "GT"), Column("pred_n", "Pred"),
     Column("score", "Score", fmt_score, True), Column("machine", "Metric"), Column("human", "Human"),
@@ -377,7 +376,8 @@ class MatchPage(QWidget):
                 counted = labeled_units(wp, SCHEME)  # as `concord status` counts them
                 table = pair_table(wp, emb)  # vectors are cached now: cheap, and needed for the disagreements
                 labels = human_labels(wp, table)
-            result = cal.to_dict() | {"embedding": emb, "labeled_units": counted, "grouping": cal.grouping_}
+            result = cal.to_dict() | {"embedding": emb, "labeled_units": counted, "grouping": cal.grouping_,
+                                      "weights_meaning": cal.weights_meaning_}
             return {"result": result, "cv": cal.cv_results_, "table": table, "labels": labels, "run_id": run_id}
 
         self._start(Task(work, "calibration"), "Calibrating…")
