@@ -31,7 +31,6 @@ def test_first_window_fits_columns_and_status_messages(qtbot, open_window, proje
     assert (w.width(), w.height()) == (min(DEFAULT_SIZE[0], avail.width()), min(DEFAULT_SIZE[1], avail.height()))
     w.resize(998, 666)  # the size a window manager gave it on a small screen
     qtbot.waitUntil(lambda: w.width() == 998, timeout=3000)
-    w._panes_fitted = False
     w.fit_panes()
     QApplication.processEvents()
     assert w.minimumSizeHint().width() <= 998  # nothing forces the window wider than the screen

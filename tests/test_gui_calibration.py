@@ -36,10 +36,9 @@ def test_calibration_panel_runs_applies_and_opens_disagreements(qtbot, qtmodelte
     assert not panel.page.run_button.isEnabled()  # running in the background; the UI stays responsive
     qtbot.waitUntil(lambda: panel.task is None, timeout=120000)
     assert panel.page.run_button.isEnabled()
-    assert "Held-out score" in panel.page.summary.text()
+    assert panel.page.results.headline.text().startswith("Held-out kappa of the calibrated config: ")
     assert panel.page.verdict.text().startswith("The calibrated config is ")  # the verdict, above the summary
-    lay = panel.page.layout()
-    assert lay.indexOf(panel.page.verdict) < lay.indexOf(panel.page.summary)
+    assert panel.page.verdict.y() < panel.page.results.headline.y() < panel.page.summary.y()
     qtmodeltester.check(panel.page.top_model, force_py=True)
     assert panel.page.top_model.rowCount() > 10
     best = panel.page.top_model.record(0)
@@ -99,8 +98,8 @@ def test_top_configs_show_the_ranking_column_and_enough_decimals(qtbot, open_win
     qtbot.waitUntil(lambda: panel.task is None, timeout=120000)
     m = panel.page.top_model
     titles = [m.headerData(c, Qt.Orientation.Horizontal) for c in range(m.columnCount())]
-    ranked = titles.index("All labeled (rank)")
-    assert "CV test" in titles
+    ranked = titles.index("All labeled, in-sample")
+    assert "Cross-validated" in titles
     shown = [m.data(m.index(r, ranked)) for r in range(m.rowCount())]
     scores = [m.record(r)["score"] for r in range(m.rowCount())]
     assert all(len(s.split(".")[1]) >= 3 for s in shown)
@@ -143,4 +142,4 @@ def test_ranked_scores_read_differently_when_they_differ() -> None:
     m.set_records(rows)
     assert [m.data(m.index(r, 0)) for r in range(4)] == ["0.9551", "0.9549", "0.9548", "0.9548"]
     assert [m.data(m.index(r, 1)) for r in range(4)] == ["0.9550", "0.9610", "0.9610", "0.9612"]
-    assert m.headerData(0, Qt.Orientation.Horizontal) == "All labeled (rank)"
+    assert m.headerData(0, Qt.Orientation.Horizontal) == "All labeled, in-sample"

@@ -49,12 +49,12 @@ def test_the_verdict_comes_first_and_apply_asks_when_not_better(qtbot, open_wind
     text = page.verdict.text()
     assert text == sentence(gain, result["objective"])
     assert text.startswith("The calibrated config is no better than the default (ragbench) on held-out data")
-    # first: above the summary, the warnings and the tables
-    lay = page.layout()
-    assert lay.indexOf(page.verdict) < lay.indexOf(page.summary) < lay.indexOf(page.warnings)
-    results = [lay.itemAt(i).widget() for i in range(lay.indexOf(page.verdict) + 1, lay.count())]
-    assert page.base_table in [w for r in results if r is not None for w in [r, *r.findChildren(type(page.base_table))]]
-    assert page.verdict.isVisible() and page.verdict.y() < page.summary.y()
+    # first: above the held-out score, the other figures, the summary and the warnings; the tables below the form
+    texts = [page.verdict, page.results.headline, page.results.figures, page.summary, page.warnings]
+    ys = [t.mapTo(page, t.rect().topLeft()).y() for t in texts]
+    assert ys == sorted(ys) and len(set(ys)) == len(ys)
+    assert page.verdict.isVisible() and page.base_table in page.results.findChildren(type(page.base_table))
+    assert page.layout().indexOf(page.results) < page.layout().indexOf(page.top_table)
 
     page.apply_name.setText("tuned")
     answers.append(False)  # asked, declined: nothing saved

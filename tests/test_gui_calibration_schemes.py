@@ -74,7 +74,7 @@ def test_panel_calibrates_trace_applies_and_draws_the_learning_curve(qtbot, open
     assert rows[0]["score"] == result["heldout"]["score"] and rows[0]["ci"] == result["heldout"]["ci"]
     for r in rows[1:]:
         assert r["score"] == result["baselines"][r["config"]] and r["ci"] == result["baselines_ci"][r["config"]]
-    assert f"{result['heldout']['score']:.3f}" in page.summary.text()
+    assert f"{result['heldout']['score']:.3f}" in page.results.headline.text()
     if result["best"]["n_tied"] > 1:
         assert f"{result['best']['n_tied']:,} configs tie" in page.tie.text()
         assert str(result["best"]["tie_anchor"]) in page.tie.text()

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 EVALUATE = ["app.cli", "app.commands.evaluate", "app.services.evaluation", "app.services.schemes", "app.store",
             "app.llm.openai_embedder", "app.services.ceiling", "calibration.schemes.violations.evaluation", "calibration.schemes.violations.metrics",
             "calibration.schemes.violations.matching", "calibration.agreement"]
-CALIBRATE = ["app.cli", "app.commands.calibrate", "app.schemes.violations.services_calibration", "app.services.schemes",
+CALIBRATE = ["app.cli", "app.commands.calibrate", "app.schemes.violations.services", "app.services.schemes",
              "app.llm.openai_embedder"]
 
 
@@ -38,7 +38,7 @@ def test_evaluate_start_up_skips_openai_sklearn_and_scipy_stats() -> None:
 
 def test_calibrate_start_up_skips_openai() -> None:
     loaded = set(_loaded_after(CALIBRATE))
-    assert "app.schemes.violations.services_calibration" in loaded
+    assert "app.schemes.violations.services" in loaded
     assert "openai" not in loaded
 
 

@@ -210,14 +210,23 @@ def _print(args: argparse.Namespace, scheme: Any, cal: Any, result: dict[str, An
     for w in result["warnings"]:
         console.print(f"[yellow]warning:[/] {w}", highlight=False)
     best = result["best"]
+    from calibration.search import report
+
     console.print(f"[bold]{scheme.title}[/]: objective {result['objective']}, {result['n_configs']:,} configs, "
-                  f"{result['folds']} folds grouped by {result['group_by']}, {result['labeled_units']} labeled "
+                  f"{cal.grouping_}, {result['labeled_units']} labeled "
                   f"{scheme.unit_noun}s ({result['n_units']} search units), "
                   f"{result['n_items']} human decisions (run #{result['run_id']})", highlight=False)
     from calibration.search.gain import sentence
 
     gain = result.get("gain")
     console.print(sentence(gain, result["objective"]), style="bold", markup=False, highlight=False)  # verdict first
+    first = cal.cv_results_.iloc[0] if len(cal.cv_results_) else None  # the chosen config leads its rank
+    for line in (report.headline(result | {"grouping": cal.grouping_}),
+                 report.other_figures(result, None if first is None else first["mean_test_score"],
+                                      None if first is None else first["std_test_score"]),
+                 cal.weights_meaning_):
+        if line:
+            console.print(line, markup=False, highlight=False)
     t = Table(title="Held-out score (pooled over folds, 95% bootstrap interval); gain = calibrated minus the preset, "
                     "paired interval")
     for col in ("config", "held-out", "95% CI", "gain", "gain 95% CI"):
@@ -239,12 +248,13 @@ def _print(args: argparse.Namespace, scheme: Any, cal: Any, result: dict[str, An
                                        for k, v in best["config"].items()), markup=False, highlight=False)
     dims = list(best["config"])
     top = cal.cv_results_.head(args.top)
-    tt = Table(title=f"Top {len(top)} of {result['n_configs']:,} configs")
-    for col in ("rank", "config (" + " ".join(dims) + ")", "all labeled", "held-out folds mean ± sd"):
+    tt = Table(title=f"Top {len(top)} of {result['n_configs']:,} configs (ranked {report.IN_SAMPLE}; "
+                     "'=': tied with the row above)")
+    for col in ("#", "config (" + " ".join(dims) + ")", report.IN_SAMPLE, report.CROSS_VALIDATED + " ± sd"):
         tt.add_column(col, justify="right")
-    for _, row in top.iterrows():
+    for pos, (_, row) in zip(report.rank_positions(top["rank"].tolist()), top.iterrows()):
         cfg = " ".join(f"{row[d]:.2f}" if isinstance(row[d], float) else str(row[d]) for d in dims)
-        tt.add_row(str(int(row["rank"])), cfg, _fmt(row["score"]),
+        tt.add_row(pos, cfg, _fmt(row["score"]),
                    f"{_fmt(row['mean_test_score'])} ± {_fmt(row['std_test_score'])}")
     print_table(console, tt)
     if args.apply:

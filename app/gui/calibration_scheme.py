@@ -14,18 +14,20 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtWidgets import (
-    QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QLineEdit, QPushButton, QSpinBox, QSplitter, QVBoxLayout,
+    QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QLineEdit, QPushButton, QSpinBox, QVBoxLayout,
     QWidget,
 )
 
 from app.gui.calibration_curve import Setup
 from app.gui import calibration_verdict as verdict
-from app.gui.models import Column, RecordTableModel, fmt_score, ranked_score_columns
+from app.gui.calibration_result import RunSummary, top_columns, top_records
+from app.gui.models import Column, RecordTableModel
 from app.gui.plaintext import plain_label
 from app.gui.views.base import make_table
 from app.gui.workers import ProgressPanel, Task, TaskProgress
 from app.store import Project
 from calibration.schemes.base import Scheme, registry
+from calibration.search import report
 
 if TYPE_CHECKING:
     from app.gui.calibration_panel import CalibrationPanel
@@ -154,24 +156,11 @@ class SchemePage(QWidget):
         form.addLayout(right, 1)
         lay.addWidget(box)
 
-        self.verdict = verdict.verdict_label()  # the verdict first, in words (issue #26)
-        self.summary = plain_label(wrap=True, selectable=True)
-        self.warnings = plain_label(wrap=True)
-        self.warnings.setStyleSheet("color:#b71c1c;")
-        lay.addWidget(self.verdict)
-        lay.addWidget(self.summary)
-        lay.addWidget(self.warnings)
-
-        self.base_model = RecordTableModel((
-            Column("config", "Config"), Column("score", "Held-out", lambda v: fmt_score(v, 3), True,
-                                                  "Pooled out-of-fold score on the same folds"),
-            Column("ci", "95% CI", fmt_ci, True, "Bootstrap interval over the CV groups"),
-            Column("note", "How"),
-        ), self)
-        self.base_table = make_table(self.base_model, 3)
-        self.base_table.setObjectName("heldout_baselines")
-        self.base_table.setMaximumHeight(130)
-        self.tie = plain_label(wrap=True)
+        self.results = RunSummary()  # the verdict, the held-out score first, every other figure named (issue #27)
+        lay.addWidget(self.results)
+        r = self.results
+        self.verdict, self.summary, self.warnings, self.tie = r.verdict, r.summary, r.warnings, r.tie
+        self.base_model, self.base_table = r.base_model, r.base_table
 
         self.top_model = RecordTableModel((), self)
         self.top_table = make_table(self.top_model)
@@ -186,25 +175,11 @@ class SchemePage(QWidget):
         apply_row.addWidget(plain_label("Name"))
         apply_row.addWidget(self.apply_name, 1)
         apply_row.addWidget(self.apply_button)
-        top = QWidget()
-        tl = QVBoxLayout(top)
-        tl.setContentsMargins(0, 0, 0, 0)
-        self.top_title = plain_label(f"Top configs (best {TOP}; select one to apply)")
-        tl.addWidget(self.top_title)
-        tl.addWidget(self.top_table, 1)
-        tl.addLayout(apply_row)
-        held = QWidget()
-        hl = QVBoxLayout(held)
-        hl.setContentsMargins(0, 0, 0, 0)
-        hl.addWidget(plain_label("Held-out score next to the presets (baselines) on the same folds"))
-        hl.addWidget(self.base_table)
-        hl.addWidget(self.tie)
-        hl.addStretch(1)
-        split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(held)
-        split.addWidget(top)
-        split.setSizes([560, 840])
-        lay.addWidget(split, 1)
+        self.top_title = plain_label(f"Top configs (best {TOP}, ranked on {report.IN_SAMPLE}; select one to apply)")
+        lay.addWidget(self.top_title)
+        lay.addWidget(self.tie)
+        lay.addWidget(self.top_table, 1)
+        lay.addLayout(apply_row)
 
     # -- scheme ----------------------------------------------------------------------------------------------------
     def set_scheme(self, scheme: Scheme) -> None:
@@ -218,11 +193,8 @@ class SchemePage(QWidget):
         self.group_by.clear()
         self.space_label.setText("Reading the labels…")
         self.run_button.setEnabled(False)
-        self.base_model.set_records([])
+        self.results.clear()
         self.top_model.set_records([])
-        self.tie.setText("")
-        self.warnings.setText("")
-        verdict.show_verdict(self.verdict, None)
         from app.services.queue import last_run
 
         run = last_run(self.panel.project, scheme.name)
@@ -265,7 +237,9 @@ class SchemePage(QWidget):
             with Project.open(path) as wp:
                 cal, run_id = calibrate(wp, registry().get(name), {}, progress=progress, **kw)
                 counted = labeled_units(wp, registry().get(name))  # as status counts them (issue #25)
-            return {"result": cal.to_dict() | {"labeled_units": counted}, "cv": cal.cv_results_, "run_id": run_id}
+            return {"result": cal.to_dict() | {"labeled_units": counted, "grouping": cal.grouping_,
+                                               "weights_meaning": cal.weights_meaning_},
+                    "cv": cal.cv_results_, "run_id": run_id}
 
         self._start(Task(work, "calibration"), "Calibrating…")
 
@@ -305,35 +279,16 @@ class SchemePage(QWidget):
     # -- results ---------------------------------------------------------------------------------------------------
     def show_result(self, result: dict[str, Any], cv: pd.DataFrame | None, run_id: int) -> None:
         self.result, self.cv, self.run_id = result, cv, run_id
-        verdict.show_verdict(self.verdict, result)
-        h = result.get("heldout") or {}
         title = self.scheme.title if self.scheme else result.get("scheme")
-        self.summary.setText(
+        noun = self.scheme.unit_noun if self.scheme else "unit"
+        self.results.show_run(result, cv, (
             f"{title} · run {run_id} · objective {result.get('objective')} · {result.get('n_configs', 0):,} configs · "
-            f"{result.get('folds')} folds ({result.get('group_by')}) · {result.get('labeled_units', '?')} labeled "
-            f"units ({result.get('n_units')} search units), "
-            f"{result.get('n_items')} human decisions\n"
-            f"Held-out score of the calibrated config: {fmt_score(h.get('score'), 3)} (95% CI {fmt_ci(h.get('ci'))})")
-        self.warnings.setText("\n".join(result.get("warnings") or []))
-        rows = [{"config": "calibrated", "score": h.get("score"), "ci": h.get("ci"),
-                 "note": "chosen on the other folds", "_bold": True}]
-        for name, score in (result.get("baselines") or {}).items():
-            rows.append({"config": name, "score": score, "ci": (result.get("baselines_ci") or {}).get(name),
-                         "note": "preset, same folds"})
-        self.base_model.set_records(rows)
+            f"{report.grouping_of(result)} · {result.get('labeled_units', '?')} labeled {noun}s "
+            f"({result.get('n_units')} search units), {result.get('n_items')} human decisions"))
         best = result.get("best") or {}
-        n_tied = int(best.get("n_tied") or 1)
-        self.tie.setText(
-            f"{n_tied:,} configs tie at the best score on all labeled units; chose the one closest to "
-            f"{best.get('tie_anchor') or 'the first'} (then the lowest config id)." if n_tied > 1 else
-            "One config has the best score on all labeled units.")
         dims = dims_of(cv) if cv is not None else list((best.get("config") or {}))
-        recs: list[dict[str, Any]] = []
-        if cv is not None:
-            top = cv.sort_values("rank", kind="stable").head(TOP)
-            recs = [{**r, "_id": int(i)} for i, r in zip(top.index.tolist(), top.to_dict("records"))]
-        cols = (Column("rank", "#"), *(Column(d, d, fmt_value, True) for d in dims),
-                *ranked_score_columns([r.get("score") for r in recs], [r.get("mean_test_score") for r in recs]))
+        recs = top_records(cv, TOP)
+        cols = top_columns(recs, [Column(d, d, fmt_value, True) for d in dims])
         self.top_model = RecordTableModel(cols, self)
         self.top_table.setModel(self.top_model)
         self.top_table.selectionModel().currentRowChanged.connect(self._row_selected)

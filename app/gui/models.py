@@ -64,13 +64,14 @@ def distinguishing_digits(values: Sequence[Any], lo: int = 3, hi: int = 6) -> in
 
 def ranked_score_columns(scores: Sequence[Any], test_scores: Sequence[Any]) -> tuple["Column", "Column"]:
     """A top-configs table's two score columns. Rows are ranked by the objective on all labeled units (the search
-    chooses there: calibration/search/engine.py), so that column says "(rank)"; the CV column is the held-out
-    estimate beside it. Each shows enough decimals to tell its neighbouring rows apart."""
+    chooses there: calibration/search/engine.py); the cross-validated column is beside it, both named as
+    calibration/search/report.py names them. Each shows enough decimals to tell its neighbouring rows apart."""
     d_all, d_cv = distinguishing_digits(scores), distinguishing_digits(test_scores)
-    return (Column("score", "All labeled (rank)", lambda v: fmt_score(v, d_all), True,
-                   "Objective on all labeled units (the fit); the rows are ranked by it"),
-            Column("mean_test_score", "CV test", lambda v: fmt_score(v, d_cv), True,
-                   "Mean held-out objective over the folds (an estimate for new data; not the ranking)"))
+    return (Column("score", "All labeled, in-sample", lambda v: fmt_score(v, d_all), True,
+                   "Objective on all labeled units, the data the search chose on (optimistic); the rows are ranked by it"),
+            Column("mean_test_score", "Cross-validated", lambda v: fmt_score(v, d_cv), True,
+                   "Mean objective over the folds' test parts (the config was chosen with every fold in view, so "
+                   "this is optimistic too; the held-out score above is the estimate for new data)"))
 
 
 def fmt_figure(v: Any) -> str:

@@ -3,6 +3,7 @@ follows -- the list order, or a queue from app.services.queue (disagreement, bou
 random, stratified) computed in a worker for the schemes the list shows."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt, Signal
@@ -13,7 +14,7 @@ from app.store import Project
 from calibration.queue import ORDERS
 
 if TYPE_CHECKING:
-    from app.gui.window import MainWindow
+    from app.gui.window_context import WindowContext
 
 TIPS = {
     "list": "N: the next unlabeled unit further down the list",
@@ -31,9 +32,12 @@ class QueueOrder(QObject):
 
     ready = Signal(str)  # the order whose queue was computed
 
-    def __init__(self, window: "MainWindow", seed: int = 0) -> None:
-        super().__init__(window)
-        self.window_ = window
+    def __init__(self, ctx: "WindowContext", schemes: Callable[[], Any], parent: QObject | None = None,
+                 seed: int = 0) -> None:
+        """`schemes`: the schemes the review list shows (the queue covers them)."""
+        super().__init__(parent)
+        self.ctx = ctx
+        self._schemes = schemes
         self.seed = seed
         self.keys: list[tuple[str, str]] = []
         self.notes: list[str] = []
@@ -63,12 +67,12 @@ class QueueOrder(QObject):
     def refresh(self) -> None:
         """Recompute the queue in a worker (the list order needs none)."""
         self.keys, self.notes, self.requeued = [], [], {}
-        project = self.window_.project
+        project = self.ctx.project
         if self.order == "list" or project is None:
             self.ready.emit(self.order)
             return
         path, order, seed = str(project.path), self.order, self.seed
-        schemes = list(self.window_.filters.schemes)
+        schemes = list(self._schemes())
 
         def work(_progress: TaskProgress) -> dict[str, Any]:
             from app.services.queue import build
@@ -81,8 +85,8 @@ class QueueOrder(QObject):
         task = Task(work, "queue")
         task.signals.finished.connect(self._finished)
         self.task = task
-        self.window_.progress.track(task, f"Ordering the queue ({order})…")
-        self.window_.runner.start(task)
+        self.ctx.progress.track(task, f"Ordering the queue ({order})…")
+        self.ctx.runner.start(task)
 
     def _finished(self, out: dict[str, Any]) -> None:
         if out["order"] != self.order:
@@ -90,20 +94,20 @@ class QueueOrder(QObject):
         self.keys, self.notes = list(out["keys"]), list(out["notes"])
         self.requeued = dict(out.get("requeued") or {})
         if self.notes:
-            self.window_.status_message("; ".join(self.notes), 8000)
+            self.ctx.status_message("; ".join(self.notes), 8000)
         self.ready.emit(self.order)
 
     def next_key(self, current: tuple[str, str] | None) -> tuple[str, str] | None:
         """The first queued unit that is not the current one and still has no status (labeled since the queue was
         computed: skipped), or is back after a guideline change and not visited since (its reason goes to the
         status bar)."""
-        project = self.window_.project
+        project = self.ctx.project
         self.requeued.pop(current, None)  # seen: confirmed or changed under the current guideline, or passed over
         for key in self.keys:
             if key == current or project is None:
                 continue
             if key in self.requeued:
-                self.window_.status_message(self.requeued[key], 8000)
+                self.ctx.status_message(self.requeued[key], 8000)
                 return key
             if project.current(key[0], key[1], "status") is None:
                 return key

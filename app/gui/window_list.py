@@ -1,18 +1,20 @@
 """The main window's review list: the lazy unit table with its filters, queue order and count, its columns (they
 follow the schemes the scheme filter lets through) and their widths, loading it under the filters, and selecting
-rows (selecting one shows it in the detail pane, window_units.py)."""
+rows (selecting one emits `row_selected`: MainWindow hands it to the detail pane, window_units.py)."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, Qt, QTimer
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, QObject, Qt, Signal
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QSplitter, QTableView, QVBoxLayout, QWidget
 
 from app.gui.filters import FilterBar
 from app.gui.models import SUMMARY, UnitListModel
 from app.gui.views import view_class, view_classes
-from app.gui.window_parts import SCAN_PAGES, WindowPart
+from app.gui.window_context import WindowContext
+from app.gui.window_parts import SCAN_PAGES, Part
 from app.store import UnitFilter
 from calibration.schemes.base import registry
 
@@ -23,8 +25,20 @@ SCHEME_WIDTH, TEXT_WIDTH, SUMMARY_WIDTH, SUMMARY_MAX = 44, 76, 96, 280
 UNIT_COLUMN, UNIT_WIDTH, UNIT_MIN = 2, 260, 140
 
 
-class UnitListPart(WindowPart):
-    def _build_list(self) -> QWidget:
+class UnitListPart(Part):
+    """The review list. It asks the detail pane only which unit it shows (`shown`), and the toolbar only to show or
+    hide the config box (`show_config_box`); it tells the window by signals."""
+
+    row_selected = Signal(object)  # a unit row (dict) was selected: show it
+    cleared = Signal()  # the list shows no unit it could show (empty, failed, lost the shown one): clear the pane
+
+    def __init__(self, ctx: WindowContext, shown: Callable[[], tuple[str, str] | None],
+                 show_config_box: Callable[[bool], None], parent: QObject | None = None) -> None:
+        super().__init__(ctx, parent)
+        self._shown = shown
+        self._show_config_box = show_config_box
+
+    def build(self) -> QWidget:
         """The list with the filter bar and queue order above it and the count below: the window's left pane."""
         self.model = UnitListModel(None, self)
         self.list = QTableView()
@@ -46,8 +60,9 @@ class UnitListPart(WindowPart):
         self.model.modelReset.connect(self._size_columns)  # the columns follow the schemes shown
         self.list.viewport().installEventFilter(self)
         self._size_columns()
-        self._panes_fitted = False
+        self.panes_fitted = False
         self.list.selectionModel().currentRowChanged.connect(self._row_changed)
+        self.model.failed.connect(self._list_failed)
 
         self.filters = FilterBar(extra=[(v.scheme, f) for v in view_classes() for f in v.filters])
         self.filters.changed.connect(self._filter_changed)
@@ -57,7 +72,7 @@ class UnitListPart(WindowPart):
         ll.addWidget(self.filters)
         from app.gui.queue_combo import QueueOrder
 
-        self.queue = QueueOrder(self)  # issue #16: what N follows
+        self.queue = QueueOrder(self.ctx, lambda: self.filters.schemes, self)  # issue #16: what N follows
         ll.addWidget(self.queue.widget)
         ll.addWidget(self.list, 1)
         self.count_label = QLabel()
@@ -65,7 +80,7 @@ class UnitListPart(WindowPart):
         ll.addWidget(self.count_label)
         return left
 
-    def _set_list_schemes(self) -> None:
+    def set_list_schemes(self) -> None:
         """The list's columns: the common ones and those of the schemes the scheme filter lets through."""
         names = self.filters.schemes
         schemes = [registry().get(n) for n in names if n in registry()]
@@ -77,9 +92,9 @@ class UnitListPart(WindowPart):
         self.model.set_schemes(schemes, score_title=titles.pop() if len(titles) == 1 else "Score", score_tip=tip,
                                empty_unit={n: view_class(n).empty_unit for n in names})
         # the config box and its "no machine scores" hint only where the shown schemes' scores follow a config
-        self.configs.set_visible(self.project is None or bool(follow))
+        self._show_config_box(self.project is None or bool(follow))
         if not follow:
-            self.messages.dismiss("hint_scores")
+            self.ctx.messages.dismiss("hint_scores")
 
     def _column_width(self, col: int) -> int:
         c = self.model.columns[col]
@@ -124,17 +139,12 @@ class UnitListPart(WindowPart):
         frame = 2 * self.list.frameWidth() + self.list.verticalScrollBar().sizeHint().width()
         return fixed + UNIT_WIDTH + frame + 8
 
-    def fit_panes(self) -> None:
+    def fit_panes(self, split: QSplitter) -> None:
         """Give the list the width its columns need (at most half the window, at least 420 px)."""
-        total = sum(self.split.sizes()) or self.split.width()
+        total = sum(split.sizes()) or split.width()
         left = min(self.list_width_needed(), max(int(total * 0.5), 420))
-        self.split.setSizes([left, max(0, total - left)])
-        self._panes_fitted = True
-
-    def showEvent(self, event: Any) -> None:  # noqa: N802
-        super().showEvent(event)
-        if not self._panes_fitted:
-            QTimer.singleShot(0, self.fit_panes)  # once the splitter has its real width
+        split.setSizes([left, max(0, total - left)])
+        self.panes_fitted = True
 
     # -- loading ------------------------------------------------------------------------------------------------
     def _filter_changed(self, f: UnitFilter) -> None:
@@ -145,36 +155,36 @@ class UnitListPart(WindowPart):
     def unit_filter(self, f: UnitFilter | None = None) -> UnitFilter:
         """The filter bar's filter, scoped to this annotator in blind mode (their status, their queue)."""
         f = self.filters.current() if f is None else f
-        if self.blind_as is None:
+        if self.ctx.blind_as is None:
             return f
-        return dataclasses.replace(f, annotator=self.blind_as, assigned_to=self._queue_of)
+        return dataclasses.replace(f, annotator=self.ctx.blind_as, assigned_to=self.ctx.queue_of)
 
-    def _reload_list(self, keep: bool) -> None:
-        self._load_list(self.unit_filter(), self._shown if keep else None)
+    def reload_list(self, keep: bool) -> None:
+        self._load_list(self.unit_filter(), self._shown() if keep else None)
 
     def _load_list(self, f: UnitFilter, shown: tuple[str, str] | None) -> None:
         try:
-            self._set_list_schemes()
+            self.set_list_schemes()
             self.model.set_filter(f)  # on failure the model is left empty
         except Exception as exc:  # noqa: BLE001
-            self._clear_detail()
-            self._update_count()
+            self.cleared.emit()
+            self.update_count()
             self.report_error("list", "Could not load the review list", exc,
-                              action=("Retry", lambda: self._reload_list(keep=False)))
+                              action=("Retry", lambda: self.reload_list(keep=False)))
             return
-        self.messages.dismiss("list")
+        self.ctx.messages.dismiss("list")
         self._after_reload(shown)
 
     def _after_reload(self, shown: tuple[str, str] | None) -> None:
-        self._update_count()
+        self.update_count()
         if shown is not None and self.model.row_of(*shown) >= 0:
             self.select_row(self.model.row_of(*shown))
         elif self.model.rowCount():
             self.select_row(0)
         else:
-            self._clear_detail()
+            self.cleared.emit()
 
-    def _update_count(self, matching: int | None = None) -> None:
+    def update_count(self, matching: int | None = None) -> None:
         """Units matching the filters: the model's count at load time, then the store's after each commit."""
         n = self.model.total if matching is None else matching
         text = f"{n:,} unit(s) match the filters"
@@ -193,12 +203,21 @@ class UnitListPart(WindowPart):
     def current_row(self) -> int:
         return self.list.selectionModel().currentIndex().row()
 
+    def clear_selection(self) -> None:
+        self.list.selectionModel().clearSelection()
+
     def _row_changed(self, cur: QModelIndex, _prev: QModelIndex) -> None:
         row = self.model.row(cur.row())
         if row is not None:
-            self.show_unit(row)
+            self.row_selected.emit(row)
 
-    def _find_row(self, sample_id: str, unit: str) -> int:
+    def _list_failed(self, what: str, exc: BaseException) -> None:
+        self.report_error("list", what, exc, action=("Retry", lambda: self.reload_list(keep=True)))
+        shown = self._shown()
+        if shown is None or self.model.row_of(*shown) < 0:
+            self.cleared.emit()  # the list lost the unit: the pane must not keep showing it
+
+    def find_row(self, sample_id: str, unit: str) -> int:
         """The unit's row in the list, fetching further pages (at most SCAN_PAGES) if needed; -1 if not listed."""
         pages = 0
         while self.model.row_of(sample_id, unit) < 0 and self.model.canFetchMore() and pages < SCAN_PAGES:

@@ -1,9 +1,10 @@
-"""What the main window's parts share. MainWindow (window.py) only composes: each part is a mixin in a module of its
-own (the list, the detail pane, decisions, navigation, the project, the menus and status bar, the panels), and the
-action registry calls their slots by name on the window (app/gui/actions.py).
+"""What the main window's parts share. MainWindow (window.py) only composes: each part is an object in a module of
+its own (the list, the detail pane, decisions, navigation, the project, the menus and status bar, the panels),
+built with the WindowContext (window_context.py) and the few parts it calls; the action registry calls slots the
+window maps to the parts (app/gui/actions.py).
 
-Here: `guarded` (a slot's exception becomes a message in the window's message bar), the per-file settings key, and
-`WindowPart`, the window's shared state as annotations only, so each part reads as typed code.
+Here: `guarded` (a slot's exception becomes a message in the window's message bar), the per-file settings keys,
+and `Part`, the base of every part: its context and the context's services under short names.
 """
 from __future__ import annotations
 
@@ -13,23 +14,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-if TYPE_CHECKING:
-    from PySide6.QtCore import QSettings
-    from PySide6.QtGui import QAction
-    from PySide6.QtWidgets import QLabel, QSplitter, QStackedWidget, QTableView
+from PySide6.QtCore import QObject
 
-    from app.gui.actions import ActionSpec
-    from app.gui.banner import MessageBar
-    from app.gui.config_box import ConfigBox
-    from app.gui.filters import FilterBar
-    from app.gui.models import UnitListModel
-    from app.gui.plaintext import ElidedLabel
-    from app.gui.queue_combo import QueueOrder
-    from app.gui.safety import ProjectSafety
-    from app.gui.statusbar import SessionProgress
+if TYPE_CHECKING:
     from app.gui.undo import Session
-    from app.gui.views import DetailView
-    from app.gui.workers import ProgressPanel, TaskRunner
+    from app.gui.window_context import WindowContext
+    from app.store import Project
 
 SCAN_PAGES = 50  # "next unlabeled" fetches at most this many pages before giving up
 DECIDE = ("accept", "skip", "flag", "note", "clear_status")
@@ -65,34 +55,30 @@ def _absolute_key(path: str) -> str:
     return hashlib.sha1(str(Path(path).resolve()).encode()).hexdigest()[:16]
 
 
-class WindowPart:
-    """The state the parts of the main window share (set by MainWindow and the parts' builders)."""
+def last_unit_key(project: "Project | None") -> str | None:
+    """The settings key of the unit shown when this project file was last closed."""
+    return None if project is None else f"files/{settings_key(project.path)}/last_unit"
 
-    settings: QSettings
-    annotator: str
-    session: Session | None
-    runner: TaskRunner
-    views: dict[str, DetailView]
-    _shown: tuple[str, str] | None  # the unit the detail pane rendered (None: nothing or failed)
-    _shown_at: float
-    _owns_project: bool
-    _record_time: bool
-    blind_as: str | None  # blind mode: whose labels the app shows (None: the resolved ones)
-    _queue_of: str | None  # blind mode with work assigned to this annotator: only their units
-    model: UnitListModel
-    list: QTableView
-    filters: FilterBar
-    queue: QueueOrder
-    count_label: QLabel
-    stack: QStackedWidget
-    placeholder: QLabel
-    failed_page: QLabel
-    split: QSplitter
-    messages: MessageBar
-    safety: ProjectSafety
-    all_actions: tuple[ActionSpec, ...]
-    actions_by_id: dict[str, QAction]
-    configs: ConfigBox
-    progress: ProgressPanel
-    session_progress: SessionProgress
-    status_line: ElidedLabel
+
+class Part(QObject):
+    """A part of the main window: its context, and the context's services under short names (`guarded` calls
+    `report_error`)."""
+
+    def __init__(self, ctx: "WindowContext", parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+
+    @property
+    def project(self) -> "Project | None":
+        return self.ctx.project
+
+    @property
+    def session(self) -> "Session | None":
+        return self.ctx.session
+
+    def report_error(self, key: str, what: str, exc: BaseException,
+                     action: tuple[str, Callable[[], object]] | None = None) -> None:
+        self.ctx.report_error(key, what, exc, action)
+
+    def status_message(self, text: str, msecs: int = 5000) -> None:
+        self.ctx.status_message(text, msecs)

@@ -1,25 +1,38 @@
 """The main window's detail pane: the scheme's view of the selected unit (one view per scheme, built on first use),
 what is shown when rendering fails, showing a unit asked for from elsewhere, and which decisions are on.
 
-The detail pane and the list stay in step: `_shown` is the unit the detail pane rendered successfully; if rendering
-the selected unit fails, the pane says so and every decision is disabled until a unit is shown again.
+The detail pane and the list stay in step: `shown` is the unit the detail pane rendered successfully; if rendering
+the selected unit fails, the pane says so and every decision is disabled until a unit is shown again. The pane asks
+the review list through its interface (window_context.ListPane) and tells the window by signals: which decisions
+are on (`decisions_changed`), and that a unit asked for from elsewhere wants the window in front.
 """
 from __future__ import annotations
 
 import time
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QStackedWidget
 
 from app.errors import UsageError
 from app.gui.plaintext import plain_label
 from app.gui.views import DetailView, ViewContext, view_class
-from app.gui.window_parts import DECIDE, WindowPart, guarded
+from app.gui.window_context import ListPane, WindowContext
+from app.gui.window_parts import Part, guarded, last_unit_key
 
 
-class DetailPanePart(WindowPart):
-    def _build_detail(self) -> QStackedWidget:
+class DetailPanePart(Part):
+    decisions_changed = Signal(object)  # the view a decision may act on (None: none), after every change of it
+    front_requested = Signal()  # a unit asked for from elsewhere is shown: bring the window to the front
+
+    def __init__(self, ctx: WindowContext, units: ListPane, parent: QObject | None = None) -> None:
+        super().__init__(ctx, parent)
+        self.units = units
+        self.views: dict[str, DetailView] = {}
+        self.shown: tuple[str, str] | None = None  # the unit the pane rendered (None: nothing or failed)
+        self._shown_at = 0.0
+
+    def build(self) -> QStackedWidget:
         """The stack of pages on the right: a placeholder, the failure page, then each scheme's view."""
         self.stack = QStackedWidget()
         self.placeholder = plain_label("Open a project (Ctrl+O) or create one (Ctrl+N), or pick a unit in the list.")
@@ -37,8 +50,8 @@ class DetailPanePart(WindowPart):
             cls = view_class(scheme)  # the scheme's own view, else the generic one
             if self.session is None:
                 return None
-            view = cls(ViewContext(self.session, self.runner, self.progress, lambda: self.configs.current,
-                                   lambda: self.blind_as))
+            ctx = self.ctx
+            view = cls(ViewContext(self.session, ctx.runner, ctx.progress, ctx.config, lambda: ctx.blind_as))
             view.request_unit.connect(self.show_unit_by_key)
             view.message.connect(lambda m: self.status_message(m, 6000))
             self.views[scheme] = view
@@ -54,27 +67,27 @@ class DetailPanePart(WindowPart):
         """Render `row` in the detail pane; True on success. On failure the pane says which unit failed and every
         decision is disabled until a unit renders, so no key acts on a unit the user does not see."""
         key = (row["sample_id"], row["unit"])
-        if key != self._shown:
-            self._leave_unit()
+        if key != self.shown:
+            self.leave_unit()
         view = self._view(row["scheme"])
         if view is None:
-            self._show_failed(row, UsageError(f"no view for scheme {row['scheme']!r}"))
+            self.show_failed(row, UsageError(f"no view for scheme {row['scheme']!r}"))
             return False
         try:
             view.show_unit(row)
         except Exception as exc:  # noqa: BLE001 - the store failed under us: say so, never keep a stale pane
-            self._show_failed(row, exc)
+            self.show_failed(row, exc)
             return False
         self.stack.setCurrentWidget(view)
-        self.messages.dismiss("show")
-        if key != self._shown:
-            self._shown, self._shown_at = key, time.monotonic()
+        self.ctx.messages.dismiss("show")
+        if key != self.shown:
+            self.shown, self._shown_at = key, time.monotonic()
         self._update_action_state()
         QTimer.singleShot(0, self._prefetch)
         return True
 
-    def _show_failed(self, row: dict[str, Any], exc: BaseException) -> None:
-        self._leave_unit()  # _shown = None: decisions are off until a unit renders
+    def show_failed(self, row: dict[str, Any], exc: BaseException) -> None:
+        self.leave_unit()  # shown = None: decisions are off until a unit renders
         for v in self.views.values():
             v.reset()
         unit = row.get("unit") or "(ground truth only)"
@@ -86,22 +99,23 @@ class DetailPanePart(WindowPart):
                           action=("Retry", self.retry_show))
 
     def retry_show(self) -> None:
-        row = self.model.row(self.current_row())
+        row = self.units.model.row(self.units.current_row())
         if row is not None:
             self.show_unit(row)
 
     @guarded("Could not show the unit")
     def show_unit_by_key(self, sample_id: str, unit: str) -> None:
-        i = self.model.row_of(sample_id, unit)
+        i = self.units.model.row_of(sample_id, unit)
         if i >= 0:
-            self.select_row(i)
+            self.units.select_row(i)
             return
         if self.project is None:
             return
         for u in self.project.units_for_sample(sample_id):
             if u["unit"] == unit:
-                self.list.selectionModel().clearSelection()
-                self.show_unit({**u, "status": self.project.current(sample_id, unit, "status", self.blind_as) or "unlabeled"})
+                self.units.clear_selection()
+                self.show_unit({**u, "status": self.project.current(sample_id, unit, "status", self.ctx.blind_as)
+                                or "unlabeled"})
                 return
 
     @guarded("Could not open the unit", "reveal")
@@ -115,18 +129,19 @@ class DetailPanePart(WindowPart):
         if info is None:
             self.status_message(f"{sample_id} · {unit}: not in this project", 6000)
             return False
-        f = self.filters.current()
-        status = p.current(sample_id, unit, "status", self.blind_as) or "unlabeled"
+        filters = self.units.filters
+        f = filters.current()
+        status = p.current(sample_id, unit, "status", self.ctx.blind_as) or "unlabeled"
         hiding = [name for name, hides in (("scheme", bool(f.scheme) and f.scheme != info["scheme"]),
                                            ("status", bool(f.statuses) and status not in f.statuses),
                                            ("unit", bool(f.units) and unit not in f.units)) if hides]
-        cleared = self.filters.clear(tuple(hiding)) if hiding else []
-        row = self._find_row(sample_id, unit)
+        cleared = filters.clear(tuple(hiding)) if hiding else []
+        row = self.units.find_row(sample_id, unit)
         if row < 0:  # the views' filters and search are decided by the store: clear them if still not listed
-            cleared += self.filters.clear((*self.filters.extra, "search"))
-            row = self._find_row(sample_id, unit)
+            cleared += filters.clear((*filters.extra, "search"))
+            row = self.units.find_row(sample_id, unit)
         if row >= 0:
-            self.select_row(row)
+            self.units.select_row(row)
         else:
             self.show_unit_by_key(sample_id, unit)
         if cleared:
@@ -134,46 +149,50 @@ class DetailPanePart(WindowPart):
         view = self.shown_view()
         if pair is not None and view is not None and view.current() == (sample_id, unit) and hasattr(view, "select_pair"):
             view.select_pair(*pair)
-        if self.isMinimized():
-            self.showNormal()
-        self.raise_()
-        self.activateWindow()
+        self.front_requested.emit()
         return view is not None and view.current() == (sample_id, unit)
 
     @guarded("Could not prefetch scores for the next units", "prefetch")
     def _prefetch(self) -> None:
-        view, i = self.current_view, self.current_row()
+        view, i = self.current_view, self.units.current_row()
         if view is None or i < 0 or self.session is None:
             return
-        rows = [r for r in (self.model.row(j) for j in range(i + 1, i + 17)) if r is not None]
+        rows = [r for r in (self.units.model.row(j) for j in range(i + 1, i + 17)) if r is not None]
         view.prefetch(rows)
 
-    def _leave_unit(self) -> None:
+    def leave_unit(self) -> None:
         """Record the time spent on the unit being left, and remember it to resume there next time."""
-        key = self._last_unit_key()
-        if self._shown is not None and self.session is not None and key is not None:
-            self.session.log_time(self._shown[0], self._shown[1], time.monotonic() - self._shown_at)
-            self.settings.setValue(key, list(self._shown))
-        self._shown = None
+        key = last_unit_key(self.project)
+        if self.shown is not None and self.session is not None and key is not None:
+            self.session.log_time(self.shown[0], self.shown[1], time.monotonic() - self._shown_at)
+            self.ctx.settings.setValue(key, list(self.shown))
+        self.shown = None
 
     def shown_view(self) -> DetailView | None:
         """The detail view, if it shows the unit it rendered last (the only unit a decision may act on)."""
         view = self.current_view
-        if view is None or self._shown is None or view.current() != self._shown:
+        if view is None or self.shown is None or view.current() != self.shown:
             return None
         return view
 
     def _update_action_state(self) -> None:
-        view = self.shown_view()
-        supported = view.actions if view is not None else frozenset()
-        for a in self.all_actions:
-            if a.handler == "view":
-                self.actions_by_id[a.id].setEnabled(a.id in supported)
-        for aid in DECIDE:
-            self.actions_by_id[aid].setEnabled(view is not None)
+        self.decisions_changed.emit(self.shown_view())
 
-    def _clear_detail(self) -> None:
+    def clear(self) -> None:
         """Nothing selected: the placeholder, and no decision can act on a unit."""
-        self._leave_unit()
+        self.leave_unit()
         self.stack.setCurrentWidget(self.placeholder)
         self._update_action_state()
+
+    def drop_views(self) -> None:
+        """Another project: every view goes (each is built again for the new session on first use)."""
+        self.leave_unit()
+        for v in self.views.values():
+            v.shutdown()
+            self.stack.removeWidget(v)
+            v.deleteLater()
+        self.views = {}
+
+    def shutdown(self) -> None:
+        for v in self.views.values():
+            v.shutdown()

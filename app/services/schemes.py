@@ -170,7 +170,7 @@ def calibrate(project: Project, scheme: Scheme, options: Mapping[str, Any], *, o
         cal.fit(problem, progress=progress)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    result = cal.to_dict() | dict((accept(cal) if accept is not None else None) or {})
+    result = cal.to_dict() | {"grouping": cal.grouping_, "weights_meaning": cal.weights_meaning_} | dict((accept(cal) if accept is not None else None) or {})
     params = {"scheme": scheme.name, "objective": objective, "folds": folds, "group_by": group_by, "seed": seed,
               "options": {k: v for k, v in options.items() if isinstance(v, (str, int, float, bool, list, dict))}}
     run_id = project.save_calibration_run(objective, params, result, cal.cv_results_)

@@ -33,8 +33,9 @@ from calibration.search.evaluate import Layout, Scores, evaluate
 from calibration.search.folds import group_folds
 from calibration.search.gain import paired_gain, promoted, verdict
 from calibration.search.objectives import Objective, get
-from calibration.search.problem import check_problem, nouns
+from calibration.search.problem import check_problem, dim_words, nouns
 from calibration.search.progress import ProgressLike, check, report
+from calibration.search.report import grouping_words, weights_sentence
 from calibration.search.space import Columns, Space
 
 
@@ -207,11 +208,13 @@ class Calibrator(EstimatorParams):
         self.layout_ = layout
         self.n_configs_ = space.n_configs
         self.n_folds_ = F
+        self.grouping_ = grouping_words(F, self.group_by, *nouns(problem))  # the folds in the problem's words
         self.fold_best_ = chosen.tolist()
         self.fold_configs_ = [space.config(int(c)) for c in chosen]
         self.fold_scores_ = [float(scores.test[f, chosen[f]]) for f in range(F)]
         self.best_index_ = int(best)
         self.best_config_ = space.config(int(best))
+        self.weights_meaning_ = weights_sentence(self.best_config_, space.to_dict(), *dim_words(problem))
         self.best_params_ = problem.to_params(self.best_config_)
         self.best_score_ = float(scores.whole[best])
         self.n_tied_ = int(n_tied)

@@ -60,6 +60,12 @@ def nouns(problem: Any) -> tuple[str, str]:
     return getattr(problem, "group_noun", "group"), getattr(problem, "stratum_noun", "stratum")
 
 
+def dim_words(problem: Any) -> tuple[dict[str, str], str]:
+    """(titles of the space's dimensions, what a config decides) for the sentence on the chosen weights
+    (report.weights_sentence): a problem may set `dim_titles` / `decides`, like its nouns."""
+    return dict(getattr(problem, "dim_titles", None) or {}), getattr(problem, "decides", "the decision")
+
+
 def check_problem(problem: Any) -> None:
     """Raise ValueError naming the broken part when `problem` does not honour the SearchProblem contract."""
     for attr in ("space", "units", "item_unit", "human", "n_classes", "decide", "baselines", "to_params"):

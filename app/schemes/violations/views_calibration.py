@@ -1,6 +1,8 @@
 """The violations view's page in the calibration panel (ViolationsView.calibration_page): the match metric's own
-search form (objective, std/ha weights, step, folds, grouping, matching) run by
-app.schemes.violations.services_calibration.calibrate (the same code as `concord calibrate`) in a worker, and what a run found: the top configs (select one to inspect
+search form (objective, std/ha weights, step, folds, grouping, matching) run by the generic search,
+app.services.schemes.calibrate (what `concord calibrate` runs: the same objective, folds, grouping and results), in
+a worker, and what a run found, said as every page says it (app/gui/calibration_result.py): the verdict, the
+held-out score first, every other figure named, what the chosen weights mean; the top configs (select one to inspect
 or apply), the objective over two chosen dimensions with the selected config marked, the curve over the match
 threshold, and the pairs where the selected config and the humans still disagree (double-click opens one in the
 review window).
@@ -20,7 +22,8 @@ from PySide6.QtWidgets import (
 
 from app.gui.calibration_curve import Setup
 from app.gui.charts import Heatmap, LineChart
-from app.gui.models import Column, RecordTableModel, fmt_score, ranked_score_columns
+from app.gui.calibration_result import RunSummary, top_columns, top_records
+from app.gui.models import Column, RecordTableModel, fmt_score
 from app.gui.plaintext import ElidedLabel, plain_label
 from app.gui.views.base import make_table
 from app.gui.workers import ProgressPanel, Task, TaskProgress
@@ -29,6 +32,8 @@ from app.store import Project
 from calibration.schemes.base import Scheme
 from calibration.schemes.violations.config import COMPONENTS, MatchConfig, Thresholds
 from calibration.schemes.violations.scheme import SCHEME
+from calibration.schemes.violations.search import ViolationsProblem
+from calibration.search import report
 
 if TYPE_CHECKING:
     from app.gui.banner import MessageBar
@@ -48,12 +53,13 @@ def _w(v: Any) -> str:
 
 
 SHORT = {"overlap": "IoU", "rule": "rule", "category": "cat", "explanation": "expl", "correction": "corr"}
-TOP_COLUMNS = (
-    Column("rank", "#"), *(Column(f"w_{c}", f"w·{SHORT[c]}", _w, True, f"weight of {c}") for c in COMPONENTS),
+CONFIG_COLUMNS = (
+    *(Column(f"w_{c}", f"w·{SHORT[c]}", _w, True, f"weight of {c}") for c in COMPONENTS),
     Column("t_overlap", "t·IoU", _w, True, "IoU threshold (strict >)"), Column("t_rule", "t·rule", _w, True, "rule threshold"),
     Column("t_match", "t·score", _w, True, "match threshold on the weighted score"),
-    *ranked_score_columns([], []),  # decimals set per run (set_records below)
 )
+TOP_COLUMNS = top_columns([], CONFIG_COLUMNS)  # decimals of the scores set per run (set_records below)
+WEIGHT_TITLES = ViolationsProblem.dim_titles  # the weights' names in the sentence on the chosen ones
 DIS_COLUMNS = (
     Column("sample_id", "Sample"), Column("checker", "Checker"), Column("gt_n", "GT"), Column("pred_n", "Pred"),
     Column("score", "Score", fmt_score, True), Column("machine", "Metric"), Column("human", "Human"),
@@ -144,15 +150,11 @@ class MatchPage(QWidget):
         form.addLayout(right, 1)
         lay.addWidget(form_box)
 
-        from app.gui.calibration_verdict import verdict_label
-
-        self.verdict = verdict_label()  # the verdict first, in words (issue #26)
-        self.summary = plain_label(wrap=True, selectable=True)
-        self.warnings = plain_label(wrap=True)
-        self.warnings.setStyleSheet("color:#b71c1c;")
-        lay.addWidget(self.verdict)
-        lay.addWidget(self.summary)
-        lay.addWidget(self.warnings)
+        self.results = RunSummary()  # the verdict, the held-out score first, every other figure named (issue #27)
+        lay.addWidget(self.results)
+        r = self.results
+        self.verdict, self.summary, self.warnings, self.tie = r.verdict, r.summary, r.warnings, r.tie
+        self.base_model, self.base_table = r.base_model, r.base_table
         self._build_results(lay)
 
     def refresh_engine(self, where: str) -> None:
@@ -180,7 +182,8 @@ class MatchPage(QWidget):
         left = QWidget()
         ll = QVBoxLayout(left)
         ll.setContentsMargins(0, 0, 0, 0)
-        ll.addWidget(plain_label(f"Top configs (best {TOP}; select one to inspect or apply)"))
+        ll.addWidget(plain_label(f"Top configs (best {TOP}, ranked on all labeled units; select one to inspect or apply)"))
+        ll.addWidget(self.tie)
         ll.addWidget(self.top_table, 1)
         ll.addLayout(apply_row)
 
@@ -232,27 +235,17 @@ class MatchPage(QWidget):
 
     # -- results ---------------------------------------------------------------------------------------------------
     def _show_result(self, result: dict[str, Any], cv: pd.DataFrame | None, run_id: int) -> None:
-        from app.gui.calibration_verdict import show_verdict
-
         self.result, self.cv = result, cv
-        show_verdict(self.verdict, result)
-        h, d = result.get("heldout", {}), result.get("defaults", {})
-        ci = h.get("ci") or [None, None]
-        self.summary.setText(
+        labeled = result.get("labeled_units", result.get("n_labeled_units", result.get("n_units")))  # older runs
+        decisions = result.get("n_items", result.get("n_human_matches"))
+        self.results.show_run(result, cv, (
             f"Run {run_id} · objective {result.get('objective')} · {result.get('n_configs', 0):,} configs · "
-            f"{result.get('folds')} folds ({result.get('group_by')}) · {result.get('n_labeled_units')} labeled units, "
-            f"{result.get('n_human_matches')} human matches\n"
-            f"Held-out score of the chosen config: {fmt_score(h.get('score'), 3)} "
-            f"(95% CI {fmt_score(ci[0], 3)}–{fmt_score(ci[1], 3)}) · on the same folds std_match "
-            f"{fmt_score(d.get('std_match'), 3)}, ha_match {fmt_score(d.get('ha_match'), 3)}"
-        )
-        self.warnings.setText("\n".join(result.get("warnings") or []))
-        rows: list[dict[str, Any]] = []
-        if cv is not None:
-            top = cv.sort_values("rank", kind="stable").head(TOP)
-            rows = [{**r, "_tip": f"config {i}"} for i, r in zip(top.index.tolist(), top.to_dict("records"))]
-        self.top_model.set_records(rows, (*TOP_COLUMNS[:-2], *ranked_score_columns(
-            [r.get("score") for r in rows], [r.get("mean_test_score") for r in rows])))
+            f"{report.grouping_of(result)} · {labeled} labeled checkers, {decisions} human decisions"
+            + ("" if result.get("embedding") in (None, self._window_config().embedding)
+               else f" · similarity {result['embedding']}")), WEIGHT_TITLES, "the match")
+        self.selected = None
+        rows = top_records(cv, TOP)
+        self.top_model.set_records(rows, top_columns(rows, CONFIG_COLUMNS))
         for i, col in enumerate(TOP_COLUMNS):  # weights the search kept at 0 (e.g. std: only IoU and rule) are hidden
             self.top_table.setColumnHidden(i, col.key.startswith("w_") and bool(rows) and all(not r[col.key] for r in rows))
         if rows:
@@ -302,7 +295,9 @@ class MatchPage(QWidget):
     def selected_config(self, name: str = "candidate") -> MatchConfig | None:
         if self.selected is None or self.result is None:
             return None
-        matching = (self.result.get("space") or {}).get("matching") or self.result.get("best", {}).get("matching", "greedy")
+        best = self.result.get("best") or {}
+        matching = (self.selected.get("matching") or (best.get("params") or {}).get("matching")
+                    or best.get("matching") or "greedy")  # the last: runs stored by the older front
         return config_of(self.selected, name, matching, self.result.get("embedding") or self._window_config().embedding)
 
     def _draw_disagreements(self) -> None:
@@ -334,25 +329,26 @@ class MatchPage(QWidget):
             return
         from app.errors import UsageError
         from app.gui import calibration_verdict as verdict
-        from app.schemes.violations.services_calibration import apply_config
+        from app.services.schemes import apply_params
 
         forced = verdict.needs_force(self.result)
         if forced and not verdict.confirm_force(self, self.result or {}):
             return
 
         params = {"weights": dict(cfg.weights), "thresholds": {"overlap": cfg.thresholds.overlap,
-                                                               "rule": cfg.thresholds.rule, "match": cfg.thresholds.match}}
-        try:
-            saved = apply_config(self.project, name, params, cfg.matching, cfg.embedding,
-                                 origin=verdict.FORCED_ORIGIN if forced else "calibration")
+                                                               "rule": cfg.thresholds.rule, "match": cfg.thresholds.match},
+                  "matching": cfg.matching, "embedding": cfg.embedding}
+        try:  # the service behind `concord calibrate --apply` (the scheme's store saves a match config)
+            ref = apply_params(self.project, SCHEME, name, params,
+                               origin=verdict.FORCED_ORIGIN if forced else "calibration")
         except UsageError as exc:
             self.messages.report("apply", "Could not apply the config", exc)
             return
         self.messages.dismiss("apply")
-        self.window_._load_configs()
-        self.window_.set_config(saved.ref)
+        self.window_.load_configs()
+        self.window_.set_config(ref)
         how = " (forced: no better than the default)" if forced else ""
-        self.summary.setText(self.summary.text() + f"\nApplied as {saved.ref}{how}: the review window now uses it.")
+        self.summary.setText(self.summary.text() + f"\nApplied as {ref}{how}: the review window now uses it.")
 
     # -- running ---------------------------------------------------------------------------------------------------
     def set_scheme(self, scheme: Scheme) -> None:
@@ -368,19 +364,22 @@ class MatchPage(QWidget):
                 "group_by": self.group_by.currentData(), **self.panel.engine_options()}
         components, step, matching = self.components.currentData(), float(self.step.currentText()), self.matching.currentText()
 
+        options = {"components": components, "step": step, "matching": matching, "embedding": emb}
+
         def work(progress: TaskProgress) -> dict[str, Any]:
-            from app.schemes.violations.views_scoring import ensure_sample_vectors
-            from app.schemes.violations.services_calibration import calibrate, make_space
             from app.schemes.violations.services import human_labels, pair_table
+            from app.schemes.violations.views_scoring import ensure_sample_vectors
+            from app.services.schemes import calibrate, labeled_units
 
             with Project.open(path) as wp:
                 ensure_sample_vectors(path, wp, emb, store_of(wp).violation_samples(), progress)  # the model stays out of the app
-                space = make_space(components, step, matching)
-                cal, run_id = calibrate(wp, space, embedding=emb, progress=progress, **opts)
+                cal, run_id = calibrate(wp, SCHEME, options, progress=progress, **opts)  # as `concord calibrate`
+                counted = labeled_units(wp, SCHEME)  # as `concord status` counts them
                 table = pair_table(wp, emb)  # vectors are cached now: cheap, and needed for the disagreements
                 labels = human_labels(wp, table)
-            return {"result": cal.to_dict() | {"embedding": emb}, "cv": cal.cv_results_, "table": table,
-                    "labels": labels, "run_id": run_id}
+            result = cal.to_dict() | {"embedding": emb, "labeled_units": counted, "grouping": cal.grouping_,
+                                      "weights_meaning": cal.weights_meaning_}
+            return {"result": result, "cv": cal.cv_results_, "table": table, "labels": labels, "run_id": run_id}
 
         self._start(Task(work, "calibration"), "Calibrating…")
 
@@ -422,7 +421,9 @@ class MatchPage(QWidget):
             self.summary.setText("No calibration run yet. Label some units (accept or fix matches), then Run.")
             return
         run = runs[-1]
-        emb = run["params"].get("embedding") or run["result"].get("embedding") or self._window_config().embedding
+        best = (run["result"].get("best") or {}).get("params") or {}
+        emb = (run["params"].get("embedding") or (run["params"].get("options") or {}).get("embedding")
+               or run["result"].get("embedding") or best.get("embedding") or self._window_config().embedding)
         self._show_result(run["result"] | {"embedding": emb}, self.project.calibration_cv_results(run["id"]), run["id"])
         path = str(self.project.path)
 

@@ -52,6 +52,9 @@ class ViolationsProblem:
     scheme = "violations"
     group_noun = "sample"
     stratum_noun = "checker"
+    decides = "the match"  # for the sentence on the chosen weights (calibration/search/report.py)
+    dim_titles = {"w_overlap": "span overlap (IoU)", "w_rule": "rule similarity", "w_category": "category",
+                  "w_explanation": "explanation similarity", "w_correction": "correction similarity"}
     n_classes = 2
     threaded = True  # stats runs a chunk's gate pairs side by side (or one gate pair's weight batches) on a thread pool
     embedding: str | None = None
