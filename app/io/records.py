@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from app.io.problems import Location, Problems
 from calibration.schemes.base import FieldProblem, Scheme, registry
@@ -23,23 +23,29 @@ if TYPE_CHECKING:
     from app.schemes.contracts import IOPart
 
 JSON_COLUMNS = frozenset(("ground_truth", "predictions", "meta", "traits", "buckets"))
+T = TypeVar("T")
 CHECKER_RE = re.compile(r"^[^@|\s][^@|]*@[^@|\s][^@|]*\|\S.*$")
 
-__all__ = ["JSON_COLUMNS", "CHECKER_RE", "RecordValidator", "Validated", "ValidatorState", "clip", "scheme_of"]
+__all__ = ["JSON_COLUMNS", "CHECKER_RE", "RecordValidator", "Validated", "ValidatorState", "clip", "project_contexts",
+           "scheme_of"]
 
 
 @dataclass
 class Validated:
-    """Everything a file's valid records hold, ready for the store. Schemes with a store adapter of their own fill
-    their fields through their io adapter (app/schemes/<name>/io.py); any other scheme's records go to `records`."""
+    """Everything a file's valid records hold, ready for the store. A scheme whose io part collects records of its
+    own keeps them in `own[scheme]` (whatever its `collect` gathers, handed to its `prepare` and `facts`: see
+    app/schemes/<name>/io.py); any other scheme's records go to `records`."""
 
-    violations: list[Any] = field(default_factory=list)  # (the violations io adapter's parsed records)
-    groundings: dict[str, dict[str, list[str]]] = field(default_factory=dict)
-    metas: dict[str, Mapping[str, Any] | None] = field(default_factory=dict)
-    rubric: list[Any] = field(default_factory=list)  # (the rubric io adapter's parsed records)
-    how: Counter[str] = field(default_factory=Counter)  # how each violation was grounded
+    own: dict[str, Any] = field(default_factory=dict)  # scheme name -> what its io part's `collect` gathered
     records: dict[str, list[Any]] = field(default_factory=dict)  # scheme name -> records (generic store path)
     schemes: dict[str, str] = field(default_factory=dict)  # sample id -> scheme, for every valid record
+
+    def of(self, scheme: str, make: Callable[[], T]) -> T:
+        """The scheme's own collection, made by `make()` when it holds nothing yet."""
+        found = self.own.get(scheme)
+        if found is None:
+            found = self.own[scheme] = make()
+        return found  # type: ignore[no-any-return]
 
 
 @dataclass
@@ -98,6 +104,17 @@ def io_adapter(name: str) -> IOPart:
     return _ADAPTERS[name]
 
 
+def project_contexts(project: Any) -> dict[str, Any]:
+    """Per scheme whose io part reads the project for its import rules (`project_context`): what it read, for
+    `RecordValidator(problems, contexts)`."""
+    out: dict[str, Any] = {}
+    for name in registry().names():
+        hook = io_adapter(name).project_context
+        if hook is not None:
+            out[name] = hook(project)
+    return out
+
+
 @dataclass(frozen=True)
 class _Hooks:
     """How records of one scheme are validated: its io adapter (or None) and the adapter's `sample_id`, `parse` and
@@ -115,19 +132,19 @@ class _Hooks:
 
 
 class RecordValidator:
-    """Validates records one by one; cross-record rules (unique ids, consistent traits) need the shared state.
+    """Validates records one by one; cross-record rules (unique ids, a scheme's own rules) need the shared state.
 
-    `project_trait(name)` returns the project's stored definition of a trait (or None), so a file cannot redefine
-    a trait the project already uses.
+    `contexts`: scheme -> what its io part's `project_context(project)` read from the project for its rules (e.g. the
+    rubric's stored trait definitions, so a file cannot redefine a trait the project already uses); picklable, as
+    it travels to the import's worker processes. A scheme reads its own with `context(name)`.
     """
 
-    def __init__(self, problems: Problems, project_trait: Callable[[str], Mapping[str, Any] | None] = lambda n: None) -> None:
+    def __init__(self, problems: Problems, contexts: Mapping[str, Any] | None = None) -> None:
         self.problems = problems
         self.out = Validated()
         self._ids: dict[str, Location] = {}
         self._traits: dict[str, tuple[dict[str, Any], Location, str]] = {}
-        self._project_trait = project_trait
-        self._project_traits: dict[str, Mapping[str, Any] | None] = {}
+        self._contexts: Mapping[str, Any] = contexts or {}
         self._unknown: dict[tuple[str, str, str], list[Any]] = {}
         self._odd_checkers: dict[str, Location] = {}
         self._good_checkers: set[str] = set()  # names already checked (a file repeats a few checkers everywhere)
@@ -227,6 +244,10 @@ class RecordValidator:
                 entry[1] += count
         for name, loc in other.odd_checkers.items():
             self._odd_checkers.setdefault(name, loc)
+
+    def context(self, scheme: str) -> Any:
+        """What the scheme's io part read from the project for its rules (`project_context`), or None."""
+        return self._contexts.get(scheme)
 
     def location_of(self, sample_id: str) -> Location:
         return self._ids[sample_id]

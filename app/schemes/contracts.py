@@ -11,6 +11,7 @@ a module with getattr.
 
 Contributions (module -> contract):
 - io: cross-record import rules (`check`, `collect`; required when a scheme has an io module) and optional hooks:
+  what its rules read from the project (`project_context`), what the import summary says of its records (`facts`),
   its own record parsing and ids, its own file formats, a default dataset name, its own store writes for streamed
   import (`prepare` in the worker, `write_prepared` in the writer), label-file lines of its own, ground-truth
   labels, the export of its curated files (`EXPORT`) and extra export datasets.
@@ -91,6 +92,23 @@ class Prepare(Protocol):
 class WritePrepared(Protocol):
     def __call__(self, project: Project, prepared: Any, dataset_id: int | None,
                  line_hashes: Mapping[str, bytes]) -> WriteCounts: ...
+
+
+class ImportFacts(Protocol):
+    """What a scheme says about the records of one import beyond the samples written (the violations: how many
+    violations from how many checkers, how their quotes were placed). Made per chunk (perhaps in a worker process:
+    picklable), merged in file order; the import summary prints `note()` after the scheme's counts line and
+    `lines()` below it."""
+
+    def merge(self, other: Any) -> None: ...
+
+    def note(self) -> str: ...
+
+    def lines(self) -> list[str]: ...
+
+
+class Facts(Protocol):
+    def __call__(self, collected: Any | None) -> ImportFacts: ...  # None: the scheme collected nothing (empty facts)
 
 
 class GroundTruthLabel(Protocol):
@@ -185,7 +203,8 @@ class IOPart(Part):
     export_extra: ExportExtra | None = None
     prepare: Prepare | None = None
     write_prepared: WritePrepared | None = None
-    report_counts: str | None = None  # the ImportReport field its samples are counted in
+    project_context: ProjectHook | None = None  # what its rules read from the project (RecordValidator.context)
+    facts: Facts | None = None  # what the import summary says of its records (over `Validated.own[scheme]`)
     export: SchemeExport | None = None  # curated files of its own (app/io/export_parts.py)
     ground_truth_label: GroundTruthLabel | None = None
     ground_truth_label_keys: frozenset[str] = frozenset()
@@ -194,7 +213,7 @@ class IOPart(Part):
     label_unit_key: str | None = None
     label_value_key: str | None = None
     REQUIRED: ClassVar[frozenset[str]] = frozenset(("check", "collect"))
-    ATTRS: ClassVar[Mapping[str, str]] = {"report_counts": "REPORT_COUNTS", "export": "EXPORT",
+    ATTRS: ClassVar[Mapping[str, str]] = {"export": "EXPORT",
                                           "ground_truth_label_keys": "GROUND_TRUTH_LABEL_KEYS",
                                           "label_keys": "LABEL_KEYS", "label_unit_key": "LABEL_UNIT_KEY",
                                           "label_value_key": "LABEL_VALUE_KEY"}

@@ -25,8 +25,12 @@ if TYPE_CHECKING:
     from app.io.records import RecordValidator, Validated
     from app.store import Project, WriteCounts
 
+SCHEME = "rubric"
 
-REPORT_COUNTS = "rubric_samples"  # the ImportReport field counting this scheme's samples
+
+def project_context(project: "Project") -> dict[str, Any]:
+    """The traits the project defines (name -> stored definition): a file may use them, not redefine them."""
+    return {t["name"]: t for t in project.store(SCHEME).traits()}
 
 
 def check(v: "RecordValidator", loc: Location, record: RubricSample | None) -> None:
@@ -37,16 +41,17 @@ def check(v: "RecordValidator", loc: Location, record: RubricSample | None) -> N
 
 
 def collect(v: "RecordValidator", loc: Location, record: RubricSample) -> None:
-    stored = [v._project_traits.get(t["name"]) for t in record.traits]
+    known = v.context(SCHEME) or {}
+    stored = [known.get(t["name"]) for t in record.traits]
     if any(d is not None for d in stored):
         record = replace(record, traits=tuple(dict(d) if d is not None else t for d, t in zip(stored, record.traits)))
-    v.out.rubric.append(record)
+    v.out.of(SCHEME, list).append(record)
 
 
 def prepare(out: "Validated", line_hashes: Mapping[str, bytes]) -> list[RubricSample]:
     """What a streamed import's chunk hands to `write_prepared` (the records: the store prepares their rows; the line
     hashes reach it through `write_prepared`)."""
-    return out.rubric
+    return list(out.own.get(SCHEME, ()))
 
 
 def write_prepared(project: "Project", records: list[RubricSample], dataset_id: int | None,
@@ -56,9 +61,7 @@ def write_prepared(project: "Project", records: list[RubricSample], dataset_id: 
 
 def _consistent(v: "RecordValidator", loc: Location, path: str, canonical: dict[str, Any]) -> None:
     name = canonical["name"]
-    if name not in v._project_traits:
-        v._project_traits[name] = v._project_trait(name)
-    stored = v._project_traits[name]
+    stored = (v.context(SCHEME) or {}).get(name)
     if stored is not None:
         try:
             same = MetricTrait.from_dict(stored, strict=False).to_dict() == canonical
@@ -104,7 +107,6 @@ def label_command(problems: "Problems", loc: Location, rec: dict[str, Any], sid:
 # -- export: the curated split (rubric records with the human buckets and their metrics) ----------------------------
 # A (sample, trait) unit is decided when it has a 'buckets' label, or status 'accepted' alone, which means the human
 # accepted the machine's buckets.
-SCHEME = "rubric"
 STRATUM = f"({SCHEME})"  # --stratify category: rubric samples have no category; they keep their share of the draw
 
 

@@ -30,8 +30,47 @@ if TYPE_CHECKING:
     from app.store import Project, WriteCounts
     from app.schemes.violations.store import PreparedViolations
 
+SCHEME = "violations"
 
-REPORT_COUNTS = "violation_samples"  # the ImportReport field counting this scheme's samples
+
+@dataclass
+class Collected:
+    """What `collect` gathers from a file's valid violations records (`Validated.own["violations"]`)."""
+
+    samples: list[PlainSample | ViolationSample] = field(default_factory=list)
+    groundings: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # only quotes located in the text
+    metas: dict[str, Mapping[str, Any] | None] = field(default_factory=dict)
+    how: Counter[str] = field(default_factory=Counter)  # how each violation was placed
+
+
+@dataclass
+class Facts:
+    """The import summary's part about violations (app.schemes.contracts.ImportFacts): how many violations from how
+    many checkers, and how the ones given by quote were placed."""
+
+    violations: int = 0  # ground-truth plus predicted violations in the file
+    checkers: set[str] = field(default_factory=set)
+    grounding: Counter[str] = field(default_factory=Counter)  # offsets, exact, casefold, fuzzy, ungrounded
+
+    def merge(self, other: Facts) -> None:
+        self.violations += other.violations
+        self.checkers |= other.checkers
+        self.grounding.update(other.grounding)
+
+    def note(self) -> str:
+        return f"; {self.violations} violations from {len(self.checkers)} checker(s)"
+
+    def lines(self) -> list[str]:
+        located = {k: n for k, n in self.grounding.items() if k != "offsets" and n}
+        return ["  placed by quote: " + ", ".join(f"{n} {k}" for k, n in sorted(located.items()))] if located else []
+
+
+def facts(collected: Collected | None) -> Facts:
+    if collected is None:
+        return Facts()
+    samples = collected.samples
+    return Facts(sum(len(s.ground_truth) + sum(map(len, s.predictions.values())) for s in samples),
+                 {c for s in samples for c in s.predictions}, Counter(collected.how))
 
 
 def parse(rec: dict[str, Any]) -> Parsed:
@@ -58,9 +97,9 @@ def check(v: "RecordValidator", loc: Location, record: PlainSample | ViolationRe
 
 
 def collect(v: "RecordValidator", loc: Location, record: PlainSample | ViolationRecord) -> None:
-    out = v.out
+    out = v.out.of(SCHEME, Collected)
     if type(record) is PlainSample:  # every violation placed by its offsets
-        out.violations.append(record)
+        out.samples.append(record)
         if record.meta is not None:
             out.metas[record.id] = record.meta
         n = len(record.ground_truth) + sum(map(len, record.predictions.values()))
@@ -68,7 +107,7 @@ def collect(v: "RecordValidator", loc: Location, record: PlainSample | Violation
             out.how["offsets"] += n
         return
     s = record.sample
-    out.violations.append(s)
+    out.samples.append(s)
     if record.meta is not None:
         out.metas[s.id] = record.meta
     for hs in record.hows.values():
@@ -90,7 +129,8 @@ def prepare(out: "Validated", line_hashes: Mapping[str, bytes]) -> "PreparedViol
     """The store rows of a chunk's valid records: the pure half of the store's write, so a worker process does it."""
     from app.schemes.violations.store import prepare_violation_samples
 
-    return prepare_violation_samples(out.violations, out.groundings, out.metas, line_hashes)
+    mine: Collected = out.own.get(SCHEME) or Collected()
+    return prepare_violation_samples(mine.samples, mine.groundings, mine.metas, line_hashes)
 
 
 def write_prepared(project: "Project", rows: "PreparedViolations", dataset_id: int | None,
@@ -195,7 +235,6 @@ def _matches(problems: "Problems", loc: Location, raw: Any, unit: dict[str, Any]
 # Importing the split (import_file for the data, import_labels for the decisions, which marks each unit 'accepted')
 # gives a project without gt_wrong/missing_gt marks whose GT and matches are exactly these, so exporting it again
 # with statuses that include 'accepted' writes the same files.
-SCHEME = "violations"
 NO_CATEGORY = "(none)"
 NO_VIOLATIONS = "(no violations)"
 GT_POLICY = (
