@@ -182,7 +182,7 @@ def test_quotes_without_offsets_are_located_and_ungrounded_ones_kept(project: Pr
     assert "wrinkles forever" in TEXT[preds[2].start:preds[2].end]
     assert (preds[3].start, preds[3].end, preds[3].quote) == (None, None, "free shipping worldwide")
     assert project.store("violations").violation_groundings("s1")[CHECKER] == ["exact", "casefold", "fuzzy", "ungrounded"]
-    assert project.status_counts()["ungrounded_violations"] == 1
+    assert project.status_counts()["scheme_counts"]["violations"]["ungrounded_violations"] == 1
 
 
 def test_odd_checker_names_and_unknown_fields_warn_once(project: Project, tmp_path: Path) -> None:

@@ -62,8 +62,9 @@ def assert_counts_right(p: Project) -> None:
     assert {(u["scheme"], u["unit"]): (u["total"], u["labeled"] or 0, u["with_status"] or 0)
             for u in status["units"]} == labeled_by_scan(p)
     assert status["samples"] == dict(p.conn.execute("SELECT scheme, COUNT(*) FROM samples GROUP BY scheme").fetchall())
-    assert status["ground_truth_violations"] == p.scalar("SELECT COUNT(*) FROM violations WHERE checker = ''")
-    assert status["ungrounded_violations"] == p.scalar("SELECT COUNT(*) FROM violations WHERE grounding = 'ungrounded'")
+    own = status["scheme_counts"]["violations"]
+    assert own["ground_truth_violations"] == p.scalar("SELECT COUNT(*) FROM violations WHERE checker = ''")
+    assert own["ungrounded_violations"] == p.scalar("SELECT COUNT(*) FROM violations WHERE grounding = 'ungrounded'")
 
 
 @pytest.mark.parametrize("workers", [1, 2])

@@ -18,7 +18,8 @@ Contributions (module -> contract):
 - store: tables of its own, composed: `part` is a class built with the project (`project.store(name)`, e.g.
   app.store.parts.ProjectPart) holding the scheme's queries; it creates its tables when first built (a built-in
   scheme's come from the released migrations: nothing to create).
-  Optional hooks: records and evaluation records read from its tables, counts for `status`, rebuilt counts,
+  Optional hooks: records and evaluation records read from its tables, counts for `status` and how it prints them
+  (`status_counts`, `status_text`), rebuilt counts,
   applied parameters kept in its own table.
 - views: the detail view class (`VIEW`, an app.gui.views.base.DetailView; Qt is imported only when loaded).
 - llm: `assign_cli(args)`, the scheme's run behind `concord assign --scheme NAME`.
@@ -29,7 +30,7 @@ Contributions (module -> contract):
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -133,6 +134,19 @@ class WriteRecords(Protocol):
     def __call__(self, project: Any, records: list[Any]) -> None: ...  # inside the samples' write transaction
 
 
+@dataclass(frozen=True)
+class StatusText:
+    """How `concord status` shows a scheme's own counts (its store part's `status_counts`): `note` follows the samples
+    line; `predicted` (unit -> machine items) fills the units table's "predicted" column."""
+
+    note: str = ""
+    predicted: Mapping[str, int] = field(default_factory=dict)
+
+
+class StatusTextHook(Protocol):
+    def __call__(self, counts: Mapping[str, Any]) -> StatusText: ...
+
+
 class RebuildCounts(Protocol):
     def __call__(self, conn: Any) -> None: ...  # the project's sqlite3 connection (SQL stays in store modules)
 
@@ -232,7 +246,8 @@ class StorePart(Part):
     load_records: ProjectHook | None = None
     evaluation_records: ProjectHook | None = None
     item_records: ProjectHook | None = None  # record id -> what label_items reads, counted in SQL (agreement)
-    status_counts: ProjectHook | None = None
+    status_counts: ProjectHook | None = None  # counts of its own tables: `concord status --json`'s scheme_counts[name]
+    status_text: StatusTextHook | None = None  # how `concord status` prints those counts
     rebuild_counts: RebuildCounts | None = None
     param_refs: ProjectHook | None = None
     save_params: SaveParams | None = None
@@ -328,4 +343,4 @@ def build_part(manifest: Manifest, kind: str, found: Any) -> Part:
 
 
 __all__ = ["LABELS_COLUMNS", "PARTS", "Command", "CommandsPart", "ContractError", "Contribution", "IOPart", "LLMPart", "Manifest", "Part",
-           "StorePart", "ViewPart", "build_part", "problems_of"]
+           "StatusText", "StorePart", "ViewPart", "build_part", "problems_of"]
