@@ -50,12 +50,13 @@ class Validated:
 
 @dataclass
 class ValidatorState:
-    """What cross-record rules need from the records seen so far; workers hand it back to be merged in file order."""
+    """What cross-record rules need from the records seen so far; workers hand it back to be merged in file order.
+    `own`: scheme -> its io part's state of its own rules (e.g. the rubric's trait definitions seen, with where),
+    merged by the part's `merge_state`."""
 
     ids: dict[str, Location]
-    traits: dict[str, tuple[dict[str, Any], Location, str]]
     unknown: dict[tuple[str, str, str], list[Any]]  # (message, field, code) -> [first location, lines]
-    odd_checkers: dict[str, Location]
+    own: dict[str, Any]
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled with the ids' line numbers: a worker's chunk state crosses a pipe, and the locations of one chunk
@@ -63,9 +64,9 @@ class ValidatorState:
         of one object per id."""
         first = next(iter(self.ids.values()), None)
         if first is None or any(loc.file != first.file or loc.unit != first.unit for loc in self.ids.values()):
-            return ValidatorState, (self.ids, self.traits, self.unknown, self.odd_checkers)
+            return ValidatorState, (self.ids, self.unknown, self.own)
         numbers = {sid: loc.number for sid, loc in self.ids.items()}
-        return _unpickle_state, (first.file, first.unit, numbers, self.traits, self.unknown, self.odd_checkers)
+        return _unpickle_state, (first.file, first.unit, numbers, self.unknown, self.own)
 
 
 def _unpickle_state(file: str, unit: str, numbers: dict[str, int | None], *rest: Any) -> ValidatorState:
@@ -143,11 +144,9 @@ class RecordValidator:
         self.problems = problems
         self.out = Validated()
         self._ids: dict[str, Location] = {}
-        self._traits: dict[str, tuple[dict[str, Any], Location, str]] = {}
         self._contexts: Mapping[str, Any] = contexts or {}
+        self._own: dict[str, Any] = {}  # scheme -> the state of its own cross-record rules (`state_of`)
         self._unknown: dict[tuple[str, str, str], list[Any]] = {}
-        self._odd_checkers: dict[str, Location] = {}
-        self._good_checkers: set[str] = set()  # names already checked (a file repeats a few checkers everywhere)
         self._schemes: dict[Any, Scheme] = {}
         self._hooks: dict[str, _Hooks] = {}  # per scheme: looked up once, not once per record
 
@@ -220,7 +219,15 @@ class RecordValidator:
         return self.out
 
     def state(self) -> ValidatorState:
-        return ValidatorState(self._ids, self._traits, self._unknown, self._odd_checkers)
+        return ValidatorState(self._ids, self._unknown, self._own)
+
+    def state_of(self, scheme: str, make: Callable[[], T]) -> T:
+        """The state of a scheme's own cross-record rules (made by `make()` on first use): kept with the validator's,
+        handed back by a worker and merged by the scheme's io `merge_state` (picklable)."""
+        found = self._own.get(scheme)
+        if found is None:
+            found = self._own[scheme] = make()
+        return found  # type: ignore[no-any-return]
 
     def absorb(self, other: ValidatorState) -> None:
         """Merge the state of a later part of the file, reporting what clashes across the parts."""
@@ -230,20 +237,20 @@ class RecordValidator:
                 self.problems.error(loc, "id", f"duplicate id {clip(sid)} (first used at {first})")
             else:
                 self._ids[sid] = loc
-        for name, (definition, loc, path) in other.traits.items():
-            seen = self._traits.get(name)
-            if seen is None:
-                self._traits[name] = (definition, loc, path)
-            elif seen[0] != definition:
-                self.problems.error(loc, path, f"trait {clip(name)} is defined differently at {seen[1]}")
         for k, (loc, count) in other.unknown.items():
             entry = self._unknown.get(k)
             if entry is None:
                 self._unknown[k] = [loc, count]
             else:
                 entry[1] += count
-        for name, loc in other.odd_checkers.items():
-            self._odd_checkers.setdefault(name, loc)
+        for scheme, theirs in other.own.items():
+            mine = self._own.get(scheme)
+            if mine is None:
+                self._own[scheme] = theirs
+                continue
+            merge = io_adapter(scheme).merge_state
+            assert merge is not None  # a scheme keeping state declares how it merges (app/schemes/contracts.py)
+            merge(self, mine, theirs)
 
     def context(self, scheme: str) -> Any:
         """What the scheme's io part read from the project for its rules (`project_context`), or None."""

@@ -56,6 +56,11 @@ class Collect(Protocol):
     def __call__(self, v: RecordValidator, loc: Location, record: Any) -> None: ...
 
 
+class MergeState(Protocol):
+    # merge `theirs` (a later part of the file: RecordValidator.state_of) into `mine`, reporting clashes on v.problems
+    def __call__(self, v: RecordValidator, mine: Any, theirs: Any) -> None: ...
+
+
 class Finish(Protocol):
     def __call__(self, v: RecordValidator) -> None: ...
 
@@ -209,6 +214,7 @@ class IOPart(Part):
     check: Check | None = None
     collect: Collect | None = None
     finish: Finish | None = None
+    merge_state: MergeState | None = None  # its cross-record state (RecordValidator.state_of) across a file's parts
     parse: ParseRecord | None = None  # None: the scheme's own `parse`
     record_id: RecordId | None = None  # None: the scheme's own `record_id`
     sample_id: SampleId | None = None  # None: the record's "id"

@@ -70,11 +70,22 @@ def _consistent(v: "RecordValidator", loc: Location, path: str, canonical: dict[
         if not same:
             v.problems.error(loc, path, f"trait {clip(name)} is already defined differently in the project")
         return
-    first = v._traits.get(name)
+    seen = v.state_of(SCHEME, dict)  # trait name -> (definition, where first defined, field path)
+    first = seen.get(name)
     if first is None:
-        v._traits[name] = (dict(canonical), loc, path)
+        seen[name] = (dict(canonical), loc, path)
     elif first[0] != canonical:
         v.problems.error(loc, path, f"trait {clip(name)} is defined differently at {first[1]}")
+
+
+def merge_state(v: "RecordValidator", mine: dict[str, Any], theirs: dict[str, Any]) -> None:
+    """The trait definitions a later part of the file saw: one defined differently there is an error."""
+    for name, (definition, loc, path) in theirs.items():
+        seen = mine.get(name)
+        if seen is None:
+            mine[name] = (definition, loc, path)
+        elif seen[0] != definition:
+            v.problems.error(loc, path, f"trait {clip(name)} is defined differently at {seen[1]}")
 
 
 # -- labels lines: a human's buckets for a (sample, trait) unit -------------------------------------------------------

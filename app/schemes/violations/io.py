@@ -85,15 +85,30 @@ def record_id(record: PlainSample | ViolationRecord) -> str:
     return record.id if type(record) is PlainSample else record.sample.id
 
 
+@dataclass
+class Checkers:
+    """The checker names a file's records used so far (the validator's state of this scheme: `state_of`)."""
+
+    odd: dict[str, Location] = field(default_factory=dict)  # not like name@version|model: first used at
+    good: set[str] = field(default_factory=set)  # names already checked (a file repeats a few checkers everywhere)
+
+
 def check(v: "RecordValidator", loc: Location, record: PlainSample | ViolationRecord | None) -> None:
     if record is None:
         return
-    good = v._good_checkers
+    seen = v.state_of(SCHEME, Checkers)
+    good = seen.good
     for checker in record.predictions if type(record) is PlainSample else record.sample.predictions:
         if checker not in good:
             if not CHECKER_RE.match(checker):
-                v._odd_checkers.setdefault(checker, loc)
+                seen.odd.setdefault(checker, loc)
             good.add(checker)
+
+
+def merge_state(v: "RecordValidator", mine: Checkers, theirs: Checkers) -> None:
+    for name, loc in theirs.odd.items():
+        mine.odd.setdefault(name, loc)
+    mine.good |= theirs.good
 
 
 def collect(v: "RecordValidator", loc: Location, record: PlainSample | ViolationRecord) -> None:
@@ -119,7 +134,7 @@ def collect(v: "RecordValidator", loc: Location, record: PlainSample | Violation
 
 
 def finish(v: "RecordValidator") -> None:
-    for name, first in v._odd_checkers.items():
+    for name, first in v.state_of(SCHEME, Checkers).odd.items():
         v.problems.warn(first, f"predictions{key(name)}",
                         "checker names should look like name@version|model (e.g. baseline@1.0|gpt-4o)")
 
