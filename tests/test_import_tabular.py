@@ -119,7 +119,9 @@ def test_missing_columns_are_one_problem_each(project: Project, tmp_path: Path) 
     with pytest.raises(ImportErrors) as exc:
         import_file(project, tmp_path / "other.parquet")
     msgs = [str(p) for p in exc.value.problems]
-    assert any("needs a 'text' column" in m for m in msgs) and any(m.endswith("id: missing column") for m in msgs)
+    assert any("needs the columns of one scheme's records" in m and "'text' (violations records)" in m
+               and "'documents', 'question', 'response' (trace records)" in m for m in msgs)
+    assert any(m.endswith("id: missing column") for m in msgs)
 
 
 def test_rubric_csv(project: Project, tmp_path: Path) -> None:

@@ -34,7 +34,6 @@ from calibration import jsontext
 from calibration.schemes.base import registry
 from calibration.schemes.fields import WARNING_KINDS
 
-RUBRIC_COLUMNS = ("question", "response", "traits")
 PROGRESS_EVERY = 2000
 # Secondary indexes are dropped and built again after the import when it brings at least this many times the
 # samples the project holds (and at least REBUILD_MIN): one sorted build beats updating them row by row then.
@@ -386,29 +385,24 @@ def _validate(project: Project, src: Source, problems: Problems, progress: Progr
 
 
 def _check_columns(src: Source, problems: Problems) -> None:
-    """A missing column is one problem for the file, not one per row."""
+    """A missing column is one problem for the file, not one per row. Whose table it is: the one scheme whose
+    required keys are all columns, else the schemes whose io part's `table_columns` claims it (e.g. the rubric's
+    table from any one of its columns); each names the columns it lacks."""
     cols = set(src.columns or ())
     whole = Location(str(src.path), None)
-    missing: list[str] = []
-    if "id" not in cols:
-        missing.append("id")
-    if "scheme" in cols:  # each row names its scheme: its parser reports what a row lacks
-        for c in missing:
-            problems.error(whole, c, "missing column")
-        return
-    if "text" not in cols:  # another scheme's table (e.g. RAGBench rows): its parser reports what a row lacks
+    missing: list[str] = [] if "id" in cols else ["id"]
+    if "scheme" not in cols:  # (else each row names its scheme: its parser reports what a row lacks)
         found = [s for s in registry().detect(dict.fromkeys(cols)) if s.required_keys <= cols]
-        if len(found) == 1:
-            for c in missing:
-                problems.error(whole, c, "missing column")
-            return
-    if "text" in cols:
-        missing += [c for c in ("ground_truth", "predictions") if c not in cols]
-    if cols.intersection(RUBRIC_COLUMNS):
-        missing += [c for c in RUBRIC_COLUMNS if c not in cols]
-    if "text" not in cols and not cols.intersection(RUBRIC_COLUMNS):
-        problems.error(whole, "", "needs a 'text' column (violations records) or 'question', 'response' and "
-                                  f"'traits' columns (rubric records); found {sorted(cols)}")
+        names = [found[0].name] if len(found) == 1 else registry().names()
+        claims = [(name, hook(cols)) for name in names if (hook := io_adapter(name).table_columns) is not None]
+        claimed = [m for _, m in claims if m is not None]
+        if not found and not claimed:
+            wanted = "; ".join(f"{', '.join(repr(k) for k in sorted(s.required_keys))} ({s.name} records)"
+                               for s in registry())
+            problems.error(whole, "", f"needs the columns of one scheme's records: {wanted}; or a 'scheme' "
+                                      f"column; found {sorted(cols)}")
+        for more in claimed:
+            missing += [c for c in more if c not in missing]
     for c in missing:
         problems.error(whole, c, "missing column")
 

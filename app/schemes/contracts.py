@@ -56,6 +56,11 @@ class Collect(Protocol):
     def __call__(self, v: RecordValidator, loc: Location, record: Any) -> None: ...
 
 
+class TableColumns(Protocol):
+    # the columns a table (CSV, Parquet) of its records lacks; None when the columns are not those of its records
+    def __call__(self, columns: set[str]) -> list[str] | None: ...
+
+
 class MergeState(Protocol):
     # merge `theirs` (a later part of the file: RecordValidator.state_of) into `mine`, reporting clashes on v.problems
     def __call__(self, v: RecordValidator, mine: Any, theirs: Any) -> None: ...
@@ -219,6 +224,7 @@ class IOPart(Part):
     record_id: RecordId | None = None  # None: the scheme's own `record_id`
     sample_id: SampleId | None = None  # None: the record's "id"
     read_file: ReadFile | None = None
+    table_columns: TableColumns | None = None  # a table's missing columns, reported once per file
     default_dataset: DefaultDataset | None = None
     export_extra: ExportExtra | None = None
     prepare: Prepare | None = None

@@ -33,6 +33,14 @@ def project_context(project: "Project") -> dict[str, Any]:
     return {t["name"]: t for t in project.store(SCHEME).traits()}
 
 
+TABLE_COLUMNS = ("question", "response", "traits")
+
+
+def table_columns(columns: set[str]) -> list[str] | None:
+    """Any one of the rubric's columns makes a table a rubric table: the others are then missing."""
+    return [c for c in TABLE_COLUMNS if c not in columns] if columns.intersection(TABLE_COLUMNS) else None
+
+
 def check(v: "RecordValidator", loc: Location, record: RubricSample | None) -> None:
     if record is None:
         return

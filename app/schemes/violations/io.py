@@ -73,6 +73,14 @@ def facts(collected: Collected | None) -> Facts:
                  {c for s in samples for c in s.predictions}, Counter(collected.how))
 
 
+TABLE_COLUMNS = ("text", "ground_truth", "predictions")
+
+
+def table_columns(columns: set[str]) -> list[str] | None:
+    """A table with a `text` column holds violations records: they need their ground truth and predictions too."""
+    return [c for c in TABLE_COLUMNS if c not in columns] if "text" in columns else None
+
+
 def parse(rec: dict[str, Any]) -> Parsed:
     """How import validates a record: one valid as it stands becomes plain values (`plain_record`: no Violation
     objects, the store writes their fields as they are), any other goes through the scheme's parse, which says
