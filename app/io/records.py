@@ -10,7 +10,6 @@ what a schema cannot and be fast enough for 100k records in a few seconds; a tes
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
