@@ -103,7 +103,7 @@ if what == "import":
     report = import_file(p, data, workers=None if workers == "auto" else int(workers))
     call = time.perf_counter() - t1
     p.close()
-    info = {"added": report.violation_samples.added, "unchanged": report.violation_samples.unchanged,
+    info = {"added": report.counts["violations"].added, "unchanged": report.counts["violations"].unchanged,
             "changed": report.changed, "call": call}
 else:
     import importlib.util

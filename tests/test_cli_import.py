@@ -61,9 +61,9 @@ def test_init_import_labels_status(tmp_path: Path, capsys: pytest.CaptureFixture
     code, out, _ = run(["status", proj, "--json"], capsys)
     data_json = json.loads(out)
     assert data_json["samples"] == {"violations": 4}
-    assert data_json["ground_truth_violations"] == 8
-    assert data_json["predicted_violations"] == {CHECKER: 8}
-    assert data_json["ungrounded_violations"] == 4
+    assert data_json["scheme_counts"] == {"violations": {"ground_truth_violations": 8,
+                                                         "predicted_violations": {CHECKER: 8},
+                                                         "ungrounded_violations": 4}}
     assert data_json["events"] == 4 and data_json["annotators"] == 2
     (unit,) = data_json["units"]
     assert (unit["unit"], unit["total"], unit["labeled"], unit["unlabeled"], unit["with_status"]) == (CHECKER, 4, 2, 2, 2)
@@ -146,7 +146,14 @@ def test_status_summary_line_is_not_wrapped_when_piped(tmp_path: Path, capsys: p
     code, out, _ = run(["status", str(proj)], capsys)
     line = next(ln for ln in out.splitlines() if ln.startswith("samples: "))
     assert code == 0 and len(line) > 80
-    assert line.endswith(f"; ungrounded quotes: {data['ungrounded_violations']}")
+    own = data["scheme_counts"]["violations"]
+    assert line.endswith(f"; ungrounded quotes: {own['ungrounded_violations']}")
+    # the units table's "predicted" column: the scheme's own counts (status_text), on its own units only
+    rows = [r for r in (ln.split("\t") for ln in out.splitlines()) if len(r) == 7 and r[0] in data["samples"]]
+    predicted = {(r[0], r[1]): r[2] for r in rows}
+    assert predicted and all(v == (str(own["predicted_violations"][u]) if s == "violations" and u in
+                                   own["predicted_violations"] else "") for (s, u), v in predicted.items())
+    assert any(v for v in predicted.values())
 
 
 def test_output_into_a_closed_pipe_is_not_a_traceback(tmp_path: Path) -> None:

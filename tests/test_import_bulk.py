@@ -110,12 +110,12 @@ def test_reimport_skips_unchanged_lines_and_writes_the_changed_one(
         parsed.clear()
         again = import_file(p, data)
         assert parsed == [] and not again.changed
-        assert (again.violation_samples.unchanged, again.rubric_samples.unchanged) == (30, 1)
+        assert (again.counts["violations"].unchanged, again.counts["rubric"].unchanged) == (30, 1)
         recs[12] = record(12, rule="New rule")
         changed = import_file(p, write(data, recs))
         assert parsed == [13]
-        assert (changed.violation_samples.updated, changed.violation_samples.unchanged) == (1, 29)
-        assert changed.rubric_samples.unchanged == 1
+        assert (changed.counts["violations"].updated, changed.counts["violations"].unchanged) == (1, 29)
+        assert changed.counts["rubric"].unchanged == 1
         assert p.store("violations").violation_sample("s0012").ground_truth[0].rule == "New rule"  # type: ignore[union-attr]
 
 
@@ -149,7 +149,7 @@ def test_while_workers_run_the_caller_only_writes(tmp_path: Path, monkeypatch: p
     with Project.create(tmp_path / "w2.concord") as p:
         report = import_file(p, data, workers=2)
         assert here == [1]
-        assert (report.violation_samples.added, report.rubric_samples.added) == (40, 1)
+        assert (report.counts["violations"].added, report.counts["rubric"].added) == (40, 1)
         two = rows(p)
     with Project.create(tmp_path / "w1.concord") as p:
         import_file(p, data, workers=1)
@@ -167,7 +167,7 @@ def test_workers_run_from_a_directory_holding_another_app_package(tmp_path: Path
     real = parallel.run_part
     monkeypatch.setattr(parallel, "run_part", lambda part, reader=None: here.append(part.first_line) or real(part, reader))
     with Project.create(tmp_path / "p.concord") as p:
-        assert import_file(p, data, workers=2).violation_samples.added == 40
+        assert import_file(p, data, workers=2).counts["violations"].added == 40
     assert here == [1]  # every other chunk came back from the worker
 
 

@@ -64,7 +64,7 @@ def snapshot(p: Project) -> dict[str, Any]:
 
 
 def summary(r: ImportReport) -> tuple[Any, ...]:
-    return (r.records, r.violation_samples, r.rubric_samples, r.violations, r.grounding, r.checkers,
+    return (r.records, r.counts["violations"], r.counts["rubric"], r.facts,
             [str(w) for w in r.warnings], r.dataset)
 
 
@@ -79,10 +79,10 @@ def test_same_result_as_single_process(tmp_path: Path) -> None:
             reports.append(import_file(p, data, workers=workers))
             snaps.append(snapshot(p))
             again = import_file(p, data, workers=workers)
-            assert not again.changed and again.violation_samples.unchanged == 40
+            assert not again.changed and again.counts["violations"].unchanged == 40
     assert summary(reports[0]) == summary(reports[1])
     assert snaps[0] == snaps[1]
-    assert reports[1].violation_samples.added == 40 and reports[1].rubric_samples.added == 5
+    assert reports[1].counts["violations"].added == 40 and reports[1].counts["rubric"].added == 5
     assert any("on 1 line" not in str(w) and w.field == "severity" for w in reports[1].warnings)
 
 
@@ -96,8 +96,8 @@ def test_parallel_reimport_of_a_serial_import_and_updates(tmp_path: Path) -> Non
         rows = [violations(i) for i in range(30)]
         rows[25]["ground_truth"] = rows[25]["ground_truth"][:1]
         report = import_file(p, write(tmp_path / "data.jsonl", [*rows, violations(30)]), workers=2)
-        assert (report.violation_samples.added, report.violation_samples.updated,
-                report.violation_samples.unchanged) == (1, 1, 29)
+        assert (report.counts["violations"].added, report.counts["violations"].updated,
+                report.counts["violations"].unchanged) == (1, 1, 29)
         assert len(p.store("violations").violation_sample("s025").ground_truth) == 1  # type: ignore[union-attr]
         assert p.units_for_sample("s025")[0]["n_gt"] == 1
 
@@ -143,7 +143,7 @@ def test_a_failing_worker_is_redone_in_process(tmp_path: Path, monkeypatch: pyte
     data = write(tmp_path / "d.jsonl", [violations(i) for i in range(12)])
     with Project.create(tmp_path / "p.concord") as p:
         report = import_file(p, data, workers=3)
-        assert report.violation_samples.added == 12 and len(p.store("violations").violation_samples()) == 12
+        assert report.counts["violations"].added == 12 and len(p.store("violations").violation_samples()) == 12
 
 
 @pytest.mark.parametrize("size", [1, 7, 20, 64, 10_000])

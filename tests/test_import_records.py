@@ -76,12 +76,13 @@ def test_bad_lines_3_and_7_rejected_with_both_reported_and_nothing_written(proje
 def test_good_file_twice_leaves_the_same_samples_and_violations(project: Project, tmp_path: Path) -> None:
     path = write_jsonl(tmp_path / "good.jsonl", [record(i) for i in range(5)])
     first = import_file(project, path)
-    assert (first.violation_samples.added, first.violations, first.checkers) == (5, 20, [CHECKER])
+    facts = first.facts["violations"]
+    assert (first.counts["violations"].added, facts.violations, sorted(facts.checkers)) == (5, 20, [CHECKER])
     assert first.changed
     samples, counts, dataset = project.store("violations").violation_samples(), project.table_counts(), project.dataset("good")
     second = import_file(project, path)
     assert not second.changed
-    assert (second.violation_samples.unchanged, second.violation_samples.added) == (5, 0)
+    assert (second.counts["violations"].unchanged, second.counts["violations"].added) == (5, 0)
     assert project.store("violations").violation_samples() == samples
     assert project.table_counts() == counts
     assert project.dataset("good") == dataset  # not even the import time moves
@@ -108,7 +109,7 @@ def test_changed_record_updates_the_sample(project: Project, tmp_path: Path) -> 
     changed = record(2)
     changed["predictions"][CHECKER] = changed["predictions"][CHECKER][:1]
     report = import_file(project, write_jsonl(tmp_path / "a.jsonl", [record(1), changed]))
-    assert (report.violation_samples.unchanged, report.violation_samples.updated) == (1, 1)
+    assert (report.counts["violations"].unchanged, report.counts["violations"].updated) == (1, 1)
     s2 = project.store("violations").violation_sample("s2")
     assert s2 is not None and len(s2.predictions[CHECKER]) == 1
 
@@ -171,7 +172,7 @@ def test_quotes_without_offsets_are_located_and_ungrounded_ones_kept(project: Pr
         {"quote": "free shipping worldwide", "rule": "Disclose conditions"},  # not in the text
     ]
     report = import_file(project, write_jsonl(tmp_path / "q.jsonl", [rec]))
-    assert report.grounding == {"offsets": 2, "exact": 1, "casefold": 1, "fuzzy": 1, "ungrounded": 1}
+    assert report.facts["violations"].grounding == {"offsets": 2, "exact": 1, "casefold": 1, "fuzzy": 1, "ungrounded": 1}
     assert [str(w) for w in report.warnings] == [
         f"{tmp_path / 'q.jsonl'}:1: predictions[\"{CHECKER}\"][3].quote: 'free shipping worldwide' was not found in "
         "the text; kept as ungrounded"]
@@ -181,13 +182,13 @@ def test_quotes_without_offsets_are_located_and_ungrounded_ones_kept(project: Pr
     assert "wrinkles forever" in TEXT[preds[2].start:preds[2].end]
     assert (preds[3].start, preds[3].end, preds[3].quote) == (None, None, "free shipping worldwide")
     assert project.store("violations").violation_groundings("s1")[CHECKER] == ["exact", "casefold", "fuzzy", "ungrounded"]
-    assert project.status_counts()["ungrounded_violations"] == 1
+    assert project.status_counts()["scheme_counts"]["violations"]["ungrounded_violations"] == 1
 
 
 def test_odd_checker_names_and_unknown_fields_warn_once(project: Project, tmp_path: Path) -> None:
     rows = [record(i, predictions={"my checker": []}, severity="high") for i in range(3)]
     report = import_file(project, write_jsonl(tmp_path / "w.jsonl", rows))
-    assert report.violation_samples.added == 3
+    assert report.counts["violations"].added == 3
     assert sorted((w.location.number, w.field) for w in report.warnings) == [(1, "predictions[\"my checker\"]"),
                                                                            (1, "severity")]
     assert any("on 3 lines" in w.message for w in report.warnings)
@@ -209,7 +210,7 @@ def rubric_record(i: int, **over: Any) -> dict[str, Any]:
 def test_rubric_records_store_traits_and_llm_buckets(project: Project, tmp_path: Path) -> None:
     path = write_jsonl(tmp_path / "r.jsonl", [rubric_record(1), rubric_record(2, buckets=None), record(3)])
     report = import_file(project, path)
-    assert (report.rubric_samples.added, report.violation_samples.added) == (2, 1)
+    assert (report.counts["rubric"].added, report.counts["violations"].added) == (2, 1)
     assert [t["name"] for t in project.store("rubric").traits()] == ["BCL2 coverage"]
     assert project.store("rubric").get_trait("BCL2 coverage")["evaluation_mode"] == "tp_only"  # type: ignore[index]
     got = project.store("rubric").bucket_assignment("q1", "BCL2 coverage", "import")
@@ -217,7 +218,7 @@ def test_rubric_records_store_traits_and_llm_buckets(project: Project, tmp_path:
     assert project.store("rubric").bucket_assignment("q2", "BCL2 coverage") is None
     assert len(project.store("rubric").rubric_units("BCL2 coverage")) == 2
     again = import_file(project, path)
-    assert not again.changed and again.rubric_samples.unchanged == 2
+    assert not again.changed and again.counts["rubric"].unchanged == 2
 
 
 def test_rubric_problems(project: Project, tmp_path: Path) -> None:
@@ -249,7 +250,7 @@ def test_trait_must_agree_with_the_project(project: Project, tmp_path: Path) -> 
     assert problems_of(exc) == [f"{tmp_path / 'b.jsonl'}:1: traits[0]: trait 'BCL2 coverage' is already defined "
                                 "differently in the project"]
     same = import_file(project, write_jsonl(tmp_path / "c.jsonl", [rubric_record(3)]))
-    assert same.rubric_samples.added == 1
+    assert same.counts["rubric"].added == 1
 
 
 def test_an_id_cannot_change_scheme(project: Project, tmp_path: Path) -> None:

@@ -37,7 +37,7 @@ def test_empty_excerpts_and_repeated_metrics_are_warnings_counted_in_the_summary
                                                                                  rows: list[dict[str, Any]]) -> None:
     with Project.create(tmp_path / "p.concord") as project:
         report = import_file(project, write(tmp_path / "r.jsonl", rows))
-        assert report.rubric_samples.added == 3
+        assert report.counts["rubric"].added == 3
         # one warning per field, with how many lines had it (a slip repeated on every record is one line)
         got = sorted((w.location.number, w.field, w.code, w.count) for w in report.warnings)
         assert got == [(1, 'buckets["BCL2 coverage"].tp[1]', "empty_dropped", 2),

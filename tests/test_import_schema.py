@@ -108,7 +108,7 @@ def test_valid_records_validate_and_import(project: Project, tmp_path: Path) -> 
     for rec in VALID_RECORDS:
         RECORD.validate(rec)
     report = import_file(project, write(tmp_path / "valid.jsonl", VALID_RECORDS))
-    assert (report.violation_samples.added, report.rubric_samples.added) == (3, 2)
+    assert (report.counts["violations"].added, report.counts["rubric"].added) == (3, 2)
 
 
 @pytest.mark.parametrize("rec,fragment", INVALID_RECORDS, ids=[r["id"] or "empty-id" for r, _ in INVALID_RECORDS])
@@ -182,7 +182,7 @@ def test_documented_examples_validate_and_import(project: Project, tmp_path: Pat
     for rec in records:
         RECORD.validate(rec)
     report = import_file(project, write(tmp_path / "doc.jsonl", records))
-    assert report.grounding == {"offsets": 1, "exact": 3}
+    assert report.facts["violations"].grounding == {"offsets": 1, "exact": 3}
     labels = [json.loads(line) for line in blocks[2].replace("\n ", " ").splitlines() if line.strip()]
     for line in labels:
         LABEL.validate(line)

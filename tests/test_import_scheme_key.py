@@ -31,7 +31,7 @@ def test_records_naming_their_scheme_import_like_guessed_ones(project: Project, 
         {"scheme": "rubric", "id": "r", "question": "q", "response": "x", "traits": [TRAIT]},
     ])
     report = import_file(project, path)
-    assert report.violation_samples.added == 1 and report.rubric_samples.added == 1 and not report.warnings
+    assert report.counts["violations"].added == 1 and report.counts["rubric"].added == 1 and not report.warnings
     assert project.sample_schemes(["v", "r"]) == {"v": "violations", "r": "rubric"}
 
 
@@ -70,7 +70,7 @@ def test_a_record_two_schemes_accept_must_name_one(project: Project, tmp_path: P
         # naming the scheme settles it
         path = write(tmp_path / "d.jsonl", [{"scheme": "violations", "id": "a", "text": "x", "ground_truth": [],
                                              "predictions": {}}])
-        assert import_file(project, path).violation_samples.added == 1
+        assert import_file(project, path).counts["violations"].added == 1
     finally:
         registry().unregister("echo")
 

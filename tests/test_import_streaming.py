@@ -62,8 +62,9 @@ def assert_counts_right(p: Project) -> None:
     assert {(u["scheme"], u["unit"]): (u["total"], u["labeled"] or 0, u["with_status"] or 0)
             for u in status["units"]} == labeled_by_scan(p)
     assert status["samples"] == dict(p.conn.execute("SELECT scheme, COUNT(*) FROM samples GROUP BY scheme").fetchall())
-    assert status["ground_truth_violations"] == p.scalar("SELECT COUNT(*) FROM violations WHERE checker = ''")
-    assert status["ungrounded_violations"] == p.scalar("SELECT COUNT(*) FROM violations WHERE grounding = 'ungrounded'")
+    own = status["scheme_counts"]["violations"]
+    assert own["ground_truth_violations"] == p.scalar("SELECT COUNT(*) FROM violations WHERE checker = ''")
+    assert own["ungrounded_violations"] == p.scalar("SELECT COUNT(*) FROM violations WHERE grounding = 'ungrounded'")
 
 
 @pytest.mark.parametrize("workers", [1, 2])
@@ -106,10 +107,10 @@ def test_unchanged_lines_are_not_parsed(tmp_path: Path, monkeypatch: pytest.Monk
     data = write(tmp_path / "d.jsonl", rows)
     with Project.create(tmp_path / "p.concord") as p:
         first = import_file(p, data, workers=1)
-        assert len(calls) == 30 and first.violation_samples.added == 30
+        assert len(calls) == 30 and first.counts["violations"].added == 30
         calls.clear()
         again = import_file(p, data, workers=1)
-        assert calls == [] and not again.changed and again.violation_samples.unchanged == 30
+        assert calls == [] and not again.changed and again.counts["violations"].unchanged == 30
         rows[7] = record(7, rule="New rule")
         rows.append(record(5))  # a verbatim copy of line 6: still a duplicate id, though never parsed
         with pytest.raises(ImportErrors) as exc:
@@ -119,8 +120,8 @@ def test_unchanged_lines_are_not_parsed(tmp_path: Path, monkeypatch: pytest.Monk
         calls.clear()
         changed = import_file(p, write(data, rows[:30]), workers=1)
         assert calls == [8]
-        assert (changed.violation_samples.added, changed.violation_samples.updated,
-                changed.violation_samples.unchanged) == (0, 1, 29)
+        assert (changed.counts["violations"].added, changed.counts["violations"].updated,
+                changed.counts["violations"].unchanged) == (0, 1, 29)
         assert p.store("violations").violation_sample("s0007").ground_truth[0].rule == "New rule"  # type: ignore[union-attr]
         assert_counts_right(p)
 

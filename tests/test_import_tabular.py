@@ -60,13 +60,13 @@ def jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
 def test_csv_and_parquet_hold_the_same_samples_as_jsonl(project: Project, tmp_path: Path) -> None:
     rows = records()
     first = import_file(project, jsonl(tmp_path / "data.jsonl", rows))
-    assert first.violation_samples.added == 3
+    assert first.counts["violations"].added == 3
     stored = project.store("violations").violation_samples()
     as_table(rows).to_csv(tmp_path / "data.csv", index=False)
     as_table(rows).to_parquet(tmp_path / "data.parquet", index=False)
     for name in ("data.csv", "data.parquet"):
         report = import_file(project, tmp_path / name)
-        assert (report.format, report.violation_samples.unchanged, report.changed) == (name.split(".")[1], 3, False)
+        assert (report.format, report.counts["violations"].unchanged, report.changed) == (name.split(".")[1], 3, False)
     assert project.store("violations").violation_samples() == stored
     assert [s.id for s in stored] == ["000", "001", "002"]  # CSV ids stay strings ("000", not 0)
     assert stored[1].text == TEXTS[1]  # a quoted multi-line cell
@@ -75,7 +75,7 @@ def test_csv_and_parquet_hold_the_same_samples_as_jsonl(project: Project, tmp_pa
 def test_csv_import_into_fresh_project(project: Project, tmp_path: Path) -> None:
     as_table(records()).to_csv(tmp_path / "fresh.csv", index=False)
     report = import_file(project, tmp_path / "fresh.csv", dataset="csv-set")
-    assert report.violation_samples.added == 3 and report.grounding == {"offsets": 3, "exact": 3}
+    assert report.counts["violations"].added == 3 and report.facts["violations"].grounding == {"offsets": 3, "exact": 3}
     s = project.store("violations").violation_sample("002")
     assert s is not None and s.split == "test" and s.predictions[CHECKER][0].quote == "Zucker,"
     assert project.sample_row("002")["meta"] == {"channel": "social", "i": 2}  # type: ignore[index]
@@ -88,7 +88,7 @@ def test_parquet_with_native_nested_columns(project: Project, tmp_path: Path) ->
         del r["meta"]
     pq.write_table(pa.Table.from_pylist(rows), tmp_path / "nested.parquet")
     report = import_file(project, tmp_path / "nested.parquet")
-    assert report.violation_samples.added == 3
+    assert report.counts["violations"].added == 3
     s = project.store("violations").violation_sample("001")
     assert s is not None and s.ground_truth[0].quote == "one." and s.ground_truth[0].category == "compliance"
     # Missing struct fields come back as nulls and mean "absent", so the prediction is still located by quote.
@@ -119,7 +119,9 @@ def test_missing_columns_are_one_problem_each(project: Project, tmp_path: Path) 
     with pytest.raises(ImportErrors) as exc:
         import_file(project, tmp_path / "other.parquet")
     msgs = [str(p) for p in exc.value.problems]
-    assert any("needs a 'text' column" in m for m in msgs) and any(m.endswith("id: missing column") for m in msgs)
+    assert any("needs the columns of one scheme's records" in m and "'text' (violations records)" in m
+               and "'documents', 'question', 'response' (trace records)" in m for m in msgs)
+    assert any(m.endswith("id: missing column") for m in msgs)
 
 
 def test_rubric_csv(project: Project, tmp_path: Path) -> None:
@@ -129,7 +131,7 @@ def test_rubric_csv(project: Project, tmp_path: Path) -> None:
                         "traits": json.dumps([trait]), "buckets": json.dumps({"coverage": {"tp": ["5 euros"]}})}])
     df.to_csv(tmp_path / "rubric.csv", index=False)
     report = import_file(project, tmp_path / "rubric.csv")
-    assert report.rubric_samples.added == 1
+    assert report.counts["rubric"].added == 1
     assert project.store("rubric").get_trait("coverage")["tn_instructions"] == ["Claims it is free"]  # type: ignore[index]
     got = project.store("rubric").bucket_assignment("r1", "coverage", "import")
     assert got is not None and got["buckets"] == {"tp": ["5 euros"], "fn": [], "fp": [], "tn": []}

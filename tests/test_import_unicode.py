@@ -47,7 +47,7 @@ def test_code_point_offsets_survive_import(project: Project, tmp_path: Path) -> 
     rec = {"id": "u1", "text": TEXT, "ground_truth": gt,
            "predictions": {CHECKER: [{"quote": q, "rule": "by quote"} for q in QUOTES]}}
     report = import_file(project, write(tmp_path / "u.jsonl", [rec]))
-    assert report.grounding == {"offsets": len(QUOTES), "exact": len(QUOTES)}
+    assert report.facts["violations"].grounding == {"offsets": len(QUOTES), "exact": len(QUOTES)}
     s = project.store("violations").violation_sample("u1")
     assert s is not None and s.text == TEXT
     for v, q in zip(s.ground_truth, QUOTES):
@@ -82,7 +82,7 @@ def test_case_insensitive_location_keeps_original_offsets(project: Project, tmp_
     rec = {"id": "c", "text": text, "ground_truth": [],
            "predictions": {CHECKER: [{"quote": "çok ucuz", "rule": "r"}, {"quote": "σίσυφος", "rule": "r"}]}}
     report = import_file(project, write(tmp_path / "c.jsonl", [rec]))
-    assert report.grounding == {"casefold": 2}
+    assert report.facts["violations"].grounding == {"casefold": 2}
     preds = project.store("violations").violation_sample("c").predictions[CHECKER]  # type: ignore[union-attr]
     assert text[preds[0].start:preds[0].end] == "ÇOK UCUZ"
     assert text[preds[1].start:preds[1].end] == "ΣΊΣΥΦΟΣ"

@@ -138,6 +138,67 @@ def test_the_seam_checker_finds_a_planted_scheme_import(tmp_path: Path) -> None:
     assert scheme_part("app/schemes/rubric/store.py") == "store" and scheme_part("app/gui/views/base.py") is None
 
 
+# -- no scheme named as a string in generic code (issue #25 item 2) -------------------------------------------------
+# (file, literal) -> why that string may stay. Exactly these: a new literal fails, and so does removing one without
+# removing it here.
+NAMED_ALLOWED: dict[tuple[str, str], str] = {
+    ("app/store/bulk.py", "violations"): "a table name (BULK_TABLES: the tables whose indexes a bulk import rebuilds)",
+    ("app/commands/calibrate.py", "judge"): "the key of the `--judge NAME` calibrate option (a judge model, read by "
+                                            "trace and judge), not the scheme",
+    ("app/io/labelstudio.py", "violations"): "Label Studio's two result types map onto two schemes' record shapes "
+                                             "(span labels -> violations records and curated ground truth); the "
+                                             "reader builds those records itself, so a per-scheme contribution is a "
+                                             "follow-up, not a constant to move",
+    ("app/io/labelstudio.py", "judge"): "the same reader: choices -> judge records and labels",
+}
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """ids of the string statements (docstrings, and bare strings used as comments): prose, not code."""
+    out = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        for st in body if isinstance(body, list) else ():  # (a lambda's body is one expression)
+            if isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant) and isinstance(st.value.value, str):
+                out.add(id(st.value))
+    return out
+
+
+def named_schemes(path: Path, schemes: tuple[str, ...] | list[str]) -> list[tuple[int, str]]:
+    """(line, name) of each string literal in `path`'s code that is exactly a scheme's name (docstrings aside;
+    comments are not in the AST)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    prose = _docstrings(tree)
+    return sorted((node.lineno, node.value) for node in ast.walk(tree)
+                  if isinstance(node, ast.Constant) and type(node.value) is str and node.value in schemes
+                  and id(node) not in prose)
+
+
+def test_outside_its_packages_no_module_names_a_scheme_in_a_string() -> None:
+    """Generic code asks the registry and the contributions; it never says "violations" or "rubric" itself (the
+    schemes' own packages, the registries' built-in lists and the released migrations aside)."""
+    assert {"violations", "rubric", "trace", "rgb", "addm", "judge"} <= set(SCHEMES)
+    found: dict[tuple[str, str], list[int]] = {}
+    for top in ("app", "calibration"):
+        for path in sorted((ROOT / top).rglob("*.py")):
+            rel = path.relative_to(ROOT).as_posix()
+            if owner(rel) is not None or rel in BUILTIN_LISTS | RELEASED_MIGRATIONS:
+                continue
+            for line, name in named_schemes(path, SCHEMES):
+                found.setdefault((rel, name), []).append(line)
+    bad = [f"{rel}:{lines[0]} names {name!r}" for (rel, name), lines in sorted(found.items())
+           if (rel, name) not in NAMED_ALLOWED]
+    assert bad == []
+    assert sorted(set(NAMED_ALLOWED) - set(found)) == []  # an allowance no longer needed is removed
+
+
+def test_the_named_scheme_checker_finds_planted_names(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text('"""Counts violations and rubric samples."""\nTRAITS = "rubric"  # violations\n'
+                   'def f(report):\n    """The violations."""\n    return report["violations"], "trace samples"\n')
+    assert named_schemes(bad, SCHEMES) == [(2, "rubric"), (5, "violations")]
+
+
 # -- no private name taken from another module (issue #25 item 3) --------------------------------------------------
 def _private(name: str) -> bool:
     return name.startswith("_") and not name.startswith("__")

@@ -56,9 +56,8 @@ def test_a_declared_hook_must_exist_and_an_undeclared_one_must_not(monkeypatch: 
         _build(monkeypatch, {"read_file"}, check=_noop, collect=_noop)
     with pytest.raises(ContractError, match="defines `read_file` but its manifest does not declare it"):
         _build(monkeypatch, set(), check=_noop, collect=_noop, read_file=_noop)
-    part = _build(monkeypatch, {"read_file", "report_counts"}, check=_noop, collect=_noop, read_file=_noop,
-                  REPORT_COUNTS="toys")
-    assert part.read_file is _noop and part.report_counts == "toys" and part.prepare is None
+    part = _build(monkeypatch, {"read_file", "export"}, check=_noop, collect=_noop, read_file=_noop, EXPORT="toys")
+    assert part.read_file is _noop and part.export == "toys" and part.prepare is None
 
 
 def test_manifest_problems_are_found_before_anything_is_imported() -> None:

@@ -106,7 +106,7 @@ def test_release_v2_file_migrates_with_nothing_lost(tmp_path: Path) -> None:
         hashes = dict(c.execute("SELECT id, content_hash FROM samples"))
         r = import_file(p, demo_dir() / "violations.jsonl")
         changed = {sid for sid, h in c.execute("SELECT id, content_hash FROM samples") if hashes[sid] != h}
-        assert r.violation_samples.added == 0 and changed <= fuzzy and r.violation_samples.unchanged >= 60 - len(fuzzy)
+        assert r.counts["violations"].added == 0 and changed <= fuzzy and r.counts["violations"].unchanged >= 60 - len(fuzzy)
         # and it keeps working: a new label by a fourth annotator
         assert p.record("dan", [Change("hk-001", CH, "matches", [])])
         assert p.current("hk-001", CH, "matches") == []  # alice and carol against bob and dan: the newest breaks the tie

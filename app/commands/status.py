@@ -12,9 +12,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "status",
         help="print counts: samples and units per scheme, labeled and unlabeled units, events",
-        description="Summarise a project: samples per scheme, ground-truth and predicted violations (per checker), "
-        "ungrounded quotes, units (sample x checker or trait) with and without a human decision, events and "
-        "annotators. A unit counts as labeled once a human has given it a label other than a status or a note, "
+        description="Summarise a project: samples per scheme and what a scheme counts of its own (the violations: "
+        "ground-truth and predicted violations per checker, ungrounded quotes), units (sample x checker or trait) "
+        "with and without a human decision, events and annotators. A unit counts as labeled once a human has given it a label other than a status or a note, "
         "to the unit itself or to its whole sample (a label kind the scheme declares per sample).",
         epilog="examples:\n  concord status brand.concord\n  concord status brand.concord --json | jq .units",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -34,6 +34,18 @@ def print_scheme_counts(schemes: dict[str, dict[str, int]]) -> None:
     lines = scheme_lines(schemes)
     if lines:
         print("project now:\n" + "\n".join(lines))
+
+
+def scheme_texts(own: dict[str, Any]) -> dict[str, Any]:
+    """scheme -> how its store part prints its own counts (`status_text`: app.schemes.contracts.StatusText)."""
+    from app.schemes import loader
+
+    out = {}
+    for scheme, counts in sorted(own.items()):
+        hook = loader.store(scheme).status_text
+        if hook is not None:
+            out[scheme] = hook(counts)
+    return out
 
 
 def run(args: argparse.Namespace) -> int:
@@ -58,18 +70,19 @@ def _print(data: dict[str, Any]) -> None:
     samples = data["samples"]
     console.print(f"[bold]{data['project']}[/] (schema {data['project_schema_version']})", highlight=False)
     line = "samples: " + (", ".join(f"{n} {scheme}" for scheme, n in sorted(samples.items())) or "none")
-    if "ground_truth_violations" in data:  # the violations store adapter's counts
-        line += (f"; ground-truth violations: {data['ground_truth_violations']}"
-                 f"; ungrounded quotes: {data['ungrounded_violations']}")
+    predicted: dict[tuple[str, str], int] = {}  # (scheme, unit) -> machine items, from the schemes' own counts
+    for scheme, text in scheme_texts(data["scheme_counts"]).items():
+        line += text.note
+        predicted.update(((scheme, unit), n) for unit, n in text.predicted.items())
     console.print(line, highlight=False, markup=False, soft_wrap=True)  # piped: one line, never cut at 80 columns
-    predicted = data.get("predicted_violations", {})
     if data["units"]:
         table = Table(title="units (sample x checker or trait)", title_justify="left")
         for col, justify in (("scheme", "left"), ("checker / trait", "left"), ("predicted", "right"),
                              ("units", "right"), ("labeled", "right"), ("unlabeled", "right"), ("with status", "right")):
             table.add_column(col, justify=justify, no_wrap=col == "scheme", overflow="fold")  # type: ignore[arg-type]
         for u in data["units"]:
-            pred = str(predicted[u["unit"]]) if u["unit"] in predicted else ""
+            key = (u["scheme"], u["unit"])
+            pred = str(predicted[key]) if key in predicted else ""
             table.add_row(u["scheme"], u["unit"] or "(no predictions)", pred, str(u["total"]), str(u["labeled"]),
                           str(u["unlabeled"]), str(u["with_status"]))
         print_table(console, table)

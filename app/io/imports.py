@@ -1,4 +1,4 @@
-"""Import samples (violations and rubric records) from JSONL, CSV or Parquet into a project.
+"""Import samples (records of any registered scheme) from JSONL, CSV, Parquet or a scheme's own format into a project.
 
 All or nothing, in one transaction. A JSONL file is streamed (issue #18: a million samples in bounded memory): chunk
 by chunk it is validated and, while no problem has been found, written inside one open transaction; after the first
@@ -24,9 +24,9 @@ from app.files import regular_file
 from app.io import labelstudio
 from app.io.formats import Source, detect_format, read_source
 from app.io.parallel import (MIN_PARALLEL_BYTES, SPANNING_LIMIT, Part, PartResult, Pipeline, chunks, default_workers,
-                             prepared_rows)
+                             import_facts, prepared_rows)
 from app.io.problems import Location, Problem, Problems
-from app.io.records import JSON_COLUMNS, RecordValidator, Validated, io_adapter
+from app.io.records import JSON_COLUMNS, RecordValidator, Validated, io_adapter, project_contexts
 from app.progress import Progress, check
 from app.store import Project, WriteCounts
 from app.store.bulk import LineHashReader
@@ -34,8 +34,6 @@ from calibration import jsontext
 from calibration.schemes.base import registry
 from calibration.schemes.fields import WARNING_KINDS
 
-RUBRIC_COLUMNS = ("question", "response", "traits")
-TRAITS = "rubric"  # the scheme whose stored trait definitions a file may not redefine (RecordValidator)
 PROGRESS_EVERY = 2000
 # Secondary indexes are dropped and built again after the import when it brings at least this many times the
 # samples the project holds (and at least REBUILD_MIN): one sorted build beats updating them row by row then.
@@ -54,40 +52,32 @@ class ImportReport:
     format: str
     dataset: str
     records: int
-    violation_samples: WriteCounts
-    rubric_samples: WriteCounts
-    violations: int  # ground-truth plus predicted violations in the file
-    grounding: dict[str, int]  # how violations were placed: offsets, exact, casefold, fuzzy, ungrounded
-    checkers: list[str]
+    counts: dict[str, WriteCounts] = field(default_factory=dict)  # scheme -> samples added, updated, unchanged
+    facts: dict[str, Any] = field(default_factory=dict)  # scheme -> what its io part says of the records (`facts`)
     warnings: list[Problem] = field(default_factory=list)
     seconds: float = 0.0
-    counts: dict[str, WriteCounts] = field(default_factory=dict)  # schemes stored generically: name -> counts
     labels: tuple[int, int, int] = (0, 0, 0)  # decisions the file carries (Source.labels): applied, unchanged, events
     annotators: list[str] = field(default_factory=list)  # whose decisions those are
 
     @property
     def changed(self) -> bool:
-        v, r = self.violation_samples, self.rubric_samples
-        return bool(v.added or v.updated or r.added or r.updated or self.labels[2]
-                    or any(c.added or c.updated for c in self.counts.values()))
-
-    @property
-    def ungrounded(self) -> int:
-        return self.grounding.get("ungrounded", 0)
+        return bool(self.labels[2] or any(c.added or c.updated for c in self.counts.values()))
 
     def summary(self) -> str:
-        v, r = self.violation_samples, self.rubric_samples
         lines = [f"{self.path}: {self.records} records into dataset {self.dataset!r} in {self.seconds:.1f} s"]
-        if v.added or v.updated or v.unchanged:
-            lines.append(f"  violations samples: {v.added} added, {v.updated} updated, {v.unchanged} unchanged; "
-                         f"{self.violations} violations from {len(self.checkers)} checker(s)")
-            located = {k: n for k, n in self.grounding.items() if k != "offsets" and n}
-            if located:
-                lines.append("  placed by quote: " + ", ".join(f"{n} {k}" for k, n in sorted(located.items())))
-        if r.added or r.updated or r.unchanged:
-            lines.append(f"  rubric samples: {r.added} added, {r.updated} updated, {r.unchanged} unchanged")
-        for name, c in self.counts.items():
-            lines.append(f"  {name} samples: {c.added} added, {c.updated} updated, {c.unchanged} unchanged")
+        order = {name: i for i, name in enumerate(registry().names())}
+        for name in sorted(self.counts, key=lambda n: order.get(n, len(order))):  # the registry's order
+            c = self.counts[name]
+            if not (c.added or c.updated or c.unchanged):
+                continue
+            facts = self.facts.get(name)
+            if facts is None:
+                hook = io_adapter(name).facts
+                facts = hook(None) if hook is not None else None  # (every record skipped unparsed: no facts made)
+            lines.append(f"  {name} samples: {c.added} added, {c.updated} updated, {c.unchanged} unchanged"
+                         + (facts.note() if facts is not None else ""))
+            if facts is not None:
+                lines += facts.lines()
         if any(self.labels):
             lines.append(f"  human labels: {self.labels[0] + self.labels[1]} decisions by {len(self.annotators)} "
                          f"annotator(s): {self.labels[0]} recorded ({self.labels[2]} events), {self.labels[1]} already "
@@ -219,11 +209,9 @@ def _import_file(project: Project, path: Path, dataset: str | None, progress: Pr
             labeled = _record_labels(project, src, problems, path)
     except ValueError as exc:  # the store's own consistency checks; validation should have caught these first
         raise UsageError(f"{path}: {exc}") from None
-    checkers = sorted({c for s in out.violations for c in s.predictions})
-    n_viol = sum(len(s.ground_truth) + sum(len(v) for v in s.predictions.values()) for s in out.violations)
-    report = ImportReport(path, src.format, name, total, WriteCounts(), WriteCounts(), n_viol, dict(out.how), checkers,
-                          problems.warnings, time.perf_counter() - t0, counts, *labeled)
-    for scheme, c in own.items():
+    report = ImportReport(path, src.format, name, total, {}, import_facts(out), problems.warnings,
+                          time.perf_counter() - t0, *labeled)
+    for scheme, c in [*own.items(), *counts.items()]:
         counts_of(report, scheme).add(c)
     return report
 
@@ -244,14 +232,12 @@ def _record_labels(project: Project, src: Source, problems: Problems, path: Path
 class _Stream:
     """What a streamed import has seen and written so far (chunks arrive in file order)."""
 
-    def __init__(self, project: Project, path: Path, dataset: str | None, traits: Mapping[str, Any]) -> None:
+    def __init__(self, project: Project, path: Path, dataset: str | None, contexts: Mapping[str, Any]) -> None:
         self.project, self.path, self.dataset = project, path, dataset
         self.problems = Problems()
-        self.validator = RecordValidator(self.problems, traits.get)
-        self.records = self.lines = self.n_violations = 0
-        self.how: Counter[str] = Counter()
-        self.checkers: set[str] = set()
-        self.violation_samples, self.rubric_samples = WriteCounts(), WriteCounts()
+        self.validator = RecordValidator(self.problems, contexts)
+        self.records = self.lines = 0
+        self.facts: dict[str, Any] = {}  # scheme -> its io part's facts, merged in file order
         self.counts: dict[str, WriteCounts] = {}
         self.unchanged: Counter[str] = Counter()
         self.generic: dict[str, None] = {}  # generic schemes in order of appearance (the default dataset name)
@@ -268,9 +254,11 @@ class _Stream:
         self.validator.absorb(r.state)
         self.records += r.records
         self.lines += r.lines
-        self.n_violations += r.n_violations
-        self.how.update(r.how)
-        self.checkers |= r.checkers
+        for scheme, facts in r.facts.items():
+            if scheme in self.facts:
+                self.facts[scheme].merge(facts)
+            else:
+                self.facts[scheme] = facts
         self.unchanged.update(r.unchanged)
         self.generic.update(dict.fromkeys(r.generic))
         _check_schemes(self.project, r.schemes, self.validator, problems)  # listed with every other problem
@@ -311,9 +299,8 @@ def _write_prepared(project: Project, scheme: str, prepared: Any, dataset_id: in
 
 
 def counts_of(report: ImportReport | _Stream, scheme: str) -> WriteCounts:
-    """Where a scheme's samples are counted: the report field its io adapter names, else `counts[scheme]`."""
-    field_name = io_adapter(scheme).report_counts
-    return getattr(report, field_name) if field_name else report.counts.setdefault(scheme, WriteCounts())
+    """Where a scheme's samples are counted (made on first use)."""
+    return report.counts.setdefault(scheme, WriteCounts())
 
 
 def _import_jsonl(project: Project, path: Path, dataset: str | None, progress: Progress | None,
@@ -323,12 +310,12 @@ def _import_jsonl(project: Project, path: Path, dataset: str | None, progress: P
     size = path.stat().st_size
     if progress is not None:
         progress.update(0, size, f"reading {path.name}" + (f" ({workers} processes)" if workers > 1 else ""))
-    traits = {t["name"]: t for t in project.store(TRAITS).traits()}
+    contexts = project_contexts(project)
     lookup = str(project.path) if project.has_line_hashes() else None
-    stream = _Stream(project, path, dataset, traits)
+    stream = _Stream(project, path, dataset, contexts)
     sha = hashlib.sha256()
-    parts = (Part(str(path), a, b, line, lookup, traits, data, None) if type(data) is bytes
-             else Part(str(path), a, b, line, lookup, traits, b"", data.field)  # an Overlong line
+    parts = (Part(str(path), a, b, line, lookup, contexts, data, None) if type(data) is bytes
+             else Part(str(path), a, b, line, lookup, contexts, b"", data.field)  # an Overlong line
              for a, b, line, data in chunks(path, hasher=sha))
     expected, held = _expected_lines(path, size), project.n_samples()
     reader = LineHashReader(lookup, preload=held <= PRELOAD_RATIO * expected) if lookup is not None else None
@@ -346,9 +333,8 @@ def _import_jsonl(project: Project, path: Path, dataset: str | None, progress: P
         pipeline.close()
         if reader is not None:
             reader.close()
-    return ImportReport(path, "jsonl", name, stream.records, stream.violation_samples, stream.rubric_samples,
-                        stream.n_violations, dict(stream.how), sorted(stream.checkers), stream.problems.warnings,
-                        time.perf_counter() - t0, stream.counts)
+    return ImportReport(path, "jsonl", name, stream.records, stream.counts, stream.facts, stream.problems.warnings,
+                        time.perf_counter() - t0)
 
 
 def _expected_lines(path: Path, size: int) -> float:
@@ -384,7 +370,7 @@ def _check_schemes(project: Project, wanted: dict[str, str], validator: RecordVa
 
 
 def _validate(project: Project, src: Source, problems: Problems, progress: Progress | None) -> Validated:
-    validator = RecordValidator(problems, project.store(TRAITS).get_trait)
+    validator = RecordValidator(problems, project_contexts(project))
     records = src.records
     total = len(records)
     add = validator.add
@@ -399,29 +385,24 @@ def _validate(project: Project, src: Source, problems: Problems, progress: Progr
 
 
 def _check_columns(src: Source, problems: Problems) -> None:
-    """A missing column is one problem for the file, not one per row."""
+    """A missing column is one problem for the file, not one per row. Whose table it is: the one scheme whose
+    required keys are all columns, else the schemes whose io part's `table_columns` claims it (e.g. the rubric's
+    table from any one of its columns); each names the columns it lacks."""
     cols = set(src.columns or ())
     whole = Location(str(src.path), None)
-    missing: list[str] = []
-    if "id" not in cols:
-        missing.append("id")
-    if "scheme" in cols:  # each row names its scheme: its parser reports what a row lacks
-        for c in missing:
-            problems.error(whole, c, "missing column")
-        return
-    if "text" not in cols:  # another scheme's table (e.g. RAGBench rows): its parser reports what a row lacks
+    missing: list[str] = [] if "id" in cols else ["id"]
+    if "scheme" not in cols:  # (else each row names its scheme: its parser reports what a row lacks)
         found = [s for s in registry().detect(dict.fromkeys(cols)) if s.required_keys <= cols]
-        if len(found) == 1:
-            for c in missing:
-                problems.error(whole, c, "missing column")
-            return
-    if "text" in cols:
-        missing += [c for c in ("ground_truth", "predictions") if c not in cols]
-    if cols.intersection(RUBRIC_COLUMNS):
-        missing += [c for c in RUBRIC_COLUMNS if c not in cols]
-    if "text" not in cols and not cols.intersection(RUBRIC_COLUMNS):
-        problems.error(whole, "", "needs a 'text' column (violations records) or 'question', 'response' and "
-                                  f"'traits' columns (rubric records); found {sorted(cols)}")
+        names = [found[0].name] if len(found) == 1 else registry().names()
+        claims = [(name, hook(cols)) for name in names if (hook := io_adapter(name).table_columns) is not None]
+        claimed = [m for _, m in claims if m is not None]
+        if not found and not claimed:
+            wanted = "; ".join(f"{', '.join(repr(k) for k in sorted(s.required_keys))} ({s.name} records)"
+                               for s in registry())
+            problems.error(whole, "", f"needs the columns of one scheme's records: {wanted}; or a 'scheme' "
+                                      f"column; found {sorted(cols)}")
+        for more in claimed:
+            missing += [c for c in more if c not in missing]
     for c in missing:
         problems.error(whole, c, "missing column")
 

@@ -52,7 +52,7 @@ class Part:
     end: int
     first_line: int
     project: str | None  # project file whose line hashes to look up (None: it holds none)
-    project_traits: Mapping[str, Mapping[str, Any]]
+    contexts: Mapping[str, Any]  # scheme -> what its io part read from the project (records.project_contexts)
     data: bytes | None = None  # the chunk's bytes when already read (the caller's own chunks); else read from path
     overlong: str | None = None  # the part is one line over MAX_RECORD_BYTES, not read: where it passes the limit
 
@@ -72,9 +72,7 @@ class PartResult:
     # scheme -> what its io adapter's `write_prepared` takes (e.g. the violations samples' store rows), made by the
     # adapter's `prepare` here, in the worker; empty once the chunk has errors (nothing more is written)
     prepared: dict[str, Any]
-    how: Counter[str] = field(default_factory=Counter)
-    checkers: set[str] = field(default_factory=set)
-    n_violations: int = 0
+    facts: dict[str, Any] = field(default_factory=dict)  # scheme -> its io part's `facts` of the chunk's records
     records: int = 0
     lines: int = 0
     schemes: dict[str, str] = field(default_factory=dict)  # sample id -> scheme of every valid record parsed
@@ -162,8 +160,7 @@ def run_part(part: Part, reader: LineHashReader | None = None) -> PartResult:
     if part.overlong is not None:
         problems = Problems()
         problems.error(Location(part.path, part.first_line), "", overlong_problem(part.overlong))
-        return PartResult(problems.errors, [], RecordValidator(problems).state(), {}, Counter(), set(), 0, 0, 1,
-                          end=part.end)
+        return PartResult(problems.errors, [], RecordValidator(problems).state(), {}, {}, 0, 1, end=part.end)
     data = part.data
     if data is None:
         with open(part.path, "rb") as fh:
@@ -172,7 +169,7 @@ def run_part(part: Part, reader: LineHashReader | None = None) -> PartResult:
     if part.start == 0 and data.startswith(BOM):
         data = data[3:]
     problems = Problems()
-    validator = RecordValidator(problems, part.project_traits.get)
+    validator = RecordValidator(problems, part.contexts)
     unreadable = encoding_problem(data[:4]) if part.start == 0 else None
     if unreadable is not None:  # (e.g. UTF-16: one problem for the file, not one per line; the rest is not read)
         problems.error(Location(part.path, None), "", unreadable)
@@ -215,12 +212,9 @@ def run_part(part: Part, reader: LineHashReader | None = None) -> PartResult:
     state = validator.state()
     ids = state.ids
     hash_of = {sid: line_of[ids[sid].number] for sid in out.schemes if ids.get(sid) and ids[sid].number in line_of}
-    viol = out.violations
     return PartResult(
         problems.errors, problems.warnings, state, {} if problems.errors else prepared_rows(out, hash_of),
-        out.how, {c for s in viol for c in s.predictions},
-        sum(len(s.ground_truth) + sum(len(v) for v in s.predictions.values()) for s in viol),
-        records, len(numbered), schemes=out.schemes, generic=out.records, line_hashes=hash_of, unchanged=unchanged,
+        import_facts(out), records, len(numbered), schemes=out.schemes, generic=out.records, line_hashes=hash_of, unchanged=unchanged,
         spanning=spanning, end=part.end)
 
 
@@ -233,6 +227,17 @@ def prepared_rows(out: Validated, line_hashes: Mapping[str, bytes]) -> dict[str,
         if prepare is not None:
             prepared[name] = prepare(out, line_hashes)
     return prepared
+
+
+def import_facts(out: Validated) -> dict[str, Any]:
+    """Per scheme of the valid records whose io part has `facts`: what the import summary says of them."""
+    found: dict[str, Any] = {}
+    present = set(out.schemes.values())
+    for name in [n for n in registry().names() if n in present]:
+        hook = io_adapter(name).facts
+        if hook is not None:
+            found[name] = hook(out.own.get(name))
+    return found
 
 
 def _spanning(part: Part, problems: Problems) -> bool:

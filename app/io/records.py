@@ -10,10 +10,9 @@ what a schema cannot and be fast enough for 100k records in a few seconds; a tes
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from app.io.problems import Location, Problems
 from calibration.schemes.base import FieldProblem, Scheme, registry
@@ -23,33 +22,40 @@ if TYPE_CHECKING:
     from app.schemes.contracts import IOPart
 
 JSON_COLUMNS = frozenset(("ground_truth", "predictions", "meta", "traits", "buckets"))
+T = TypeVar("T")
 CHECKER_RE = re.compile(r"^[^@|\s][^@|]*@[^@|\s][^@|]*\|\S.*$")
 
-__all__ = ["JSON_COLUMNS", "CHECKER_RE", "RecordValidator", "Validated", "ValidatorState", "clip", "scheme_of"]
+__all__ = ["JSON_COLUMNS", "CHECKER_RE", "RecordValidator", "Validated", "ValidatorState", "clip", "project_contexts",
+           "scheme_of"]
 
 
 @dataclass
 class Validated:
-    """Everything a file's valid records hold, ready for the store. Schemes with a store adapter of their own fill
-    their fields through their io adapter (app/schemes/<name>/io.py); any other scheme's records go to `records`."""
+    """Everything a file's valid records hold, ready for the store. A scheme whose io part collects records of its
+    own keeps them in `own[scheme]` (whatever its `collect` gathers, handed to its `prepare` and `facts`: see
+    app/schemes/<name>/io.py); any other scheme's records go to `records`."""
 
-    violations: list[Any] = field(default_factory=list)  # (the violations io adapter's parsed records)
-    groundings: dict[str, dict[str, list[str]]] = field(default_factory=dict)
-    metas: dict[str, Mapping[str, Any] | None] = field(default_factory=dict)
-    rubric: list[Any] = field(default_factory=list)  # (the rubric io adapter's parsed records)
-    how: Counter[str] = field(default_factory=Counter)  # how each violation was grounded
+    own: dict[str, Any] = field(default_factory=dict)  # scheme name -> what its io part's `collect` gathered
     records: dict[str, list[Any]] = field(default_factory=dict)  # scheme name -> records (generic store path)
     schemes: dict[str, str] = field(default_factory=dict)  # sample id -> scheme, for every valid record
+
+    def of(self, scheme: str, make: Callable[[], T]) -> T:
+        """The scheme's own collection, made by `make()` when it holds nothing yet."""
+        found = self.own.get(scheme)
+        if found is None:
+            found = self.own[scheme] = make()
+        return found  # type: ignore[no-any-return]
 
 
 @dataclass
 class ValidatorState:
-    """What cross-record rules need from the records seen so far; workers hand it back to be merged in file order."""
+    """What cross-record rules need from the records seen so far; workers hand it back to be merged in file order.
+    `own`: scheme -> its io part's state of its own rules (e.g. the rubric's trait definitions seen, with where),
+    merged by the part's `merge_state`."""
 
     ids: dict[str, Location]
-    traits: dict[str, tuple[dict[str, Any], Location, str]]
     unknown: dict[tuple[str, str, str], list[Any]]  # (message, field, code) -> [first location, lines]
-    odd_checkers: dict[str, Location]
+    own: dict[str, Any]
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled with the ids' line numbers: a worker's chunk state crosses a pipe, and the locations of one chunk
@@ -57,9 +63,9 @@ class ValidatorState:
         of one object per id."""
         first = next(iter(self.ids.values()), None)
         if first is None or any(loc.file != first.file or loc.unit != first.unit for loc in self.ids.values()):
-            return ValidatorState, (self.ids, self.traits, self.unknown, self.odd_checkers)
+            return ValidatorState, (self.ids, self.unknown, self.own)
         numbers = {sid: loc.number for sid, loc in self.ids.items()}
-        return _unpickle_state, (first.file, first.unit, numbers, self.traits, self.unknown, self.odd_checkers)
+        return _unpickle_state, (first.file, first.unit, numbers, self.unknown, self.own)
 
 
 def _unpickle_state(file: str, unit: str, numbers: dict[str, int | None], *rest: Any) -> ValidatorState:
@@ -98,6 +104,17 @@ def io_adapter(name: str) -> IOPart:
     return _ADAPTERS[name]
 
 
+def project_contexts(project: Any) -> dict[str, Any]:
+    """Per scheme whose io part reads the project for its import rules (`project_context`): what it read, for
+    `RecordValidator(problems, contexts)`."""
+    out: dict[str, Any] = {}
+    for name in registry().names():
+        hook = io_adapter(name).project_context
+        if hook is not None:
+            out[name] = hook(project)
+    return out
+
+
 @dataclass(frozen=True)
 class _Hooks:
     """How records of one scheme are validated: its io adapter (or None) and the adapter's `sample_id`, `parse` and
@@ -115,22 +132,20 @@ class _Hooks:
 
 
 class RecordValidator:
-    """Validates records one by one; cross-record rules (unique ids, consistent traits) need the shared state.
+    """Validates records one by one; cross-record rules (unique ids, a scheme's own rules) need the shared state.
 
-    `project_trait(name)` returns the project's stored definition of a trait (or None), so a file cannot redefine
-    a trait the project already uses.
+    `contexts`: scheme -> what its io part's `project_context(project)` read from the project for its rules (e.g. the
+    rubric's stored trait definitions, so a file cannot redefine a trait the project already uses); picklable, as
+    it travels to the import's worker processes. A scheme reads its own with `context(name)`.
     """
 
-    def __init__(self, problems: Problems, project_trait: Callable[[str], Mapping[str, Any] | None] = lambda n: None) -> None:
+    def __init__(self, problems: Problems, contexts: Mapping[str, Any] | None = None) -> None:
         self.problems = problems
         self.out = Validated()
         self._ids: dict[str, Location] = {}
-        self._traits: dict[str, tuple[dict[str, Any], Location, str]] = {}
-        self._project_trait = project_trait
-        self._project_traits: dict[str, Mapping[str, Any] | None] = {}
+        self._contexts: Mapping[str, Any] = contexts or {}
+        self._own: dict[str, Any] = {}  # scheme -> the state of its own cross-record rules (`state_of`)
         self._unknown: dict[tuple[str, str, str], list[Any]] = {}
-        self._odd_checkers: dict[str, Location] = {}
-        self._good_checkers: set[str] = set()  # names already checked (a file repeats a few checkers everywhere)
         self._schemes: dict[Any, Scheme] = {}
         self._hooks: dict[str, _Hooks] = {}  # per scheme: looked up once, not once per record
 
@@ -203,7 +218,15 @@ class RecordValidator:
         return self.out
 
     def state(self) -> ValidatorState:
-        return ValidatorState(self._ids, self._traits, self._unknown, self._odd_checkers)
+        return ValidatorState(self._ids, self._unknown, self._own)
+
+    def state_of(self, scheme: str, make: Callable[[], T]) -> T:
+        """The state of a scheme's own cross-record rules (made by `make()` on first use): kept with the validator's,
+        handed back by a worker and merged by the scheme's io `merge_state` (picklable)."""
+        found = self._own.get(scheme)
+        if found is None:
+            found = self._own[scheme] = make()
+        return found  # type: ignore[no-any-return]
 
     def absorb(self, other: ValidatorState) -> None:
         """Merge the state of a later part of the file, reporting what clashes across the parts."""
@@ -213,20 +236,24 @@ class RecordValidator:
                 self.problems.error(loc, "id", f"duplicate id {clip(sid)} (first used at {first})")
             else:
                 self._ids[sid] = loc
-        for name, (definition, loc, path) in other.traits.items():
-            seen = self._traits.get(name)
-            if seen is None:
-                self._traits[name] = (definition, loc, path)
-            elif seen[0] != definition:
-                self.problems.error(loc, path, f"trait {clip(name)} is defined differently at {seen[1]}")
         for k, (loc, count) in other.unknown.items():
             entry = self._unknown.get(k)
             if entry is None:
                 self._unknown[k] = [loc, count]
             else:
                 entry[1] += count
-        for name, loc in other.odd_checkers.items():
-            self._odd_checkers.setdefault(name, loc)
+        for scheme, theirs in other.own.items():
+            mine = self._own.get(scheme)
+            if mine is None:
+                self._own[scheme] = theirs
+                continue
+            merge = io_adapter(scheme).merge_state
+            assert merge is not None  # a scheme keeping state declares how it merges (app/schemes/contracts.py)
+            merge(self, mine, theirs)
+
+    def context(self, scheme: str) -> Any:
+        """What the scheme's io part read from the project for its rules (`project_context`), or None."""
+        return self._contexts.get(scheme)
 
     def location_of(self, sample_id: str) -> Location:
         return self._ids[sample_id]

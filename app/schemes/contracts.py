@@ -11,13 +11,15 @@ a module with getattr.
 
 Contributions (module -> contract):
 - io: cross-record import rules (`check`, `collect`; required when a scheme has an io module) and optional hooks:
+  what its rules read from the project (`project_context`), what the import summary says of its records (`facts`),
   its own record parsing and ids, its own file formats, a default dataset name, its own store writes for streamed
   import (`prepare` in the worker, `write_prepared` in the writer), label-file lines of its own, ground-truth
   labels, the export of its curated files (`EXPORT`) and extra export datasets.
 - store: tables of its own, composed: `part` is a class built with the project (`project.store(name)`, e.g.
   app.store.parts.ProjectPart) holding the scheme's queries; it creates its tables when first built (a built-in
   scheme's come from the released migrations: nothing to create).
-  Optional hooks: records and evaluation records read from its tables, counts for `status`, rebuilt counts,
+  Optional hooks: records and evaluation records read from its tables, counts for `status` and how it prints them
+  (`status_counts`, `status_text`), rebuilt counts,
   applied parameters kept in its own table.
 - views: the detail view class (`VIEW`, an app.gui.views.base.DetailView; Qt is imported only when loaded).
 - llm: `assign_cli(args)`, the scheme's run behind `concord assign --scheme NAME`.
@@ -30,7 +32,7 @@ Contributions (module -> contract):
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -54,6 +56,16 @@ class Check(Protocol):
 
 class Collect(Protocol):
     def __call__(self, v: RecordValidator, loc: Location, record: Any) -> None: ...
+
+
+class TableColumns(Protocol):
+    # the columns a table (CSV, Parquet) of its records lacks; None when the columns are not those of its records
+    def __call__(self, columns: set[str]) -> list[str] | None: ...
+
+
+class MergeState(Protocol):
+    # merge `theirs` (a later part of the file: RecordValidator.state_of) into `mine`, reporting clashes on v.problems
+    def __call__(self, v: RecordValidator, mine: Any, theirs: Any) -> None: ...
 
 
 class Finish(Protocol):
@@ -95,6 +107,23 @@ class WritePrepared(Protocol):
                  line_hashes: Mapping[str, bytes]) -> WriteCounts: ...
 
 
+class ImportFacts(Protocol):
+    """What a scheme says about the records of one import beyond the samples written (the violations: how many
+    violations from how many checkers, how their quotes were placed). Made per chunk (perhaps in a worker process:
+    picklable), merged in file order; the import summary prints `note()` after the scheme's counts line and
+    `lines()` below it."""
+
+    def merge(self, other: Any) -> None: ...
+
+    def note(self) -> str: ...
+
+    def lines(self) -> list[str]: ...
+
+
+class Facts(Protocol):
+    def __call__(self, collected: Any | None) -> ImportFacts: ...  # None: the scheme collected nothing (empty facts)
+
+
 class GroundTruthLabel(Protocol):
     def __call__(self, sample_id: str, text: str, rec: dict[str, Any]) -> tuple[str, list[Any] | None, list[Any]]: ...
 
@@ -115,6 +144,19 @@ class ProjectHook(Protocol):
 
 class WriteRecords(Protocol):
     def __call__(self, project: Any, records: list[Any]) -> None: ...  # inside the samples' write transaction
+
+
+@dataclass(frozen=True)
+class StatusText:
+    """How `concord status` shows a scheme's own counts (its store part's `status_counts`): `note` follows the samples
+    line; `predicted` (unit -> machine items) fills the units table's "predicted" column."""
+
+    note: str = ""
+    predicted: Mapping[str, int] = field(default_factory=dict)
+
+
+class StatusTextHook(Protocol):
+    def __call__(self, counts: Mapping[str, Any]) -> StatusText: ...
 
 
 class RebuildCounts(Protocol):
@@ -187,15 +229,18 @@ class IOPart(Part):
     check: Check | None = None
     collect: Collect | None = None
     finish: Finish | None = None
+    merge_state: MergeState | None = None  # its cross-record state (RecordValidator.state_of) across a file's parts
     parse: ParseRecord | None = None  # None: the scheme's own `parse`
     record_id: RecordId | None = None  # None: the scheme's own `record_id`
     sample_id: SampleId | None = None  # None: the record's "id"
     read_file: ReadFile | None = None
+    table_columns: TableColumns | None = None  # a table's missing columns, reported once per file
     default_dataset: DefaultDataset | None = None
     export_extra: ExportExtra | None = None
     prepare: Prepare | None = None
     write_prepared: WritePrepared | None = None
-    report_counts: str | None = None  # the ImportReport field its samples are counted in
+    project_context: ProjectHook | None = None  # what its rules read from the project (RecordValidator.context)
+    facts: Facts | None = None  # what the import summary says of its records (over `Validated.own[scheme]`)
     export: SchemeExport | None = None  # curated files of its own (app/io/export_parts.py)
     ground_truth_label: GroundTruthLabel | None = None
     ground_truth_label_keys: frozenset[str] = frozenset()
@@ -204,7 +249,7 @@ class IOPart(Part):
     label_unit_key: str | None = None
     label_value_key: str | None = None
     REQUIRED: ClassVar[frozenset[str]] = frozenset(("check", "collect"))
-    ATTRS: ClassVar[Mapping[str, str]] = {"report_counts": "REPORT_COUNTS", "export": "EXPORT",
+    ATTRS: ClassVar[Mapping[str, str]] = {"export": "EXPORT",
                                           "ground_truth_label_keys": "GROUND_TRUTH_LABEL_KEYS",
                                           "label_keys": "LABEL_KEYS", "label_unit_key": "LABEL_UNIT_KEY",
                                           "label_value_key": "LABEL_VALUE_KEY"}
@@ -223,7 +268,8 @@ class StorePart(Part):
     load_records: ProjectHook | None = None
     evaluation_records: ProjectHook | None = None
     item_records: ProjectHook | None = None  # record id -> what label_items reads, counted in SQL (agreement)
-    status_counts: ProjectHook | None = None
+    status_counts: ProjectHook | None = None  # counts of its own tables: `concord status --json`'s scheme_counts[name]
+    status_text: StatusTextHook | None = None  # how `concord status` prints those counts
     rebuild_counts: RebuildCounts | None = None
     param_refs: ProjectHook | None = None
     save_params: SaveParams | None = None
@@ -329,5 +375,5 @@ def build_part(manifest: Manifest, kind: str, found: Any) -> Part:
     return part
 
 
-__all__ = ["LABELS_COLUMNS", "PARTS", "Command", "CommandsPart", "ContractError", "Contribution", "GuidelinePart", "IOPart", "LLMPart", "Manifest", "Part",
-           "StorePart", "ViewPart", "build_part", "problems_of"]
+__all__ = ["LABELS_COLUMNS", "PARTS", "Command", "CommandsPart", "ContractError", "Contribution", "GuidelinePart", "IOPart", "LLMPart",
+           "Manifest", "Part", "StatusText", "StorePart", "ViewPart", "build_part", "problems_of"]

@@ -266,15 +266,15 @@ class UnitsMixin(ProjectBase):
         # Totals come from the counts kept on write; what humans decided is counted from the labels side, by the one
         # definition every surface uses (app/store/counts.unit_counts_by_scheme): nothing here scans the big tables.
         samples = {scheme: n for (scheme, _), n in stored_counts(self.conn, "samples").items()}
-        extra: dict[str, Any] = {}
-        for scheme in samples:  # a store adapter may add counts of its own tables (`status_counts(project)`)
+        own: dict[str, Any] = {}
+        for scheme in samples:  # a store part may add counts of its own tables (`status_counts(project)`)
             hook = store_adapter(scheme).status_counts
             if hook is not None:
-                extra.update(hook(self))
+                own[scheme] = hook(self)
         counts = unit_counts_by_scheme(self.conn)
         return {
             "samples": samples,
-            **extra,
+            "scheme_counts": own,
             "units": counts["units"],
             "schemes": counts["schemes"],
             "events": int(self.scalar("SELECT COUNT(*) FROM events")),

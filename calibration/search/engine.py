@@ -33,7 +33,7 @@ from calibration.search.evaluate import Layout, Scores, evaluate
 from calibration.search.folds import group_folds
 from calibration.search.gain import paired_gain, promoted, verdict
 from calibration.search.objectives import Objective, get
-from calibration.search.problem import check_problem, dim_words, nouns
+from calibration.search.problem import check_problem, dim_words, nouns, options
 from calibration.search.progress import ProgressLike, check, report
 from calibration.search.report import grouping_words, weights_sentence
 from calibration.search.space import Columns, Space
@@ -175,7 +175,7 @@ class Calibrator(EstimatorParams):
         check(progress, cancel)
         space: Space = problem.space
         workers = self.workers
-        if workers is None and self.engine == "local" and getattr(problem, "threaded", False):
+        if workers is None and self.engine == "local" and options(problem).threaded:
             workers = 1  # the problem already spreads one chunk over the cores: two chunks would only double memory
         engine = make_engine(self.engine, self.scheduler, workers)
         try:
@@ -202,7 +202,7 @@ class Calibrator(EstimatorParams):
         report(progress, 1, 1, "done")
 
         names = list(baselines)
-        self.scheme_ = getattr(problem, "scheme", None)  # stored with the run so --apply knows whose params these are
+        self.scheme_ = options(problem).scheme  # stored with the run so --apply knows whose params these are
         self.space_ = space
         self.objective_ = obj
         self.layout_ = layout

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from calibration.search.objectives import Objective, score_confusion
-from calibration.search.problem import confusion
+from calibration.search.problem import confusion, options
 from calibration.search.progress import ProgressLike, check, is_cancelled, report
 from calibration.search.space import Columns
 
@@ -67,8 +67,8 @@ class Scores:
 
 def cell_stats(problem: Any, configs: Columns, layout: Layout, tick: Callable[[float], None] | None) -> np.ndarray:
     """(n_configs, n_cells, k, k) confusion counts: the problem's fast `stats` when it has one."""
-    stats = getattr(problem, "stats", None)
-    if callable(stats):
+    stats = options(problem).stats
+    if stats is not None:
         return stats(configs, layout.cell_of_item, layout.n_cells, tick)
     out = confusion(problem.decide(configs), problem.human, layout.cell_of_item, layout.n_cells, int(problem.n_classes))
     if tick is not None:
@@ -107,7 +107,7 @@ def score_chunk(problem: Any, objective: Objective, configs: Columns, layout: La
 def chunk_size(problem: Any, objective: Objective, n_items: int, size: int, n_cells: int = 1) -> int:
     """Configs per chunk: `size`, fewer when per-item decisions would be materialised or when the chunk's
     per-cell counts (configs x cells x k x k) would exceed CELL_BUDGET."""
-    if objective.kind != "items" and callable(getattr(problem, "stats", None)):
+    if objective.kind != "items" and options(problem).stats is not None:
         k = max(2, int(problem.n_classes))
         return max(1, min(size, CELL_BUDGET // max(1, n_cells * k * k)))
     return max(1, min(size, ITEM_BUDGET // max(1, n_items)))

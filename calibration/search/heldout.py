@@ -18,7 +18,7 @@ import numpy as np
 from calibration.agreement import percentile_interval, resample_counts
 from calibration.search.evaluate import Layout
 from calibration.search.objectives import Objective, score_confusion
-from calibration.search.problem import confusion
+from calibration.search.problem import confusion, options
 
 BOOT_CHUNK = 64
 
@@ -160,8 +160,8 @@ def gain_replicates(problem: Any, objective: Objective, layout: Layout, configs:
     cols = 1 if by_group and not strata else K
     cell_of_unit = layout.group * cols + (layout.stratum if cols > 1 else 0)
     n_cells = S * cols
-    stats = getattr(problem, "stats", None)
-    if callable(stats):
+    stats = options(problem).stats
+    if stats is not None:
         cm = np.asarray(stats(configs, cell_of_unit[layout.item_unit], n_cells, None))
     else:
         cm = confusion(problem.decide(configs), problem.human, cell_of_unit[layout.item_unit], n_cells,

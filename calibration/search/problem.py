@@ -12,11 +12,14 @@ A config is a row of `space` (`dict[name, value]`); configs travel as column arr
 `decide(configs) -> (n_configs, n_items)` machine decisions comparable item by item to `human`. A problem may
 also provide `stats(configs, cell_of_item, n_cells, tick) -> (n_configs, n_cells, k, k)` confusion counts summed
 over cells (rows = human class, columns = machine class): a fast path that never builds per-item arrays (the
-violations greedy pass). Without it the engine counts `decide`'s output itself.
+violations greedy pass). Without it the engine counts `decide`'s output itself. The optional members (`stats`,
+`threaded`, `scheme`, `objective`, `group_noun`, `stratum_noun`) are declared with their defaults in
+`ProblemOptions` and read through `options(problem)`.
 """
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -49,15 +52,50 @@ class SearchProblem(Protocol):
 DEFAULT_OBJECTIVE = "kappa"
 
 
+@dataclass(frozen=True)
+class ProblemOptions:
+    """What a problem may offer beyond the SearchProblem members, declared here with their defaults (as
+    calibration.schemes.base.Capabilities does for schemes): the engine reads `options(problem)`, never probes a
+    problem with getattr. A problem declares one by defining the attribute of that name."""
+
+    objective: str | None = None  # the objective it suggests (ADDM: "weighted_kappa"); None: DEFAULT_OBJECTIVE
+    group_noun: str = "group"  # what a `units.group` is, for messages ("sample", "business")
+    stratum_noun: str = "stratum"  # what a `units.stratum` is ("checker", "judge", "model")
+    # stats(configs, cell_of_item, n_cells, tick) -> (n_configs, n_cells, k, k) confusion counts: the fast path
+    stats: Callable[[Columns, np.ndarray, int, Tick | None], np.ndarray] | None = None
+    threaded: bool = False  # its `stats` already spreads one chunk over the cores: run one chunk at a time
+    scheme: str | None = None  # the scheme whose parameters these are (stored with a run, for --apply)
+
+
+OPTIONAL_MEMBERS: tuple[str, ...] = tuple(f.name for f in fields(ProblemOptions))
+
+
+def options(problem: Any) -> ProblemOptions:
+    """The problem's optional members (ProblemOptions): the one place they are read, with their declared defaults.
+    A ValueError names one of the wrong type."""
+    found = {m: getattr(problem, m) for m in OPTIONAL_MEMBERS if hasattr(problem, m)}
+    for m, value in found.items():
+        if m == "stats":
+            if value is not None and not callable(value):
+                raise ValueError("problem.stats: must be callable")
+        elif m == "threaded":
+            if not isinstance(value, bool):
+                raise ValueError(f"problem.threaded: must be True or False, got {value!r}")
+        elif value is not None and not isinstance(value, str):
+            raise ValueError(f"problem.{m}: must be a string, got {type(value).__name__}")
+    return ProblemOptions(**found)
+
+
 def suggested_objective(problem: Any) -> str:
     """The objective a problem suggests (its optional `objective`, e.g. ADDM's "weighted_kappa"), else kappa: what
     calibrate, the learning curve and the app's panel use when the user names none."""
-    return getattr(problem, "objective", None) or DEFAULT_OBJECTIVE
+    return options(problem).objective or DEFAULT_OBJECTIVE
 
 
 def nouns(problem: Any) -> tuple[str, str]:
     """(group noun, stratum noun) for messages: a problem may set `group_noun` / `stratum_noun`."""
-    return getattr(problem, "group_noun", "group"), getattr(problem, "stratum_noun", "stratum")
+    found = options(problem)
+    return found.group_noun, found.stratum_noun
 
 
 def dim_words(problem: Any) -> tuple[dict[str, str], str]:
@@ -71,6 +109,7 @@ def check_problem(problem: Any) -> None:
     for attr in ("space", "units", "item_unit", "human", "n_classes", "decide", "baselines", "to_params"):
         if not hasattr(problem, attr):
             raise ValueError(f"problem: missing attribute {attr!r} (see calibration.search.problem.SearchProblem)")
+    options(problem)  # (its optional members' types)
     if not isinstance(problem.space, Space):
         raise ValueError(f"problem.space: expected a calibration.search.Space, got {type(problem.space).__name__}")
     units = problem.units

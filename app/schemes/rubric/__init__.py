@@ -7,7 +7,7 @@ MANIFEST = Manifest(
     scheme="calibration.schemes.rubric.scheme:SCHEME",
     contributions={
         "io": Contribution("app.schemes.rubric.io", {
-            "prepare", "write_prepared", "report_counts", "export", "label_command", "label_keys", "label_unit_key",
+            "project_context", "table_columns", "merge_state", "prepare", "write_prepared", "export", "label_command", "label_keys", "label_unit_key",
             "label_value_key"}),
         "store": Contribution("app.schemes.rubric.store", {"part", "load_records"}),
         "views": Contribution("app.schemes.rubric.views"),

@@ -25,8 +25,20 @@ if TYPE_CHECKING:
     from app.io.records import RecordValidator, Validated
     from app.store import Project, WriteCounts
 
+SCHEME = "rubric"
 
-REPORT_COUNTS = "rubric_samples"  # the ImportReport field counting this scheme's samples
+
+def project_context(project: "Project") -> dict[str, Any]:
+    """The traits the project defines (name -> stored definition): a file may use them, not redefine them."""
+    return {t["name"]: t for t in project.store(SCHEME).traits()}
+
+
+TABLE_COLUMNS = ("question", "response", "traits")
+
+
+def table_columns(columns: set[str]) -> list[str] | None:
+    """Any one of the rubric's columns makes a table a rubric table: the others are then missing."""
+    return [c for c in TABLE_COLUMNS if c not in columns] if columns.intersection(TABLE_COLUMNS) else None
 
 
 def check(v: "RecordValidator", loc: Location, record: RubricSample | None) -> None:
@@ -37,16 +49,17 @@ def check(v: "RecordValidator", loc: Location, record: RubricSample | None) -> N
 
 
 def collect(v: "RecordValidator", loc: Location, record: RubricSample) -> None:
-    stored = [v._project_traits.get(t["name"]) for t in record.traits]
+    known = v.context(SCHEME) or {}
+    stored = [known.get(t["name"]) for t in record.traits]
     if any(d is not None for d in stored):
         record = replace(record, traits=tuple(dict(d) if d is not None else t for d, t in zip(stored, record.traits)))
-    v.out.rubric.append(record)
+    v.out.of(SCHEME, list).append(record)
 
 
 def prepare(out: "Validated", line_hashes: Mapping[str, bytes]) -> list[RubricSample]:
     """What a streamed import's chunk hands to `write_prepared` (the records: the store prepares their rows; the line
     hashes reach it through `write_prepared`)."""
-    return out.rubric
+    return list(out.own.get(SCHEME, ()))
 
 
 def write_prepared(project: "Project", records: list[RubricSample], dataset_id: int | None,
@@ -56,9 +69,7 @@ def write_prepared(project: "Project", records: list[RubricSample], dataset_id: 
 
 def _consistent(v: "RecordValidator", loc: Location, path: str, canonical: dict[str, Any]) -> None:
     name = canonical["name"]
-    if name not in v._project_traits:
-        v._project_traits[name] = v._project_trait(name)
-    stored = v._project_traits[name]
+    stored = (v.context(SCHEME) or {}).get(name)
     if stored is not None:
         try:
             same = MetricTrait.from_dict(stored, strict=False).to_dict() == canonical
@@ -67,11 +78,22 @@ def _consistent(v: "RecordValidator", loc: Location, path: str, canonical: dict[
         if not same:
             v.problems.error(loc, path, f"trait {clip(name)} is already defined differently in the project")
         return
-    first = v._traits.get(name)
+    seen = v.state_of(SCHEME, dict)  # trait name -> (definition, where first defined, field path)
+    first = seen.get(name)
     if first is None:
-        v._traits[name] = (dict(canonical), loc, path)
+        seen[name] = (dict(canonical), loc, path)
     elif first[0] != canonical:
         v.problems.error(loc, path, f"trait {clip(name)} is defined differently at {first[1]}")
+
+
+def merge_state(v: "RecordValidator", mine: dict[str, Any], theirs: dict[str, Any]) -> None:
+    """The trait definitions a later part of the file saw: one defined differently there is an error."""
+    for name, (definition, loc, path) in theirs.items():
+        seen = mine.get(name)
+        if seen is None:
+            mine[name] = (definition, loc, path)
+        elif seen[0] != definition:
+            v.problems.error(loc, path, f"trait {clip(name)} is defined differently at {seen[1]}")
 
 
 # -- labels lines: a human's buckets for a (sample, trait) unit -------------------------------------------------------
@@ -104,7 +126,6 @@ def label_command(problems: "Problems", loc: Location, rec: dict[str, Any], sid:
 # -- export: the curated split (rubric records with the human buckets and their metrics) ----------------------------
 # A (sample, trait) unit is decided when it has a 'buckets' label, or status 'accepted' alone, which means the human
 # accepted the machine's buckets.
-SCHEME = "rubric"
 STRATUM = f"({SCHEME})"  # --stratify category: rubric samples have no category; they keep their share of the draw
 
 

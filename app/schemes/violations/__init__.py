@@ -8,11 +8,11 @@ MANIFEST = Manifest(
     scheme="calibration.schemes.violations.scheme:SCHEME",
     contributions={
         "io": Contribution("app.schemes.violations.io", {
-            "parse", "record_id", "finish", "prepare", "write_prepared", "report_counts", "export",
+            "parse", "record_id", "table_columns", "finish", "merge_state", "prepare", "write_prepared", "facts", "export",
             "ground_truth_label", "ground_truth_label_keys", "label_command", "label_keys", "label_unit_key",
             "label_value_key"}),
         "store": Contribution("app.schemes.violations.store", {
-            "part", "load_records", "evaluation_records", "item_records", "status_counts", "rebuild_counts", "param_refs",
+            "part", "load_records", "evaluation_records", "item_records", "status_counts", "status_text", "rebuild_counts", "param_refs",
             "save_params", "load_params"}),
         "views": Contribution("app.schemes.violations.views"),
         "guideline": Contribution("app.schemes.violations.guideline", {"affected"}),

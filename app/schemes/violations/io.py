@@ -30,8 +30,55 @@ if TYPE_CHECKING:
     from app.store import Project, WriteCounts
     from app.schemes.violations.store import PreparedViolations
 
+SCHEME = "violations"
 
-REPORT_COUNTS = "violation_samples"  # the ImportReport field counting this scheme's samples
+
+@dataclass
+class Collected:
+    """What `collect` gathers from a file's valid violations records (`Validated.own["violations"]`)."""
+
+    samples: list[PlainSample | ViolationSample] = field(default_factory=list)
+    groundings: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # only quotes located in the text
+    metas: dict[str, Mapping[str, Any] | None] = field(default_factory=dict)
+    how: Counter[str] = field(default_factory=Counter)  # how each violation was placed
+
+
+@dataclass
+class Facts:
+    """The import summary's part about violations (app.schemes.contracts.ImportFacts): how many violations from how
+    many checkers, and how the ones given by quote were placed."""
+
+    violations: int = 0  # ground-truth plus predicted violations in the file
+    checkers: set[str] = field(default_factory=set)
+    grounding: Counter[str] = field(default_factory=Counter)  # offsets, exact, casefold, fuzzy, ungrounded
+
+    def merge(self, other: Facts) -> None:
+        self.violations += other.violations
+        self.checkers |= other.checkers
+        self.grounding.update(other.grounding)
+
+    def note(self) -> str:
+        return f"; {self.violations} violations from {len(self.checkers)} checker(s)"
+
+    def lines(self) -> list[str]:
+        located = {k: n for k, n in self.grounding.items() if k != "offsets" and n}
+        return ["  placed by quote: " + ", ".join(f"{n} {k}" for k, n in sorted(located.items()))] if located else []
+
+
+def facts(collected: Collected | None) -> Facts:
+    if collected is None:
+        return Facts()
+    samples = collected.samples
+    return Facts(sum(len(s.ground_truth) + sum(map(len, s.predictions.values())) for s in samples),
+                 {c for s in samples for c in s.predictions}, Counter(collected.how))
+
+
+TABLE_COLUMNS = ("text", "ground_truth", "predictions")
+
+
+def table_columns(columns: set[str]) -> list[str] | None:
+    """A table with a `text` column holds violations records: they need their ground truth and predictions too."""
+    return [c for c in TABLE_COLUMNS if c not in columns] if "text" in columns else None
 
 
 def parse(rec: dict[str, Any]) -> Parsed:
@@ -46,21 +93,36 @@ def record_id(record: PlainSample | ViolationRecord) -> str:
     return record.id if type(record) is PlainSample else record.sample.id
 
 
+@dataclass
+class Checkers:
+    """The checker names a file's records used so far (the validator's state of this scheme: `state_of`)."""
+
+    odd: dict[str, Location] = field(default_factory=dict)  # not like name@version|model: first used at
+    good: set[str] = field(default_factory=set)  # names already checked (a file repeats a few checkers everywhere)
+
+
 def check(v: "RecordValidator", loc: Location, record: PlainSample | ViolationRecord | None) -> None:
     if record is None:
         return
-    good = v._good_checkers
+    seen = v.state_of(SCHEME, Checkers)
+    good = seen.good
     for checker in record.predictions if type(record) is PlainSample else record.sample.predictions:
         if checker not in good:
             if not CHECKER_RE.match(checker):
-                v._odd_checkers.setdefault(checker, loc)
+                seen.odd.setdefault(checker, loc)
             good.add(checker)
 
 
+def merge_state(v: "RecordValidator", mine: Checkers, theirs: Checkers) -> None:
+    for name, loc in theirs.odd.items():
+        mine.odd.setdefault(name, loc)
+    mine.good |= theirs.good
+
+
 def collect(v: "RecordValidator", loc: Location, record: PlainSample | ViolationRecord) -> None:
-    out = v.out
+    out = v.out.of(SCHEME, Collected)
     if type(record) is PlainSample:  # every violation placed by its offsets
-        out.violations.append(record)
+        out.samples.append(record)
         if record.meta is not None:
             out.metas[record.id] = record.meta
         n = len(record.ground_truth) + sum(map(len, record.predictions.values()))
@@ -68,7 +130,7 @@ def collect(v: "RecordValidator", loc: Location, record: PlainSample | Violation
             out.how["offsets"] += n
         return
     s = record.sample
-    out.violations.append(s)
+    out.samples.append(s)
     if record.meta is not None:
         out.metas[s.id] = record.meta
     for hs in record.hows.values():
@@ -80,7 +142,7 @@ def collect(v: "RecordValidator", loc: Location, record: PlainSample | Violation
 
 
 def finish(v: "RecordValidator") -> None:
-    for name, first in v._odd_checkers.items():
+    for name, first in v.state_of(SCHEME, Checkers).odd.items():
         v.problems.warn(first, f"predictions{key(name)}",
                         "checker names should look like name@version|model (e.g. baseline@1.0|gpt-4o)")
 
@@ -90,7 +152,8 @@ def prepare(out: "Validated", line_hashes: Mapping[str, bytes]) -> "PreparedViol
     """The store rows of a chunk's valid records: the pure half of the store's write, so a worker process does it."""
     from app.schemes.violations.store import prepare_violation_samples
 
-    return prepare_violation_samples(out.violations, out.groundings, out.metas, line_hashes)
+    mine: Collected = out.own.get(SCHEME) or Collected()
+    return prepare_violation_samples(mine.samples, mine.groundings, mine.metas, line_hashes)
 
 
 def write_prepared(project: "Project", rows: "PreparedViolations", dataset_id: int | None,
@@ -195,7 +258,6 @@ def _matches(problems: "Problems", loc: Location, raw: Any, unit: dict[str, Any]
 # Importing the split (import_file for the data, import_labels for the decisions, which marks each unit 'accepted')
 # gives a project without gt_wrong/missing_gt marks whose GT and matches are exactly these, so exporting it again
 # with statuses that include 'accepted' writes the same files.
-SCHEME = "violations"
 NO_CATEGORY = "(none)"
 NO_VIOLATIONS = "(no violations)"
 GT_POLICY = (

@@ -12,6 +12,7 @@ from itertools import accumulate, chain, groupby
 from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from app.schemes.contracts import StatusText
 from app.schemes.violations.store_configs import MatchConfigs
 from app.store.bulk import insert_flat
 from app.store.counts import add_counts, count_rows, stored_counts, unit_counts
@@ -393,6 +394,12 @@ def status_counts(project: Any) -> dict[str, Any]:
     per_checker, ungrounded = store_of(project).violation_counts()
     return {"ground_truth_violations": per_checker.pop(GROUND_TRUTH, 0), "predicted_violations": per_checker,
             "ungrounded_violations": ungrounded}
+
+
+def status_text(counts: Mapping[str, Any]) -> StatusText:
+    """How `concord status` prints them: after the samples line, and predicted violations per checker (unit)."""
+    return StatusText(f"; ground-truth violations: {counts['ground_truth_violations']}"
+                      f"; ungrounded quotes: {counts['ungrounded_violations']}", counts["predicted_violations"])
 
 
 def rebuild_counts(conn: sqlite3.Connection) -> None:
