@@ -20,7 +20,7 @@ SCHEMA_DIR = Path(__file__).resolve().parents[1] / "resources" / "schema" / "out
 VERSIONS: dict[str, int] = {
     "status": 2,  # 2: the project file's version moved from "schema_version" to "project_schema_version"
     "evaluate": 3,  # 2: {scheme: report data} (1 was one report); 3: trace's "means"
-    "calibrate": 3,  # 3: gain (and forced with --apply) added; 2: the presets' scores under "baselines" (1: "defaults")
+    "calibrate": 4,  # 4: guarantee (with --guarantee) and reference (with --reference) added; 3: gain (and forced with --apply) added; 2: the presets' scores under "baselines" (1: "defaults")
     "agreement": 3,  # 3: annotator_quality, over_time added; 2: overall.span_f1 an interval (1: a number)
     "queue": 1,
     "splits": 2,  # 2: an object {"splits": [...]} (1: a bare list)
