@@ -33,6 +33,11 @@ def write(path: Path, rows: list[dict[str, Any]]) -> Path:
 
 @pytest.fixture
 def judge(tmp_path: Path) -> tuple[Path, dict[str, float], dict[str, bool]]:
+    return make_judge_project(tmp_path)
+
+
+def make_judge_project(tmp_path: Path) -> tuple[Path, dict[str, float], dict[str, bool]]:
+    """The project file, judge a's score per sample, the human label per labeled sample."""
     rng = np.random.default_rng(0)
     recs, labs, scores, human = [], [], {}, {}
     for i in range(N):

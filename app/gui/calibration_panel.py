@@ -103,7 +103,11 @@ class CalibrationPanel(QDialog):
 
         self.ceiling = CeilingChart()
         self.bottom.addWidget(self.ceiling)  # every scheme's ceiling, under whichever page is shown
-        self.bottom.setSizes([760, 640])
+        from app.gui.guarantee_panel import GuaranteeBox  # the band where the machine defers (issue #26)
+
+        self.guarantee = GuaranteeBox(self)
+        self.bottom.addWidget(self.guarantee)
+        self.bottom.setSizes([520, 400, 480])
         if self.window_.project is not None:
             self.ceiling.compute(self.window_.runner, str(self.window_.project.path))
         self.refresh_engine()
@@ -155,6 +159,7 @@ class CalibrationPanel(QDialog):
         page = self.own_page(scheme.name) or self.scheme_page
         self.pages.setCurrentWidget(page)
         page.set_scheme(scheme)
+        self.guarantee.set_scheme(scheme)
 
     def curve_setup(self) -> Setup | None:
         """The learning curve runs the search the current page would run (its objective, folds and grouping)."""
@@ -167,6 +172,7 @@ class CalibrationPanel(QDialog):
     def closeEvent(self, event: Any) -> None:
         if self.curve_box.task is not None:
             self.curve_box.task.cancel()
+        self.guarantee.shutdown()
         for page in self._pages():
             page.shutdown()
         super().closeEvent(event)

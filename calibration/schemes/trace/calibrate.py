@@ -44,7 +44,7 @@ class TraceAdherenceProblem:
     group_noun: str = "sample"
     stratum_noun: str = "judge"
     _is_annotator: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
-    variants: tuple[str, ...] = VARIANTS  # the baselines' variants (reference annotator: ragbench only)
+    presets: tuple[str, ...] = ("ragbench", "trace_guide")  # the baselines, default first (annotator: ragbench)
     threshold_dim: ClassVar[str] = "threshold"  # a ScoredProblem: the guaranteed band defers near it
 
     def item_scores(self) -> tuple[np.ndarray, np.ndarray]:
@@ -62,7 +62,7 @@ class TraceAdherenceProblem:
         return out
 
     def baselines(self) -> dict[str, dict[str, Any]]:
-        return {name: {"threshold": 0.5, "variant": name} for name in self.variants}
+        return {name: {"threshold": 0.5, "variant": name} for name in self.presets}
 
     def to_params(self, config: Mapping[str, Any]) -> dict[str, Any]:
         return {"variant": str(config["variant"]), "threshold": float(config["threshold"])}
@@ -114,8 +114,7 @@ def search_problem(records: Sequence[TraceRecord], labels: Mapping[tuple[str, st
     units = pd.DataFrame(rows, columns=["group", "stratum"])
     if every:
         units["labeled"] = labeled
-    variants = ("ragbench",) if released else VARIANTS
-    space = Space((Grid("threshold", thresholds), Categorical("variant", variants)))
+    space = Space((Grid("threshold", thresholds), Categorical("variant", ("ragbench",) if released else VARIANTS)))
     return TraceAdherenceProblem(space, units, np.arange(len(rows)), np.asarray(human, dtype=np.int64),
                                  np.asarray(scores, dtype=np.float64), {v: np.asarray(a) for v, a in ann.items()},
-                                 variants=variants)
+                                 presets=("ragbench",) if released else ("ragbench", "trace_guide"))
