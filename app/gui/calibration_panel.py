@@ -87,6 +87,9 @@ class CalibrationPanel(QDialog):
         head.addWidget(self.scheme_box)
         head.addSpacing(24)
         head.addWidget(self.engine_settings, 1)
+        from app.gui.guarantee_panel import guarantee_button  # the band where the machine defers (issue #26)
+
+        head.addWidget(guarantee_button(self))
         outer.addLayout(head)
         self.pages = QStackedWidget()
         self.scheme_page = SchemePage(self)
@@ -103,11 +106,7 @@ class CalibrationPanel(QDialog):
 
         self.ceiling = CeilingChart()
         self.bottom.addWidget(self.ceiling)  # every scheme's ceiling, under whichever page is shown
-        from app.gui.guarantee_panel import GuaranteeBox  # the band where the machine defers (issue #26)
-
-        self.guarantee = GuaranteeBox(self)
-        self.bottom.addWidget(self.guarantee)
-        self.bottom.setSizes([520, 400, 480])
+        self.bottom.setSizes([760, 640])
         if self.window_.project is not None:
             self.ceiling.compute(self.window_.runner, str(self.window_.project.path))
         self.refresh_engine()
@@ -159,7 +158,6 @@ class CalibrationPanel(QDialog):
         page = self.own_page(scheme.name) or self.scheme_page
         self.pages.setCurrentWidget(page)
         page.set_scheme(scheme)
-        self.guarantee.set_scheme(scheme)
 
     def curve_setup(self) -> Setup | None:
         """The learning curve runs the search the current page would run (its objective, folds and grouping)."""
@@ -172,7 +170,6 @@ class CalibrationPanel(QDialog):
     def closeEvent(self, event: Any) -> None:
         if self.curve_box.task is not None:
             self.curve_box.task.cancel()
-        self.guarantee.shutdown()
         for page in self._pages():
             page.shutdown()
         super().closeEvent(event)

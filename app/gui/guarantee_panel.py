@@ -1,7 +1,9 @@
-"""The calibration panel's guaranteed-agreement box (issue #26 item 4): target and delta, a button that runs
-`calibrate --guarantee` for the chosen scheme in a worker (app.services.guarantee.guaranteed, the page's objective,
-folds and grouping), the sentence ("the machine may decide 41% of units at >= 90% agreement, 95% guarantee") and
-the coverage/agreement curve of the calibration split. A scheme's newest guarantee run is shown when it is chosen.
+"""Guaranteed agreement in the app (issue #26 item 4): a small window opened from the calibration panel's
+"Guaranteed agreement…" button, for the scheme chosen there (it follows the panel's Scheme combo). Target and
+delta, a button that runs `calibrate --guarantee` in a worker (app.services.guarantee.guaranteed, with the panel
+page's objective, folds and grouping), the sentence ("the machine may decide 41% of units at >= 90% agreement
+(95% guarantee)") and the coverage/agreement curve of the calibration split. A scheme's newest guarantee run is
+shown when it is chosen. A window of its own, made on demand: the panel builds nothing of it until asked.
 """
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPen, QPolygonF
-from PySide6.QtWidgets import (QDoubleSpinBox, QGroupBox, QHBoxLayout, QPushButton, QSizePolicy, QVBoxLayout,
+from PySide6.QtWidgets import (QComboBox, QDialog, QGroupBox, QHBoxLayout, QPushButton, QSizePolicy, QVBoxLayout,
                                QWidget)
 
 from app.gui.charts import _axes, nice_ticks
@@ -83,39 +85,50 @@ class CoverageChart(QWidget):
         p.drawPolyline(QPolygonF([at(x, y) for x, y in zip(self.coverage, self.agreement)]))
 
 
+TARGETS = (0.8, 0.85, 0.9, 0.95, 0.99)
+DELTAS = (0.01, 0.05, 0.1)
+
+
+def _choices(parent: QWidget, name: str, values: Sequence[float], current: float, tip: str) -> QComboBox:
+    box = QComboBox(parent)
+    box.setObjectName(name)
+    for v in values:
+        box.addItem(f"{v:g}", v)
+    box.setCurrentIndex(box.findData(current))
+    box.setToolTip(tip)
+    return box
+
+
 class GuaranteeBox(QGroupBox):
-    def __init__(self, panel: "CalibrationPanel") -> None:
-        super().__init__("Guaranteed agreement")
+    def __init__(self, panel: "CalibrationPanel", parent: QWidget | None = None) -> None:
+        # every widget gets its Qt parent when made: Qt owns them, and the GC never deletes one (a crash otherwise)
+        super().__init__("Guaranteed agreement", parent)
         self.panel = panel
         self.scheme: Scheme | None = None
         self.task: Task | None = None
         self.result: dict[str, Any] | None = None
         lay = QVBoxLayout(self)
         row = QHBoxLayout()
-        self.target = QDoubleSpinBox()
-        self.target.setObjectName("guarantee_target")
-        self.target.setRange(0.5, 0.99)
-        self.target.setSingleStep(0.01)
-        self.target.setValue(0.9)
-        self.target.setToolTip("The agreement with the humans the machine must reach on the units it decides")
-        self.delta = QDoubleSpinBox()
-        self.delta.setRange(0.01, 0.5)
-        self.delta.setSingleStep(0.01)
-        self.delta.setValue(0.05)
-        self.delta.setToolTip("The risk that the bound fails (1 - delta: the guarantee)")
-        self.button = QPushButton("Guarantee")
+        lay.addLayout(row)  # installed first: every widget below gets its Qt parent as it is added
+        self.target_label, self.delta_label = plain_label("Target"), plain_label("δ")
+        for label in (self.target_label, self.delta_label):
+            label.setParent(self)
+        self.target = _choices(self, "guarantee_target", TARGETS, 0.9,
+                               "The agreement with the humans the machine must reach on the units it decides")
+        self.delta = _choices(self, "guarantee_delta", DELTAS, 0.05, "The risk that the bound fails (1 - delta: the guarantee)")
+        self.button = QPushButton("Guarantee", self)
         self.button.setAutoDefault(False)
         self.button.setToolTip("Calibrate on half the labeled samples and certify, on the other half, the band of "
                                "scores where the machine must defer to a human (Learn-then-Test)")
         self.button.clicked.connect(self.run)
-        self.progress = ProgressPanel()
-        for w in (plain_label("Target"), self.target, plain_label("δ"), self.delta, self.button):
+        self.progress = ProgressPanel(self)
+        for w in (self.target_label, self.target, self.delta_label, self.delta, self.button):
             row.addWidget(w)
         row.addWidget(self.progress, 1)
-        lay.addLayout(row)
-        self.chart = CoverageChart()
+        self.chart = CoverageChart(self)
         lay.addWidget(self.chart, 1)
         self.sentence = plain_label(wrap=True, selectable=True)
+        self.sentence.setParent(self)
         self.sentence.setObjectName("guarantee_sentence")
         lay.addWidget(self.sentence)
 
@@ -145,7 +158,7 @@ class GuaranteeBox(QGroupBox):
         if self.task is not None or self.scheme is None or setup is None:
             return
         name, options, objective, folds, group_by, prepare = setup
-        path, target, delta = str(self.panel.project.path), self.target.value(), self.delta.value()
+        path, target, delta = str(self.panel.project.path), self.target.currentData(), self.delta.currentData()
         engine = self.panel.engine_options()
 
         def work(progress: TaskProgress) -> dict[str, Any]:
@@ -192,3 +205,49 @@ class GuaranteeBox(QGroupBox):
     def shutdown(self) -> None:
         if self.task is not None:
             self.task.cancel()
+
+
+class GuaranteeWindow(QDialog):
+    """The box in a window of its own, a child of the calibration panel (closed with it, owned by Qt)."""
+
+    def __init__(self, panel: "CalibrationPanel") -> None:
+        super().__init__(panel)
+        self.setWindowFlag(Qt.WindowType.Window)
+        self.setWindowTitle("Guaranteed agreement")
+        self.box = GuaranteeBox(panel, self)
+        QVBoxLayout(self).addWidget(self.box)
+        self.resize(640, 460)
+        panel.scheme_box.currentIndexChanged.connect(self.follow)
+        panel.finished.connect(self.close)  # the panel closed
+        self.follow()
+
+    def follow(self, *_args: Any) -> None:
+        scheme = self.box.panel.current_scheme()
+        if scheme is not None:
+            self.box.set_scheme(scheme)
+
+    def closeEvent(self, event: Any) -> None:
+        self.box.shutdown()
+        super().closeEvent(event)
+
+
+def open_for(panel: "CalibrationPanel") -> GuaranteeWindow:
+    window = panel.findChild(GuaranteeWindow)
+    if window is None:
+        window = GuaranteeWindow(panel)
+    else:
+        window.follow()  # the scheme's newest stored band, as the CLI may have made one meanwhile
+    window.show()
+    window.raise_()
+    return window
+
+
+def guarantee_button(panel: "CalibrationPanel") -> QPushButton:
+    """The panel's button that opens the window."""
+    button = QPushButton("Guaranteed agreement…", panel)
+    button.setObjectName("open_guarantee")
+    button.setAutoDefault(False)
+    button.setToolTip("Where must the machine defer to a human so that it agrees with the humans on the units it "
+                      "decides at least a target share of the time, with a guarantee? (calibrate --guarantee)")
+    button.clicked.connect(lambda: open_for(panel))
+    return button
