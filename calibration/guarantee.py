@@ -23,13 +23,18 @@ most alpha. Exactness: p <= delta iff the one-sided Clopper-Pearson upper bound 
 `score_band(..., sides=("both", "positive", "negative"))` also tries bands that let the machine make only its
 positive (or only its negative) calls, each tested at delta / 3 (Bonferroni), keeping the one that decides most.
 
+`decision_band` is the same for any machine decision with a confidence; `problem_band` applies it to a calibration
+search problem that decides by a threshold on one score per item (calibration.search.problem.ScoredProblem), around
+a config's threshold: what `concord calibrate --guarantee` certifies on its held-out calibration split
+(app/services/guarantee.py), and `decided` is how the labeling queue's "deferred" order reads a stored band.
+
 Pure numpy/scipy; no labels are used to choose the candidates, only to test them.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field, replace
 from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
