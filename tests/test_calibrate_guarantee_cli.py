@@ -184,6 +184,16 @@ def test_trace_calibrated_against_released_annotator_labels_without_human_labels
     acc = np.mean([(j1[s] >= t) == truth[s] for s in truth])
     best_acc = max(np.mean([(j1[s] >= c) == truth[s] for s in truth]) for c in np.linspace(0, 1, 101))
     assert acc >= best_acc - 0.05 and acc > 0.85  # the threshold separates the released verdicts
+    # guaranteed against the released labels: the queue lists the units nobody labeled that the band defers
+    assert main(["calibrate", str(path), "--scheme", "trace", "--reference", "annotator", "--judge", "j1",
+                 "--guarantee", "0.8", "--bootstrap", "0", "--folds", "3", "--json"]) == 0
+    g = json.loads(capsys.readouterr().out)["guarantee"]
+    assert g["calibration_samples"] == 40 and g["n"] == 40 and g["certified"]
+    assert main(["queue", str(path), "--order", "deferred", "--limit", "1000", "--json"]) == 0
+    listed = {(u["sample_id"], u["unit"]) for u in json.loads(capsys.readouterr().out)["units"]}
+    t, lam = g["threshold"], g["lam"]
+    want = {(s, "j1") for s in truth if abs(j1[s] - t) < lam}
+    assert listed == want and 0 < len(want) < 80
     assert main(["calibrate", str(path), "--scheme", "trace", "--reference", "annotator", "--judge", "annotator",
                  "--bootstrap", "0"]) == 2
     assert "the annotator is the reference" in capsys.readouterr().err

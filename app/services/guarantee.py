@@ -80,7 +80,11 @@ def guaranteed(project: Project, scheme: Scheme, options: Mapping[str, Any], *, 
     if not isinstance(whole, ScoredProblem):
         raise UsageError(f"--guarantee: the {scheme.title} scheme's calibration does not decide each unit by a "
                          "threshold on a score, so there is no band of scores to defer on")
-    held = calibration_split(whole.units["group"].astype(str).tolist(), share, seed)
+    groups = whole.units["group"].astype(str).tolist()
+    if len(set(groups)) < 2:
+        raise UsageError(f"--guarantee: {len(set(groups))} labeled sample; the bound needs samples the search never "
+                         "sees, so label at least two (many more for a useful band)")
+    held = calibration_split(groups, share, seed)
     kept = [r for r in records if scheme.record_id(r) in held]
     out: dict[str, Any] = {}
 

@@ -197,7 +197,11 @@ def _deferred_scores(project: Project, scheme: Scheme, notes: list[str],
     for i, u in enumerate(np.asarray(problem.item_unit)):
         if not np.isnan(item[i]):
             unit[u] = item[i] if np.isnan(unit[u]) else max(unit[u], item[i])
-    if "labeled" in problem.units.columns:  # a human already decided these (per-sample labels included)
+    from app.services.schemes import check_reference
+
+    reference = check_reference(scheme, opts.get("reference"))
+    released = reference is not None and reference.released  # "labeled" there: the record carries the reference
+    if "labeled" in problem.units.columns and not released:  # a human decided these (per-sample labels included)
         unit[problem.units["labeled"].to_numpy(dtype=bool)] = np.nan
     return problem, unit
 

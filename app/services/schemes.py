@@ -184,6 +184,9 @@ def calibrate(project: Project, scheme: Scheme, options: Mapping[str, Any], *, o
         problem = scheme.search_problem(records, labels, opts)
     except ValueError as exc:
         raise UsageError(f"{scheme.name}: {exc}") from None
+    if problem is None and reference is not None and reference.released:
+        raise UsageError(f"{scheme.title}: nothing to calibrate against --reference {reference.name}: no record "
+                         f"carries it next to a machine output ({reference.description})")
     if problem is None:
         n = labeled_units(project, scheme)
         raise UsageError(f"{scheme.title}: nothing to calibrate (either its metric has no parameters to fit, or none "
