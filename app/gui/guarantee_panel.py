@@ -15,7 +15,7 @@ from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPen, QPolygonF
 from PySide6.QtWidgets import (QComboBox, QDialog, QGroupBox, QHBoxLayout, QPushButton, QSizePolicy, QVBoxLayout,
                                QWidget)
 
-from app.gui.charts import _axes, nice_ticks
+from app.gui.charts import nice_ticks
 from app.gui.plaintext import plain_label
 from app.gui.workers import ProgressPanel, Task, TaskProgress
 from app.store import Project
@@ -66,8 +66,20 @@ class CoverageChart(QWidget):
             return
         r = QRectF(44, 22, max(10, self.width() - 60), max(10, self.height() - 58))
         low = min([*self.agreement, *([self.target] if self.target is not None else [])])
-        at = _axes(p, r, (0.0, 1.0), nice_ticks(max(0.0, low - 0.02), 1.0), text)
-        y0 = nice_ticks(max(0.0, low - 0.02), 1.0)[0][0]
+        ticks = nice_ticks(max(0.0, low - 0.02), 1.0)
+        y0, y1 = ticks[0][0], ticks[-1][0]
+
+        def at(x: float, y: float) -> QPointF:
+            return QPointF(r.left() + x * r.width(), r.bottom() - (y - y0) / (y1 - y0) * r.height())
+
+        for y, label in ticks:  # grid lines with their labels, then the axes
+            p.setPen(QPen(QColor("#e0e0e0"), 1))
+            p.drawLine(at(0.0, y), at(1.0, y))
+            p.setPen(text)
+            p.drawText(QRectF(0, at(0.0, y).y() - 7, r.left() - 4, 14),
+                       Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, label)
+        p.drawLine(r.bottomLeft(), r.bottomRight())
+        p.drawLine(r.bottomLeft(), r.topLeft())
         for x, label in nice_ticks(0.0, 1.0, 6):
             a = at(x, y0)
             p.drawText(QRectF(a.x() - 18, r.bottom() + 2, 36, 14), Qt.AlignmentFlag.AlignCenter, label)
