@@ -121,6 +121,8 @@ def test_guarantee_sentence_printed_and_refusals(judge: tuple[Path, dict[str, fl
     assert "no band of scores to defer on" in capsys.readouterr().err
     with Project.open(path) as p:
         assert len(p.calibration_runs()) == runs
+    assert main(["calibrate", str(path), "--scheme", "judge", "--delta", "0.1"]) == 2
+    assert "--delta: only with --guarantee" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exc:  # the parser refuses a target outside (0, 1)
         main(["calibrate", str(path), "--scheme", "judge", "--guarantee", "1.5"])
     assert exc.value.code == 2 and "--guarantee: expected a number in (0, 1)" in capsys.readouterr().err

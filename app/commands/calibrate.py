@@ -116,10 +116,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="also find the band of scores where the machine must defer to a human so that it agrees "
                         "with the humans on at least T of the units it decides, with probability >= 1 - delta "
                         "(Learn-then-Test on a calibration split the search never sees)")
-    g.add_argument("--delta", type=_share, default=0.05, help="with --guarantee: the risk of the bound (default 0.05)")
-    g.add_argument("--guarantee-share", type=_share, default=0.5, metavar="S",
+    g.add_argument("--delta", type=_share, default=None, help="with --guarantee: the risk of the bound (default 0.05)")
+    g.add_argument("--guarantee-share", type=_share, default=None, metavar="S",
                    help="with --guarantee: the share of labeled samples kept for the bound (default 0.5)")
-    g.add_argument("--sides", choices=["both", "any"], default="both",
+    g.add_argument("--sides", choices=["both", "any"], default=None,
                    help="with --guarantee: both (the machine decides both kinds of call, default) or any (also try "
                         "letting it make only its positive or only its negative calls, each at delta/3)")
     p.add_argument("--target", metavar="NAME", default=None,
@@ -161,9 +161,14 @@ def run(args: argparse.Namespace) -> int:
                "reference": args.reference}
     if args.force and not args.apply:
         raise UsageError("--force: only with --apply NAME (it applies a config that is no better than the default)")
+    given = [f for f, v in (("--delta", args.delta), ("--guarantee-share", args.guarantee_share),
+                            ("--sides", args.sides)) if v is not None]
+    if args.guarantee is None and given:
+        raise UsageError(f"{given[0]}: only with --guarantee T (the agreement target of the band)")
     guarantee = None if args.guarantee is None else {
-        "target": args.guarantee, "delta": args.delta, "share": args.guarantee_share,
-        "sides": ("both",) if args.sides == "both" else ("both", "positive", "negative")}
+        "target": args.guarantee, "delta": 0.05 if args.delta is None else args.delta,
+        "share": 0.5 if args.guarantee_share is None else args.guarantee_share,
+        "sides": ("both", "positive", "negative") if args.sides == "any" else ("both",)}
     with Project.open(args.project) as project:
         scheme = present(project, [args.scheme] if args.scheme else None)
         if not scheme:
