@@ -23,12 +23,18 @@ most alpha. Exactness: p <= delta iff the one-sided Clopper-Pearson upper bound 
 `score_band(..., sides=("both", "positive", "negative"))` also tries bands that let the machine make only its
 positive (or only its negative) calls, each tested at delta / 3 (Bonferroni), keeping the one that decides most.
 
+`decision_band` is the same for any machine decision with a confidence; `problem_band` applies it to a calibration
+search problem that decides by a threshold on one score per item (calibration.search.problem.ScoredProblem), around
+a config's threshold: what `concord calibrate --guarantee` certifies on its held-out calibration split
+(app/services/guarantee.py), and `decided` is how the labeling queue's "deferred" order reads a stored band.
+
 Pure numpy/scipy; no labels are used to choose the candidates, only to test them.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -178,6 +184,42 @@ def fixed_sequence(confidence: np.ndarray, agree: np.ndarray, *, target: float =
 SIDES: tuple[str, ...] = ("both", "positive", "negative")
 
 
+def decision_band(confidence: np.ndarray, decision: np.ndarray, human: np.ndarray, *, target: float = 0.9,
+                  delta: float = 0.05, method: str = "binomial", sides: tuple[str, ...] = ("both",)) -> Band:
+    """The band for units whose machine `decision` (0/1) comes with a `confidence` (higher: further from the
+    decision's boundary) against the 0/1 `human` reference: the Learn-then-Test band of `fixed_sequence`, for each
+    of `sides` ("both", or only the machine's "positive" / "negative" calls) at delta / len(sides) (Bonferroni),
+    keeping the one that decides the most units, so the guarantee holds for the choice."""
+    bad = [x for x in sides if x not in SIDES]
+    if not sides or bad:
+        raise ValueError(f"sides: expected some of {', '.join(SIDES)}, got {list(sides)!r}")
+    conf = np.asarray(confidence, dtype=np.float64)
+    d = np.asarray(decision).astype(bool)
+    agree = d == (np.asarray(human) == 1)
+    best: Band | None = None
+    for side in sides:
+        keep = np.ones(conf.size, dtype=bool) if side == "both" else d if side == "positive" else ~d
+        band = fixed_sequence(conf[keep], agree[keep], target=target, delta=delta / len(sides), method=method)
+        share = keep.sum() / max(1, conf.size)  # the curve's coverage as a share of all units
+        curve = [{**c, "coverage": c["coverage"] * share} for c in band.curve]
+        band = replace(band, n=int(conf.size), delta=delta, side=side, curve=curve)
+        if best is None or band.n_decided > best.n_decided:
+            best = band
+    assert best is not None
+    return best
+
+
+def decided(lam: float | None, side: str, confidence: np.ndarray, decision: np.ndarray) -> np.ndarray:
+    """Which units a stored band (`lam`, None or inf: none; `side`) lets the machine decide, from their confidence
+    and the machine's 0/1 decision; the others are deferred to a human (the labeling queue's "deferred" order)."""
+    conf = np.asarray(confidence, dtype=np.float64)
+    if lam is None or not math.isfinite(lam):
+        return np.zeros(conf.shape, dtype=bool)
+    d = np.asarray(decision).astype(bool)
+    ok = conf >= lam
+    return ok if side == "both" else ok & d if side == "positive" else ok & ~d
+
+
 def score_band(scores: np.ndarray, human: np.ndarray, *, threshold: float, high_means_positive: bool = True,
                target: float = 0.9, delta: float = 0.05, method: str = "binomial",
                sides: tuple[str, ...] = ("both",)) -> Band:
@@ -187,23 +229,45 @@ def score_band(scores: np.ndarray, human: np.ndarray, *, threshold: float, high_
     `sides`: which calls the machine may make: "both", or only its "positive" / "negative" calls (a judge that is
     reliable when it flags but not when it clears). With several, each is tested at delta / len(sides)
     (Bonferroni) and the one deciding the most units is kept, so the guarantee holds for the choice."""
-    bad = [x for x in sides if x not in SIDES]
-    if not sides or bad:
-        raise ValueError(f"sides: expected some of {', '.join(SIDES)}, got {list(sides)!r}")
     s = np.asarray(scores, dtype=np.float64)
-    h = np.asarray(human)
     d = s >= threshold if high_means_positive else s < threshold
-    conf, agree = np.abs(s - threshold), d == (h == 1)
-    best: Band | None = None
-    for side in sides:
-        keep = np.ones(s.size, dtype=bool) if side == "both" else d if side == "positive" else ~d
-        band = fixed_sequence(conf[keep], agree[keep], target=target, delta=delta / len(sides), method=method)
-        share = keep.sum() / max(1, s.size)  # the curve's coverage as a share of all units
-        curve = [{**c, "coverage": c["coverage"] * share} for c in band.curve]
-        band = Band(**{**{k: getattr(band, k) for k in band.__dataclass_fields__}, "n": int(s.size), "delta": delta,
-                       "threshold": float(threshold), "high_means_positive": high_means_positive, "side": side,
-                       "curve": curve})
-        if best is None or band.n_decided > best.n_decided:
-            best = band
-    assert best is not None
-    return best
+    band = decision_band(np.abs(s - threshold), d, human, target=target, delta=delta, method=method, sides=sides)
+    return replace(band, threshold=float(threshold), high_means_positive=high_means_positive)
+
+
+# -- a search problem's band (calibration.search.problem.ScoredProblem) ---------------------------------------------
+@dataclass(frozen=True)
+class Margins:
+    """Per item of a scored problem under one config: the machine's 0/1 decision, its confidence |score - t|,
+    and whether the item has a score at all (items without one are always deferred)."""
+
+    decision: np.ndarray
+    confidence: np.ndarray
+    scored: np.ndarray
+    threshold: float
+    high_means_positive: bool | None  # None: the items mix orientations (judges sharing one threshold)
+
+
+def margins(problem: Any, config: Mapping[str, Any]) -> Margins:
+    """The decisions and confidences of a ScoredProblem's items under `config` (a point of its space)."""
+    cols = {c: np.asarray([config[c]]) for c in problem.space.columns}
+    decision = np.asarray(problem.decide(cols))[0].astype(np.int8)
+    scores, high = problem.item_scores()
+    scores = np.asarray(scores, dtype=np.float64)
+    t = float(config[problem.threshold_dim])
+    high = np.asarray(high, dtype=bool)
+    orient = bool(high[0]) if high.size and (high == high[0]).all() else None
+    scored = ~np.isnan(scores)
+    return Margins(decision, np.where(scored, np.abs(scores - t), -np.inf), scored, t, orient)
+
+
+def problem_band(problem: Any, config: Mapping[str, Any], *, target: float = 0.9, delta: float = 0.05,
+                 method: str = "binomial", sides: tuple[str, ...] = ("both",)) -> Band:
+    """The band certified on a ScoredProblem built over a calibration split (labeled items only), around the
+    threshold of `config`; items without a score are left out (the machine never decides them)."""
+    m = margins(problem, config)
+    ok = m.scored
+    band = decision_band(m.confidence[ok], m.decision[ok], np.asarray(problem.human)[ok], target=target,
+                         delta=delta, method=method, sides=sides)
+    return replace(band, threshold=m.threshold, high_means_positive=True if m.high_means_positive is None
+                   else m.high_means_positive)

@@ -12,6 +12,8 @@ The orders:
 - `metric-vs-llm`: the machine label (e.g. an LLM judge's, read as if a human had given it) and the calibrated
   metric's decision differ (`mismatch`).
 - `annotators`: how much a unit's annotators disagree (the caller counts it from the store).
+- `deferred`: the units the guaranteed-agreement band of the last `calibrate --guarantee` run defers to a human
+  (calibration/guarantee.py), nearest the threshold first; the other units are not listed.
 - `random`: a seeded permutation (for honest estimates: labels drawn at random give unbiased figures).
 - `stratified`: round robin over strata (checker, category, scheme), least-labeled stratum first, seeded shuffle
   inside each.
@@ -26,7 +28,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-ORDERS: tuple[str, ...] = ("list", "disagreement", "boundary", "metric-vs-llm", "annotators", "random", "stratified")
+ORDERS: tuple[str, ...] = ("list", "disagreement", "boundary", "metric-vs-llm", "annotators", "deferred", "random",
+                           "stratified")
 COMMITTEE = 16
 NEIGHBOURS = 24
 SCORE_COLUMNS_PREFIXES = ("score", "mean_", "std_", "split", "rank")

@@ -134,6 +134,10 @@ def test_calibrate_validates(copy: Path, capsys: pytest.CaptureFixture[str]) -> 
     check("calibrate", curve)
     assert curve["applied"].startswith("tuned@") and curve["curve"]["points"]
     assert curve["forced"] is (not curve["gain"]["promoted"]) and curve["gain"]["baseline"] == "ragbench"
+    band = run_json(["calibrate", str(copy), "--scheme", "trace", "--bootstrap", "0", "--folds", "3", "--guarantee",
+                     "0.9", "--reference", "annotator", "--json"], capsys)
+    check("calibrate", band)
+    assert band["reference"] == "annotator" and band["guarantee"]["target"] == 0.9
 
 
 def test_writing_commands_validate(copy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -19,7 +19,19 @@ EPILOG = """examples:
   concord calibrate demo/demo.concord --fix overlap=0.3 --group-by checker
   concord calibrate project.concord --scheme trace --objective auroc
   concord calibrate brand.concord --scheme violations --guideline-version 2
+  concord calibrate project.concord --scheme trace --reference annotator
+  concord calibrate project.concord --scheme judge --judge gpt-4o --guarantee 0.9 --delta 0.05
 """
+
+
+def _share(text: str) -> float:
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}") from None
+    if not 0 < x < 1:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}")
+    return x
 
 
 def _floats(text: str) -> list[float]:
@@ -96,6 +108,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--scheduler", metavar="ADDRESS", default=None,
                    help="with --engine dask: the scheduler, e.g. tcp://10.0.0.5:8786 (default: a local cluster "
                         "started for the run)")
+    p.add_argument("--reference", metavar="NAME", default=None,
+                   help="the reference the metric is calibrated against, for schemes that offer a choice (trace: "
+                        "human (default) or annotator, the records' released annotator labels, so no human label is "
+                        "needed; judge: any (default), majority or adjudicated)")
+    g = p.add_argument_group("guaranteed agreement (schemes that decide by a threshold on a score: judge, trace)")
+    g.add_argument("--guarantee", type=_share, default=None, metavar="T",
+                   help="also find the band of scores where the machine must defer to a human so that it agrees "
+                        "with the humans on at least T of the units it decides, with probability >= 1 - delta "
+                        "(Learn-then-Test on a calibration split the search never sees)")
+    g.add_argument("--delta", type=_share, default=None, help="with --guarantee: the risk of the bound (default 0.05)")
+    g.add_argument("--guarantee-share", type=_share, default=None, metavar="S",
+                   help="with --guarantee: the share of labeled samples kept for the bound (default 0.5)")
+    g.add_argument("--sides", choices=["both", "any"], default=None,
+                   help="with --guarantee: both (the machine decides both kinds of call, default) or any (also try "
+                        "letting it make only its positive or only its negative calls, each at delta/3)")
     p.add_argument("--target", metavar="NAME", default=None,
                    help="what to calibrate when a scheme offers several (addm: verdict, the policy's points and "
                         "thresholds (default), or process_weights, against per-method quality ratings)")
@@ -132,9 +159,18 @@ def run(args: argparse.Namespace) -> int:
 
     thresholds = {k: getattr(args, k) for k in ("overlap", "rule", "match") if getattr(args, k) is not None}
     options = {"components": args.components, "step": args.step, "fix": args.fix, "thresholds": thresholds,
-               "matching": args.matching, "embedding": args.embedding, "target": args.target, "judge": args.judge}
+               "matching": args.matching, "embedding": args.embedding, "target": args.target, "judge": args.judge,
+               "reference": args.reference}
     if args.force and not args.apply:
         raise UsageError("--force: only with --apply NAME (it applies a config that is no better than the default)")
+    given = [f for f, v in (("--delta", args.delta), ("--guarantee-share", args.guarantee_share),
+                            ("--sides", args.sides)) if v is not None]
+    if args.guarantee is None and given:
+        raise UsageError(f"{given[0]}: only with --guarantee T (the agreement target of the band)")
+    guarantee = None if args.guarantee is None else {
+        "target": args.guarantee, "delta": 0.05 if args.delta is None else args.delta,
+        "share": 0.5 if args.guarantee_share is None else args.guarantee_share,
+        "sides": ("both", "positive", "negative") if args.sides == "any" else ("both",)}
     from contextlib import ExitStack
 
     from app.services.guidelines import notes, valid_labels
@@ -160,11 +196,20 @@ def run(args: argparse.Namespace) -> int:
             # the stored run says which guideline version its labels were valid under (issue #29)
             return {**gate, **({"guideline": guide[scheme.name]} if scheme.name in guide else {})}
 
+        kw = dict(objective=args.objective, folds=args.folds, group_by=args.group_by, seed=args.seed,
+                  n_boot=args.bootstrap, engine=args.engine, scheduler=args.scheduler, accept=accept)
         with rich_progress(enabled=sys.stderr.isatty()) as bar:
-            cal, run_id = calibrate(project, scheme, options, objective=args.objective, folds=args.folds,
-                                    group_by=args.group_by, seed=args.seed, n_boot=args.bootstrap, progress=bar,
-                                    engine=args.engine, scheduler=args.scheduler, accept=accept)
+            if guarantee is None:
+                cal, run_id = calibrate(project, scheme, options, progress=bar, **kw)
+            else:
+                from app.services.guarantee import guaranteed
+
+                cal, run_id, band = guaranteed(project, scheme, options, progress=bar, **guarantee, **kw)
         result = cal.to_dict() | {"run_id": run_id}
+        if guarantee is not None:
+            result["guarantee"] = band
+        if args.reference:
+            result["reference"] = args.reference
         # the review units humans labeled, counted as `concord status` counts them (n_units: the search's own units)
         result["labeled_units"] = labeled_units(project, scheme)
         if args.apply:
@@ -227,6 +272,8 @@ def _print(args: argparse.Namespace, scheme: Any, cal: Any, result: dict[str, An
                  cal.weights_meaning_):
         if line:
             console.print(line, markup=False, highlight=False)
+    if "guarantee" in result:
+        _print_guarantee(console, result["guarantee"], scheme)
     t = Table(title="Held-out score (pooled over folds, 95% bootstrap interval); gain = calibrated minus the preset, "
                     "paired interval")
     for col in ("config", "held-out", "95% CI", "gain", "gain 95% CI"):
@@ -263,6 +310,23 @@ def _print(args: argparse.Namespace, scheme: Any, cal: Any, result: dict[str, An
                           markup=False, highlight=False)
         console.print(f"saved as [bold]{result['applied']}[/]: use it with "
                       f"`concord evaluate {args.project} --scheme {scheme.name} --use {result['applied']}`")
+
+
+def _print_guarantee(console: Any, g: dict[str, Any], scheme: Any) -> None:
+    """The guaranteed mode's sentence (capitalised) and how it was obtained."""
+    text = g["sentence"]
+    console.print(text[:1].upper() + text[1:] + ".", style="bold", markup=False, highlight=False)
+    band = g.get("band")
+    where = ""
+    if g["certified"] and band is not None:
+        lo, hi = ("-inf" if band[0] is None else f"{band[0]:.4g}"), ("inf" if band[1] is None else f"{band[1]:.4g}")
+        where = f"it defers to a human on scores in ({lo}, {hi}) around the threshold {g['threshold']:.4g}; "
+    agreement = "–" if g["agreement"] is None else f"{g['agreement']:.3f}"
+    console.print(f"Guarantee: {where}certified on a calibration split of {g['calibration_samples']} labeled samples "
+                  f"({g['n']} {scheme.unit_noun} units) the search never saw: {g['n_decided']} decided, agreement "
+                  f"{agreement}, {g['errors']} disagreements; Learn-then-Test ({g['method']}), target "
+                  f"{g['target']:g}, delta {g['delta']:g}, seed {g['seed']}. `concord queue --order deferred` lists "
+                  "the unlabeled units it defers.", markup=False, highlight=False, soft_wrap=True)
 
 
 def _print_curve(curve: dict[str, Any]) -> None:

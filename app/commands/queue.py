@@ -1,7 +1,8 @@
 """`concord queue PROJECT [--order ORDER] [--limit N] [--json]`: the unlabeled units in the order worth labeling
 next. disagreement: the best configs of the last calibration run disagree on them (ties: nearest the
 decision threshold); boundary: nearest the chosen config's thresholds; metric-vs-llm: the machine label and the
-calibrated metric disagree; annotators: annotators disagree and nobody adjudicated; random: seeded (honest
+calibrated metric disagree; annotators: annotators disagree and nobody adjudicated; deferred: the units the
+guaranteed-agreement band of the last `calibrate --guarantee` run defers to a human; random: seeded (honest
 estimates); stratified: balanced over units (checker, judge, ...) and schemes; list: the review list's order.
 Labeled units whose labels predate a change of the guideline part that affects them (`concord guideline`) are
 queued again, with the reason ("labeled under v2; rule R7 changed in v3")."""
@@ -13,12 +14,13 @@ import sys
 from app.cli_options import positive_int, scheme_name
 from app.json_outputs import dumps
 
-ORDERS = ("disagreement", "boundary", "metric-vs-llm", "annotators", "random", "stratified", "list")
+ORDERS = ("disagreement", "boundary", "metric-vs-llm", "annotators", "deferred", "random", "stratified", "list")
 
 EPILOG = """examples:
   concord queue demo/demo.concord
   concord queue demo/demo.concord --order random --seed 3 --limit 20 --json
   concord queue project.concord --scheme trace --order boundary
+  concord queue project.concord --scheme judge --order deferred
 """
 
 

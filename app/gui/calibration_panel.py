@@ -87,6 +87,9 @@ class CalibrationPanel(QDialog):
         head.addWidget(self.scheme_box)
         head.addSpacing(24)
         head.addWidget(self.engine_settings, 1)
+        from app.gui.guarantee_panel import guarantee_button  # the band where the machine defers (issue #26)
+
+        head.addWidget(guarantee_button(self))
         outer.addLayout(head)
         self.pages = QStackedWidget()
         self.scheme_page = SchemePage(self)

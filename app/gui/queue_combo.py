@@ -22,6 +22,8 @@ TIPS = {
     "boundary": "N: decisions nearest the chosen config's thresholds",
     "metric-vs-llm": "N: where the machine label and the calibrated metric disagree",
     "annotators": "N: units whose annotators disagree and nobody adjudicated",
+    "deferred": "N: the units the guaranteed-agreement band defers to a human (calibrate --guarantee), nearest "
+                "the threshold first",
     "random": "N: a seeded random order (honest estimates)",
     "stratified": "N: balanced over checkers / traits / judges and schemes",
 }

@@ -158,6 +158,58 @@ def _model_scores(project: Project, scheme: Scheme, order: str, notes: list[str]
     return (machine if machine is not None else problem), primary, secondary
 
 
+def last_guarantee(project: Project, scheme: str) -> dict[str, Any] | None:
+    """The newest calibration run of a scheme that certified a guaranteed band (`calibrate --guarantee`)."""
+    for run in reversed(project.calibration_runs()):
+        result = run.get("result") or {}
+        name = result.get("scheme") or (run.get("params") or {}).get("scheme")
+        if name == scheme and result.get("guarantee"):
+            return run
+    return None
+
+
+def _deferred_scores(project: Project, scheme: Scheme, notes: list[str],
+                     progress: Progress | None) -> tuple[Any, np.ndarray] | None:
+    """(problem, per problem unit: minus its distance from the threshold where the band defers it, NaN where the
+    machine decides it) for the `deferred` order, or None with a note."""
+    from app.services.guarantee import deferred
+    from calibration.search.problem import ScoredProblem
+
+    run = last_guarantee(project, scheme.name)
+    if run is None:
+        notes.append(f"{scheme.name}: no guaranteed band yet (run `concord calibrate --scheme {scheme.name} "
+                     "--guarantee 0.9` first)")
+        return None
+    opts = dict((run.get("params") or {}).get("options") or {})
+    try:
+        problem = candidates(project, scheme, opts, progress=progress)
+    except (ValueError, KeyError) as exc:
+        notes.append(f"{scheme.name}: {exc}")
+        return None
+    if problem is None or not isinstance(problem, ScoredProblem):
+        notes.append(f"{scheme.name}: no unit has a score the band of run #{run['id']} can defer on")
+        return None
+    config = (run["result"].get("best") or {}).get("config") or {}
+    if set(problem.space.columns) - set(config):
+        notes.append(f"{scheme.name}: the guarantee run (#{run['id']}) does not match the current search space; re-run it")
+        return None
+    from calibration.guarantee import margins
+
+    m = margins(problem, config)
+    item = np.where(deferred(problem, run["result"]["guarantee"], config) & m.scored, -m.confidence, np.nan)
+    unit = np.full(len(problem.units), np.nan)
+    for i, u in enumerate(np.asarray(problem.item_unit)):
+        if not np.isnan(item[i]):
+            unit[u] = item[i] if np.isnan(unit[u]) else max(unit[u], item[i])
+    from app.services.schemes import check_reference
+
+    reference = check_reference(scheme, opts.get("reference"))
+    released = reference is not None and reference.released  # "labeled" there: the record carries the reference
+    if "labeled" in problem.units.columns and not released:  # a human decided these (per-sample labels included)
+        unit[problem.units["labeled"].to_numpy(dtype=bool)] = np.nan
+    return problem, unit
+
+
 def machine_labels(project: Project, scheme: Scheme) -> dict[tuple[str, str], dict[str, Any]]:
     """(sample, unit) -> the human-kind labels accepting the machine's label would record (stored machine labels,
     the first source by name; else the record's own, e.g. a checker's decisions)."""
@@ -225,6 +277,18 @@ def build(project: Project, order: str = "disagreement", *, schemes: Sequence[st
     elif order == "stratified":
         strata = [f"{s}:{u}" for s, (_sid, u) in zip(units.scheme, units.keys)]
         idx = q.stratified_order(strata, eligible, seed, units.labeled & ~requeued)
+    elif order == "deferred":  # only the units the band defers, nearest the threshold first
+        by_sample = {}
+        for i, (sid, _u) in enumerate(units.keys):
+            by_sample.setdefault(sid, []).append(i)
+        for scheme in chosen:
+            if not calibrates(scheme) or scheme.name in missing:
+                continue
+            got = _deferred_scores(project, scheme, out.notes, progress)
+            if got is not None:
+                _spread(got[0], got[1], index, by_sample, score)
+        eligible = eligible & ~np.isnan(score)
+        idx = q.order_by(score, eligible, seed)
     elif order == "annotators":
         score, settled = annotator_disagreement(project, index, n)
         eligible = np.array([score[i] > 0 and k not in settled for i, k in enumerate(units.keys)], dtype=bool)

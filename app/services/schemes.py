@@ -8,13 +8,13 @@ cache), `progress`, and `save_scores(config_ref, rows)` (per-unit figures for th
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from app.errors import UsageError
 from app.progress import Progress
 from app.store import Project
-from calibration.schemes.base import Scheme, SchemeError, capabilities, registry
+from calibration.schemes.base import Reference, Scheme, SchemeError, capabilities, info, registry
 
 NOT_LABELS = ("status", "note")  # kinds that say nothing a metric can be calibrated on
 
@@ -100,6 +100,22 @@ def check_options(scheme: Scheme, options: Mapping[str, Any]) -> None:
         raise UsageError(str(exc)) from None
 
 
+def check_reference(scheme: Scheme, name: str | None) -> Reference | None:
+    """The reference `--reference NAME` names among those the scheme declares (SchemeInfo.references); None when
+    none is asked for. A scheme that declares none, or a name it does not offer, is refused (exit 2)."""
+    if not name:
+        return None
+    offered = info(scheme).references
+    if not offered:
+        raise UsageError(f"--reference {name}: the {scheme.title} scheme offers no choice of reference (it is "
+                         "measured against the resolved human labels); leave --reference out")
+    for ref in offered:
+        if ref.name == name:
+            return ref
+    raise UsageError(f"--reference {name}: the {scheme.title} scheme offers "
+                     + ", ".join(f"{r.name} ({r.description})" for r in offered))
+
+
 def labeled_units(project: Project, scheme: Scheme) -> int:
     """The scheme's labeled review units, as `concord status` counts them (a search problem's own units, its
     `n_units`, may be finer: a sample's sentences, a unit's metrics)."""
@@ -129,12 +145,15 @@ def check_enough_labels(scheme: Scheme, labels: Mapping[tuple[str, str], Mapping
 def calibrate(project: Project, scheme: Scheme, options: Mapping[str, Any], *, objective: str | None = None,
               folds: int = 5, group_by: str | None = None, seed: int = 0, n_boot: int = 1000,
               progress: Progress | None = None, engine: str = "local", scheduler: str | None = None,
-              accept: Callable[[Any], Mapping[str, Any] | None] | None = None) -> tuple[Any, int]:
+              accept: Callable[[Any], Mapping[str, Any] | None] | None = None,
+              hold_out: Collection[str] = ()) -> tuple[Any, int]:
     """Fit the generic Calibrator on the scheme's search problem; the run is stored (with the scheme's name) and
     its id returned. `objective` None: the problem's suggested `objective`, else kappa. `engine` / `scheduler`:
     where the grid's chunks run (calibration.search.engines; identical results on every engine). `accept(cal)`
     runs after the search and before anything is stored: it may refuse (raise UsageError: the project is
-    unchanged) or return entries stored with the run (e.g. that an apply was forced)."""
+    unchanged) or return entries stored with the run (e.g. that an apply was forced). `options["reference"]`: one
+    of the scheme's declared references (check_reference); a released one needs no human label. `hold_out`: sample
+    ids the search never sees (the guaranteed mode's calibration split, app/services/guarantee.py)."""
     from calibration.search.engine import Calibrator
     from calibration.search.engines import check_engine
 
@@ -152,13 +171,23 @@ def calibrate(project: Project, scheme: Scheme, options: Mapping[str, Any], *, o
         raise UsageError(f"--engine: {exc}") from None
     group_by = group_by or "group"
     check_options(scheme, options)
+    reference = check_reference(scheme, options.get("reference"))
     labels = project.scheme_labels(scheme.name)
-    check_enough_labels(scheme, labels, folds, group_by)
+    if hold_out:
+        labels = {k: v for k, v in labels.items() if k[0] not in hold_out}
+    if reference is None or not reference.released:  # a released reference is in the records, not the labels
+        check_enough_labels(scheme, labels, folds, group_by)
     opts = scheme_options(project, scheme, options, progress)
+    records = project.scheme_records(scheme.name)
+    if hold_out:
+        records = [r for r in records if scheme.record_id(r) not in hold_out]
     try:
-        problem = scheme.search_problem(project.scheme_records(scheme.name), labels, opts)
+        problem = scheme.search_problem(records, labels, opts)
     except ValueError as exc:
         raise UsageError(f"{scheme.name}: {exc}") from None
+    if problem is None and reference is not None and reference.released:
+        raise UsageError(f"{scheme.title}: nothing to calibrate against --reference {reference.name}: no record "
+                         f"carries it next to a machine output ({reference.description})")
     if problem is None:
         n = labeled_units(project, scheme)
         raise UsageError(f"{scheme.title}: nothing to calibrate (either its metric has no parameters to fit, or none "

@@ -126,6 +126,16 @@ GENERIC_SUFFIXES: tuple[str, ...] = (".jsonl", ".csv", ".parquet")  # what the g
 
 
 @dataclass(frozen=True)
+class Reference:
+    """A reference a scheme's judges can be measured and calibrated against (`--reference NAME`). `released`: read
+    from the records themselves (a data set's own annotator labels), so it needs no human label in the project."""
+
+    name: str
+    description: str
+    released: bool = False
+
+
+@dataclass(frozen=True)
 class SchemeInfo:
     """What help texts and other generic surfaces say about a scheme, readable without loading its code: a built-in
     scheme declares it in its package's `manifest.py` (no numpy, pandas or scipy there), and its Scheme takes the
@@ -140,6 +150,9 @@ class SchemeInfo:
     # for a scheme that has nothing to score while its samples have no units: why, and how to get them, a clause after
     # "N samples, but" (RGB's data files hold queries without answers); "": its samples alone can be worked on
     no_units: str = ""
+    # the references `--reference` may name for this scheme's evaluate and calibrate, the calibration default first;
+    # empty: the scheme measures against the resolved human labels only (calibrate refuses --reference)
+    references: tuple[Reference, ...] = ()
 
 
 @runtime_checkable
@@ -324,7 +337,8 @@ def info(scheme: Scheme) -> SchemeInfo:
     return SchemeInfo(scheme.name, scheme.title, scheme.unit_noun,
                       accepts=getattr(scheme, "accepts", "") or f"{scheme.title} records",
                       file_suffixes=tuple(getattr(scheme, "file_suffixes", GENERIC_SUFFIXES)),
-                      llm_run=getattr(scheme, "llm_run", ""), no_units=getattr(scheme, "no_units", ""))
+                      llm_run=getattr(scheme, "llm_run", ""), no_units=getattr(scheme, "no_units", ""),
+                      references=tuple(getattr(scheme, "references", ())))
 
 
 @dataclass(frozen=True)

@@ -92,6 +92,19 @@ def suggested_objective(problem: Any) -> str:
     return options(problem).objective or DEFAULT_OBJECTIVE
 
 
+@runtime_checkable
+class ScoredProblem(Protocol):
+    """A problem whose machine decides each item by a threshold on one score per item (a judge's score, a TRACe
+    judge's adherence score): the guaranteed-agreement mode (calibration/guarantee.py) defers on the items whose
+    score lies near that threshold. `threshold_dim` names the space dimension holding the threshold."""
+
+    threshold_dim: str
+
+    def item_scores(self) -> tuple[np.ndarray, np.ndarray]:
+        """(n_items,) each item's score (NaN: the item has none, e.g. a unit decided without a score) and (n_items,)
+        bool: True where a high score means the positive class."""
+
+
 def nouns(problem: Any) -> tuple[str, str]:
     """(group noun, stratum noun) for messages: a problem may set `group_noun` / `stratum_noun`."""
     found = options(problem)

@@ -2,7 +2,7 @@
 this module imports nothing heavy. scheme.py takes its title, unit noun and these descriptions from here."""
 from __future__ import annotations
 
-from calibration.schemes.base import GENERIC_SUFFIXES, SchemeInfo
+from calibration.schemes.base import GENERIC_SUFFIXES, Reference, SchemeInfo
 
 MANIFEST = SchemeInfo(
     name="judge",
@@ -12,4 +12,7 @@ MANIFEST = SchemeInfo(
              "released batch_N.json files (the summaries, each detector's score, each annotator's label and spans)"),
     file_suffixes=(*GENERIC_SUFFIXES, ".json"),
     llm_run="",
+    references=(Reference("any", "positive when any annotator said positive (FaithBench's own aggregation)"),
+                Reference("majority", "positive when more than half of the annotators said positive"),
+                Reference("adjudicated", "the resolved human label (adjudicated, else majority, else newest)")),
 )

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from calibration.schemes import base
-from calibration.schemes.base import Column, FieldProblem, LabelKind, Parsed
+from calibration.schemes.base import Column, FieldProblem, LabelKind, Parsed, Reference
 from calibration.schemes.fields import type_name
 from calibration.schemes.judge import parse as _parse
 from calibration.schemes.judge.manifest import MANIFEST
@@ -71,6 +71,7 @@ class JudgeScheme:
     accepts: str = MANIFEST.accepts
     file_suffixes: tuple[str, ...] = MANIFEST.file_suffixes
     llm_run: str = MANIFEST.llm_run
+    references: tuple[Reference, ...] = MANIFEST.references
     columns: tuple[Column, ...] = (Column("score", "Score"), Column("decision", "Says", numeric=False))
     record_schema: str | None = "judge-record.schema.json"
     label_schema: str | None = None

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -65,6 +65,10 @@ class ThresholdProblem:
     scheme: str = "judge"
     group_noun: str = "sample"
     stratum_noun: str = "judge"
+    threshold_dim: ClassVar[str] = "threshold"  # a ScoredProblem: the guaranteed band defers near it
+
+    def item_scores(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.scores, self.high_positive
 
     def decide(self, configs: Columns) -> np.ndarray:
         t = np.asarray(configs["threshold"], dtype=np.float64)[:, None]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from calibration.schemes import base
-from calibration.schemes.base import Column, FieldProblem, LabelKind, Parsed
+from calibration.schemes.base import Column, FieldProblem, LabelKind, Parsed, Reference
 from calibration.schemes.trace.manifest import MANIFEST
 from calibration.schemes.trace.metrics import SCORES, VARIANTS, ragbench_adherent, score_records
 from calibration.schemes.trace.parse import RECORD_KEYS, parse_record
@@ -83,6 +83,7 @@ class TraceScheme:
     accepts: str = MANIFEST.accepts
     file_suffixes: tuple[str, ...] = MANIFEST.file_suffixes
     llm_run: str = MANIFEST.llm_run
+    references: tuple[Reference, ...] = MANIFEST.references
     columns: tuple[Column, ...] = (Column("adherence", "Adherence"), Column("relevance", "Relevance"),
                                    Column("utilization", "Utilization"), Column("completeness", "Completeness"))
     record_schema: str | None = None
