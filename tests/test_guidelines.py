@@ -275,7 +275,7 @@ def test_evaluate_calibrate_and_export_take_the_guideline_version(tmp_path: Path
     assert data["violations"]["guideline"]["version"] == 1 and data["violations"]["guideline"]["label_versions"] == ["v1"]
     assert main(["calibrate", project, "--step", "0.5", "--folds", "2", "--bootstrap", "0", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["schema_version"] == 4 and errors("calibrate", data) == [] and data["guideline"]["version"] == 2
+    assert data["schema_version"] == 5 and errors("calibrate", data) == [] and data["guideline"]["version"] == 2
     with Project.open(path) as p:  # the stored run says so too
         assert p.calibration_runs()[-1]["result"]["guideline"] == data["guideline"]
     counts = {}

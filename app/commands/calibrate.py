@@ -297,7 +297,7 @@ def _print(args: argparse.Namespace, scheme: Any, cal: Any, result: dict[str, An
     top = cal.cv_results_.head(args.top)
     tt = Table(title=f"Top {len(top)} of {result['n_configs']:,} configs (ranked {report.IN_SAMPLE}; "
                      "'=': tied with the row above)")
-    for col in ("#", "config (" + " ".join(dims) + ")", report.IN_SAMPLE, report.CROSS_VALIDATED + " ± sd"):
+    for col in ("rank", "config (" + " ".join(dims) + ")", report.IN_SAMPLE, report.CROSS_VALIDATED + " ± sd"):
         tt.add_column(col, justify="right")
     for pos, (_, row) in zip(report.rank_positions(top["rank"].tolist()), top.iterrows()):
         cfg = " ".join(f"{row[d]:.2f}" if isinstance(row[d], float) else str(row[d]) for d in dims)
