@@ -190,6 +190,12 @@ class DetailView(QWidget):
         return []
 
     @staticmethod
+    def describe_label(project: Any, sample_id: str, unit: str, kind: str, value: Any) -> list[str] | None:
+        """A label value in the words this view uses (one line per item, e.g. "GT 1 “…” ↔ P 2 “…”"), for panels
+        that show raw values (adjudication); None: shown as JSON."""
+        return None
+
+    @staticmethod
     def calibration_page(panel: "CalibrationPanel") -> QWidget | None:
         """The scheme's own page in the calibration panel, or None for the generic one (calibration_scheme.SchemePage).
         A page offers `set_scheme(scheme)`, `run()`, `curve_setup()`, `refresh_engine(where)`, `shutdown()` and the

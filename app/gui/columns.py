@@ -1,0 +1,73 @@
+"""Table columns that show real ids readably: sized to their content within limits, long ids elided in the middle
+(where ids share a prefix, such as "hotpotqa/5a8b…" or "prompt-baseline@1.1.0|…", the end is what tells them
+apart), the full text on hover (the models' plain-text tooltips), and the review list's widths remembered per
+scheme (list_columns.py).
+
+Qt's own ElideRight on a column of ids with a common prefix showed the same "hotpotqa/5…" on every row."""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QFontMetrics, QPainter
+from PySide6.QtWidgets import QApplication, QHeaderView, QStyle, QStyledItemDelegate, QStyleOptionViewItem, QTableView, QWidget
+
+PAD = 14  # a cell's or header's margins and frame around its text (Fusion: 2 x 4 px margin + focus frame)
+SEPARATORS = "/|@:"  # where an id's leading part ends ("hotpotqa/", "prompt-baseline@"): kept when eliding
+
+
+def elide_id(fm: QFontMetrics, text: str, width: int) -> str:
+    """`text` in `width` pixels: whole if it fits; else its leading part up to the first separator, "…" and as much
+    of its end as fits ("hotpotqa/…5542995d1e6f1371"), when that keeps at least 6 characters of the end; else
+    Qt's middle elision."""
+    if fm.horizontalAdvance(text) <= width:
+        return text
+    cut = min((i for i in (text.find(s) for s in SEPARATORS) if i > 0), default=-1)
+    if 0 < cut < len(text) - 7:
+        head = text[: cut + 1] + "…"
+        room = width - fm.horizontalAdvance(head)
+        tail = len(text) - 1
+        if room > 0 and fm.horizontalAdvance(text[tail:]) <= room:
+            while tail > cut + 1 and fm.horizontalAdvance(text[tail - 1 :]) <= room:
+                tail -= 1
+            if len(text) - tail >= 6:
+                return head + text[tail:]
+    return fm.elidedText(text, Qt.TextElideMode.ElideMiddle, width)
+
+
+class IdDelegate(QStyledItemDelegate):
+    """Draws a column's text with `elide_id` (the model's tooltip holds the whole value); sizes stay Qt's, so
+    fitting a column to its contents measures the whole text."""
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
+        opt = QStyleOptionViewItem(option)
+        self.initStyleOption(opt, index)
+        widget = opt.widget
+        style = widget.style() if widget is not None else QApplication.style()
+        if opt.text:
+            margin = style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, widget) + 1
+            opt.text = elide_id(opt.fontMetrics, opt.text, opt.rect.width() - 2 * margin)
+        style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, widget)
+
+
+def text_width(widget: QWidget, text: str) -> int:
+    """Pixels a cell or header needs to show `text` whole."""
+    return widget.fontMetrics().horizontalAdvance(text) + PAD
+
+
+def header_width(table: QTableView, col: int) -> int:
+    """Pixels the header section of `col` needs to show its title whole."""
+    h = table.horizontalHeader()
+    title = table.model().headerData(col, Qt.Orientation.Horizontal) or ""
+    return h.fontMetrics().horizontalAdvance(str(title)) + PAD
+
+
+def cap_columns(table: QTableView, limit: int, columns: Iterable[int]) -> None:
+    """Size `columns` to their content (header included), at most `limit` pixels each; wider texts are elided
+    (the cells' tooltips hold them whole), and the user may still drag a column wider."""
+    h = table.horizontalHeader()
+    for col in columns:
+        h.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
+        table.resizeColumnToContents(col)
+        if h.sectionSize(col) > limit:
+            h.resizeSection(col, max(limit, header_width(table, col)))
