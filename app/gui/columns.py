@@ -10,7 +10,15 @@ from collections.abc import Iterable
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QFontMetrics, QPainter
-from PySide6.QtWidgets import QApplication, QHeaderView, QStyle, QStyledItemDelegate, QStyleOptionViewItem, QTableView, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QHeaderView,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QTableView,
+    QWidget,
+)
 
 PAD = 14  # a cell's or header's margins and frame around its text (Fusion: 2 x 4 px margin + focus frame)
 SEPARATORS = "/|@:"  # where an id's leading part ends ("hotpotqa/", "prompt-baseline@"): kept when eliding

@@ -104,6 +104,7 @@ def make_table(model: RecordTableModel, stretch: int | tuple[int, ...] = -1) -> 
         if col >= 0:
             h.setSectionResizeMode(col, QHeaderView.ResizeMode.Stretch)
     t.setTextElideMode(Qt.TextElideMode.ElideRight)
+    h.setTextElideMode(Qt.TextElideMode.ElideRight)  # a narrow column's title shortens with "…", whole on hover
     t.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
     return t
 
@@ -168,6 +169,7 @@ def side_by_side(left: QWidget, right: QWidget, stretch: tuple[int, int] = (1, 1
     split.addWidget(right)
     split.setStretchFactor(0, stretch[0])
     split.setStretchFactor(1, stretch[1])
+    split.setSizes([100 * stretch[0], 100 * stretch[1]])  # the first share too (else the wider size hint wins)
     return split
 
 
