@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 from app.gui.calibration_curve import Setup
 from app.gui.charts import Heatmap, LineChart
 from app.gui.models import Column, RecordTableModel, fmt_score, ranked_score_columns
-from app.gui.plaintext import ElidedLabel, plain_label
+from app.gui.plaintext import plain_label
 from app.gui.views.base import make_table
 from app.gui.workers import ProgressPanel, Task, TaskProgress
 from app.store import Project
@@ -200,13 +200,13 @@ class MatchPage(QWidget):
         dims.addWidget(plain_label("y"))
         dims.addWidget(self.dim_y)
         dims.addStretch(1)
-        key = ElidedLabel("red: best cell · dashed: selected config")
+        key = plain_label("red: best cell · dashed: selected config", wrap=True)  # a line of its own, never cut
         key.setStyleSheet("color:#616161;")
-        dims.addWidget(key)
         charts = QWidget()
         cl = QVBoxLayout(charts)
         cl.setContentsMargins(0, 0, 0, 0)
         cl.addLayout(dims)
+        cl.addWidget(key)
         cl.addWidget(self.heatmap, 3)
         cl.addWidget(plain_label("Objective over the match threshold (other dimensions at the selected config)"))
         cl.addWidget(self.curve, 2)
