@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtCore import QPoint, QSettings, Qt
 from PySide6.QtWidgets import QApplication
 
-from app.gui.columns import elide_id
+from app.gui.columns import elide_id, shared_suffix
 from app.gui.main import grab
 from app.gui.screenshots import _select
 from app.gui.window import DEFAULT_SIZE, MainWindow
@@ -41,7 +41,8 @@ def _shown_cells(w: MainWindow, col: int) -> list[str]:
     """The review list's texts in `col` as its delegate draws them (elided to the column's width)."""
     fm = w.list.fontMetrics()
     width = w.list.columnWidth(col) - 2 * (w.list.style().pixelMetric(w.list.style().PixelMetric.PM_FocusFrameHMargin) + 1)
-    return [elide_id(fm, w.model.data(w.model.index(r, col)) or "", width) for r in range(w.model.rowCount())]
+    suffix = w.list.itemDelegateForColumn(col).suffix
+    return [elide_id(fm, w.model.data(w.model.index(r, col)) or "", width, suffix) for r in range(w.model.rowCount())]
 
 
 @pytest.mark.parametrize("size", [(1280, 800), DEFAULT_SIZE], ids=["1280x800", "default"])
@@ -74,6 +75,11 @@ def test_ids_elide_in_the_middle_keeping_their_leading_part(qapp) -> None:  # ty
     assert elide_id(fm, a, 10_000) == a
     narrow = elide_id(fm, "prompt-baseline@1.1.0|gpt-3.5-turbo-0613", 60)  # no room for the leading part: Qt's
     assert "…" in narrow and fm.horizontalAdvance(narrow) <= 60
+    checkers = ["prompt-baseline@1.1.0|gpt-3.5-turbo-0613", "zeroshot-index@2.2.5|gpt-3.5-turbo-0613"]
+    suffix = shared_suffix(checkers)  # the model every checker ran on is dropped first, the names stay whole
+    assert suffix == "|gpt-3.5-turbo-0613" and shared_suffix(checkers[:1]) == ""
+    width = fm.horizontalAdvance("prompt-baseline@1.1.0|…") + 2
+    assert [elide_id(fm, c, width, suffix) for c in checkers] == ["prompt-baseline@1.1.0|…", "zeroshot-index@2.2.5|…"]
 
 
 def _drag(qtbot, w: MainWindow, col: int, dx: int) -> None:  # type: ignore[no-untyped-def]

@@ -6,6 +6,7 @@ scheme (list_columns.py).
 Qt's own ElideRight on a column of ids with a common prefix showed the same "hotpotqa/5…" on every row."""
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
@@ -24,12 +25,30 @@ PAD = 14  # a cell's or header's margins and frame around its text (Fusion: 2 x 
 SEPARATORS = "/|@:"  # where an id's leading part ends ("hotpotqa/", "prompt-baseline@"): kept when eliding
 
 
-def elide_id(fm: QFontMetrics, text: str, width: int) -> str:
-    """`text` in `width` pixels: whole if it fits; else its leading part up to the first separator, "…" and as much
-    of its end as fits ("hotpotqa/…5542995d1e6f1371"), when that keeps at least 6 characters of the end; else
-    Qt's middle elision."""
+def shared_suffix(texts: Iterable[str], least: int = 4) -> str:
+    """The ending every one of several different texts shares, from a separator on ("|gpt-3.5-turbo-0613": the
+    model every checker ran on), or "" (fewer than two texts, or less than `least` characters in common)."""
+    distinct = sorted({t for t in texts if t})
+    if len(distinct) < 2:
+        return ""
+    end = os.path.commonprefix([t[::-1] for t in distinct])[::-1]
+    cut = min((i for i in (end.find(s) for s in SEPARATORS) if i >= 0), default=-1)
+    end = end[cut:] if cut >= 0 else ""
+    return end if len(end) >= least and all(len(t) > len(end) for t in distinct) else ""
+
+
+def elide_id(fm: QFontMetrics, text: str, width: int, suffix: str = "") -> str:
+    """`text` in `width` pixels: whole if it fits; else, when it ends with the column's `suffix` (shared_suffix),
+    without it ("brute-context-classifier@1.7.5|…", or cut on the right when even that is too long); else its leading part up to the first separator, "…" and as
+    much of its end as fits ("hotpotqa/…5542995d1e6f1371"), when that keeps at least 6 characters of the end;
+    else Qt's middle elision."""
     if fm.horizontalAdvance(text) <= width:
         return text
+    if suffix and text.endswith(suffix):
+        own = text[: len(text) - len(suffix) + 1] + "…"  # the separator stays: "name@1.0|…"
+        if fm.horizontalAdvance(own) <= width:
+            return own
+        return fm.elidedText(text, Qt.TextElideMode.ElideRight, width)  # the shared end goes first anyway
     cut = min((i for i in (text.find(s) for s in SEPARATORS) if i > 0), default=-1)
     if 0 < cut < len(text) - 7:
         head = text[: cut + 1] + "…"
@@ -45,7 +64,9 @@ def elide_id(fm: QFontMetrics, text: str, width: int) -> str:
 
 class IdDelegate(QStyledItemDelegate):
     """Draws a column's text with `elide_id` (the model's tooltip holds the whole value); sizes stay Qt's, so
-    fitting a column to its contents measures the whole text."""
+    fitting a column to its contents measures the whole text. `suffix`: the column's shared_suffix, dropped first."""
+
+    suffix = ""
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
         opt = QStyleOptionViewItem(option)
@@ -54,7 +75,7 @@ class IdDelegate(QStyledItemDelegate):
         style = widget.style() if widget is not None else QApplication.style()
         if opt.text:
             margin = style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, widget) + 1
-            opt.text = elide_id(opt.fontMetrics, opt.text, opt.rect.width() - 2 * margin)
+            opt.text = elide_id(opt.fontMetrics, opt.text, opt.rect.width() - 2 * margin, self.suffix)
         style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, widget)
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from PySide6.QtCore import QEvent, QObject, QSettings, Qt
 from PySide6.QtWidgets import QHeaderView, QTableView
 
-from app.gui.columns import PAD, IdDelegate
+from app.gui.columns import PAD, IdDelegate, shared_suffix
 
 UNIT_COLUMN = 2  # sample, scheme, unit, ...: the unit (checker, trait, judge, method, model) column
 ID_KEYS = ("sample_id", "unit")
@@ -33,8 +33,9 @@ class ListColumnSizer(QObject):
         self._fitting = False
         self._wanted: list[int] = []
         self._content: dict[int, int] = {}
-        for col in (0, UNIT_COLUMN):  # sample and unit ids: elided in the middle; words (verdicts) on the right
-            table.setItemDelegateForColumn(col, IdDelegate(table))
+        self.delegates = {col: IdDelegate(table) for col in (0, UNIT_COLUMN)}
+        for col, delegate in self.delegates.items():  # sample and unit ids elided in the middle; words on the right
+            table.setItemDelegateForColumn(col, delegate)
         h = table.horizontalHeader()
         h.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         h.setStretchLastSection(False)
@@ -116,6 +117,10 @@ class ListColumnSizer(QObject):
         are what scrolls in a narrow list; the Scheme column hides while the list shows one scheme (it would
         repeat one word on every row)."""
         self._content = {}
+        model = self.table.model()
+        rows = range(min(model.rowCount(), MEASURED_ROWS))
+        for col, delegate in self.delegates.items():  # e.g. the model every checker ran on: elided first
+            delegate.suffix = shared_suffix(str(model.data(model.index(r, col)) or "") for r in rows)
         h = self.table.horizontalHeader()
         keys = [c.key for c in self.columns]
         for logical in range(h.count()):  # the model's order first: a reset may keep another column set's moves
