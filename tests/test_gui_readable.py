@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtCore import QPoint, QSettings, Qt
 from PySide6.QtWidgets import QApplication
 
-from app.gui.columns import elide_id, shared_suffix
+from app.gui.columns import elide_id, shared_suffix, text_room
 from app.gui.main import grab
 from app.gui.screenshots import _select
 from app.gui.window import DEFAULT_SIZE, MainWindow
@@ -40,7 +40,7 @@ def _window(qtbot, path: Path, settings: QSettings, size: tuple[int, int]) -> Ma
 def _shown_cells(w: MainWindow, col: int) -> list[str]:
     """The review list's texts in `col` as its delegate draws them (elided to the column's width)."""
     fm = w.list.fontMetrics()
-    width = w.list.columnWidth(col) - 2 * (w.list.style().pixelMetric(w.list.style().PixelMetric.PM_FocusFrameHMargin) + 1)
+    width = text_room(w.list, w.list.columnWidth(col))
     suffix = w.list.itemDelegateForColumn(col).suffix
     return [elide_id(fm, w.model.data(w.model.index(r, col)) or "", width, suffix) for r in range(w.model.rowCount())]
 

@@ -74,9 +74,16 @@ class IdDelegate(QStyledItemDelegate):
         widget = opt.widget
         style = widget.style() if widget is not None else QApplication.style()
         if opt.text:
-            margin = style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, widget) + 1
-            opt.text = elide_id(opt.fontMetrics, opt.text, opt.rect.width() - 2 * margin, self.suffix)
+            opt.text = elide_id(opt.fontMetrics, opt.text, text_room(widget, opt.rect.width()), self.suffix)
         style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, widget)
+
+
+def text_room(widget: QWidget | None, cell_width: int) -> int:
+    """Pixels for a cell's text: the style's margins on both sides and 2 px to spare (Qt's own elision measures
+    with its text layout and would otherwise cut an id we shortened once more)."""
+    style = widget.style() if widget is not None else QApplication.style()
+    margin = style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, widget) + 1
+    return cell_width - 2 * margin - 2
 
 
 def text_width(widget: QWidget, text: str) -> int:

@@ -141,10 +141,14 @@ class ListColumnSizer(QObject):
         user = {c for c in range(len(widths)) if self._remembered(self.columns[c].key) is not None}
         user |= {c for c in range(len(widths)) if self.table.isColumnHidden(c)}
         over = sum(widths) - room
-        for floor in (self._text_floor, self._figure_floor, self._last_floor, self._unit_floor):
+        for floor in (self._text_floor, self._figure_floor, self._last_floor):
             if over <= 0:
                 break
             over = _shrink(widths, {c: floor(c) for c in range(len(widths)) if c not in user}, over)
+        lead_over = sum(widths[c] for c in self._leading()) - room  # the figures after Status may scroll; the ids
+        if lead_over > 0:  # before it give way only when Status would leave the list
+            over -= lead_over - _shrink(widths, {c: self._id_floor(c) for c in self._leading() if c not in user},
+                                        lead_over)
         if over < 0 and UNIT_COLUMN < len(widths) and UNIT_COLUMN not in user:
             widths[UNIT_COLUMN] += -over  # the room left over goes to the unit column (long checker ids)
         self._fitting = True
@@ -168,14 +172,21 @@ class ListColumnSizer(QObject):
         return None if c.key == "status" or not c.numeric else max(FIGURE_MIN, self._content_need(col))
 
     def _last_floor(self, col: int) -> int | None:
-        """Phase three, a very narrow list: texts and the sample id down to a few characters; the unit, figures
-        and Status keep theirs."""
+        """Phase three, a narrow list: the scheme's text columns (and the summary) down to a few characters; ids,
+        figures and Status keep theirs."""
         c = self.columns[col]
-        return None if c.numeric or c.key in ("status", "unit") else LAST_MIN
+        return None if c.numeric or c.key in ("status", *ID_KEYS) else LAST_MIN
 
-    def _unit_floor(self, col: int) -> int | None:
-        """Phase four, the last: the unit too."""
-        return LAST_MIN if self.columns[col].key == "unit" else None
+    def _id_floor(self, col: int) -> int | None:
+        """The last resort, when even the columns up to Status do not fit: the ids down to a few characters."""
+        return LAST_MIN if self.columns[col].key in ID_KEYS else None
+
+    def _leading(self) -> list[int]:
+        """The shown columns from the first to Status, in the order shown."""
+        h = self.table.horizontalHeader()
+        keys = [c.key for c in self.columns]
+        last = h.visualIndex(keys.index("status")) if "status" in keys else h.count() - 1
+        return [c for c in range(len(keys)) if h.visualIndex(c) <= last and not self.table.isColumnHidden(c)]
 
     def _resized(self, col: int, _old: int, new: int) -> None:
         """A drag by the user: that column keeps its width, for this set of schemes."""

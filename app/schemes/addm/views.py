@@ -151,7 +151,7 @@ class AddmView(DetailView):
         right = column("Incidents (T next · Y valid/invalid · 7/8/9 severity · Shift+F / Shift+S modifiers)",
                        (self.inc_table, 3), "Verdicts (Shift+L / H / C: human verdict), with the addm_v2 point sum",
                        self.verdicts, self.score_title, (self.score_table, 3))
-        split = side_by_side(left, right, (1, 2))
+        split = side_by_side(left, right, (1, 2), share=True)  # the reviews a third (their heading wraps)
         split.setChildrenCollapsible(False)
         lay.addWidget(split, 1)
 

@@ -166,7 +166,7 @@ class RGBView(DetailView):
 
         self.table_title = plain_label(wrap=True)
         columns = [Column("source", "Source")] + [
-            Column(k, f"{TITLES[k].split()[-1].capitalize() if k.startswith('error') else TITLES[k]}\n{_key(k)}", _mark,
+            Column(k, f"{TITLES[k].split()[-1].capitalize() if k.startswith('error') else TITLES[k]} {_key(k)}", _mark,
                    tip=f"{TITLES[k]}: key {KEYS[k]} flips the human's")
             for k in LABELS]
         self.decision_model = RecordTableModel(columns, self)
