@@ -54,6 +54,7 @@ def test_no_text_is_cut_in_any_view(qtbot, long_project, tmp_path, size) -> None
         _select(w, None, scheme)
         grab(w, tmp_path / f"{scheme}.png")  # rendered as the docs' screenshots are
         assert clipped(w) == [], scheme
+        assert w.list.viewport().width() >= 400, scheme  # no long instruction in the view squeezes the list
         header, status = w.list.horizontalHeader(), w.model.column_of("status")
         assert 0 <= header.sectionViewportPosition(status)
         assert header.sectionViewportPosition(status) + header.sectionSize(status) <= w.list.viewport().width(), scheme
@@ -123,3 +124,32 @@ def test_list_headers_say_their_whole_title_on_hover(qtbot, long_project, tmp_pa
     sample = w.model.data(w.model.index(0, 0), Qt.ItemDataRole.ToolTipRole)
     assert shown_tooltip(sample) == w.model.row(0)["sample_id"]  # the whole id, as plain text
     w.close()
+
+
+def test_a_wrapped_sentence_keeps_its_height_under_a_chart_in_a_splitter(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The learning curve's axis title was drawn under the stopping-rule sentence: a splitter gave the box its
+    minimum, which did not count the sentence's wrapped lines, and the layout overlapped the two."""
+    from PySide6.QtWidgets import QSplitter, QVBoxLayout, QWidget
+
+    from app.gui.charts import IntervalChart
+    from app.gui.fitting import FitLabel
+
+    split = QSplitter(Qt.Orientation.Vertical)
+    qtbot.addWidget(split)
+    split.addWidget(QWidget())
+    box = QWidget()
+    lay = QVBoxLayout(box)
+    chart, sentence = IntervalChart(), FitLabel()
+    lay.addWidget(chart, 1)
+    lay.addWidget(sentence)
+    split.addWidget(box)
+    sentence.setText("Half-width 0.056 with 120 labeled units; about 33 more labels (153 in all) are expected to "
+                     "bring it under 0.050 (fit: half-width ~ 0.515/sqrt(n)).\nNo score at 15: folds: 5 folds need "
+                     "at least 5 labeled samples, got 4")
+    split.resize(420, 300)
+    split.show()
+    qtbot.waitExposed(split)
+    split.setSizes([10_000, 1])  # the box squeezed to its minimum
+    QApplication.processEvents()
+    assert sentence.height() >= sentence.heightForWidth(sentence.width())  # every line shown
+    assert chart.geometry().bottom() < sentence.geometry().top()  # and nothing drawn under it

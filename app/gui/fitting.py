@@ -4,6 +4,8 @@ width of its pane, which squeezed the review list beside it to a third of a 1280
 detail view when the window creates it, so a view's own module needs no edit."""
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
 from app.gui.plaintext import ElidedLabel
@@ -25,3 +27,26 @@ def wrap_long_labels(root: QWidget, long: int = LONG) -> list[QLabel]:
             label.setSizePolicy(policy)
             out.append(label)
     return out
+
+
+class FitLabel(QLabel):
+    """A wrapped plain-text label whose minimum height is the height its text needs at its width: a splitter (which
+    ignores height-for-width) then never squeezes it under the widget above (the learning curve's axis title)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setWordWrap(True)
+
+    def _fit(self) -> None:
+        need = self.heightForWidth(max(1, self.width())) if self.text() else 0
+        if need != self.minimumHeight():
+            self.setMinimumHeight(need)
+
+    def setText(self, text: str) -> None:  # noqa: N802 - Qt's name
+        super().setText(text)
+        self._fit()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self._fit()
