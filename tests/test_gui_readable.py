@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QPoint, QSettings, Qt
+from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QApplication
 
 from app.gui.columns import elide_id, shared_suffix, text_room
@@ -50,9 +51,13 @@ def test_no_text_is_cut_in_any_view(qtbot, long_project, tmp_path, size) -> None
     w = _window(qtbot, long_project, QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat), size)
     schemes = list(w.filters.schemes)
     assert {"violations", "rubric", "trace", "rgb", "addm", "judge"} <= set(schemes)
-    for scheme in schemes:
-        _select(w, None, scheme)
-        grab(w, tmp_path / f"{scheme}.png")  # rendered as the docs' screenshots are
+    for scheme in [*schemes, None]:  # None: every scheme at once (the list's summary column)
+        if scheme is None:
+            w.filters.scheme.setCurrentIndex(0)
+            w.select_row(0)
+        else:
+            _select(w, None, scheme)
+        grab(w, tmp_path / f"{scheme or 'all'}.png")  # rendered as the docs' screenshots are
         assert clipped(w) == [], scheme
         assert w.list.viewport().width() >= 400, scheme  # no long instruction in the view squeezes the list
         header, status = w.list.horizontalHeader(), w.model.column_of("status")
@@ -67,7 +72,7 @@ def test_no_text_is_cut_in_any_view(qtbot, long_project, tmp_path, size) -> None
 
 
 def test_ids_elide_in_the_middle_keeping_their_leading_part(qapp) -> None:  # type: ignore[no-untyped-def]
-    fm = QApplication.fontMetrics()
+    fm = QFontMetrics(QApplication.font())
     a, b = "hotpotqa/5a8b57f25542995d1e6f1371", "hotpotqa/5a8b57f255429953e0aa9b2c"
     width = fm.horizontalAdvance("hotpotqa/…5542995d1e6f1371") + 2
     assert elide_id(fm, a, width).startswith("hotpotqa/…") and elide_id(fm, a, width).endswith("1371")
