@@ -33,9 +33,15 @@ def pyside(tmp_path: Path) -> Path:
 
 
 class FakeMachine:
-    def __init__(self, missing_until_install: bool = True) -> None:
+    def __init__(self, missing_until_install: bool = True, emoji_font: bool = True) -> None:
         self.installed = False
+        self.emoji_font = emoji_font
         self.commands: list[list[str]] = []
+
+    def fc(self, args: list[str]) -> str:
+        """fc-list ':charset=1f600' family: the fonts covering 🚀 and 🦌 (none until the font package is installed)."""
+        assert args[0] == ":charset=1f680 1f98c"
+        return "Noto Color Emoji\n" if self.emoji_font else ""
 
     def ldd(self, args: list[str]) -> str:
         return "" if self.installed or not args[0].endswith(("libqxcb.so", "libQt6XcbQpa.so.6")) else LDD_XCB
@@ -44,6 +50,7 @@ class FakeMachine:
         self.commands.append(cmd)
         if "install" in cmd:
             self.installed = True
+            self.emoji_font = self.emoji_font or "fonts-noto-color-emoji" in cmd
         return 0
 
 
@@ -55,7 +62,7 @@ def test_missing_libraries_parsed_and_mapped() -> None:
 
 def test_root_with_apt_updates_once_then_installs(pyside: Path) -> None:
     m = FakeMachine()
-    rc = mod["main"](["--platform", "xcb", "--pyside-dir", str(pyside)], run=m.ldd, execute=m.execute,
+    rc = mod["main"](["--platform", "xcb", "--pyside-dir", str(pyside)], run=m.ldd, execute=m.execute, fc=m.fc,
                      is_root=True, has_apt=True)
     assert rc == 0
     assert m.commands == [["apt-get", "update"], ["apt-get", "install", "-y", "--no-install-recommends",
@@ -64,7 +71,7 @@ def test_root_with_apt_updates_once_then_installs(pyside: Path) -> None:
 
 def test_not_root_stops_with_the_exact_command(pyside: Path, capsys: pytest.CaptureFixture[str]) -> None:
     m = FakeMachine()
-    rc = mod["main"](["--platform", "xcb", "--pyside-dir", str(pyside)], run=m.ldd, execute=m.execute,
+    rc = mod["main"](["--platform", "xcb", "--pyside-dir", str(pyside)], run=m.ldd, execute=m.execute, fc=m.fc,
                      is_root=False, has_apt=True)
     assert rc == 1 and m.commands == []
     err = capsys.readouterr().err
@@ -75,10 +82,10 @@ def test_not_root_stops_with_the_exact_command(pyside: Path, capsys: pytest.Capt
 
 def test_check_never_installs_and_offscreen_needs_less(pyside: Path) -> None:
     m = FakeMachine()
-    assert mod["main"](["--check", "--pyside-dir", str(pyside)], run=m.ldd, execute=m.execute,
+    assert mod["main"](["--check", "--pyside-dir", str(pyside)], run=m.ldd, execute=m.execute, fc=m.fc,
                        is_root=True, has_apt=True) == 1
     assert m.commands == []
-    assert mod["main"](["--platform", "offscreen", "--pyside-dir", str(pyside)], run=m.ldd, execute=m.execute,
+    assert mod["main"](["--platform", "offscreen", "--pyside-dir", str(pyside)], run=m.ldd, execute=m.execute, fc=m.fc,
                        is_root=True, has_apt=True) == 0
 
 
@@ -96,3 +103,23 @@ def test_makefile_runs_the_check_before_qt() -> None:
     assert "QT_LIBS := $(BIN)/python resources/setup/qt_system_libs.py" in text
     assert "$(QT_LIBS) --platform xcb" in run and run.index("QT_LIBS") < run.index("concord gui")
     assert "$(QT_LIBS) --platform offscreen" in test and test.index("QT_LIBS") < test.index("pytest")
+
+
+def test_missing_emoji_font_is_installed_with_the_libraries(pyside: Path) -> None:
+    """Emoji drawn as empty boxes (issue #27 item 10): no font covers 🚀, so its package joins the install."""
+    m = FakeMachine(emoji_font=False)
+    rc = mod["main"](["--platform", "xcb", "--pyside-dir", str(pyside)], run=m.ldd, execute=m.execute, fc=m.fc,
+                     is_root=True, has_apt=True)
+    assert rc == 0 and m.emoji_font
+    assert m.commands[-1] == ["apt-get", "install", "-y", "--no-install-recommends", "fonts-noto-color-emoji",
+                              "libxcb-cursor0", "libxcb-icccm4", "libxcb-keysyms1"]
+
+
+def test_missing_emoji_font_alone_is_advice_not_a_stop(pyside: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    m = FakeMachine(emoji_font=False)
+    m.installed = True  # every library is there
+    rc = mod["main"](["--platform", "offscreen", "--check", "--pyside-dir", str(pyside)], run=m.ldd,
+                     execute=m.execute, fc=m.fc, is_root=False, has_apt=True)
+    assert rc == 0 and m.commands == []
+    err = capsys.readouterr().err
+    assert "emoji" in err and "sudo apt-get install -y --no-install-recommends fonts-noto-color-emoji" in err

@@ -9,14 +9,16 @@ The adjudicator sees everyone's labels: this view is never blind.
 from __future__ import annotations
 
 import json
-from collections import Counter
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QComboBox, QDialog, QHBoxLayout, QPushButton, QVBoxLayout
+from PySide6.QtWidgets import QComboBox, QDialog, QHBoxLayout, QHeaderView, QPushButton, QVBoxLayout
 
 from app.corrections import Adjudicate
+from app.gui.adjudication_words import differing, resolution_reason
 from app.gui.banner import MessageBar
+from app.gui.columns import IdDelegate, cap_columns
 from app.gui.models import Column, RecordTableModel
 from app.gui.plaintext import ask_text, plain_label
 from app.gui.views.base import make_table
@@ -27,20 +29,29 @@ if TYPE_CHECKING:
     from app.gui.window import MainWindow
 
 DIFFERS, AGREES = "#ffebee", None
-CELL_LIMIT = 80
+UNIT_MAX, VALUE_MAX = 200, 240  # pixels of the unit column and of each annotator's column
+CELL_LIMIT, WORDS_LIMIT = 80, 160  # characters of a cell: JSON, or the scheme's words (whole ones in the tooltip)
 
 
-def compact(value: Any) -> str:
-    """A label value on one line (plain text; JSON for lists and objects)."""
+def compact(value: Any, words: list[str] | None = None) -> str:
+    """A label value on one line (plain text): the scheme's words for it when it has some (`words`, one item
+    each), else JSON for lists and objects."""
     if value is None:
         return "—"
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
-    return text if len(text) <= CELL_LIMIT else text[: CELL_LIMIT - 1] + "…"
+    limit = CELL_LIMIT if words is None else WORDS_LIMIT
+    if words is not None:
+        text = "; ".join(words) or "(none)"
+    else:
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+Describe = Callable[[str, str, Any], "list[str] | None"]  # (unit, kind, value) -> the scheme's words, or None
 
 
 def table_rows(rows: list[dict[str, Any]]) -> tuple[list[str], list[dict[str, Any]]]:
     """Store rows (unit, kind, annotator, value, resolved, adjudicated) -> the annotators and one record per target
-    with each annotator's value, the resolved one, and `differs` (annotators with a value that is not the majority's)."""
+    with each annotator's value, the resolved one, and `differs` (annotators whose value is not the resolved one)."""
     annotators = list(dict.fromkeys(r["annotator"] for r in rows))
     targets: dict[tuple[str, str], dict[str, Any]] = {}
     for r in rows:
@@ -52,10 +63,7 @@ def table_rows(rows: list[dict[str, Any]]) -> tuple[list[str], list[dict[str, An
             t["adjudicated"] = bool(r["adjudicated"])
     out = []
     for t in targets.values():
-        given = {a: json.dumps(v, sort_keys=True) for a, v in t["values"].items() if v is not None}
-        common = Counter(given.values()).most_common(1)
-        majority = common[0][0] if common else None
-        t["differs"] = sorted(a for a, v in given.items() if v != majority) if len(set(given.values())) > 1 else []
+        t["differs"] = differing(t["values"], t["resolved_by"])
         out.append(t)
     return annotators, out
 
@@ -79,13 +87,14 @@ class AdjudicationPanel(QDialog):
         self.model = RecordTableModel((), self)
         self.table = make_table(self.model)
         self.table.setObjectName("adjudication_table")
+        self.table.setItemDelegateForColumn(0, IdDelegate(self.table))  # checker ids: "prompt-baseline@…|gpt-4o"
         self.table.setSelectionBehavior(self.table.SelectionBehavior.SelectItems)
         self.table.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.table.activated.connect(lambda _i: self.take_selected())
         lay.addWidget(self.table, 1)
-        self.legend = plain_label("Red rows: the annotators disagree; ≠ marks a value that is not the majority's. "
-                                  "Select a cell and Take it (Enter), take every value of one annotator, or Edit.",
-                                  wrap=True)
+        self.legend = plain_label("Red rows: the annotators disagree; ≠ marks a value other than the resolved one, "
+                                  "and Why says which rule resolved it. Select a cell and Take it (Enter), take every "
+                                  "value of one annotator, or Edit.", wrap=True)
         self.legend.setStyleSheet("color:#616161;")
         lay.addWidget(self.legend)
         row = QHBoxLayout()
@@ -132,23 +141,33 @@ class AdjudicationPanel(QDialog):
         self.key = (sample_id, unit)
         units = list(dict.fromkeys([unit, ""]))
         self.annotators, self.targets = table_rows(self.project.label_table(sample_id, units))
+        describe = self._describer(sample_id)
+        policy = self.project.resolution_policy()
         cols = [Column("unit", "Unit", lambda v: v or "(sample)"), Column("kind", "Label")]
         cols += [Column(f"a:{a}", a, tip=f"{a}'s label") for a in self.annotators]
         cols.append(Column("resolved", "Resolved", tip="The label calibration and export use, and who gave it"))
+        cols.append(Column("why", "Why", tip="The rule that resolved it: adjudicated, else majority, else newest"))
         recs = []
         for t in self.targets:
-            rec: dict[str, Any] = {"unit": t["unit"], "kind": t["kind"], "_target": t,
+            rec: dict[str, Any] = {"unit": t["unit"], "kind": t["kind"], "_target": t, "_tip_unit": t["unit"] or None,
                                    "_bg": DIFFERS if t["differs"] else AGREES}
             for a in self.annotators:
                 v = t["values"].get(a)
-                rec[f"a:{a}"] = ("≠ " if a in t["differs"] else "") + compact(v) if a in t["values"] else ""
-                rec[f"_tip_a:{a}"] = json.dumps(v, ensure_ascii=False, indent=1) if a in t["values"] else f"{a}: no label"
+                words = None if v is None else describe(t["unit"], t["kind"], v)
+                rec[f"a:{a}"] = ("≠ " if a in t["differs"] else "") + compact(v, words) if a in t["values"] else ""
+                if a not in t["values"]:
+                    rec[f"_tip_a:{a}"] = f"{a}: no label"
+                else:
+                    rec[f"_tip_a:{a}"] = ("\n".join(words) or "(none)" if words is not None
+                                          else json.dumps(v, ensure_ascii=False, indent=1))
             who = t["resolved_by"]
             rec["resolved"] = "" if who is None else (f"{who}" + (" (adjudicated)" if t["adjudicated"] else ""))
+            rec["why"] = rec["_tip_why"] = resolution_reason(t["values"], who, t["adjudicated"], policy)
             recs.append(rec)
         self.model = RecordTableModel(cols, self)
         self.model.set_records(recs)
         self.table.setModel(self.model)
+        self._size_columns()
         n_diff = sum(bool(t["differs"]) for t in self.targets)
         self.title.setText(f"Sample {sample_id} · {unit or '(whole sample)'}: {len(self.annotators)} annotator(s), "
                            f"{len(self.targets)} label(s), {n_diff} with a disagreement")
@@ -156,6 +175,24 @@ class AdjudicationPanel(QDialog):
         self.who.addItems(self.annotators)
         if recs:
             self.table.setCurrentIndex(self.model.index(0, 2 if self.annotators else 0))
+
+    def _size_columns(self) -> None:
+        """Unit and annotators' values within limits (elided, whole in their tooltips), so Resolved and Why stay in
+        view; Why takes the rest."""
+        cap_columns(self.table, UNIT_MAX, [0])
+        cap_columns(self.table, VALUE_MAX, range(2, 2 + len(self.annotators)))
+        last = self.model.columnCount() - 1
+        self.table.horizontalHeader().setSectionResizeMode(last, QHeaderView.ResizeMode.Stretch)
+
+    def _describer(self, sample_id: str) -> Describe:
+        """The scheme view's words for this sample's label values (app.gui.views.base.DetailView.describe_label)."""
+        from app.gui.views import view_class
+
+        scheme = self.project.sample_schemes([sample_id]).get(sample_id)
+        hook = view_class(scheme).describe_label if scheme else None
+        if hook is None:
+            return lambda _u, _k, _v: None
+        return lambda unit, kind, value: hook(self.project, sample_id, unit, kind, value)
 
     def _changed(self, sample_id: str, _unit: str, _replay: bool) -> None:
         if self.key is not None and sample_id == self.key[0] and self.isVisible():

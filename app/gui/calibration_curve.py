@@ -6,10 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QPushButton, QVBoxLayout
 
 from app.gui.charts import IntervalChart
-from app.gui.plaintext import plain_label
+from app.gui.fitting import FitLabel
 from app.gui.workers import ProgressPanel, Task, TaskProgress
 from app.store import Project
 
@@ -43,7 +44,8 @@ class CurveBox(QGroupBox):
         self.chart = IntervalChart(empty_text="Press 'Learning curve' to re-run the search on growing label counts")
         self.chart.setObjectName("learning_curve")
         lay.addWidget(self.chart, 1)
-        self.sentence = plain_label(wrap=True, selectable=True)
+        self.sentence = FitLabel()  # its height is kept: the chart above shrinks instead (issue #27)
+        self.sentence.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         lay.addWidget(self.sentence)
 
     def clear(self) -> None:

@@ -27,10 +27,14 @@ def bars(results: dict[str, dict[str, Any] | None]) -> list[tuple[str, str, dict
     return out
 
 
+TITLE = "kappa on the units labeled by 2+ people: humans with each other (blue) · metric vs humans (orange)"
+
+
 class CeilingChart(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("ceiling_chart")
+        self.setToolTip(TITLE)  # the title, whole (a narrow chart elides it)
         self.setMinimumHeight(150)
         self.results: dict[str, dict[str, Any] | None] = {}
         self.message = "Human ceiling: computing…"
@@ -69,8 +73,8 @@ class CeilingChart(QWidget):
             return
         left, right, top, bottom = 150, 170, 22, 20
         plot = QRectF(left, top, max(10, self.width() - left - right), max(10, self.height() - top - bottom))
-        p.drawText(QRectF(0, 2, self.width(), 18), Qt.AlignmentFlag.AlignCenter,
-                   "kappa on the units labeled by 2+ people: humans with each other (blue) · metric vs humans (orange)")
+        title = p.fontMetrics().elidedText(TITLE, Qt.TextElideMode.ElideRight, self.width() - 8)  # never cut at both ends
+        p.drawText(QRectF(0, 2, self.width(), 18), Qt.AlignmentFlag.AlignCenter, title)
 
         def x(v: float) -> float:  # kappa in [-1, 1] -> pixels (0 marked)
             return plot.left() + (max(-1.0, min(1.0, v)) + 1) / 2 * plot.width()

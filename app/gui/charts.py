@@ -372,7 +372,9 @@ class IntervalChart(QWidget):
             p.setPen(text)
             p.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, self.empty_text)
             return
-        r = QRectF(50, 22, max(10, self.width() - 66), max(10, self.height() - 58))
+        line = p.fontMetrics().height()  # the title and tick rows below the axis are a line each (never 14 px fixed:
+        # a larger font drew the axis title over the text under the chart)
+        r = QRectF(50, line + 6, max(10, self.width() - 66), max(10, self.height() - 3 * line - 12))
         x0, x1 = min(x for x, *_ in pts), max(x for x, *_ in pts)
         if x1 == x0:
             x0, x1 = x0 - 1, x1 + 1
@@ -388,9 +390,9 @@ class IntervalChart(QWidget):
             a = at(x, y0)
             label = names.get(x, f"{x:g}")
             half = max(18, p.fontMetrics().horizontalAdvance(label) / 2 + 2)
-            p.drawText(QRectF(a.x() - half, r.bottom() + 2, 2 * half, 14), Qt.AlignmentFlag.AlignCenter, label)
-        p.drawText(QRectF(r.left(), r.bottom() + 18, r.width(), 16), Qt.AlignmentFlag.AlignCenter, self.x_label)
-        p.drawText(QRectF(r.left(), 2, r.width(), 16), Qt.AlignmentFlag.AlignLeft, self.y_label)
+            p.drawText(QRectF(a.x() - half, r.bottom() + 2, 2 * half, line), Qt.AlignmentFlag.AlignCenter, label)
+        p.drawText(QRectF(r.left(), r.bottom() + line + 4, r.width(), line), Qt.AlignmentFlag.AlignCenter, self.x_label)
+        p.drawText(QRectF(r.left(), 2, r.width(), line), Qt.AlignmentFlag.AlignLeft, self.y_label)
         band = QColor(SERIES_COLOURS[0])
         p.setPen(QPen(band, 1.5))
         for x, _, lo, hi in pts:  # the interval: a vertical bar with caps

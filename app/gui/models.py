@@ -306,7 +306,8 @@ class UnitListModel(QAbstractTableModel):
             v = self._summary(r) if c.summary else r.get(c.key)
             if c.summary:
                 return plain_tooltip(str(v).replace(" · ", "\n")) or None
-            return None if c.key not in ("sample_id", "unit") or v is None else plain_tooltip(str(v))
+            # ids and other texts may be elided in a narrow column (app/gui/columns.py): whole on hover
+            return None if c.numeric or c.key in ("scheme", "status") or v is None else plain_tooltip(str(v))
         return r
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = DISPLAY) -> Any:
@@ -314,8 +315,9 @@ class UnitListModel(QAbstractTableModel):
         if orientation == Qt.Orientation.Horizontal and 0 <= section < len(self.columns):
             if role == DISPLAY:
                 return self.columns[section].header
-            if role == TOOLTIP:
-                return self.columns[section].tip or None
+            if role == TOOLTIP:  # the whole title too: a narrow list elides it
+                c = self.columns[section]
+                return plain_tooltip(f"{c.header}: {c.tip}" if c.tip else c.header)
             return None
         return section + 1 if role == DISPLAY and orientation == Qt.Orientation.Vertical else None
 
@@ -410,9 +412,11 @@ class RecordTableModel(QAbstractTableModel):
         if role not in (DISPLAY, TOOLTIP):
             return None
         if orientation == Qt.Orientation.Horizontal and 0 <= section < len(self._columns):
+            c = self._columns[section]
             if role == DISPLAY:
-                return self._columns[section].title
-            return self._columns[section].tip or None
+                return c.title
+            title = " ".join(c.title.split())  # the whole title too: a narrow table elides it
+            return plain_tooltip(f"{title}: {c.tip}" if c.tip else title)
         if orientation == Qt.Orientation.Vertical and role == DISPLAY:
             return section + 1
         return None

@@ -5,24 +5,18 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Any
 
-from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, QObject, Qt, Signal
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QSplitter, QTableView, QVBoxLayout, QWidget
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, QObject, Qt, Signal
+from PySide6.QtWidgets import QAbstractItemView, QLabel, QSplitter, QTableView, QVBoxLayout, QWidget
 
 from app.gui.filters import FilterBar
-from app.gui.models import SUMMARY, UnitListModel
+from app.gui.list_columns import LIST_SHARE, UNIT_COLUMN, ListColumnSizer  # noqa: F401 - UNIT_COLUMN: tests
+from app.gui.models import UnitListModel
 from app.gui.views import view_class, view_classes
 from app.gui.window_context import WindowContext
 from app.gui.window_parts import SCAN_PAGES, Part
 from app.store import UnitFilter
 from calibration.schemes.base import registry
-
-# widths of the review list's common columns; the unit (checker/trait) column stretches; a scheme's own columns
-# get their header's width (at least SCHEME_WIDTH, or SUMMARY_WIDTH for the several-schemes summary)
-LIST_WIDTHS = {"sample_id": 90, "scheme": 68, "unit": 0, "machine_f1": 44, "status": 76}
-SCHEME_WIDTH, TEXT_WIDTH, SUMMARY_WIDTH, SUMMARY_MAX = 44, 76, 96, 280
-UNIT_COLUMN, UNIT_WIDTH, UNIT_MIN = 2, 260, 140
 
 
 class UnitListPart(Part):
@@ -53,13 +47,7 @@ class UnitListPart(Part):
         self.list.verticalHeader().setDefaultSectionSize(22)
         self.list.setAlternatingRowColors(True)
         self.list.setWordWrap(False)
-        h = self.list.horizontalHeader()
-        h.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        h.setStretchLastSection(False)
-        self._summary_wanted = SUMMARY_WIDTH
-        self.model.modelReset.connect(self._size_columns)  # the columns follow the schemes shown
-        self.list.viewport().installEventFilter(self)
-        self._size_columns()
+        self.list_columns = ListColumnSizer(self.list, self.ctx.settings)  # widths follow the columns, rows and list
         self.panes_fitted = False
         self.list.selectionModel().currentRowChanged.connect(self._row_changed)
         self.model.failed.connect(self._list_failed)
@@ -96,53 +84,14 @@ class UnitListPart(Part):
         if not follow:
             self.ctx.messages.dismiss("hint_scores")
 
-    def _column_width(self, col: int) -> int:
-        c = self.model.columns[col]
-        if c.key in LIST_WIDTHS:
-            return LIST_WIDTHS[c.key]
-        if c.summary:
-            return self._summary_wanted
-        least = SCHEME_WIDTH if c.numeric else TEXT_WIDTH
-        return max(least, self.list.fontMetrics().horizontalAdvance(c.header) + 16)
-
-    def _size_columns(self) -> None:
-        h = self.list.horizontalHeader()
-        summary = self.model.column_of(SUMMARY)
-        fm = self.list.fontMetrics()
-        texts = [self.model.data(self.model.index(r, summary)) or "" for r in range(self.model.rowCount())] if summary >= 0 else []
-        self._summary_wanted = max([SUMMARY_WIDTH, *(min(SUMMARY_MAX, fm.horizontalAdvance(t) + 16) for t in texts)])
-        for col in range(self.model.columnCount()):
-            if col != UNIT_COLUMN:
-                h.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
-                self.list.setColumnWidth(col, self._column_width(col))
-        h.setSectionResizeMode(UNIT_COLUMN, QHeaderView.ResizeMode.Stretch)  # long checker ids take what is left
-        self._fit_summary()
-
-    def _fit_summary(self) -> None:
-        """The several-schemes summary column takes what its texts need, as long as the unit column keeps
-        UNIT_MIN pixels (it shrinks back to SUMMARY_WIDTH in a narrow list; its tooltip has the whole text)."""
-        col = self.model.column_of(SUMMARY)
-        if col < 0:
-            return
-        others = sum(self._column_width(c) for c in range(self.model.columnCount()) if c not in (col, UNIT_COLUMN))
-        room = self.list.viewport().width() - others - UNIT_MIN
-        self.list.setColumnWidth(col, max(SUMMARY_WIDTH, min(self._summary_wanted, room)))
-
-    def eventFilter(self, obj: Any, event: Any) -> bool:  # noqa: N802 - Qt's name
-        if obj is self.list.viewport() and event.type() == QEvent.Type.Resize:
-            self._fit_summary()
-        return super().eventFilter(obj, event)
-
     def list_width_needed(self) -> int:
-        """Width of the left pane that shows every list column (the checker/trait one at UNIT_WIDTH)."""
-        fixed = sum(self._column_width(c) for c in range(self.model.columnCount()) if c != UNIT_COLUMN)
-        frame = 2 * self.list.frameWidth() + self.list.verticalScrollBar().sizeHint().width()
-        return fixed + UNIT_WIDTH + frame + 8
+        """Width of the left pane that shows every list column whole (app/gui/list_columns.py)."""
+        return self.list_columns.needed()
 
     def fit_panes(self, split: QSplitter) -> None:
-        """Give the list the width its columns need (at most half the window, at least 420 px)."""
+        """Give the list the width its columns need (at most LIST_SHARE of the window, at least 420 px)."""
         total = sum(split.sizes()) or split.width()
-        left = min(self.list_width_needed(), max(int(total * 0.5), 420))
+        left = min(self.list_width_needed(), max(int(total * LIST_SHARE), 420))
         split.setSizes([left, max(0, total - left)])
         self.panes_fitted = True
 

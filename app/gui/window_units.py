@@ -15,6 +15,7 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QStackedWidget
 
 from app.errors import UsageError
+from app.gui.fitting import wrap_long_labels
 from app.gui.plaintext import plain_label
 from app.gui.views import DetailView, ViewContext, view_class
 from app.gui.window_context import ListPane, WindowContext
@@ -54,6 +55,7 @@ class DetailPanePart(Part):
             view = cls(ViewContext(self.session, ctx.runner, ctx.progress, ctx.config, lambda: ctx.blind_as))
             view.request_unit.connect(self.show_unit_by_key)
             view.message.connect(lambda m: self.status_message(m, 6000))
+            wrap_long_labels(view)  # a long instruction wraps rather than squeezing the list (app/gui/fitting.py)
             self.views[scheme] = view
             self.stack.addWidget(view)
         return self.views[scheme]

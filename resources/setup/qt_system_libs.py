@@ -12,6 +12,10 @@ chosen platform plugin, maps every "not found" library to its Debian package and
   again, exits 0 if everything resolves now;
 - otherwise: prints the exact command to run (sudo apt-get ...) and exits 1, so `make` stops before Qt aborts.
 
+Fonts too: without an emoji font Qt draws the emoji in sample texts as empty boxes, so a machine where `fc-list`
+finds no font covering 🚀 and 🦌 (U+1F680, U+1F98C) gets fonts-noto-color-emoji (Debian/Ubuntu) the same way;
+a missing font alone is reported (with the command) but never stops `make`.
+
 Usage: python resources/setup/qt_system_libs.py [--platform xcb|offscreen] [--check]
 (--check: report only, never install). Run it with the venv's python (it locates PySide6 without importing it).
 """
@@ -78,6 +82,8 @@ PLATFORM_FILES = {
     "xcb": ("Qt/plugins/platforms/libqxcb.so", "Qt/lib/libQt6XcbQpa.so.6"),
     "offscreen": ("Qt/plugins/platforms/libqoffscreen.so",),
 }
+# a font package -> a code point it must cover (checked with fontconfig's fc-list)
+FONT_PACKAGES = {"fonts-noto-color-emoji": "1f680 1f98c"}  # 🚀 🦌: DejaVu Sans has 😀, not these
 _NOT_FOUND = re.compile(r"^\s*(\S+)\s+=>\s+not found", re.MULTILINE)
 
 Runner = Callable[[list[str]], str]
@@ -104,6 +110,19 @@ def missing_libraries(files: Iterable[Path], run: Runner = ldd) -> list[str]:
     return sorted(out)
 
 
+def fc_list(args: list[str]) -> str:
+    proc = subprocess.run(["fc-list", *args], capture_output=True, text=True, check=False)
+    return proc.stdout
+
+
+def missing_font_packages(run: Runner = fc_list) -> list[str]:
+    """Font packages whose code point no installed font covers (none when fontconfig's fc-list is absent: then
+    Qt's fontconfig is missing too, and ldd reports libfontconfig)."""
+    if run is fc_list and shutil.which("fc-list") is None:
+        return []
+    return sorted(pkg for pkg, point in FONT_PACKAGES.items() if not run([f":charset={point}", "family"]).strip())
+
+
 def packages_for(sonames: Iterable[str]) -> tuple[list[str], list[str]]:
     """(Debian packages to install, sonames with no known package)."""
     pkgs = sorted({DEBIAN_PACKAGES[s] for s in sonames if s in DEBIAN_PACKAGES})
@@ -121,7 +140,7 @@ def shell(cmds: list[list[str]]) -> str:
 
 
 def main(argv: list[str] | None = None, run: Runner = ldd, execute: Callable[[list[str]], int] | None = None,
-         is_root: bool | None = None, has_apt: bool | None = None) -> int:
+         is_root: bool | None = None, has_apt: bool | None = None, fc: Runner = fc_list) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--platform", choices=sorted(PLATFORM_FILES), default="xcb",
                     help="xcb: the desktop window (make run); offscreen: tests and screenshots (make test)")
@@ -139,33 +158,41 @@ def main(argv: list[str] | None = None, run: Runner = ldd, execute: Callable[[li
         return 1
     files = [base / f for f in (*COMMON, *PLATFORM_FILES[args.platform])]
     missing = missing_libraries(files, run)
-    if not missing:
+    fonts = missing_font_packages(fc)
+    if not missing and not fonts:
         return 0
     pkgs, unknown = packages_for(missing)
+    pkgs = sorted({*pkgs, *fonts})
     root = os.geteuid() == 0 if is_root is None else is_root
     apt = shutil.which("apt-get") is not None if has_apt is None else has_apt
-    print(f"Qt's {args.platform} platform plugin needs system libraries this machine lacks: {', '.join(missing)}",
-          file=sys.stderr)
+    if missing:
+        print(f"Qt's {args.platform} platform plugin needs system libraries this machine lacks: {', '.join(missing)}",
+              file=sys.stderr)
+    if fonts:
+        print(f"no installed font draws emoji (Qt shows them as empty boxes); the font package: {', '.join(fonts)}",
+              file=sys.stderr)
     if unknown:
         print(f"  no known package for {', '.join(unknown)}: find it with `apt-file search NAME` "
               "(or your distribution's equivalent)", file=sys.stderr)
     if not pkgs:
         return 1
+    failed = 1 if missing else 0  # a missing font is worth a word, not a stop: the app works, emoji show as boxes
     cmds = install_command(pkgs, root)
     if args.check or not root or not apt:
         what = "Install them with" if apt else "On Debian/Ubuntu the packages are"
         print(f"{what}:\n  {shell(cmds) if apt else ' '.join(pkgs)}", file=sys.stderr)
-        return 1
+        return failed
     print(f"installing: {shell(cmds)}", file=sys.stderr)
     execute = execute or (lambda cmd: subprocess.run(cmd, check=False, env=os.environ | {"DEBIAN_FRONTEND": "noninteractive"}).returncode)
     for cmd in cmds:
         if execute(cmd) != 0:
             print(f"qt_system_libs: `{' '.join(cmd)}` failed; run it yourself, then try again", file=sys.stderr)
-            return 1
+            return failed
     still = missing_libraries(files, run)
-    if still:
-        print(f"qt_system_libs: still missing after installing: {', '.join(still)}", file=sys.stderr)
-        return 1
+    if still or missing_font_packages(fc):
+        print(f"qt_system_libs: still missing after installing: {', '.join(still + missing_font_packages(fc))}",
+              file=sys.stderr)
+        return 1 if still else 0
     return 0
 
 

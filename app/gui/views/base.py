@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel, QSizePolicy, QSplitter, QTableView, QVBoxLayout,
     QWidget,
@@ -104,6 +104,9 @@ def make_table(model: RecordTableModel, stretch: int | tuple[int, ...] = -1) -> 
         if col >= 0:
             h.setSectionResizeMode(col, QHeaderView.ResizeMode.Stretch)
     t.setTextElideMode(Qt.TextElideMode.ElideRight)
+    if not any("\n" in str(model.headerData(c, Qt.Orientation.Horizontal) or "") for c in range(model.columnCount())):
+        h.setTextElideMode(Qt.TextElideMode.ElideRight)  # a narrow column's title shortens with "…", whole on hover
+        # (not for two-line titles: Qt elides them as one line, and their columns fit them)
     t.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
     return t
 
@@ -161,14 +164,29 @@ def column(*items: QWidget | str | tuple[QWidget, int]) -> QWidget:
     return box
 
 
-def side_by_side(left: QWidget, right: QWidget, stretch: tuple[int, int] = (1, 1)) -> QSplitter:
-    """Two panes in a horizontal splitter, sharing the width as `stretch` says."""
-    split = QSplitter(Qt.Orientation.Horizontal)
+def side_by_side(left: QWidget, right: QWidget, stretch: tuple[int, int] = (1, 1), *, share: bool = False) -> QSplitter:
+    """Two panes in a horizontal splitter, sharing the extra width as `stretch` says; with `share`, the whole
+    width from the start (else each pane first gets its size hint: a wide table's pane takes most)."""
+    split = _SharedSplitter(stretch if share else None)
     split.addWidget(left)
     split.addWidget(right)
     split.setStretchFactor(0, stretch[0])
     split.setStretchFactor(1, stretch[1])
     return split
+
+
+class _SharedSplitter(QSplitter):
+    """A horizontal splitter that, once first shown at its real width, gives its panes `share` of it."""
+
+    def __init__(self, share: tuple[int, int] | None) -> None:
+        super().__init__(Qt.Orientation.Horizontal)
+        self._share = share
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        if self._share is not None:
+            share, self._share = self._share, None
+            QTimer.singleShot(0, self, lambda: self.setSizes([self.width() * share[0], self.width() * share[1]]))
 
 
 class DetailView(QWidget):
@@ -188,6 +206,12 @@ class DetailView(QWidget):
     def export_count_rows(counts: Mapping[str, Any]) -> list[dict[str, Any]]:
         """Rows ({what, value}) the export preview adds for this scheme, read from the preview's counts."""
         return []
+
+    @staticmethod
+    def describe_label(project: Any, sample_id: str, unit: str, kind: str, value: Any) -> list[str] | None:
+        """A label value in the words this view uses (one line per item, e.g. "GT 1 “…” ↔ P 2 “…”"), for panels
+        that show raw values (adjudication); None: shown as JSON."""
+        return None
 
     @staticmethod
     def calibration_page(panel: "CalibrationPanel") -> QWidget | None:

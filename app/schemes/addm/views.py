@@ -24,7 +24,7 @@ from app.corrections import SetLabels, commit
 from app.gui.blind import HIDDEN_NOTE, show_machine
 from app.gui.actions import ActionSpec
 from app.gui.models import Column, RecordTableModel
-from app.gui.plaintext import ElidedLabel, plain_label
+from app.gui.plaintext import plain_label
 from app.gui.spantext import LEGEND, STYLES, Span, SpanTextView, Style
 from app.gui.views.base import (view_layout, 
     DetailView, ViewContext, column, make_table, side_by_side, status_label, title_label, unit_combo,
@@ -148,11 +148,11 @@ class AddmView(DetailView):
         self.score_model = RecordTableModel(SCORE_COLUMNS, self)
         self.score_table = make_table(self.score_model, ())
         self.score_table.setObjectName("addm_scores")
-        self.score_title = ElidedLabel("Scores")
+        self.score_title = plain_label("Scores", wrap=True)  # wraps: the method's name is long (issue #27)
         right = column("Incidents (T next · Y valid/invalid · 7/8/9 severity · Shift+F / Shift+S modifiers)",
                        (self.inc_table, 3), "Verdicts (Shift+L / H / C: human verdict), with the addm_v2 point sum",
                        self.verdicts, self.score_title, (self.score_table, 3))
-        split = side_by_side(left, right, (2, 3))
+        split = side_by_side(left, right, (1, 2), share=True)  # the reviews a third (their heading wraps)
         split.setChildrenCollapsible(False)
         lay.addWidget(split, 1)
 

@@ -130,7 +130,7 @@ class TraceView(DetailView):
         right = column("Response sentences (O selects, V toggles supported, I toggles a supporting key)",
                        (self.response_table, 3), "Scores: annotator's labels vs the human's, both variants",
                        (self.score_table, 2), self.judge_info)
-        lay.addWidget(side_by_side(left, right), 1)
+        lay.addWidget(side_by_side(left, right, (2, 3), share=True), 1)  # the scores table's five columns in view
         self.note = plain_label(wrap=True, selectable=True)
         self.note.setStyleSheet("color:#5d4037;")
         lay.addWidget(self.note)

@@ -28,6 +28,7 @@ from app.schemes.violations.views_tables import (
     CATEGORY_FILTER, CURATION_ACTIONS, GT_COLUMNS, MATCH_CONFIGS, OWN_ACTIONS, PAIR_COLUMNS, PRED_COLUMNS, check_mark,
     describe, export_count_rows, gt_signature, machine_scores, quote_of,
 )
+from app.schemes.violations.views_words import describe_label
 from app.gui.workers import Task, TaskProgress
 from app.store import Change, Project
 from calibration.schemes.violations.config import MatchConfig
@@ -52,6 +53,7 @@ class ViolationsView(DetailView):
     config_choice = MATCH_CONFIGS
     export_count_rows = staticmethod(export_count_rows)
     score_task = staticmethod(machine_scores)
+    describe_label = staticmethod(describe_label)  # the adjudication panel's words for pairs (views_words.py)
 
     @staticmethod
     def calibration_page(panel: Any) -> QWidget:

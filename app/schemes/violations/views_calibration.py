@@ -24,7 +24,7 @@ from app.gui.calibration_curve import Setup
 from app.gui.charts import Heatmap, LineChart
 from app.gui.calibration_result import RunSummary, top_columns, top_records
 from app.gui.models import Column, RecordTableModel, fmt_score
-from app.gui.plaintext import ElidedLabel, plain_label
+from app.gui.plaintext import plain_label
 from app.gui.views.base import make_table
 from app.gui.workers import ProgressPanel, Task, TaskProgress
 from app.schemes.violations.store import store_of
@@ -204,13 +204,13 @@ class MatchPage(QWidget):
         dims.addWidget(plain_label("y"))
         dims.addWidget(self.dim_y)
         dims.addStretch(1)
-        key = ElidedLabel("red: best cell · dashed: selected config")
+        key = plain_label("red: best cell · dashed: selected config", wrap=True)  # a line of its own, never cut
         key.setStyleSheet("color:#616161;")
-        dims.addWidget(key)
         charts = QWidget()
         cl = QVBoxLayout(charts)
         cl.setContentsMargins(0, 0, 0, 0)
         cl.addLayout(dims)
+        cl.addWidget(key)
         cl.addWidget(self.heatmap, 3)
         cl.addWidget(plain_label("Objective over the match threshold (other dimensions at the selected config)"))
         cl.addWidget(self.curve, 2)
