@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.schemes.violations.store import store_of
 from app.schemes.violations.views_tables import quote_of
 from calibration.schemes.violations.curation import KIND as CURATED, with_ground_truth
 from calibration.schemes.violations.records import Violation
@@ -23,7 +24,7 @@ def describe_label(project: Any, sample_id: str, unit: str, kind: str, value: An
     curated ground truth when there is one, as the review view shows it); None for other kinds (shown as JSON)."""
     if kind not in ("matches", "gt_wrong", "missing_gt") or not isinstance(value, list):
         return None
-    sample = project.violation_sample(sample_id)
+    sample = store_of(project).violation_sample(sample_id)
     if sample is None:
         return None
     sample = with_ground_truth(sample, project.sample_labels(sample_id).get(("", CURATED)))
