@@ -26,10 +26,13 @@ $(BIN)/python:
 # neither has it, make stops here rather than fall back to the CUDA build.
 TORCH := torch==2.13.0+cpu
 TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
+# `concord models prepare`: the embedding model's one-time ONNX export (about 30 s, 2.3 GB peak; nothing when the
+# cache already has it), here rather than at the first `calibrate` or embedding in the app.
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet "$(TORCH)" 2>/dev/null || \
 	  $(BIN)/pip install --quiet --extra-index-url $(TORCH_CPU_INDEX) "$(TORCH)"
 	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/concord models prepare
 	touch $(STAMP)
 
 install: $(STAMP)
