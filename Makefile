@@ -11,7 +11,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: run test install bench clean docs
+.PHONY: run test install bench bench-quick clean docs
 
 # Debian/Ubuntu ship venv separately (python3-venv); say so instead of leaving a broken .venv behind.
 $(BIN)/python:
@@ -57,6 +57,10 @@ docs: $(STAMP)
 
 bench: $(STAMP)
 	for f in benchmarks/bench_*.py; do $(BIN)/python $$f; done
+
+# every benchmark at a small size (a few minutes), then one table of ratios to the in-run references
+bench-quick: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(BIN)/python benchmarks/quick.py
 
 clean:
 	rm -rf $(VENV) demo
