@@ -2,6 +2,7 @@
 and builds one table. Fake benchmarks stand in for the real ones, which are never run by the tests."""
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import re
 import sys
@@ -83,9 +84,15 @@ def test_every_benchmark_has_quick_arguments_and_prints_a_result_line() -> None:
         assert given <= flags, f"{name}: quick arguments {given - flags} are not its options"
 
 
-def test_quick_refuses_a_benchmark_without_small_arguments(capsys: pytest.CaptureFixture[str]) -> None:
-    assert quick.main(["--only", "bench_not_listed"]) == 2
-    assert "bench_not_listed" in capsys.readouterr().err
+def test_unknown_benchmark_is_refused_and_one_without_small_arguments_is_not_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    assert quick.main(["--only", "bench_not_there"]) == 2
+    assert "bench_not_there" in capsys.readouterr().err
+    fake(tmp_path, "bench_unlisted", 'raise SystemExit("must not run")\n')
+    monkeypatch.setattr(quick, "HERE", tmp_path)
+    monkeypatch.setattr(quick, "bench_lock", contextlib.nullcontext)  # nothing runs: no need to wait for the lock
+    assert quick.main(["--only", "bench_unlisted"]) == 1
+    assert re.search(r"bench_unlisted\s+not run: no quick arguments", capsys.readouterr().out)
 
 
 def test_parse_ignores_other_lines() -> None:
