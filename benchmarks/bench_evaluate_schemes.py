@@ -62,7 +62,11 @@ def bench_lock() -> Iterator[None]:
         return
     with open(LOCK, "w") as fh:
         t0 = time.perf_counter()
-        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"waiting for {LOCK}: another benchmark is running", flush=True)
+            fcntl.flock(fh, fcntl.LOCK_EX)
         waited = time.perf_counter() - t0
         if waited > 1:
             print(f"(waited {waited:.0f} s for {LOCK})")
