@@ -20,6 +20,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,13 +77,17 @@ def parse_results(stdout: str) -> list[dict[str, Any]]:
     return [json.loads(line[len(PREFIX):]) for line in stdout.splitlines() if line.startswith(PREFIX)]
 
 
-def run_benchmark(script: Path, args: list[str], timeout: float, log: Path | None = None) -> Outcome:
+def run_benchmark(script: Path, args: list[str], timeout: float, log: Path | None = None,
+                  tmpdir: Path | None = None) -> Outcome:
     """Run one benchmark script in a child process (this checkout first on its path) and collect its result lines;
-    its own output is echoed as it comes, and kept in `log/<name>.log` when given."""
+    its output is echoed when it ends, and kept in `log/<name>.log` when given. With `tmpdir`, the child's temporary
+    files go there (some benchmarks keep their generated projects)."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
                HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false",
                QT_QPA_PLATFORM=os.environ.get("QT_QPA_PLATFORM", "offscreen"))
     env[LOCK_HELD] = "1"
+    if tmpdir is not None:
+        env["TMPDIR"] = str(tmpdir)
     t0 = time.perf_counter()
     try:
         proc = subprocess.run([sys.executable, str(script), *args], cwd=ROOT, env=env, capture_output=True,
@@ -159,12 +164,12 @@ def main(argv: list[str] | None = None) -> int:
                 for n in names if n not in QUICK]
     names = [n for n in names if n in QUICK]
     t0 = time.perf_counter()
-    with bench_lock():
+    with bench_lock(), tempfile.TemporaryDirectory(prefix="concord-bench-quick-") as tmp:
         print(f"bench-quick: {len(names)} benchmarks, load average {os.getloadavg()}, {os.cpu_count()} CPUs",
               flush=True)
         for name in names:
             print(f"\n=== {name} {' '.join(QUICK[name])}", flush=True)
-            outcomes.append(run_benchmark(HERE / f"{name}.py", QUICK[name], args.timeout, args.log))
+            outcomes.append(run_benchmark(HERE / f"{name}.py", QUICK[name], args.timeout, args.log, Path(tmp)))
             print(f"=== {name}: {outcomes[-1].seconds:.0f} s{'; ' + outcomes[-1].error if outcomes[-1].error else ''}",
                   flush=True)
     print(f"\nbench-quick results (small sizes: the harness and rough ratios, not the README's figures); "

@@ -39,11 +39,12 @@ def test_result_lines_become_table_rows(tmp_path: Path, capsys: pytest.CaptureFi
     script = fake(tmp_path, "bench_fake", """
         print("figures as usual")
         assert os.environ["CONCORD_BENCH_LOCK_HELD"] == "1"  # the run holds the lock for its children
+        assert os.environ["TMPDIR"] == sys.argv[-1]  # and the temporary directory it was given
         emit("evaluate, 100 samples (ref: read floor)", 2.0, 3.0, 0.5, 1.5, True, load=0.75)
         emit("next sample (no ref)", 0.25, 0.1, load=1.5)
         emit("agreement (ref: pandas)", 1.0, 1.0, 1.0, 1.0, False, load=0.5)
     """)
-    outcome = quick.run_benchmark(script, ["--size", "1"], timeout=60)
+    outcome = quick.run_benchmark(script, ["--size", "1", str(tmp_path)], timeout=60, tmpdir=tmp_path)
     assert "figures as usual" in capsys.readouterr().out  # the benchmark's own output is shown
     assert outcome.error == "" and [r["timed"] for r in outcome.results] == [
         "evaluate, 100 samples (ref: read floor)", "next sample (no ref)", "agreement (ref: pandas)"]
