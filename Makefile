@@ -11,7 +11,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: run test install bench clean docs
+.PHONY: run test install bench bench-quick clean docs
 
 # Debian/Ubuntu ship venv separately (python3-venv); say so instead of leaving a broken .venv behind.
 $(BIN)/python:
@@ -26,10 +26,13 @@ $(BIN)/python:
 # neither has it, make stops here rather than fall back to the CUDA build.
 TORCH := torch==2.13.0+cpu
 TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
+# `concord models prepare`: the embedding model's one-time ONNX export (about 30 s, 2.3 GB peak; nothing when the
+# cache already has it), here rather than at the first `calibrate` or embedding in the app.
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet "$(TORCH)" 2>/dev/null || \
 	  $(BIN)/pip install --quiet --extra-index-url $(TORCH_CPU_INDEX) "$(TORCH)"
 	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/concord models prepare
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -54,6 +57,10 @@ docs: $(STAMP)
 
 bench: $(STAMP)
 	for f in benchmarks/bench_*.py; do $(BIN)/python $$f; done
+
+# every benchmark at a small size (a few minutes), then one table of ratios to the in-run references
+bench-quick: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(BIN)/python benchmarks/quick.py
 
 clean:
 	rm -rf $(VENV) demo

@@ -30,6 +30,7 @@ from calibration.schemes.addm import (  # noqa: E402
     ADDM_V2, decide, evaluate, features, kappa_grid, method_table, policy_grid, scores)
 from calibration.schemes.addm import reference as ref  # noqa: E402
 from tests.addm_data import random_samples  # noqa: E402
+from benchresult import emit  # noqa: E402
 
 METHODS = ("direct", "rag", "amos")
 
@@ -64,6 +65,7 @@ def main() -> None:
         return {m: scores(method_table(samples, m, ADDM_V2), ADDM_V2) for m in METHODS}
 
     wall, share, res = timed(three, a.runs)
+    scores_wall, scores_cpu = wall, wall * share
     print(f"\nthree scores, {len(samples):,} businesses x {len(METHODS)} methods: median {wall:.2f} s "
           f"({len(samples) * len(METHODS) / wall:,.0f} results/s), CPU share {share:.2f}")
     for m in METHODS:
@@ -79,6 +81,8 @@ def main() -> None:
     ref_full = ref_s * len(samples) / len(sub)
     print(f"  scalar reference on {len(sub):,}: {ref_s:.2f} s -> {ref_full:.2f} s extrapolated "
           f"({ref_full / wall:.1f}x the engine); same scores: {same}")
+    scores_result = (f"three scores, {len(samples):,} businesses (ref: scalar, extrapolated)", scores_wall, scores_cpu,
+                     ref_full, same)
 
     wall, share, _ = timed(lambda: evaluate(samples, ADDM_V2, METHODS, n_boot=a.boot, seed=0), 1)
     print(f"  evaluate() with {a.boot} bootstrap replicates (3 methods + overall, 12 intervals): {wall:.2f} s, "
@@ -105,6 +109,9 @@ def main() -> None:
           f"({per * len(grid) * len(fl) / wall_d:.0f}x decide); same verdicts: {same}")
     calibrator(gsamples, a.runs)
     print(f"\nload average at end: {os.getloadavg()}")
+    emit(*scores_result[:4], matched=scores_result[4])
+    emit(f"decide, {len(grid):,} policies x {len(gsamples):,} (ref: scalar, extrapolated)", wall_d,
+         wall_d * share_d, per * len(grid) * len(fl), None, same)
 
 
 def calibrator(gsamples: list[Any], runs: int) -> None:

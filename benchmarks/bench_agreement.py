@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import krippendorff  # noqa: E402
 from sklearn.metrics import cohen_kappa_score  # noqa: E402
 
+from benchresult import emit  # noqa: E402
 from calibration.annotators import item_agreement, span_agreement  # noqa: E402
 
 
@@ -110,6 +111,8 @@ def main() -> None:
     print(f"items: item_agreement {wall:.2f} s (CPU {share:.0%}), Fleiss {k['estimate']:.4f} "
           f"[{k['low']:.4f}, {k['high']:.4f}], alpha {alpha:.4f}; plain reference (3 sklearn kappas + krippendorff, "
           f"no intervals) {pw:.2f} s (CPU {pshare:.0%})")
+    items = (f"item_agreement, {n:,} units x 3 (ref: sklearn + krippendorff, no CI)", wall, wall * share, pw,
+             pw * pshare)
     spans, lengths = span_data(n, rng)
     n_spans = sum(map(len, spans.values()))
     wall, share, out = timed(lambda: span_agreement(spans, lengths=lengths, n_boot=args.n_boot), args.repeats)
@@ -120,6 +123,9 @@ def main() -> None:
           f"[{ov['span_f1']['low']:.4f}, {ov['span_f1']['high']:.4f}], u-alpha {ov['u_alpha']['estimate']:.4f}; "
           f"plain loop (matching only, no intervals) {pw:.2f} s (CPU {pshare:.0%})")
     print(f"load average after: {os.getloadavg()}")
+    emit(*items, matched=True)  # the asserts above stop the run when the figures differ
+    emit(f"span_agreement, {n_spans:,} spans (ref: plain greedy loop, no CI)", wall, wall * share, pw, pw * pshare,
+         matched=True)
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchresult import emit  # noqa: E402
 from calibration.schemes.violations.search import ViolationsProblem  # noqa: E402
 from calibration.schemes.violations.space import SearchSpace  # noqa: E402
 from calibration.schemes.violations.synthetic import human_labels, synthetic_table  # noqa: E402
@@ -67,7 +68,8 @@ def child(samples: int, grid: str) -> dict:
     return json.loads(out.strip().splitlines()[-1])
 
 
-def engines(samples: int, runs: int) -> None:
+def engines(samples: int, runs: int) -> tuple:
+    """The result line's fields: the dask fit against the local engine's (the reference), same results."""
     import distributed
 
     from calibration.search.engines import DaskEngine
@@ -80,7 +82,7 @@ def engines(samples: int, runs: int) -> None:
                                        dashboard_address=None)
     client = distributed.Client(cluster, set_as_default=False)
     try:
-        fits = {}
+        fits, medians = {}, {}
         for name, eng in (("local (threads)", "local"), ("dask, 2-worker LocalCluster", DaskEngine(client=client))):
             walls, cpus = [], []
             for _ in range(runs):
@@ -89,12 +91,15 @@ def engines(samples: int, runs: int) -> None:
                 walls.append(time.perf_counter() - t0)
                 cpus.append(time.process_time() - c0)
             w, c = statistics.median(walls), statistics.median(cpus)
+            medians[name] = (w, c)
             print(f"   {name:30s} {w:6.2f} s wall (median of {runs}), client CPU share {c / w:.2f}, "
                   f"load average {os.getloadavg()[0]:.1f}")
         a, b = fits.values()
         same = a.cv_results_.equals(b.cv_results_) and (a.heldout_score_, a.heldout_ci_, a.best_config_) == \
             (b.heldout_score_, b.heldout_ci_, b.best_config_)
         print(f"   identical results (cv_results_, best config, held-out score and interval): {same}")
+        (rw, rc), (dw, dc) = medians.values()
+        return (f"fit on dask (2 workers), {len(p.data):,} pairs (ref: local engine)", dw, dc, rw, rc, same)
     finally:
         client.close()
         cluster.close()
@@ -111,7 +116,7 @@ def main() -> int:
         print(json.dumps(one(args.samples, args.one)))
         return 0
     print(f"load average at start {os.getloadavg()}")
-    engines(args.samples, args.runs)
+    engine_result = engines(args.samples, args.runs)
 
     print("\n2. configs (each its own process; peak RSS = ru_maxrss; data = RSS after building the pairs)")
     print(f"   {'configs':>9} {'pairs':>8} {'wall s':>7} {'CPU share':>9} {'peak RSS MB':>11} {'data MB':>7} "
@@ -133,6 +138,10 @@ def main() -> int:
         r = child(s, "1e4") if s != args.samples else rows["1e4"]
         print(f"   {s:>8,} {r['pairs']:>8,} {r['wall']:>7.1f} {r['pairs'] * r['configs'] / r['wall'] / 1e6:>16.0f} "
               f"{r['load']:>5.1f}")
+    emit(*engine_result)
+    r = rows["1e4"]
+    emit(f"fit, {r['configs']:,} configs x {r['pairs']:,} pairs, own process (no ref)", r["wall"], r["cpu"],
+         load=r["load"])
     return 0
 
 

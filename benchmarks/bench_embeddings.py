@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
+from benchresult import emit  # noqa: E402
 from calibration.similarity import CachedEmbedder, MemoryVectorCache, SentenceTransformerEmbedder, text_key  # noqa: E402
 from calibration.similarity.onnx_backend import OnnxEmbedder, choose_threads, other_busy  # noqa: E402
 
@@ -128,7 +129,7 @@ def phase(name: str, data: list[str], runs: int, reference: SentenceTransformerE
         q_cos = np.sum(q_vecs.astype(np.float64) * ref_vecs, axis=1)
         print(f"  ONNX int8 (opt-in, {threads} thread{'s' if threads > 1 else ''}):             {q_rate:6.0f} texts/s  [{q_cond}]  "
               f"x{q_rate / ref_rate:.2f}; cosine to reference min {q_cos.min():.4f}, median {np.median(q_cos):.4f}")
-        out.update(reference=ref_rate, onnx=rate, int8=q_rate)
+        out.update(reference=ref_rate, onnx=rate, int8=q_rate, cosine=cos, load=load)
         return out
     finally:
         if hog is not None:
@@ -222,6 +223,9 @@ def main() -> None:
         print("\nsummary (texts/s): " + "; ".join(
             f"{p}: ONNX {r['onnx']:.0f} (target {TARGETS[p]:.0f}), reference {r['reference']:.0f}, int8 {r['int8']:.0f}"
             for p, r in results.items()))
+    for p, r in results.items():  # seconds for the texts, from the median rates
+        emit(f"ONNX encode, {len(data):,} texts, {p} (ref: sentence-transformers)", len(data) / r["onnx"], None,
+             len(data) / r["reference"], None, r["cosine"] >= 0.9999, load=r["load"])
 
 
 if __name__ == "__main__":

@@ -28,6 +28,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from benchresult import emit  # noqa: E402
+
 CHILD = r"""
 import contextlib, hashlib, io, json, os, resource, sys, time
 tree, project = sys.argv[1:3]
@@ -147,6 +149,10 @@ def main() -> None:
                   f"{'IDENTICAL' if same else 'DIFFERENT TOO'}. The first checker's F1 interval per config:")
             for label, runs in results.items():
                 print(f"  {label}: {runs[0]['intervals']}")
+        runs = results["this checkout"]
+        emit(f"concord evaluate, {args.samples if not args.project else '?'} samples (ref: sqlite3 read floor)",
+             statistics.median(r["wall"] for r in runs), statistics.median(r["cpu"] for r in runs), floor,
+             statistics.median(r["cpu"] for r in floors), load=statistics.median(r["load"] for r in runs))
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ from sklearn.metrics import cohen_kappa_score, roc_auc_score
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchresult import emit, skip  # noqa: E402
 from calibration.agreement import percentile_interval, resample_index_chunks  # noqa: E402
 from calibration.guarantee import score_band  # noqa: E402
 from calibration.schemes.judge import faithbench  # noqa: E402
@@ -93,19 +94,24 @@ def main() -> None:
     ap.add_argument("--bootstrap", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
-    t0 = time.perf_counter()
+    if not args.directory.is_dir():
+        print(f"no FaithBench data at {args.directory}: skipped")
+        skip("no data")
+        return
+    t0, c0 = time.perf_counter(), time.process_time()
     raw, lines = faithbench.load(args.directory)
     records = [SCHEME.parse(r).record for r in raw]
     ann = {a: {(ln["sample"], ""): {"label": ln["label"]} for ln in ls} for a, ls in lines.items()}
     rep = SCHEME.evaluate(records, {}, {"annotator_labels": ann, "n_boot": args.bootstrap, "seed": args.seed})
-    t_scheme = time.perf_counter() - t0
+    t_scheme, c_scheme = time.perf_counter() - t0, time.process_time() - c0
+    t0, c0 = time.perf_counter(), time.process_time()
     ids, y, scores, per = direct(args.directory)
     assert ids == [r.id for r in records], "sample order differs"
     draws = [idx for chunk in resample_index_chunks(len(ids), args.bootstrap, args.seed) for idx in chunk]
     print(f"FaithBench: {len(ids)} summaries, {len(per)} annotators, {int(y.sum())} hallucinated (any annotator, "
           f"Unwanted*); {args.bootstrap} bootstrap replicates over summaries, seed {args.seed}")
     print(f"{'detector':18} {'n':>4}  {'AUROC (scheme) [95% CI]':28} {'AUROC (sklearn) [95% CI]':28} match")
-    all_match = True
+    all_match, t_ref, c_ref = True, 0.0, 0.0
     for d in faithbench.DETECTORS:
         s = scores[d]
         ok = ~np.isnan(s)
@@ -116,6 +122,7 @@ def main() -> None:
             keep = ~np.isnan(ss)
             reps.append(roc_auc_score(yy[keep], 1 - ss[keep]) if 0 < yy[keep].sum() < keep.sum() else np.nan)
         lo, hi = percentile_interval(np.array(reps))
+        t_ref, c_ref = time.perf_counter() - t0, time.process_time() - c0  # files read + every detector's AUROCs
         f = rep.data["judges"][d]["auroc"]
         match = all(math.isclose(a, b, abs_tol=1e-9) for a, b in ((f["estimate"], est), (f["low"], lo), (f["high"], hi)))
         all_match &= match
@@ -140,6 +147,8 @@ def main() -> None:
     print("  " + ", ".join(f"{d} {k:.3f}" for d, k in c["judges"].items()))
     guaranteed(y, scores, args.seed)
     print(f"\nscheme evaluate: {t_scheme:.1f} s; all AUROCs and intervals match: {'yes' if all_match else 'NO'}")
+    emit(f"judge evaluate, FaithBench, {args.bootstrap} boot (ref: files + sklearn AUROCs)", t_scheme, c_scheme, t_ref,
+         c_ref, all_match)
     if not all_match:
         raise SystemExit(1)
 

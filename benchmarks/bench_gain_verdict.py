@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import beta
 
+from benchresult import emit
 from calibration.search import Calibrator, Grid, Space
 from calibration.search.objectives import kappa
 
@@ -155,6 +156,7 @@ def main() -> None:
     ap.add_argument("--folds", type=int, default=3)
     args = ap.parse_args()
     print(f"runs {args.runs}, bootstrap {args.boot}, folds {args.folds}, load {os.getloadavg()[0]:.1f}", flush=True)
+    t_all, c_all = time.perf_counter(), time.process_time()
 
     t = time.perf_counter()
     viol = violations_problem()
@@ -190,6 +192,8 @@ def main() -> None:
             gains.append(fit(problem, r, args.folds, args.boot))
         report("judge", case, gains, time.perf_counter() - t, want)
     print(f"load {os.getloadavg()[0]:.1f}")
+    emit(f"{6 * args.runs} calibrations, 6 cases x {args.runs} runs (no ref)", time.perf_counter() - t_all,
+         time.process_time() - c_all)
 
 
 def _tpfpfntn(machine: np.ndarray, human: np.ndarray) -> tuple[int, int, int, int]:

@@ -29,6 +29,7 @@ import psutil  # noqa: E402
 from PySide6.QtCore import QSettings  # noqa: E402
 from PySide6.QtGui import QStandardItem, QStandardItemModel  # noqa: E402
 
+from benchresult import emit  # noqa: E402
 from app.schemes.violations.corrections import accept_matches  # noqa: E402
 from app.gui.main import application  # noqa: E402
 from app.store import Project, UnitFilter  # noqa: E402
@@ -228,6 +229,10 @@ def bench(path: Path, runs: int) -> None:
     print(f"resident memory: {rss:.0f} MB (goal < 500 MB); after a vector-cache miss {rss_model:.0f} MB in the app "
           f"+ {rss_child:.0f} MB in the embedding helper process (first miss {miss_s:.1f} s incl. model load; "
           f"the helper exits after {embedproc.IDLE_SECONDS:.0f} s idle)")
+    med = statistics.median  # seconds; CPU: the GUI thread's own
+    emit(f"open window, {total:,} units (ref: eager QStandardItemModel)", med(opens), med(opens_cpu), eager)
+    emit("next sample, detail pane + list painted (no ref)", med(nexts), med(nexts_cpu))
+    emit("labeling action committed (no ref)", med(commits), med(commits_cpu))
 
 
 def main() -> int:

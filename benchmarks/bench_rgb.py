@@ -23,6 +23,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchresult import emit  # noqa: E402
 from calibration.schemes.rgb import CATALOGUE, RGB_EXTENDED, RGB_ORIGINAL, CheckerConfig, decide, features_from_records  # noqa: E402
 from calibration.schemes.rgb.records import RGBRecord  # noqa: E402
 from calibration.schemes.rgb.reference import reference_decision  # noqa: E402
@@ -118,6 +119,7 @@ def main() -> None:
     feats = features_from_records(records)
     med, share = measure(lambda: features_from_records(records), args.runs)
     print(f"features (both variants, once): median {med:.3f} s over {args.runs} runs, CPU share {share:.2f}")
+    results = []
     for cfg in (RGB_ORIGINAL, RGB_EXTENDED):
         med_e, share_e = measure(lambda: decide(features_from_records(records, (cfg.variant,)), [cfg]), args.runs)
         med_d, share_d = measure(lambda: decide(feats, [cfg]), args.runs)
@@ -133,6 +135,8 @@ def main() -> None:
               f"correct {d.correct.mean():.3f}, rejected {d.rejected.mean():.3f}, "
               f"detected {d.error_detected.mean():.3f}, corrected {d.error_corrected.mean():.3f}; "
               f"responses where engine and reference differ: {differ}")
+        results.append((f"{cfg.variant}: features + decide, {args.n:,} responses (ref: plain per response)", med_e,
+                        med_e * share_e, med_r, med_r * share_r, differ == 0))
     cfgs = random_configs(args.configs)
     med_m, share_m = measure(lambda: decide(feats, cfgs), args.runs)
     per = med_m / len(cfgs)
@@ -141,6 +145,8 @@ def main() -> None:
     print(f"load average after: {os.getloadavg()}")
     if args.rgb_data:
         real_data(args.rgb_data)
+    for r in results:
+        emit(*r)
 
 
 if __name__ == "__main__":

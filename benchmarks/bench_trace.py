@@ -29,6 +29,7 @@ import pyarrow as pa
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchresult import emit  # noqa: E402
 from calibration.schemes.trace import (  # noqa: E402
     adherence_decisions,
     judge_report,
@@ -122,6 +123,7 @@ def main() -> None:
 
     med, share, load, counts = timed(lambda: label_counts(records), args.runs)
     line("label_counts (one pass, once per label set)", n, med, share, load)
+    results = []
     for variant in ("trace_guide", "ragbench"):
         fmed, share, load, s = timed(lambda: scores_from_counts(counts, variant), max(args.runs, 5))  # noqa: B023
         line(f"  {variant} formulas on the counts", n, fmed, share, load)
@@ -130,6 +132,8 @@ def main() -> None:
         rmed, rshare, rload, slow = timed(lambda: ref.score_all(records, variant), args.runs)  # noqa: B023
         want = np.array([[d[c] for c in s.columns] for d in slow])
         assert np.array_equal(s.to_numpy(), want, equal_nan=True), "vectorised scores disagree with the reference"
+        results.append((f"{variant} scores end to end, {n:,} rows (ref: plain Python per record)", emed, emed * share,
+                        rmed, rmed * rshare, True))  # True: the assert above stops the run when they differ
         line(f"  {variant} plain-Python reference (per record)", n, rmed, rshare, rload,
              f"  end to end x{rmed / emed:.1f}, formulas x{rmed / fmed:,.0f}")
     med, share, load, rep = timed(lambda: judge_report(records), args.runs)
@@ -144,6 +148,8 @@ def main() -> None:
     med, share, load, _ = timed(lambda: [split_sentences(d) for d in docs], 1)
     print(f"  pySBD sentencization: {len(docs)} documents ({chars:,} chars) in {med:.2f} s = {chars / med:,.0f} chars/s, "
           f"{med / len(docs) * 1e3:.1f} ms/document; CPU share {share:.0%}, load {load:.2f}")
+    for r in results:
+        emit(*r)
 
 
 if __name__ == "__main__":

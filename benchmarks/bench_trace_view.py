@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from app.gui.undo import Session  # noqa: E402
+from benchresult import emit  # noqa: E402
 from app.gui.views.base import ViewContext  # noqa: E402
 from app.schemes.trace.views import TraceView  # noqa: E402
 from app.store import Project  # noqa: E402
@@ -69,6 +70,7 @@ def main() -> int:
         view.resize(1400, 900)
         view.show()
         app.processEvents()
+        timings = {}
         for kind in ("small", "big"):
             it = iter(range(1, args.runs + 1))
             view.show_unit({"sample_id": f"{kind}0", "unit": "annotator", "scheme": "trace"})
@@ -78,6 +80,7 @@ def main() -> int:
                 app.processEvents()  # paint, as the window would
 
             ms, share = median_ms(step, args.runs)
+            timings[kind] = (ms / 1000, ms / 1000 * share)  # seconds; CPU from the runs' share
             print(f"next sample, {kind} ({'30 docs x 20 sentences' if kind == 'big' else '1 doc x 3 sentences'}): "
                   f"median {ms:.1f} ms, CPU share {share:.0%}")
         view.doc_sel = 5
@@ -91,6 +94,7 @@ def main() -> int:
         print(f"toggle relevant (one SetLabels, re-render): median {ms:.1f} ms, CPU share {share:.0%}")
         print(f"load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}; {os.cpu_count()} CPUs")
         project.close()
+    emit("next sample, 30 docs x 20 sentences (ref: 1 doc x 3 sentences)", *timings["big"], *timings["small"])
     return 0
 
 

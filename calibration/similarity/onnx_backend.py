@@ -205,10 +205,7 @@ class OnnxEmbedder:
         root = Path(self._model_dir())
         onnx_file = self._onnx_file
         if onnx_file is None:
-            from calibration.similarity.onnx_export import ensure_onnx
-
-            onnx_file = str(ensure_onnx(root, int8=self.int8, name=self.cache_key.split(":", 1)[1],
-                                        open_file=checker))
+            onnx_file = str(exported_file(str(root), int8=self.int8, name=self.cache_key.split(":", 1)[1]))
         cfg = _read_json(root / "sentence_bert_config.json")
         self.max_seq_length = int(cfg.get("max_seq_length") or 512)
         self.lowercase = bool(cfg.get("do_lower_case", False))
@@ -290,6 +287,15 @@ class OnnxEmbedder:
 
     def __repr__(self) -> str:
         return f"OnnxEmbedder({self.model!r}{', int8' if self.int8 else ''})"
+
+
+def exported_file(model_dir: str, int8: bool = False, name: str = BUNDLED_MINILM) -> Path:
+    """The model's `.onnx` file in the cache, exported (and checked) the first time: one path for the lazy first
+    `encode` and for `concord models prepare`, which `make install` runs so the first use on a machine waits for
+    no export."""
+    from calibration.similarity.onnx_export import ensure_onnx
+
+    return ensure_onnx(model_dir, int8=int8, name=name, open_file=checker)
 
 
 def checker(model_dir: str, onnx_file: str) -> OnnxEmbedder:
