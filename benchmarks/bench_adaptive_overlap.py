@@ -30,6 +30,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchresult import emit, skip  # noqa: E402
 from calibration.annotators import item_agreement  # noqa: E402
 from calibration.overlap import Evidence, next_round, stratified_kappa, stratum  # noqa: E402
 from calibration.schemes.judge import faithbench  # noqa: E402
@@ -94,6 +95,9 @@ def main() -> None:
     ap.add_argument("--budgets", default="0.7,0.8,0.9,1.0")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
+    if not args.directory.is_dir():
+        skip("no data")
+        return
     wall, cpu = time.perf_counter(), time.process_time()
     labels, machine, near = load(args.directory, args.detector, args.margin)
     n = len(labels)
@@ -145,6 +149,7 @@ def main() -> None:
     load1, load5, _ = os.getloadavg()
     print(f"\n{time.perf_counter() - wall:.1f} s wall, CPU share {cpu_share:.2f} of one core; load average "
           f"{load1:.2f} (1 min), {load5:.2f} (5 min) on {os.cpu_count()} cores")
+    emit(f"adaptive-overlap replay, {args.orders} orders (no ref)", time.perf_counter() - wall, time.process_time() - cpu)
 
 
 if __name__ == "__main__":

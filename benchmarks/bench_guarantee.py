@@ -31,6 +31,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchresult import emit, skip  # noqa: E402
 from calibration.guarantee import decided, margins, problem_band  # noqa: E402
 from calibration.schemes.judge.records import JudgeOutput, JudgeRecord  # noqa: E402
 from calibration.schemes.judge.search import search_problem  # noqa: E402
@@ -141,6 +142,7 @@ def main() -> None:
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     print(f"{wall:.1f} s wall, {cpu:.1f} s CPU ({cpu / max(wall, 1e-9):.0%} of one core); load "
           f"{os.getloadavg()[0]:.1f}")
+    emit(f"guarantee over {splits} splits (no ref)", wall, cpu)
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchresult import emit, skip  # noqa: E402
 from calibration.annotators import item_agreement  # noqa: E402
 from calibration.planner import fit_exponent, subsample_halfwidths, units_for_halfwidth  # noqa: E402
 from calibration.schemes.judge import faithbench  # noqa: E402
@@ -39,6 +40,9 @@ def main() -> None:
     ap.add_argument("--bootstrap", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
+    if not args.directory.is_dir():
+        skip("no data")
+        return
     wall, cpu = time.perf_counter(), time.process_time()
     _, lines = faithbench.load(args.directory)
     by_sample: dict[str, list[tuple]] = {}
@@ -88,6 +92,7 @@ def main() -> None:
     load1, load5, _ = os.getloadavg()
     print(f"\n{time.perf_counter() - wall:.1f} s wall, CPU share {cpu_share:.2f} of one core; load average "
           f"{load1:.2f} (1 min), {load5:.2f} (5 min) on {os.cpu_count()} cores")
+    emit(f"planner check, {args.repeats} repeats (no ref)", time.perf_counter() - wall, time.process_time() - cpu)
 
 
 if __name__ == "__main__":

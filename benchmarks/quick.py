@@ -35,6 +35,7 @@ from benchresult import PREFIX  # noqa: E402
 
 # script name -> its small arguments (every bench_*.py needs an entry: tests/test_bench_quick.py checks it)
 QUICK: dict[str, list[str]] = {
+    "bench_adaptive_overlap": ["--orders", "2", "--bootstrap", "100"],
     "bench_addm": ["--businesses", "2000", "--grid-businesses", "300", "--runs", "1", "--boot", "20",
                    "--slice", "500"],
     "bench_agreement": ["--units", "2000", "--repeats", "1", "--n-boot", "50"],
@@ -47,9 +48,11 @@ QUICK: dict[str, list[str]] = {
     "bench_evaluate_schemes": ["--samples", "100", "--runs", "1", "--schemes", "violations,rgb,trace"],
     "bench_faithbench": ["--bootstrap", "100"],
     "bench_gain_verdict": ["--runs", "3", "--boot", "50"],
+    "bench_guarantee": ["--quick"],
     "bench_gui": ["--samples", "1000", "--runs", "2"],
     "bench_import": ["--samples", "2000", "--reimport", "1000"],
     "bench_matching": ["--samples", "300", "--runs", "1", "--slice", "2000"],
+    "bench_planner": ["--starts", "100", "--targets", "0.08", "--repeats", "1", "--bootstrap", "100"],
     "bench_queue": ["--seeds", "1", "--pool", "300", "--max-labels", "200"],
     "bench_rgb": ["--n", "2000", "--runs", "1", "--reference-runs", "1", "--configs", "16"],
     "bench_trace": ["--rows", "1000", "--runs", "1", "--sentencize", "20"],
