@@ -67,8 +67,9 @@ def run(args: argparse.Namespace) -> int:
 
     with Project.open(args.project) as project, valid_labels(project, args.scheme, args.guideline_version) as guide:
         out = agreement(project, schemes=args.scheme, iou=args.iou, n_boot=args.bootstrap, seed=args.seed)
-        from app.commands.agreement_quality import add_figures, print_tables
+        from app.commands.agreement_quality import add_figures, adaptive_figures, print_adaptive, print_tables
 
+        out["adaptive_overlap"] = adaptive_figures(project, args, out)
         add_figures(project, args, out)
     out["guideline"] = guide
     if args.json:
@@ -97,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
     ov = out["overall"]
     t.add_row("all", "pooled", "", fmt(ov.get("kappa")), fmt(ov.get("alpha")), fmt(ov.get("span_f1")), fmt(ov.get("u_alpha")))
     print_table(console, t)
+    print_adaptive(out["adaptive_overlap"], fmt)
     t = Table(title="annotator pairs (pooled over kinds)")
     for col in ("a", "b", "items", "Cohen's kappa", "span P", "span R", "span F1"):
         t.add_column(col)
