@@ -249,7 +249,7 @@ def test_cli_prints_and_validates_the_new_figures(tmp_path: Path, clock: Clock,
     plain = agreement(Project.open(path), n_boot=0)
     assert main(["agreement", path, "--bootstrap", "0", "--json"]) == 0
     assert {k: v for k, v in json.loads(capsys.readouterr().out).items() if k != "schema_version"} == {
-        **plain, "guideline": {}}  # no guideline stored: nothing set aside
+        **plain, "guideline": {}, "adaptive_overlap": None}  # no guideline stored: nothing set aside; no adaptive round
     for bad in (["--over", "someday"], ["--over", "time", "--window", "1"], ["--over", "time", "--window", "month"]):
         with pytest.raises(SystemExit) as exc:
             main(["agreement", path, *bad])
