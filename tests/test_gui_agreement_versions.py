@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from app.gui.agreement_quality import version_markers
 from app.services.agreement import agreement_over_time, collect_labels
 from app.store import Change, Project
 from app.store import guidelines as guideline_store
@@ -18,7 +19,7 @@ from tests.test_several_annotators import make as make_pairs
 GOOD, SWAPPED = [[0, 0], [1, 1]], [[0, 1], [1, 0]]
 
 
-def _two_versions(path: Path, clock: Clock) -> None:
+def _two_versions(path: Path, clock: Clock) -> None:  # noqa: F811 - the fixture passed on
     """v1 on day 0, ana and ben agree on s0-s11 on days 0 and 1; v2 on day 2, ben swaps most units on days 2 and 3."""
     rng = random.Random(4)
     p = make_pairs(path, n=24)
@@ -80,3 +81,15 @@ def test_version_markers_and_the_by_version_tab(qtbot, open_window, tmp_path: Pa
     assert "violations v2" in by_version.note.text()
     panel.grab().save(str(tmp_path / "agreement_by_version.png"))
     print(tmp_path)
+
+
+def test_version_markers_sit_between_the_windows_around_each_change() -> None:
+    windows = [{"last": f"2026-03-0{d}T18:00:00+00:00"} for d in (2, 3, 5)]
+    one = {"rubric": [{"version": 1, "created_at": "2026-03-01T09:00:00.000+00:00"},  # before every window: no line
+                      {"version": 2, "created_at": "2026-03-04T09:00:00.000+00:00"},
+                      {"version": 3, "created_at": "2026-03-06T09:00:00.000+00:00"}]}  # after the last window
+    assert version_markers(windows, one) == [(2.5, "v2"), (3.5, "v3")]
+    two = {**one, "judge": [{"version": 1, "created_at": "2026-03-01T09:00:00+00:00"},
+                            {"version": 2, "created_at": "2026-03-02T20:00:00+00:00"}]}
+    assert version_markers(windows, two) == [(1.5, "judge v2"), (2.5, "rubric v2"), (3.5, "rubric v3")]
+    assert version_markers(windows, {}) == [] and version_markers([], one) == []

@@ -76,7 +76,7 @@ def version_markers(windows: Sequence[Mapping[str, Any]], history: Mapping[str, 
     for scheme, versions in sorted(history.items()):
         for v in versions[1:]:
             before = sum(1 for e in ends if e < _epoch(v["created_at"]))
-            if 0 < before < len(ends) + 1:
+            if before:
                 out.append((before + 0.5, f"v{v['version']}" if len(history) == 1 else f"{scheme} v{v['version']}"))
     return out
 
