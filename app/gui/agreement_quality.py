@@ -69,13 +69,13 @@ def version_markers(windows: Sequence[Mapping[str, Any]], history: Mapping[str, 
     """(x, "v2") for each guideline version after the first, between the last window that ended before it came
     into force and the next (x = 1 for the first window); none where no window ended before it. With guidelines in
     more than one scheme the text names the scheme ("rubric v2")."""
-    from app.services.agreement import _epoch
+    from app.services.agreement import epoch
 
-    ends = [_epoch(w["last"]) for w in windows]
+    ends = [epoch(w["last"]) for w in windows]
     out = []
     for scheme, versions in sorted(history.items()):
         for v in versions[1:]:
-            before = sum(1 for e in ends if e < _epoch(v["created_at"]))
+            before = sum(1 for e in ends if e < epoch(v["created_at"]))
             if before:
                 out.append((before + 0.5, f"v{v['version']}" if len(history) == 1 else f"{scheme} v{v['version']}"))
     return out

@@ -142,7 +142,7 @@ def post_stratified(project: Any, *, schemes: Sequence[str] | None = None, n_boo
     one recorded when its second annotator was added; a unit with one label (or a pair without a record: not an
     adaptive choice) is in the stratum its first label and the machine give now, which for one label is what an
     adaptive round would see. None when no adaptive round recorded its signals."""
-    from app.services.agreement import _epoch, json_finite, record_items
+    from app.services.agreement import epoch, json_finite, record_items
 
     recorded = project.adaptive_strata()
     if not recorded:
@@ -152,7 +152,7 @@ def post_stratified(project: Any, *, schemes: Sequence[str] | None = None, n_boo
         return None
     first_at: dict[tuple[str, str, str], float] = {}
     for (sid, unit, _kind, annotator), (ts, *_rest) in project.label_times().items():
-        t = _epoch(ts)
+        t = epoch(ts)
         first_at[(sid, unit, annotator)] = min(t, first_at.get((sid, unit, annotator), t))
     records: dict[str, dict[str, Any]] = {}
     first, second, strata, recorded_pairs = [], [], [], 0
