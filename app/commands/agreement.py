@@ -9,8 +9,11 @@ seconds per decision and flags; --over time [--window day|week|N] (--window alon
 and span F1 per window, a drop whose interval lies below the previous window's flagged; --over version the same per
 guideline version of each scheme (each label under the version it was given under). --guideline-version N: only
 the labels valid under that version (default: the current one; `concord guideline`).
+After `assign-work --overlap adaptive` rounds, the kappa between each unit's first two annotators weighted to all
+units (post-stratified by the signals the rounds chose on) is printed beside the pooled kappa over the units as
+labeled, which leans low because the uncertain units got their second annotator more often.
 --json keys: schema_version, overall.kappa, overall.alpha, overall.span_f1 (each {estimate, low, high, n_valid}
-or null), schemes, pairs, annotators, guideline (docs/json.md).
+or null), schemes, pairs, annotators, guideline, adaptive_overlap (docs/json.md).
 """
 from __future__ import annotations
 
