@@ -437,4 +437,4 @@ class IntervalChart(QWidget):
             p.setPen(pen)
             p.drawLine(QPointF(a.x(), r.top()), QPointF(a.x(), r.bottom()))
             p.setPen(text)
-            p.drawText(QRectF(a.x() + 3, r.top(), 120, 14), Qt.AlignmentFlag.AlignLeft, label)
+            p.drawText(QRectF(a.x() + 3, r.top(), 160, p.fontMetrics().height()), Qt.AlignmentFlag.AlignLeft, label)
