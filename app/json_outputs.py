@@ -21,7 +21,7 @@ VERSIONS: dict[str, int] = {
     "status": 3,  # 3: a scheme's own counts under "scheme_counts"; 2: the project file's version moved to "project_schema_version"
     "evaluate": 4,  # 4: a scheme's "guideline" (the version its labels were valid under); 2: {scheme: report data} (1 was one report); 3: trace's "means"
     "calibrate": 5,  # 5: guarantee (with --guarantee) and reference (with --reference); 4: "guideline"; 3: gain (and forced with --apply) added; 2: the presets' scores under "baselines" (1: "defaults")
-    "agreement": 4,  # 4: guideline, over_version added; 3: annotator_quality, over_time added; 2: overall.span_f1 an interval (1: a number)
+    "agreement": 5,  # 5: adaptive_overlap added; 4: guideline, over_version added; 3: annotator_quality, over_time added; 2: overall.span_f1 an interval (1: a number)
     "queue": 2,  # 2: n_requeued, and each unit's reason (units back after a guideline change)
     "splits": 2,  # 2: an object {"splits": [...]} (1: a bare list)
     "merge": 1,

@@ -238,7 +238,7 @@ def test_cli_prints_and_validates_the_new_figures(tmp_path: Path, clock: Clock,
     path = str(tmp_path / "p.concord")
     assert main(["agreement", path, "--annotators", "--over", "time", "--bootstrap", "200", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["schema_version"] == 4 and errors("agreement", data) == []
+    assert data["schema_version"] == 5 and errors("agreement", data) == []
     assert [w["drops"] for w in data["over_time"]["windows"]] == [[], [], ["kappa", "alpha"]]
     assert {r["annotator"] for r in data["annotator_quality"]} == {"ana", "ben"}
     assert main(["agreement", path, "--annotators", "--over", "time", "--window", "week", "--bootstrap", "50"]) == 0
@@ -249,7 +249,7 @@ def test_cli_prints_and_validates_the_new_figures(tmp_path: Path, clock: Clock,
     plain = agreement(Project.open(path), n_boot=0)
     assert main(["agreement", path, "--bootstrap", "0", "--json"]) == 0
     assert {k: v for k, v in json.loads(capsys.readouterr().out).items() if k != "schema_version"} == {
-        **plain, "guideline": {}}  # no guideline stored: nothing set aside
+        **plain, "guideline": {}, "adaptive_overlap": None}  # no guideline stored: nothing set aside; no adaptive round
     for bad in (["--over", "someday"], ["--over", "time", "--window", "1"], ["--over", "time", "--window", "month"]):
         with pytest.raises(SystemExit) as exc:
             main(["agreement", path, *bad])

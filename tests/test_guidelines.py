@@ -231,7 +231,7 @@ def test_agreement_over_version_flags_a_drop_and_guideline_version_selects_label
         assert len(p.annotator_label_rows()) == 96  # outside the block every label again
     assert main(["agreement", str(path), "--over", "version", "--bootstrap", "200", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["schema_version"] == 4 and errors("agreement", data) == []
+    assert data["schema_version"] == 5 and errors("agreement", data) == []
     assert [w["drops"] for w in data["over_version"]["windows"]] == [[], ["kappa", "alpha"]]
     assert data["guideline"]["violations"]["version"] == 2 and data["overall"]["kappa"]["estimate"] < 0.5
     assert main(["agreement", str(path), "--guideline-version", "1", "--bootstrap", "0", "--json"]) == 0

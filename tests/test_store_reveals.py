@@ -34,7 +34,7 @@ def test_an_older_project_migrates_to_v7_with_nothing_lost(tmp_path: Path) -> No
     path = tmp_path / "old.concord"
     old_events = _v5_project(path)
     with Project.open(path) as p:
-        assert p.schema_version == 7
+        assert p.schema_version >= 7  # later migrations (v8: adaptive strata) leave v7's content as it was
         events = p.events()
         assert [tuple(v for k, v in e.items() if k not in ("machine_visible", "guideline_version"))
                 for e in events] == old_events

@@ -9,8 +9,11 @@ seconds per decision and flags; --over time [--window day|week|N] (--window alon
 and span F1 per window, a drop whose interval lies below the previous window's flagged; --over version the same per
 guideline version of each scheme (each label under the version it was given under). --guideline-version N: only
 the labels valid under that version (default: the current one; `concord guideline`).
+After `assign-work --overlap adaptive` rounds, the kappa between each unit's first two annotators weighted to all
+units (post-stratified by the signals the rounds chose on) is printed beside the pooled kappa over the units as
+labeled, which leans low because the uncertain units got their second annotator more often.
 --json keys: schema_version, overall.kappa, overall.alpha, overall.span_f1 (each {estimate, low, high, n_valid}
-or null), schemes, pairs, annotators, guideline (docs/json.md).
+or null), schemes, pairs, annotators, guideline, adaptive_overlap (docs/json.md).
 """
 from __future__ import annotations
 
@@ -67,8 +70,9 @@ def run(args: argparse.Namespace) -> int:
 
     with Project.open(args.project) as project, valid_labels(project, args.scheme, args.guideline_version) as guide:
         out = agreement(project, schemes=args.scheme, iou=args.iou, n_boot=args.bootstrap, seed=args.seed)
-        from app.commands.agreement_quality import add_figures, print_tables
+        from app.commands.agreement_quality import add_figures, adaptive_figures, print_adaptive, print_tables
 
+        out["adaptive_overlap"] = adaptive_figures(project, args, out)
         add_figures(project, args, out)
     out["guideline"] = guide
     if args.json:
@@ -97,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
     ov = out["overall"]
     t.add_row("all", "pooled", "", fmt(ov.get("kappa")), fmt(ov.get("alpha")), fmt(ov.get("span_f1")), fmt(ov.get("u_alpha")))
     print_table(console, t)
+    print_adaptive(out["adaptive_overlap"], fmt)
     t = Table(title="annotator pairs (pooled over kinds)")
     for col in ("a", "b", "items", "Cohen's kappa", "span P", "span R", "span F1"):
         t.add_column(col)

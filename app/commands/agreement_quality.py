@@ -56,6 +56,31 @@ def add_figures(project: Any, args: argparse.Namespace, out: dict[str, Any]) -> 
                                                       scope=collect_labels(project, args.scheme), over="version")
 
 
+def adaptive_figures(project: Any, args: argparse.Namespace, out: dict[str, Any]) -> dict[str, Any] | None:
+    """After adaptive-overlap rounds: the kappa between each unit's first two annotators weighted to all units
+    (post-stratified by the signals the rounds chose on) beside the plain pooled kappa over the units as labeled;
+    None for a project without adaptive rounds."""
+    from app.services.overlap import post_stratified
+
+    res = post_stratified(project, schemes=args.scheme, n_boot=args.bootstrap, seed=args.seed)
+    if res is None:
+        return None
+    return {"kappa_weighted": res.pop("kappa"), "kappa_as_labeled": out["overall"]["kappa"], **res}
+
+
+def print_adaptive(res: dict[str, Any] | None, fmt: Any) -> None:
+    if res is None:
+        return
+    print(f"adaptive overlap: the uncertain units got a second annotator more often, so the pooled kappa over the "
+          f"units as labeled leans low\n  kappa weighted to all units (first two annotators, post-stratified over "
+          f"{res['strata']} strata of the signals the rounds chose on; {res['pairs']} pairs of {res['units']} units): "
+          f"{fmt(res['kappa_weighted'])}\n  kappa over the units as labeled (Fleiss, pooled, as above): "
+          f"{fmt(res['kappa_as_labeled'])}")
+    if res["strata_unobserved"]:
+        print(f"  {res['strata_unobserved']} stratum/strata without a pair are left out of the weights (--audit "
+              "gives confident units a second label too)")
+
+
 def cell(value: Any) -> Text:
     """User data (names, categories) as a table cell: never markup, control characters written as escapes."""
     s = str(value)

@@ -100,11 +100,11 @@ def run(args: argparse.Namespace) -> int:
         if adaptive:
             from app.services.overlap import decide
 
-            more, summary = decide(project, target=0.75 if args.target is None else args.target,
+            more, summary, signals = decide(project, target=0.75 if args.target is None else args.target,
                                    max_overlap=3 if args.max_overlap is None else args.max_overlap,
                                    budget=args.budget, audit=0.1 if args.audit is None else args.audit,
                                    seed=args.seed, schemes=args.scheme)
-            out = project.assign_adaptive(names, more, seed=args.seed, schemes=args.scheme)
+            out = project.assign_adaptive(names, more, seed=args.seed, schemes=args.scheme, signals=signals)
             summary.update(more=out.pop("more"), no_annotator_left=out.pop("no_annotator_left"))
             out["adaptive"] = summary
         else:

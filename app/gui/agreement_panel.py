@@ -2,7 +2,8 @@
 same service (app.services.agreement.agreement) in a worker: per scheme and label kind Fleiss' kappa, Krippendorff's
 alpha, span F1 and unitizing alpha; Cohen's kappa and span P/R/F1 per annotator pair; the per-annotator table.
 Every figure with its 95% bootstrap interval over samples. Two more tabs (issue #29, app/gui/agreement_quality.py):
-each annotator's quality figures and flags, and agreement per time window as a chart with drops flagged."""
+each annotator's quality figures and flags, agreement per time window as a chart with drops flagged and guideline
+version changes marked, and agreement per guideline version (`concord agreement --over version`'s figures)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -121,6 +122,8 @@ class AgreementPanel(QDialog):
         self.tabs.addTab(self.quality, "Annotator quality")
         self.over_time = OverTimePage()
         self.tabs.addTab(self.over_time, "Over time")
+        self.by_version = OverTimePage(by_version=True)
+        self.tabs.addTab(self.by_version, "By guideline version")
         from app.gui.plan_page import PlanPage  # the sample-size planner (issue #29 item 4)
 
         self.plan = PlanPage(window)
@@ -152,8 +155,13 @@ class AgreementPanel(QDialog):
             with Project.open(path) as wp:  # the worker's own connection
                 out = agreement(wp, iou=iou, n_boot=n_boot)
                 scope = collect_labels(wp)
-                return {**out, "annotator_quality": annotator_quality(wp, n_boot=n_boot, scope=scope),
-                        "over_time": agreement_over_time(wp, window=window, iou=iou, n_boot=n_boot, scope=scope)}
+                res = {**out, "annotator_quality": annotator_quality(wp, n_boot=n_boot, scope=scope),
+                       "over_time": agreement_over_time(wp, window=window, iou=iou, n_boot=n_boot, scope=scope),
+                       "guideline_history": {s: wp.guideline_history(s) for s in wp.guideline_schemes()}}
+                with wp.every_label():  # each label under the version it was given under, as --over version
+                    res["over_version"] = agreement_over_time(wp, iou=iou, n_boot=n_boot, over="version",
+                                                              scope=collect_labels(wp))
+                return res
 
         task = Task(work, "agreement")
         self.task = task
@@ -174,7 +182,9 @@ class AgreementPanel(QDialog):
     def show_result(self, out: dict[str, Any]) -> None:
         out = dict(out)  # the --annotators and --over time figures go to their tabs; `result` is `agreement`'s
         self.quality.set_rows(out.pop("annotator_quality", None))
-        self.over_time.set_windows(out.pop("over_time", None))
+        history = out.pop("guideline_history", None)
+        self.over_time.set_windows(out.pop("over_time", None), history)
+        self.by_version.set_windows(out.pop("over_version", None))
         self.result = out
         rows = kind_rows(out)
         self.tables["kinds"][0].set_records(rows)

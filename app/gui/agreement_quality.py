@@ -1,8 +1,10 @@
 """The agreement panel's issue #29 tabs: a table per annotator (agreement with the adjudicated or majority label of
 the others, drift, seconds per decision, flags) and agreement per time window (a chart with drops flagged, and the
-same figures as a table). The figures are `concord agreement --annotators --over time`'s, shown as plain text."""
+same figures as a table) with a dashed line where a guideline version came into force, and agreement per guideline
+version. The figures are `concord agreement --annotators --over time|version`'s, shown as plain text."""
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QVBoxLayout, QWidget
@@ -62,12 +64,32 @@ class QualityPage(QWidget):
                                  "_tip_flags": "\n".join(f["detail"] for f in r["flags"]) or None} for r in rows or ()])
 
 
-class OverTimePage(QWidget):
-    """Agreement per window: the chosen statistic as points with interval bars, drops in vermillion; the table."""
+def version_markers(windows: Sequence[Mapping[str, Any]], history: Mapping[str, Sequence[Mapping[str, Any]]]
+                    ) -> list[tuple[float, str]]:
+    """(x, "v2") for each guideline version after the first, between the last window that ended before it came
+    into force and the next (x = 1 for the first window); none where no window ended before it. With guidelines in
+    more than one scheme the text names the scheme ("rubric v2")."""
+    from app.services.agreement import epoch
 
-    def __init__(self) -> None:
+    ends = [epoch(w["last"]) for w in windows]
+    out = []
+    for scheme, versions in sorted(history.items()):
+        for v in versions[1:]:
+            before = sum(1 for e in ends if e < epoch(v["created_at"]))
+            if before:
+                out.append((before + 0.5, f"v{v['version']}" if len(history) == 1 else f"{scheme} v{v['version']}"))
+    return out
+
+
+class OverTimePage(QWidget):
+    """Agreement per window (or, `by_version`, per scheme and guideline version): the chosen statistic as points
+    with interval bars, drops in vermillion, guideline version changes as dashed lines; the table."""
+
+    def __init__(self, by_version: bool = False) -> None:
         super().__init__()
+        self.by_version = by_version
         self.data: dict[str, Any] | None = None
+        self.markers: list[tuple[float, str]] = []
         lay = QVBoxLayout(self)
         top = QHBoxLayout()
         self.statistic = QComboBox()
@@ -81,19 +103,24 @@ class OverTimePage(QWidget):
         lay.addLayout(top)
         self.chart = IntervalChart(empty_text="No unit labelled by two or more annotators yet")
         lay.addWidget(self.chart, 2)
-        self.model = RecordTableModel(WINDOW_COLUMNS, self)
+        columns = (Column("window", "Scheme and version"), *WINDOW_COLUMNS[1:]) if by_version else WINDOW_COLUMNS
+        self.model = RecordTableModel(columns, self)
         self.table = make_table(self.model)
-        self.table.setObjectName("agreement_over_time")
+        self.table.setObjectName("agreement_by_version" if by_version else "agreement_over_time")
         self.table.horizontalHeader().setStretchLastSection(True)
         lay.addWidget(self.table, 1)
 
-    def set_windows(self, data: dict[str, Any] | None) -> None:
+    def set_windows(self, data: dict[str, Any] | None,
+                    history: Mapping[str, Sequence[Mapping[str, Any]]] | None = None) -> None:
+        """Show `agreement_over_time`'s figures; `history` (scheme -> guideline_history) places the version lines."""
         self.data = data
         windows = (data or {}).get("windows", [])
+        self.markers = [] if self.by_version else version_markers(windows, history or {})
         self.model.set_records([{**w, "_bg": "#ffe0d6" if w["drops"] else None} for w in windows])
         dropped = [w["window"] for w in windows if w["drops"]]
-        self.note.setText(("Drop (interval below the previous window's): " + ", ".join(dropped)) if dropped else
-                          "No window's interval lies below the previous one's." if windows else "")
+        previous = "the same scheme's previous version's" if self.by_version else "the previous window's"
+        self.note.setText((f"Drop (interval below {previous}): " + ", ".join(dropped)) if dropped else
+                          f"No interval lies below {previous}." if windows else "")
         self._draw()
 
     def _draw(self) -> None:
@@ -101,6 +128,8 @@ class OverTimePage(QWidget):
         windows = (self.data or {}).get("windows", [])
         cis = [w.get(key) or {} for w in windows]
         self.chart.set_data(range(1, len(windows) + 1), [c.get("estimate") for c in cis], [c.get("low") for c in cis],
-                            [c.get("high") for c in cis], f"window ({(self.data or {}).get('window', '')})",
+                            [c.get("high") for c in cis],
+                            "guideline version" if self.by_version else
+                            f"window ({(self.data or {}).get('window', '')})",
                             self.statistic.currentText(), flagged=[key in w["drops"] for w in windows],
-                            x_labels=[w["window"] for w in windows])
+                            x_labels=[w["window"] for w in windows], markers=self.markers)

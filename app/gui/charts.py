@@ -343,15 +343,17 @@ class IntervalChart(QWidget):
         self.tick_labels: list[str] = []  # the y axis's labels as last drawn
         self.flagged: list[bool] = []  # points drawn as flagged (agreement over time: a drop)
         self.x_labels: list[str] = []  # text under each x instead of the number (e.g. a window's date)
+        self.markers: list[tuple[float, str]] = []  # (x, text): a dashed vertical line (a guideline version change)
 
     def set_data(self, xs: Sequence[float], ys: Sequence[float | None], los: Sequence[float | None],
                  his: Sequence[float | None], x_label: str, y_label: str, *, flagged: Sequence[bool] = (),
-                 x_labels: Sequence[str] = ()) -> None:
+                 x_labels: Sequence[str] = (), markers: Sequence[tuple[float, str]] = ()) -> None:
         self.xs = [float(x) for x in xs]
         self.ys, self.los, self.his = list(ys), list(los), list(his)
         self.x_label, self.y_label = x_label, y_label
         self.flagged = [bool(f) for f in flagged] + [False] * (len(self.xs) - len(flagged))
         self.x_labels = list(x_labels)
+        self.markers = [(float(x), str(t)) for x, t in markers]
         self.update()
 
     def points(self) -> list[tuple[float, float, float | None, float | None]]:
@@ -378,7 +380,7 @@ class IntervalChart(QWidget):
         x0, x1 = min(x for x, *_ in pts), max(x for x, *_ in pts)
         if x1 == x0:
             x0, x1 = x0 - 1, x1 + 1
-        elif self.x_labels:  # room for the first and last text labels
+        elif self.x_labels or self.markers:  # room for the first and last text labels and a marker between windows
             x0, x1 = x0 - 0.5, x1 + 0.5
         ys = [v for _, y, lo, hi in pts for v in (y, lo, hi) if v is not None and v == v]
         ticks = nice_ticks(min(ys), max(ys))  # the axis spans round ticks around the points and intervals
@@ -393,6 +395,7 @@ class IntervalChart(QWidget):
             p.drawText(QRectF(a.x() - half, r.bottom() + 2, 2 * half, line), Qt.AlignmentFlag.AlignCenter, label)
         p.drawText(QRectF(r.left(), r.bottom() + line + 4, r.width(), line), Qt.AlignmentFlag.AlignCenter, self.x_label)
         p.drawText(QRectF(r.left(), 2, r.width(), line), Qt.AlignmentFlag.AlignLeft, self.y_label)
+        self._draw_markers(p, r, at, y0, x0, x1, text)
         band = QColor(SERIES_COLOURS[0])
         p.setPen(QPen(band, 1.5))
         for x, _, lo, hi in pts:  # the interval: a vertical bar with caps
@@ -416,3 +419,24 @@ class IntervalChart(QWidget):
             a = at(x, y)
             p.drawEllipse(a, 5.5, 5.5)
             p.drawText(QRectF(a.x() - 30, a.y() + 7, 60, 14), Qt.AlignmentFlag.AlignCenter, "drop")
+
+    def drawn_markers(self) -> list[tuple[float, str]]:
+        """The markers inside the x range of the drawn points (those `paintEvent` draws)."""
+        pts = self.points()
+        if not pts:
+            return []
+        lo, hi = min(x for x, *_ in pts) - 1, max(x for x, *_ in pts) + 1
+        return [(x, t) for x, t in self.markers if lo < x < hi]
+
+    def _draw_markers(self, p: QPainter, r: QRectF, at: Callable[[float, float], QPointF], y0: float, x0: float,
+                      x1: float, text: QColor) -> None:
+        """A dashed grey vertical line per marker, its text at the top right of the line."""
+        pen = QPen(QColor("#757575"), 1.2, Qt.PenStyle.DashLine)
+        for x, label in self.drawn_markers():
+            if not x0 <= x <= x1:
+                continue
+            a = at(x, y0)
+            p.setPen(pen)
+            p.drawLine(QPointF(a.x(), r.top()), QPointF(a.x(), r.bottom()))
+            p.setPen(text)
+            p.drawText(QRectF(a.x() + 3, r.top(), 160, p.fontMetrics().height()), Qt.AlignmentFlag.AlignLeft, label)

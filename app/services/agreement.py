@@ -215,6 +215,9 @@ def _epoch(ts: str) -> float:
     return (t if t.tzinfo else t.replace(tzinfo=UTC)).timestamp()
 
 
+epoch = _epoch  # public name for the adaptive-overlap weighting (app/services/overlap.py) and the version markers
+
+
 def _timed_items(project: Any, scope: Mapping[str, Any]) -> list[tuple]:
     """Every item label of `scope` as (sample, item, annotator, category, kind, ts, adjudicated, target, imported):
     the calibration.annotator_quality columns plus the target (scheme, sample, unit, kind) it belongs to and whether

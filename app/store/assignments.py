@@ -5,7 +5,8 @@ annotator sees a share of every checker and the overlap units needed for agreeme
 a stratum the units are shuffled with the seed and each goes to the annotators with the fewest units so far (in the
 stratum, then overall; remaining ties in a seeded order), so loads differ by at most one per stratum.
 `assign_adaptive` (issue #29, adaptive overlap) writes what app/services/overlap.py decided: a first annotator
-for units nobody has, one more for the uncertain ones.
+for units nobody has, one more for the uncertain ones, each with the signals the choice rested on (`stratum`, schema
+v8), which `adaptive_strata` gives back to the post-stratified agreement (app/services/overlap.py).
 Blind mode (meta `blind`, on by default once work is assigned): the app shows an annotator only their own labels
 and queue; the store only keeps the flag.
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from app.names import annotator_name
@@ -38,11 +39,12 @@ class AssignmentsMixin(ProjectBase):
         return out
 
     def assign_adaptive(self, annotators: Sequence[str], more: Sequence[tuple[str, str]], *, seed: int = 0,
-                        schemes: Sequence[str] | None = None) -> dict[str, Any]:
+                        schemes: Sequence[str] | None = None,
+                        signals: Mapping[tuple[str, str], Mapping[str, Any]] | None = None) -> dict[str, Any]:
         """Adaptive overlap's writes, in one transaction: one annotator for every unit that has neither an annotator
         nor a human label yet (as `assign_work` with overlap 1), and one more for each unit of `more` (sample_id,
         unit): of `annotators`, one neither assigned to it nor with a label on it, the least loaded (ties in a
-        seeded order). Returns the first
+        seeded order), stored with `signals[(sample_id, unit)]` (as JSON) when given. Returns the first
         pass's counts plus `more` (units given another annotator) and `no_annotator_left` (units of `more` every
         named annotator already has)."""
         names = list(dict.fromkeys(annotator_name(a, "annotators") for a in annotators))
@@ -70,11 +72,14 @@ class AssignmentsMixin(ProjectBase):
                 chosen = min(free, key=lambda a: total[a])
                 total[chosen] += 1
                 taken.setdefault((sid, unit), set()).add(chosen)
-                rows.append((sid, unit, chosen, ts))
-            c.executemany("INSERT INTO assignments (sample_id, unit, annotator, created_at) VALUES (?, ?, ?, ?)", rows)
+                signal = (signals or {}).get((sid, unit))
+                rows.append((sid, unit, chosen, ts,
+                             None if signal is None else json.dumps(signal, sort_keys=True, default=repr)))
+            c.executemany("INSERT INTO assignments (sample_id, unit, annotator, created_at, stratum) "
+                          "VALUES (?, ?, ?, ?, ?)", rows)
             if rows and c.execute("SELECT value FROM meta WHERE key = 'blind'").fetchone() is None:
                 c.execute("INSERT INTO meta VALUES ('blind', '1')")
-        for _, _, a, _ in rows:
+        for _, _, a, *_ in rows:
             out["per_annotator"][a] = out["per_annotator"].get(a, 0) + 1
         out.update(assignments=out["assignments"] + len(rows), more=len(rows), no_annotator_left=left)
         return out
@@ -84,6 +89,12 @@ class AssignmentsMixin(ProjectBase):
         return [(s, u, a, sc or "") for s, u, a, sc in self.conn.execute(
             "SELECT a.sample_id, a.unit, a.annotator, u.scheme FROM assignments a "
             "LEFT JOIN units u ON u.sample_id = a.sample_id AND u.unit = a.unit")]
+
+    def adaptive_strata(self) -> dict[tuple[str, str, str], dict[str, Any]]:
+        """(sample_id, unit, annotator) -> the unit's signals when adaptive overlap added that annotator (only the
+        assignments that recorded them: schema v8 and later)."""
+        return {(s, u, a): json.loads(v) for s, u, a, v in self.conn.execute(
+            "SELECT sample_id, unit, annotator, stratum FROM assignments WHERE stratum IS NOT NULL")}
 
     def assigned_units(self, annotator: str) -> list[tuple[str, str]]:
         """The annotator's queue: (sample_id, unit) in the unit list's order (empty when nothing is assigned)."""

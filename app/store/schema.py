@@ -266,3 +266,22 @@ def _v7(conn: sqlite3.Connection) -> None:
 
 MIGRATIONS.append((7, "machine visibility of events, reveals after an annotator's own decision", _v7))
 LATEST = MIGRATIONS[-1][0]
+
+# v8: the signals behind adaptive overlap's choices (issue #29 item 3). `assignments.stratum` is, for an annotator
+# that `assign-work --overlap adaptive` added to a unit beyond its first, the unit's signals at that moment as JSON
+# (`stratum`: first label, the machine's relation to it, near the boundary; `confidence`, `labels`, `reasons`), so
+# that `concord agreement` can post-stratify the pairs (calibration.overlap.stratified_kappa) by what the choice
+# rested on. NULL for every other assignment, and for those made before v8 (their signals were not kept).
+V8 = """
+ALTER TABLE assignments ADD COLUMN stratum TEXT
+"""
+
+
+def _v8(conn: sqlite3.Connection) -> None:
+    """The column, unless a file rolled back to an older version by hand (tests do) still has it."""
+    if "stratum" not in {r[1] for r in conn.execute("PRAGMA table_info(assignments)")}:
+        _script(V8)(conn)
+
+
+MIGRATIONS.append((8, "the signals adaptive overlap's choices rested on", _v8))
+LATEST = MIGRATIONS[-1][0]
