@@ -15,6 +15,7 @@ the scheme then gets the human side only, with a note. Nothing here names a sche
 """
 from __future__ import annotations
 
+import json
 import math
 from collections import defaultdict
 from collections.abc import Mapping
@@ -59,6 +60,7 @@ def ceiling(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0
     # what label_items reads (violations: counts from SQL); whole records only if a machine decision needs them
     records = project.scheme_item_records(scheme_name)
     full: dict[str, Any] | None = None
+    stored: Mapping[tuple[str, str], str | None] = {}
     resolved = project.scheme_labels(scheme_name)
     humans: list[tuple] = []
     metric_rows: list[tuple] = []
@@ -72,8 +74,9 @@ def ceiling(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0
                     humans.append((sid, f"{unit}|{kind}|{item}", annotator, repr(cat)))
         decided = machine.get((sid, unit)) if machine is not None else None
         if decided is None:
-            full = records_by_id(project, scheme_name) if full is None else full
-            decided = machine_decision(project, scheme, full.get(sid), sid, unit)
+            if full is None:
+                full, stored = records_by_id(project, scheme_name), project.newest_machine_values(scheme_name)
+            decided = machine_decision(project, scheme, full.get(sid), sid, unit, stored)
         if decided:
             for kind, value in decided.items():
                 if kind in NOT_ITEMS:
@@ -159,24 +162,32 @@ def _by_annotator(project: Any, scheme_name: str) -> dict[tuple[str, str], dict[
     return out
 
 
-def machine_decision(project: Any, scheme: Any, record: Any, sid: str, unit: str) -> dict[str, Any] | None:
+def machine_decision(project: Any, scheme: Any, record: Any, sid: str, unit: str,
+                     stored: Mapping[tuple[str, str], str | None] | None = None) -> dict[str, Any] | None:
     """The metric's decision on what humans labeled at (sid, unit), asked from the scheme: a unit's own machine label;
     for per-sample labels (unit '', LabelKind.per_sample) the per-sample kinds of the first of the sample's units
-    (`Scheme.units` order: the record's own machine source first) that has a machine decision."""
+    (`Scheme.units` order: the record's own machine source first) that has a machine decision. `stored`: the
+    scheme's `newest_machine_values`, when the caller read them (else one query per unit)."""
     if unit:
-        return _machine(project, scheme, record, sid, unit)
+        return _machine(project, scheme, record, sid, unit, stored)
     per_sample = {name for name, kind in scheme.label_kinds.items() if kind.per_sample}
     for source in scheme.units(record):
-        decided = _machine(project, scheme, record, sid, source)
+        decided = _machine(project, scheme, record, sid, source, stored)
         own = {k: v for k, v in (decided or {}).items() if k in per_sample}
         if own:
             return own
     return None
 
 
-def _machine(project: Any, scheme: Any, record: Any, sid: str, unit: str) -> dict[str, Any] | None:
-    stored = project.machine_label(sid, unit)
-    value = stored.get("value") if stored else None
+def _machine(project: Any, scheme: Any, record: Any, sid: str, unit: str,
+             stored: Mapping[tuple[str, str], str | None] | None = None) -> dict[str, Any] | None:
+    if stored is not None and (sid, unit) not in stored:
+        value = None  # no successful machine label stored for the unit
+    elif stored is not None and stored[(sid, unit)] is not None:
+        value = json.loads(stored[(sid, unit)])
+    else:  # not read in bulk, or several labels: the newest, as machine_label chooses it
+        row = project.machine_label(sid, unit)
+        value = row.get("value") if row else None
     if value is None:
         value = scheme.machine_label(record, unit)
     if value is None or (isinstance(value, dict) and any(v is None for v in value.values())):

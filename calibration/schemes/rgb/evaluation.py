@@ -171,8 +171,10 @@ def _agreement_table(decided: Mapping[str, pd.DataFrame], keys: Sequence[tuple[s
     rows = []
     for source, table in decided.items():
         for k in LABELS:
-            pairs = [(bool(m), bool(labels[(s, u)][k])) for s, u, m in zip(table["sample"], table["model"], table[k])
-                     if m is not None and labels.get((s, u)) is not None and labels[(s, u)].get(k) is not None]
+            # every decided table is _frame(keys, ...): its rows are `keys`, in order (iterating its string
+            # columns cost as much as the figures)
+            pairs = [(bool(m), bool(labels[key][k])) for key, m in zip(keys, table[k].tolist())
+                     if m is not None and labels.get(key) is not None and labels[key].get(k) is not None]
             if not pairs:
                 continue
             a = np.array([p[0] for p in pairs])

@@ -7,8 +7,8 @@ figures are percentages:
 - error correction rate: RGB's (`correction_base="detected"`) = corrected / detected, 0 when nothing was
   detected; the seed's extended evaluator (`"all"`) = corrected / N.
 Intervals: percentile bootstrap over responses, the replicates of calibration.agreement.bootstrap_ci (same seed, same
-draws): every figure is a ratio of sums, so a replicate is one matrix product of draw counts (resample_counts), not
-a Python call per replicate.
+draws): every figure is a ratio of sums, so a replicate is its draw counts per pattern of decisions
+(resample_class_counts: resample_counts' replicates) times the patterns, not a Python call per replicate.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from calibration.agreement import percentile_interval, resample_counts
+from calibration.agreement import distinct_rows, percentile_interval, resample_class_counts
 from calibration.schemes.rgb.features import LABELS, Decisions
 from calibration.schemes.rgb.records import RGBRecord
 
@@ -67,7 +67,10 @@ def _replicates(x: np.ndarray, base: CorrectionBase, n_boot: int, seed: int) -> 
     counts' sums, equal to `_figure` of each resample (the same integer sums, divided the same way)."""
     n = x.shape[0]
     cols = np.column_stack([x, x[:, 2] & x[:, 3]]).astype(np.float64)
-    sums = np.concatenate([w @ cols for w in resample_counts(n, n_boot, seed)])
+    # the sums are integers: counted per pattern of the 0/1 columns (at most 16), exact as the product with every
+    # unit's draw counts was, and without it
+    rows, codes = distinct_rows(cols)
+    sums = np.concatenate([c @ rows for c in resample_class_counts(codes, rows.shape[0], n_boot, seed)])
     out = 100.0 * sums[:, :4] / n
     if base != "all":
         detected = sums[:, 2]

@@ -1,0 +1,109 @@
+"""Issue #28 items 1 and 5: the faster paths of `concord evaluate` and `concord agreement` give the same figures as
+the computations they replace (old formulation next to the new one on generated data, compared exactly)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from calibration.agreement import distinct_rows, percentile_interval, resample_class_counts, resample_counts
+
+
+@pytest.mark.parametrize(("n", "k", "n_boot", "chunk"), [(1, 1, 5, 64), (37, 3, 130, 64), (5000, 16, 200, 64),
+                                                         (900, 7, 65, 8)])
+def test_class_counts_are_the_draw_counts_summed_per_class(n: int, k: int, n_boot: int, chunk: int) -> None:
+    codes = np.random.default_rng(n).integers(0, k, n)
+    onehot = np.zeros((n, k))
+    onehot[np.arange(n), codes] = 1.0
+    want = np.concatenate([w @ onehot for w in resample_counts(n, n_boot, 3, chunk)])
+    got = np.concatenate(list(resample_class_counts(codes, k, n_boot, 3, chunk)))
+    assert got.shape == (n_boot, k) and np.array_equal(got, want)
+
+
+def _old_replicates(x: np.ndarray, base: str, n_boot: int, seed: int) -> np.ndarray:
+    """calibration.schemes.rgb.metrics._replicates before issue #28: every unit's draw counts times the columns."""
+    n = x.shape[0]
+    cols = np.column_stack([x, x[:, 2] & x[:, 3]]).astype(np.float64)
+    sums = np.concatenate([w @ cols for w in resample_counts(n, n_boot, seed)])
+    out = 100.0 * sums[:, :4] / n
+    if base != "all":
+        detected = sums[:, 2]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[:, 3] = np.where(detected > 0, 100.0 * sums[:, 4] / detected, 0.0)
+    return out
+
+
+@pytest.mark.parametrize("base", ["detected", "all"])
+@pytest.mark.parametrize("n", [1, 64, 4001])
+def test_rgb_replicates_equal_the_product_with_every_units_draw_counts(base: str, n: int) -> None:
+    from calibration.schemes.rgb.metrics import _replicates
+
+    rng = np.random.default_rng(n)
+    x = (rng.random((n, 4)) < np.array([0.6, 0.2, 0.1, 0.5])).astype(np.int8)
+    got, want = _replicates(x, base, 300, 11), _old_replicates(x, base, 300, 11)  # type: ignore[arg-type]
+    assert np.array_equal(got, want, equal_nan=True)
+    for j in range(4):  # and so the intervals
+        assert percentile_interval(got[:, j], 0.05) == percentile_interval(want[:, j], 0.05)
+
+
+def test_distinct_rows_rebuild_the_rows() -> None:
+    x = np.random.default_rng(2).integers(0, 2, (500, 5)).astype(float)
+    rows, codes = distinct_rows(x)
+    assert np.array_equal(rows[codes], x) and len(np.unique(rows, axis=0)) == len(rows)
+
+
+def test_rgb_agreement_table_reads_the_rows_by_key() -> None:
+    """The agreement table pairs each decided row with the labels of its own (sample, unit)."""
+    from calibration.schemes.rgb.evaluation import _agreement_table
+    from calibration.schemes.rgb.features import LABELS
+
+    rng = np.random.default_rng(4)
+    keys = [(f"s{i // 3}", f"m{i % 3}") for i in range(300)]
+    labels = {k: {d: bool(rng.random() < 0.5) for d in LABELS if rng.random() < 0.8} for k in keys
+              if rng.random() < 0.9}
+    checker = {d: rng.random(len(keys)) < 0.5 for d in LABELS}
+    judge = {d: [None if rng.random() < 0.3 else bool(rng.random() < 0.5) for _ in keys] for d in LABELS}
+    decided = {name: pd.DataFrame({"sample": [k[0] for k in keys], "model": [k[1] for k in keys], **cols})
+               for name, cols in (("checker", checker), ("judge", judge))}
+    want = []
+    for source, cols in (("checker", checker), ("judge", judge)):
+        for d in LABELS:
+            pairs = [(bool(m), labels[key][d]) for key, m in zip(keys, cols[d])
+                     if m is not None and d in labels.get(key, {})]
+            a, b = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
+            pa, pb = a.mean(), b.mean()
+            pe = pa * pb + (1 - pa) * (1 - pb)
+            kappa = ((a == b).mean() - pe) / (1 - pe)
+            want.append((source, d, len(pairs), round(100.0 * float((a == b).mean()), 1), round(float(kappa), 3)))
+    assert list(_agreement_table(decided, keys, labels).rows) == want
+
+
+def test_ceiling_reads_stored_machine_labels_in_bulk_as_one_at_a_time(tmp_path: Path) -> None:
+    """`newest_machine_values` gives `machine_decision` what `machine_label` gives it unit by unit: no label, a
+    failed one, one label, and two sources (the newest chosen by machine_label itself)."""
+    from app.services.ceiling import machine_decision
+    from app.store import Project
+    from calibration.schemes.base import registry
+    from calibration.schemes.violations import Violation, ViolationSample
+
+    text = "The cat sat on the mat. It was red and tall."
+    v = (Violation("r", 4, 7), Violation("q", 24, 26))
+    p = Project.create(tmp_path / "p.concord")
+    p.write_violation_samples([ViolationSample(f"s{i}", text, v, {"c1@1|m": v}) for i in range(4)])
+    p.save_machine_label("s1", "c1@1|m", "matcher", None, error="down")
+    p.save_machine_label("s2", "c1@1|m", "matcher", {"predictions": [], "matches": [[0, 0], [1, 1]]})
+    p.save_machine_label("s3", "c1@1|m", "matcher", {"predictions": [], "matches": [[0, 0]]})
+    p.save_machine_label("s3", "c1@1|m", "other", {"predictions": [], "matches": [[1, 1]]})
+    stored = p.newest_machine_values("violations")
+    assert set(stored) == {("s2", "c1@1|m"), ("s3", "c1@1|m")} and stored[("s3", "c1@1|m")] is None
+    scheme = registry().get("violations")
+    records = {scheme.record_id(r): r for r in p.scheme_records("violations")}
+    decided = []
+    for sid in ("s0", "s1", "s2", "s3"):
+        for unit in ("c1@1|m", ""):
+            one = machine_decision(p, scheme, records[sid], sid, unit)
+            assert machine_decision(p, scheme, records[sid], sid, unit, stored) == one
+            decided.append(one)
+    assert any(d for d in decided)
