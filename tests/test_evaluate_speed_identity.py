@@ -137,3 +137,15 @@ def test_item_agreement_and_evaluate_skip_scipy_sparse() -> None:
     out = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[1], capture_output=True,
                          text=True, timeout=120, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_trace_evaluation_imports_no_sklearn() -> None:
+    """The trace scheme's evaluate hook reads no F1 or AUROC from scikit-learn (1-2 s to import)."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nimport calibration.schemes.trace.evaluation, calibration.schemes.trace.agreement\n"
+            "print('sklearn' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[1], capture_output=True,
+                         text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "False"
