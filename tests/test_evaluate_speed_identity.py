@@ -149,3 +149,32 @@ def test_trace_evaluation_imports_no_sklearn() -> None:
     out = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[1], capture_output=True,
                          text=True, timeout=120, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_ceiling_comparisons_from_one_table_equal_the_row_lists() -> None:
+    """The ceiling's three item_agreement calls read parts of one DataFrame: the figures are those of the row lists
+    it passed before (humans; metric and resolved on the metric's items; metric and humans on them)."""
+    from app.services.ceiling import METRIC, RESOLVED, _humans, _metric_sides
+    from calibration.annotators import item_agreement
+
+    rng = np.random.default_rng(9)
+    humans, metric_rows = [], []
+    for s in range(150):
+        for item in range(int(rng.integers(1, 4))):
+            key = (f"s{s}", f"u|k|{item}")
+            for who in ("ana", "ben", "cy"):
+                if rng.random() < 0.8:
+                    humans.append((*key, who, repr(bool(rng.random() < 0.6))))
+            if rng.random() < 0.7:
+                metric_rows.append((*key, METRIC, repr(bool(rng.random() < 0.5))))
+            if rng.random() < 0.9:
+                metric_rows.append((*key, RESOLVED, repr(bool(rng.random() < 0.6))))
+    items = {(r[0], r[1]) for r in metric_rows if r[2] == METRIC}
+    rows = [r for r in metric_rows if (r[0], r[1]) in items] + [r for r in humans if (r[0], r[1]) in items]
+    want = [item_agreement(humans, n_boot=200, seed=3),
+            item_agreement([r for r in rows if r[2] in (METRIC, RESOLVED)], n_boot=200, seed=3),
+            item_agreement([r for r in rows if r[2] != RESOLVED], n_boot=0)]
+    hh = _humans(humans, metric_rows, 200, 3)
+    table = hh.pop("table")
+    got = [hh, *_metric_sides(humans, metric_rows, items, table, 200, 3)]
+    assert repr(got) == repr(want)

@@ -55,8 +55,6 @@ def ceiling(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0
     shared = {k: v for k, v in by_unit.items() if len(v) >= 2}
     if not shared:
         return None
-    from calibration.annotators import item_agreement  # scipy.sparse and krippendorff: 0.2 s, only when drawn
-
     # what label_items reads (violations: counts from SQL); whole records only if a machine decision needs them
     records = project.scheme_item_records(scheme_name)
     full: dict[str, Any] | None = None
@@ -89,7 +87,7 @@ def ceiling(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0
                         metric_rows.append((sid, f"{unit}|{kind}|{item}", RESOLVED, repr(cat)))
     if not humans:
         return None
-    hh = item_agreement(humans, n_boot=n_boot, seed=seed)
+    hh = _humans(humans, metric_rows, n_boot, seed)
     out: dict[str, Any] = {
         "units": len(shared), "annotators": len({r[2] for r in humans}),
         "human_human": {"kappa": hh["overall"]["kappa"], "alpha": hh["overall"]["alpha"],
@@ -104,13 +102,42 @@ def ceiling(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0
     if not items:
         out["note"] = "the metric's labels carry no items to compare (no stored machine label)"
         return json_finite(out)
-    rows = [r for r in metric_rows if (r[0], r[1]) in items] + [r for r in humans if (r[0], r[1]) in items]
-    mh = item_agreement([r for r in rows if r[2] in (METRIC, RESOLVED)], n_boot=n_boot, seed=seed)
-    each = item_agreement([r for r in rows if r[2] != RESOLVED], n_boot=0)
+    mh, each = _metric_sides(humans, metric_rows, items, hh["table"], n_boot, seed)
     metric_pairs = [p["kappa"]["estimate"] for p in each["pairs"] if METRIC in (p["a"], p["b"])]
     out["metric_human"] = {"kappa_vs_resolved": mh["pairs"][0]["kappa"] if mh["pairs"] else None,
                            "mean_kappa_vs_each": _mean(metric_pairs), "items": len(items)}
     return json_finite(out)
+
+
+def _humans(humans: list[tuple], metric_rows: list[tuple], n_boot: int, seed: int) -> dict[str, Any]:
+    """item_agreement among the humans, and (under "table") the one DataFrame of the metric's rows then the humans'
+    that `_metric_sides` reads its comparisons from: converting rows to a DataFrame was a third of item_agreement's
+    time, done three times over mostly the same rows."""
+    import pandas as pd
+
+    from calibration.annotators import COLUMNS, item_agreement  # pandas and krippendorff: only when drawn
+
+    table = pd.DataFrame.from_records(metric_rows + humans, columns=list(COLUMNS))
+    return {**item_agreement(table.iloc[len(metric_rows):], n_boot=n_boot, seed=seed), "table": table}
+
+
+def _metric_sides(humans: list[tuple], metric_rows: list[tuple], items: set[tuple[str, str]], table: Any,
+                  n_boot: int, seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(metric vs resolved, metric and humans) on the shared items: the parts of `table` (metric rows, then the
+    humans') each comparison had as lists, in the same order (so the same figures)."""
+    import numpy as np
+
+    from calibration.annotators import item_agreement
+
+    n_metric = len(metric_rows)
+    shared_item = np.fromiter(((r[0], r[1]) in items for rows in (metric_rows, humans) for r in rows), bool,
+                              n_metric + len(humans))
+    metric_side = np.zeros(len(table), dtype=bool)
+    metric_side[:n_metric] = True  # METRIC and RESOLVED rows
+    resolved = np.zeros(len(table), dtype=bool)
+    resolved[:n_metric] = np.fromiter((r[2] == RESOLVED for r in metric_rows), bool, n_metric)
+    mh = item_agreement(table[shared_item & metric_side], n_boot=n_boot, seed=seed)
+    return mh, item_agreement(table[shared_item & ~resolved], n_boot=0)
 
 
 def ceiling_with_machine(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0,
