@@ -178,3 +178,24 @@ def test_ceiling_comparisons_from_one_table_equal_the_row_lists() -> None:
     table = hh.pop("table")
     got = [hh, *_metric_sides(humans, metric_rows, items, table, 200, 3)]
     assert repr(got) == repr(want)
+
+
+@pytest.mark.parametrize("repeated", [True, False])
+def test_rubric_agreement_makes_each_sides_buckets_once_with_the_same_result(repeated: bool) -> None:
+    """rubric_agreement aligns and counts from effective buckets made once per side: the same alignments and metrics
+    as align_excerpts and compute_trait_metrics on the raw buckets."""
+    from calibration.schemes.rubric.agreement import _align, _metrics, align_excerpts
+    from calibration.schemes.rubric.buckets import compute_trait_metrics, effective_buckets
+    from calibration.schemes.rubric.traits import MetricTrait
+
+    trait = MetricTrait(name="cov", metrics=["precision", "recall", "f1", "specificity", "accuracy"],
+                        evaluation_mode="full_matrix", tp_instructions=["x"], tn_instructions=["y"],
+                        repeated_extraction=repeated)
+    rng = np.random.default_rng(int(repeated))
+    words = ["alpha", "Alpha ", "beta", "BETA", "gamma", " ", "delta"]
+    for _ in range(200):
+        sides = [{b: [str(w) for w in rng.choice(words, int(rng.integers(0, 5)))] for b in ("tp", "fn", "fp", "tn")}
+                 for _ in range(2)]
+        llm, human = effective_buckets(trait, sides[0]), effective_buckets(trait, sides[1])
+        assert _align(llm, human) == align_excerpts(trait, sides[0], sides[1])
+        assert _metrics(trait, llm) == compute_trait_metrics(trait, sides[0])
