@@ -185,22 +185,6 @@ def resample_counts(n: int, n_boot: int, seed: int = 0, chunk: int = 64) -> Iter
         yield w
 
 
-def resample_class_counts(codes: np.ndarray, k: int, n_boot: int, seed: int = 0, chunk: int = 64
-                          ) -> Iterator[np.ndarray]:
-    """Draws landing in each of k classes per replicate, in chunks of (<= chunk, k) float64 arrays: unit i is in
-    class `codes[i]`, and row r is `w[r]` summed over each class's units for `resample_counts(n, n_boot, seed,
-    chunk)`'s w (the same replicates, integer counts, so `counts @ rows` equals `w @ per_unit` exactly whenever
-    per_unit holds small integers, whatever the order of summation). O(n) per replicate without the (chunk, n)
-    float counts or their matrix product."""
-    codes = np.asarray(codes, dtype=np.intp)
-    n = codes.size
-    for idx in resample_index_chunks(n, n_boot, seed, chunk):
-        out = np.empty((idx.shape[0], k), dtype=np.float64)
-        for r in range(idx.shape[0]):
-            out[r] = np.bincount(codes[idx[r]], minlength=k)
-        yield out
-
-
 def _distinct_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(distinct rows of the 2-d `x`, each row's index among them), in order of first appearance. Column by column
     with pandas' hash factorize: np.unique(axis=0) sorts whole rows, 0.9 s for 100k x 36 against 0.05 s here."""

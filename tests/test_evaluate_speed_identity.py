@@ -8,18 +8,43 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from calibration.agreement import distinct_rows, percentile_interval, resample_class_counts, resample_counts
+from calibration.agreement import distinct_rows, percentile_interval, resample_counts
 
 
-@pytest.mark.parametrize(("n", "k", "n_boot", "chunk"), [(1, 1, 5, 64), (37, 3, 130, 64), (5000, 16, 200, 64),
-                                                         (900, 7, 65, 8)])
-def test_class_counts_are_the_draw_counts_summed_per_class(n: int, k: int, n_boot: int, chunk: int) -> None:
-    codes = np.random.default_rng(n).integers(0, k, n)
-    onehot = np.zeros((n, k))
-    onehot[np.arange(n), codes] = 1.0
-    want = np.concatenate([w @ onehot for w in resample_counts(n, n_boot, 3, chunk)])
-    got = np.concatenate(list(resample_class_counts(codes, k, n_boot, 3, chunk)))
-    assert got.shape == (n_boot, k) and np.array_equal(got, want)
+def _old_evaluate(table: pd.DataFrame, base: str, n_boot: int, seed: int) -> pd.DataFrame:
+    """calibration.schemes.rgb.metrics.evaluate before issue #28: each group drawing its own replicates."""
+    from calibration.schemes.rgb.features import LABELS
+    from calibration.schemes.rgb.metrics import FIGURES, _figure
+
+    rows = []
+    for key, group in table.groupby(["model", "task"], sort=True, dropna=False):
+        x = group[list(LABELS)].to_numpy(dtype=bool).astype(np.int8)
+        reps = _old_replicates(x, base, n_boot, seed)
+        for j, f in enumerate(FIGURES):
+            low, high = percentile_interval(reps[:, j], 0.05)
+            rows.append({"model": key[0], "task": key[1], "figure": f, "value": float(_figure(x, f, base)),
+                         "low": low, "high": high, "n": int(x.shape[0])})
+    return pd.DataFrame(rows, columns=["model", "task", "figure", "value", "low", "high", "n"])
+
+
+def test_rgb_tables_sharing_draws_equal_each_drawing_alone() -> None:
+    """evaluate_many: groups of one size share one pass over the draws; every figure and interval is what each
+    table's groups gave drawing alone (old formulation), including groups of different sizes and bases."""
+    from calibration.schemes.rgb.features import LABELS
+    from calibration.schemes.rgb.metrics import evaluate_many
+
+    rng = np.random.default_rng(12)
+    n = 900
+    models, tasks = rng.choice(["m1", "m2"], n), rng.choice(["noise", "integration", "rejection"], n)
+    jobs = []
+    for t in range(4):
+        keep = rng.random(n) < (1.0 if t < 2 else 0.7)  # two tables of the same groups, two of others
+        table = pd.DataFrame({"model": models, "task": tasks, **{k: rng.random(n) < p for k, p in
+                                                               zip(LABELS, (0.6, 0.2, 0.3, 0.5))}})[keep]
+        jobs.append((table, "detected" if t % 2 == 0 else "all"))
+    got = evaluate_many(jobs, n_boot=150, seed=5)  # type: ignore[arg-type]
+    for out, (table, base) in zip(got, jobs):
+        pd.testing.assert_frame_equal(out, _old_evaluate(table, base, 150, 5), check_exact=True)
 
 
 def _old_replicates(x: np.ndarray, base: str, n_boot: int, seed: int) -> np.ndarray:
