@@ -199,6 +199,8 @@ def _distinct_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return rows, codes
 
 
+distinct_rows = _distinct_rows  # public: the rgb figures count draws per pattern of decisions
+
 def resample_sums(per_unit: np.ndarray, n_boot: int, seed: int = 0, chunk: int = 64) -> np.ndarray:
     """(n_boot, M) column sums of `per_unit` (n, M) over `n_boot` bootstrap replicates of its n units (drawn with
     replacement), seeded.

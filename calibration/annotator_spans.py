@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Hashable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from scipy import sparse
+
+if TYPE_CHECKING:  # scipy.sparse costs about 0.5 s to import: only span agreement draws its histograms with it
+    from scipy import sparse
 
 from calibration.agreement import estimate_interval, nan_ratio, resample_counts
 
@@ -132,6 +134,8 @@ def _u_alpha_parts(m: int, sample: np.ndarray, annot: np.ndarray, start: np.ndar
     g_len, g_sample = np.concatenate(gaps), np.concatenate(gap_sample)
     g_sample, g_len = g_sample[g_len > 0], g_len[g_len > 0]
     width = int(lengths.max()) + 1 if len(lengths) else 1
+    from scipy import sparse
+
     hist = lambda s, x: sparse.csr_matrix((np.ones(len(x)), (s, x)), shape=(n_samples, width))  # noqa: E731
     return np.column_stack([d_o, lengths.astype(float)]), hist(u_sample, u_len), hist(g_sample, g_len)
 

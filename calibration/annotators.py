@@ -27,7 +27,6 @@ from typing import Any, Literal
 import krippendorff
 import numpy as np
 import pandas as pd
-from scipy import sparse
 
 from calibration.agreement import estimate_interval, nan_ratio, resample_counts
 from calibration.annotator_spans import span_agreement, unitizing_alpha
@@ -46,6 +45,15 @@ def boot_sums(per_sample: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
     for w in resample_counts(per_sample.shape[0], n_boot, seed):
         out[lo:lo + len(w)] = w @ per_sample
         lo += len(w)
+    return out
+
+
+def _sum_by(group: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:
+    """(n_groups, D): the rows of `values` (n, D) summed per group, in row order (the additions, so the bits, of the
+    sparse group-by-row matrix product this replaces; without importing scipy.sparse, 0.5 s)."""
+    out = np.zeros((n_groups, values.shape[1]))
+    for j in range(values.shape[1]):
+        out[:, j] = np.bincount(group, weights=values[:, j], minlength=n_groups)
     return out
 
 
@@ -155,7 +163,6 @@ def item_agreement(
     counts = np.bincount(unit_code * k + cat_code, minlength=n_u * k).reshape(n_u, k).astype(float)
     m_u = counts.sum(1)
     pairable = m_u >= 2
-    to_sample = sparse.csr_matrix((np.ones(n_u), (unit_sample, np.arange(n_u))), shape=(n_s, n_u))
 
     # per-sample sufficient statistics: [pair confusions..., fleiss (sum P, n units, sum q_c), coincidences]
     blocks: list[np.ndarray] = []
@@ -182,11 +189,11 @@ def item_agreement(
         p_u = np.where(pairable, (counts * (counts - 1)).sum(1) / (m_u * (m_u - 1)), 0.0)
         q_u = np.where(pairable[:, None], counts / m_u[:, None], 0.0)
     fleiss_unit = np.column_stack([p_u, pairable.astype(float), q_u])
-    blocks.append(np.asarray(to_sample @ fleiss_unit))
+    blocks.append(_sum_by(unit_sample, fleiss_unit, n_s))
     coinc_unit = np.where(pairable[:, None, None], (counts[:, :, None] * counts[:, None, :]
                                                    - counts[:, :, None] * np.eye(k)), 0.0)
     coinc_unit /= np.where(pairable, m_u - 1, 1)[:, None, None]
-    blocks.append(np.asarray(to_sample @ coinc_unit.reshape(n_u, k * k)))
+    blocks.append(_sum_by(unit_sample, coinc_unit.reshape(n_u, k * k), n_s))
     per_sample = np.hstack(blocks)
 
     def stats(sums: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

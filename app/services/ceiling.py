@@ -15,6 +15,7 @@ the scheme then gets the human side only, with a note. Nothing here names a sche
 """
 from __future__ import annotations
 
+import json
 import math
 from collections import defaultdict
 from collections.abc import Mapping
@@ -54,11 +55,10 @@ def ceiling(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0
     shared = {k: v for k, v in by_unit.items() if len(v) >= 2}
     if not shared:
         return None
-    from calibration.annotators import item_agreement  # scipy.sparse and krippendorff: 0.2 s, only when drawn
-
     # what label_items reads (violations: counts from SQL); whole records only if a machine decision needs them
     records = project.scheme_item_records(scheme_name)
     full: dict[str, Any] | None = None
+    stored: Mapping[tuple[str, str], str | None] = {}
     resolved = project.scheme_labels(scheme_name)
     humans: list[tuple] = []
     metric_rows: list[tuple] = []
@@ -72,8 +72,9 @@ def ceiling(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0
                     humans.append((sid, f"{unit}|{kind}|{item}", annotator, repr(cat)))
         decided = machine.get((sid, unit)) if machine is not None else None
         if decided is None:
-            full = records_by_id(project, scheme_name) if full is None else full
-            decided = machine_decision(project, scheme, full.get(sid), sid, unit)
+            if full is None:
+                full, stored = records_by_id(project, scheme_name), project.newest_machine_values(scheme_name)
+            decided = machine_decision(project, scheme, full.get(sid), sid, unit, stored)
         if decided:
             for kind, value in decided.items():
                 if kind in NOT_ITEMS:
@@ -86,7 +87,7 @@ def ceiling(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0
                         metric_rows.append((sid, f"{unit}|{kind}|{item}", RESOLVED, repr(cat)))
     if not humans:
         return None
-    hh = item_agreement(humans, n_boot=n_boot, seed=seed)
+    hh = _humans(humans, metric_rows, n_boot, seed)
     out: dict[str, Any] = {
         "units": len(shared), "annotators": len({r[2] for r in humans}),
         "human_human": {"kappa": hh["overall"]["kappa"], "alpha": hh["overall"]["alpha"],
@@ -101,13 +102,42 @@ def ceiling(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0
     if not items:
         out["note"] = "the metric's labels carry no items to compare (no stored machine label)"
         return json_finite(out)
-    rows = [r for r in metric_rows if (r[0], r[1]) in items] + [r for r in humans if (r[0], r[1]) in items]
-    mh = item_agreement([r for r in rows if r[2] in (METRIC, RESOLVED)], n_boot=n_boot, seed=seed)
-    each = item_agreement([r for r in rows if r[2] != RESOLVED], n_boot=0)
+    mh, each = _metric_sides(humans, metric_rows, items, hh["table"], n_boot, seed)
     metric_pairs = [p["kappa"]["estimate"] for p in each["pairs"] if METRIC in (p["a"], p["b"])]
     out["metric_human"] = {"kappa_vs_resolved": mh["pairs"][0]["kappa"] if mh["pairs"] else None,
                            "mean_kappa_vs_each": _mean(metric_pairs), "items": len(items)}
     return json_finite(out)
+
+
+def _humans(humans: list[tuple], metric_rows: list[tuple], n_boot: int, seed: int) -> dict[str, Any]:
+    """item_agreement among the humans, and (under "table") the one DataFrame of the metric's rows then the humans'
+    that `_metric_sides` reads its comparisons from: converting rows to a DataFrame was a third of item_agreement's
+    time, done three times over mostly the same rows."""
+    import pandas as pd
+
+    from calibration.annotators import COLUMNS, item_agreement  # pandas and krippendorff: only when drawn
+
+    table = pd.DataFrame.from_records(metric_rows + humans, columns=list(COLUMNS))
+    return {**item_agreement(table.iloc[len(metric_rows):], n_boot=n_boot, seed=seed), "table": table}
+
+
+def _metric_sides(humans: list[tuple], metric_rows: list[tuple], items: set[tuple[str, str]], table: Any,
+                  n_boot: int, seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(metric vs resolved, metric and humans) on the shared items: the parts of `table` (metric rows, then the
+    humans') each comparison had as lists, in the same order (so the same figures)."""
+    import numpy as np
+
+    from calibration.annotators import item_agreement
+
+    n_metric = len(metric_rows)
+    shared_item = np.fromiter(((r[0], r[1]) in items for rows in (metric_rows, humans) for r in rows), bool,
+                              n_metric + len(humans))
+    metric_side = np.zeros(len(table), dtype=bool)
+    metric_side[:n_metric] = True  # METRIC and RESOLVED rows
+    resolved = np.zeros(len(table), dtype=bool)
+    resolved[:n_metric] = np.fromiter((r[2] == RESOLVED for r in metric_rows), bool, n_metric)
+    mh = item_agreement(table[shared_item & metric_side], n_boot=n_boot, seed=seed)
+    return mh, item_agreement(table[shared_item & ~resolved], n_boot=0)
 
 
 def ceiling_with_machine(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0,
@@ -159,24 +189,32 @@ def _by_annotator(project: Any, scheme_name: str) -> dict[tuple[str, str], dict[
     return out
 
 
-def machine_decision(project: Any, scheme: Any, record: Any, sid: str, unit: str) -> dict[str, Any] | None:
+def machine_decision(project: Any, scheme: Any, record: Any, sid: str, unit: str,
+                     stored: Mapping[tuple[str, str], str | None] | None = None) -> dict[str, Any] | None:
     """The metric's decision on what humans labeled at (sid, unit), asked from the scheme: a unit's own machine label;
     for per-sample labels (unit '', LabelKind.per_sample) the per-sample kinds of the first of the sample's units
-    (`Scheme.units` order: the record's own machine source first) that has a machine decision."""
+    (`Scheme.units` order: the record's own machine source first) that has a machine decision. `stored`: the
+    scheme's `newest_machine_values`, when the caller read them (else one query per unit)."""
     if unit:
-        return _machine(project, scheme, record, sid, unit)
+        return _machine(project, scheme, record, sid, unit, stored)
     per_sample = {name for name, kind in scheme.label_kinds.items() if kind.per_sample}
     for source in scheme.units(record):
-        decided = _machine(project, scheme, record, sid, source)
+        decided = _machine(project, scheme, record, sid, source, stored)
         own = {k: v for k, v in (decided or {}).items() if k in per_sample}
         if own:
             return own
     return None
 
 
-def _machine(project: Any, scheme: Any, record: Any, sid: str, unit: str) -> dict[str, Any] | None:
-    stored = project.machine_label(sid, unit)
-    value = stored.get("value") if stored else None
+def _machine(project: Any, scheme: Any, record: Any, sid: str, unit: str,
+             stored: Mapping[tuple[str, str], str | None] | None = None) -> dict[str, Any] | None:
+    if stored is not None and (sid, unit) not in stored:
+        value = None  # no successful machine label stored for the unit
+    elif stored is not None and stored[(sid, unit)] is not None:
+        value = json.loads(stored[(sid, unit)])
+    else:  # not read in bulk, or several labels: the newest, as machine_label chooses it
+        row = project.machine_label(sid, unit)
+        value = row.get("value") if row else None
     if value is None:
         value = scheme.machine_label(record, unit)
     if value is None or (isinstance(value, dict) and any(v is None for v in value.values())):

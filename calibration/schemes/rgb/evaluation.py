@@ -25,7 +25,7 @@ import pandas as pd
 from calibration.schemes.base import Report, Table
 from calibration.schemes.rgb.config import PRESETS, CheckerConfig
 from calibration.schemes.rgb.features import LABELS, decide, features_from_records
-from calibration.schemes.rgb.metrics import CORRECTION_BASE, FIGURES, CorrectionBase, evaluate as figures_table
+from calibration.schemes.rgb.metrics import CORRECTION_BASE, FIGURES, CorrectionBase, evaluate_many
 from calibration.schemes.rgb.records import RGBRecord
 
 HUMAN = "human"
@@ -79,12 +79,17 @@ def _machine_labels(options: Mapping[str, Any]) -> Mapping[str, Mapping[tuple[st
     return read("rgb", JUDGE_PREFIX) if callable(read) else {}
 
 
-def _long(table: pd.DataFrame, source: str, base: CorrectionBase, n_boot: int, seed: int,
-          figures: Sequence[str] = FIGURES) -> pd.DataFrame:
-    out = figures_table(table, base, by=("model", "task"), n_boot=n_boot, seed=seed)
-    out = out[out["figure"].isin(figures)]
-    out.insert(0, "source", source)
-    return out
+def _long(jobs: Sequence[tuple[pd.DataFrame, str, CorrectionBase, Sequence[str]]], n_boot: int,
+          seed: int) -> list[pd.DataFrame]:
+    """Per (decisions table, source, correction base, figures kept): its figures per model and task, all tables'
+    intervals from one pass over the draws per group size (metrics.evaluate_many)."""
+    outs = evaluate_many([(t, base) for t, _, base, _ in jobs], by=("model", "task"), n_boot=n_boot, seed=seed)
+    parts = []
+    for out, (_, source, _, figures) in zip(outs, jobs):
+        out = out[out["figure"].isin(figures)]
+        out.insert(0, "source", source)
+        parts.append(out)
+    return parts
 
 
 def _partial_tables(keys: Sequence[tuple[str, str]], recs: Sequence[RGBRecord],
@@ -122,7 +127,7 @@ def evaluate(records: Sequence[RGBRecord], labels: Mapping[tuple[str, str], Mapp
     seed = int(options.get("seed", 0))
     keys, recs = unit_records(records)
     configs = _configs(options)
-    parts: list[pd.DataFrame] = []
+    jobs: list[tuple[pd.DataFrame, str, CorrectionBase, Sequence[str]]] = []
     decided: dict[str, pd.DataFrame] = {}
     if recs:
         variants = sorted({c.variant for c in configs})
@@ -130,14 +135,15 @@ def evaluate(records: Sequence[RGBRecord], labels: Mapping[tuple[str, str], Mapp
         for i, cfg in enumerate(configs):
             table = _frame(keys, recs, {k: d.label(k)[i] for k in LABELS})
             decided[cfg.name] = table
-            parts.append(_long(table, cfg.name, CORRECTION_BASE[cfg.variant], n_boot, seed))
+            jobs.append((table, cfg.name, CORRECTION_BASE[cfg.variant], FIGURES))
     for source, by_unit in _machine_labels(options).items():
         partial = _partial_tables(keys, recs, by_unit)
         decided[source] = _frame(keys, recs, {k: [None if by_unit.get(key) is None else by_unit[key].get(k)
                                                   for key in keys] for k in LABELS})
-        parts += [_long(t, source, "detected", n_boot, seed, (f,)) for f, t in partial.items() if len(t)]
+        jobs += [(t, source, "detected", (f,)) for f, t in partial.items() if len(t)]
     human = _partial_tables(keys, recs, labels)
-    parts += [_long(t, HUMAN, "detected", n_boot, seed, (f,)) for f, t in human.items() if len(t)]
+    jobs += [(t, HUMAN, "detected", (f,)) for f, t in human.items() if len(t)]
+    parts = _long(jobs, n_boot, seed)
     long = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
         columns=["source", "model", "task", "figure", "value", "low", "high", "n"])
     tables = [_figures_table(long), _agreement_table(decided, keys, labels), _noise_table(decided, human)]
@@ -171,8 +177,10 @@ def _agreement_table(decided: Mapping[str, pd.DataFrame], keys: Sequence[tuple[s
     rows = []
     for source, table in decided.items():
         for k in LABELS:
-            pairs = [(bool(m), bool(labels[(s, u)][k])) for s, u, m in zip(table["sample"], table["model"], table[k])
-                     if m is not None and labels.get((s, u)) is not None and labels[(s, u)].get(k) is not None]
+            # every decided table is _frame(keys, ...): its rows are `keys`, in order (iterating its string
+            # columns cost as much as the figures)
+            pairs = [(bool(m), bool(labels[key][k])) for key, m in zip(keys, table[k].tolist())
+                     if m is not None and labels.get(key) is not None and labels[key].get(k) is not None]
             if not pairs:
                 continue
             a = np.array([p[0] for p in pairs])

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from calibration.agreement import cohen_kappa
-from calibration.schemes.rubric.buckets import compute_trait_metrics, effective_buckets, normalize_excerpt
+from calibration.schemes.rubric.buckets import Buckets, effective_buckets, metrics_from_counts, normalize_excerpt
 from calibration.schemes.rubric.traits import BUCKET_NAMES, MetricTrait
 
 ABSENT = "absent"  # bucket of an excerpt that only one side of a rubric comparison contains
@@ -25,11 +25,16 @@ def align_excerpts(
     Same-bucket occurrences of a text pair first; leftovers pair in bucket order, and an item only one side has
     gets the bucket "absent". The trait's repeated_extraction rule applies before alignment.
     """
+    return _align(effective_buckets(trait, llm_buckets), effective_buckets(trait, human_buckets))
+
+
+def _align(llm_eff: Buckets, human_eff: Buckets) -> list[tuple[str, str, str]]:
+    """`align_excerpts` of the two sides' effective buckets (rubric_agreement counts metrics from them too: made
+    once per side, not twice)."""
     sides = []
-    for buckets in (llm_buckets, human_buckets):
+    for eff in (llm_eff, human_eff):
         by_text: dict[str, list[str]] = defaultdict(list)
         first_spelling: dict[str, str] = {}
-        eff = effective_buckets(trait, buckets)
         for name in BUCKET_NAMES:
             for item in eff[name]:  # type: ignore[literal-required]
                 key = normalize_excerpt(item)
@@ -49,6 +54,12 @@ def align_excerpts(
         while left or right:
             out.append((text, left.pop(0) if left else ABSENT, right.pop(0) if right else ABSENT))
     return out
+
+
+def _metrics(trait: MetricTrait, eff: Buckets) -> dict[str, float]:
+    """compute_trait_metrics from effective buckets."""
+    all_metrics = metrics_from_counts(len(eff["tp"]), len(eff["fn"]), len(eff["fp"]), len(eff["tn"]))
+    return {m: all_metrics[m] for m in trait.metrics}
 
 
 def rubric_agreement(
@@ -71,11 +82,12 @@ def rubric_agreement(
         llm_scores: dict[str, list[float]] = defaultdict(list)
         human_scores: dict[str, list[float]] = defaultdict(list)
         for llm_b, human_b, trait in group:
-            for _, lb, hb in align_excerpts(trait, llm_b, human_b):
+            llm_eff, human_eff = effective_buckets(trait, llm_b), effective_buckets(trait, human_b)
+            for _, lb, hb in _align(llm_eff, human_eff):
                 llm_labels.append(lb)
                 human_labels.append(hb)
-            m_llm = compute_trait_metrics(trait, llm_b)
-            m_human = compute_trait_metrics(trait, human_b)
+            m_llm = _metrics(trait, llm_eff)  # compute_trait_metrics(trait, llm_b), from the buckets made above
+            m_human = _metrics(trait, human_eff)
             for metric, value in m_llm.items():
                 llm_scores[metric].append(value)
                 human_scores[metric].append(m_human[metric])

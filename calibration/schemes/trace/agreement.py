@@ -16,7 +16,6 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from sklearn.metrics import f1_score, roc_auc_score
 
 from calibration.agreement import cohen_kappa, spearman
 from calibration.schemes.trace.metrics import SCORES, Variant, score_records
@@ -62,6 +61,8 @@ def label_agreement(records: Sequence[TraceRecord], annotator: Sequence[TraceLab
                     human: Sequence[TraceLabels | None]) -> pd.DataFrame:
     """Rows relevant/utilized/supported: items, kappa (NaN when one label only), F1 of the annotator vs the human
     (1.0 when neither marks any item positive), and the positive rate of each side."""
+    from sklearn.metrics import f1_score  # lazy: 1-2 s to import, and `concord evaluate` reads no F1 from here
+
     rows = []
     for kind in LABEL_TYPES:
         a, h = _pairs(records, annotator, human, kind)
@@ -110,6 +111,8 @@ def hallucination_auroc(adherent: Sequence[float] | np.ndarray, judge_adherence:
     y, s = y[ok], s[ok]
     if y.size == 0 or np.unique(y).size < 2:
         return math.nan
+    from sklearn.metrics import roc_auc_score  # lazy, as f1_score
+
     return float(roc_auc_score(y == 0.0, 1.0 - s))
 
 
