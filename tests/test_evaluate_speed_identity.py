@@ -116,7 +116,7 @@ def test_ceiling_reads_stored_machine_labels_in_bulk_as_one_at_a_time(tmp_path: 
     text = "The cat sat on the mat. It was red and tall."
     v = (Violation("r", 4, 7), Violation("q", 24, 26))
     p = Project.create(tmp_path / "p.concord")
-    p.write_violation_samples([ViolationSample(f"s{i}", text, v, {"c1@1|m": v}) for i in range(4)])
+    p.store("violations").write_violation_samples([ViolationSample(f"s{i}", text, v, {"c1@1|m": v}) for i in range(4)])
     p.save_machine_label("s1", "c1@1|m", "matcher", None, error="down")
     p.save_machine_label("s2", "c1@1|m", "matcher", {"predictions": [], "matches": [[0, 0], [1, 1]]})
     p.save_machine_label("s3", "c1@1|m", "matcher", {"predictions": [], "matches": [[0, 0]]})
