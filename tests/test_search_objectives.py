@@ -75,3 +75,30 @@ def test_confusion_and_strata_scores_aggregate_counts() -> None:
     assert score_confusion(get("spearman"), cm, np.array([5.0, 4.0])) == pytest.approx(1.0)
     with pytest.raises(ValueError, match="objective"):
         get("auc")
+
+
+def test_balanced_accuracy_matches_sklearn_with_rare_and_missing_classes() -> None:
+    import warnings
+
+    from sklearn.metrics import balanced_accuracy_score
+
+    from calibration.search.objectives import balanced_accuracy_cm
+
+    rng = np.random.default_rng(3)
+    for k in (2, 3, 4):
+        cms, pairs = [], []
+        for _ in range(100):
+            n = int(rng.integers(1, 30))
+            y = rng.choice(k, n, p=rng.dirichlet(np.ones(k) * 0.5))  # some classes rare or absent
+            d = rng.integers(0, k, n)
+            cm = np.zeros((k, k))
+            np.add.at(cm, (y, d), 1)
+            cms.append(cm)
+            pairs.append((y, d))
+        got = balanced_accuracy_cm(np.array(cms))  # vectorised over 100 "configs"
+        for g, (y, d) in zip(got, pairs):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # sklearn warns when the machine uses a class the humans did not
+                assert g == pytest.approx(balanced_accuracy_score(y, d))
+    assert math.isnan(balanced_accuracy_cm(np.zeros((2, 2))))
+    assert get("balanced_accuracy").kind == "confusion"

@@ -115,6 +115,18 @@ def accuracy_cm(cm: np.ndarray) -> np.ndarray:
         return np.where(n > 0, np.trace(cm, axis1=-2, axis2=-1) / n, np.nan)
 
 
+def balanced_accuracy_cm(cm: np.ndarray) -> np.ndarray:
+    """Mean recall over the classes the humans used (scikit-learn's balanced_accuracy_score): the figure a judge is
+    read by when one class is rare (FaithBench: hallucinated or not); NaN without any human decision."""
+    cm = _f(cm)
+    support = cm.sum(-1)  # (..., k) human decisions per class
+    with np.errstate(invalid="ignore", divide="ignore"):
+        recall = np.diagonal(cm, axis1=-2, axis2=-1) / support
+        used = support > 0
+        n_used = used.sum(-1)
+        return np.where(n_used > 0, np.where(used, recall, 0.0).sum(-1) / n_used, np.nan)
+
+
 # ---------------------------------------------------------------- rank agreement
 def spearman_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Spearman's rho along the last axis (average ranks for ties); NaN when a side is constant."""
@@ -226,6 +238,8 @@ REGISTRY: dict[str, Objective] = {o.name: o for o in (
     Objective("f1", "confusion", _binary(f1), "F1 of the positive class", binary_only=True),
     Objective("mcc", "confusion", mcc_cm, "Matthews correlation"),
     Objective("accuracy", "confusion", accuracy_cm, "share of items decided as the humans did"),
+    Objective("balanced_accuracy", "confusion", balanced_accuracy_cm,
+              "mean recall over the classes the humans used (a rare class counts as much as a common one)"),
     Objective("spearman", "strata", strata_rank, "Spearman rho of the strata's machine vs human rates"),
     Objective("kendall", "strata", strata_rank, "Kendall tau-b of the strata's machine vs human rates"),
     Objective("auroc", "items", auroc, "AUROC of machine scores for binary human labels", binary_only=True,
