@@ -161,3 +161,63 @@ def test_chunks_cut_after_newlines_and_count_lines(tmp_path: Path, size: int) ->
         assert line == data.count(b"\n", 0, a) + 1
         if nxt is not None:
             assert nxt[0] == b
+
+
+def _bench_generator() -> Any:
+    """benchmarks/bench_import.py's generator (benchmarks/ is not a package): the data the import is timed on."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_import.py"
+    spec = importlib.util.spec_from_file_location("bench_import_for_tests", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.generate
+
+
+def table_digests(path: Path) -> dict[str, str]:
+    """SHA-256 of every table's rows (row ids included, so the insertion order counts); the project's own identity
+    and the datasets' import time left out, the only values two imports of the same file may differ in."""
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    try:
+        out = {}
+        for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN "
+                                     "('meta', 'migrations') ORDER BY name"):
+            cols = [r[1] for r in conn.execute(f'PRAGMA table_info("{table}")') if r[1] != "imported_at"]
+            h = hashlib.sha256()
+            order = ", ".join(str(i + 1) for i in range(len(cols)))
+            for row in conn.execute(f'SELECT {", ".join(chr(34) + c + chr(34) for c in cols)} FROM "{table}" '
+                                    f"ORDER BY {order}"):
+                h.update(repr(row).encode())
+            out[table] = h.hexdigest()
+        return out
+    finally:
+        conn.close()
+
+
+def test_benchmark_data_gives_the_same_tables_whatever_the_workers(tmp_path: Path) -> None:
+    """Every table, row for row, is the same after a first import, an update and a re-import, in one process or with
+    workers started at once (a first import) or once a chunk needs parsing (a re-import)."""
+    generate = _bench_generator()
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    generate(first, 120, seed=3, quote_only=0.3)  # some predictions by quote only: placed by search, noted
+    generate(second, 150, seed=3, quote_only=0.3)
+    lines = second.read_text(encoding="utf-8").splitlines(keepends=True)
+    second.write_text("".join(lines[:40] + lines[41:]).replace('"split": "test"', '"split": "dev"', 5),
+                      encoding="utf-8")  # one line left out, five changed
+    digests = []
+    for workers in (1, 3):
+        path = tmp_path / f"w{workers}.concord"
+        with Project.create(path) as p:
+            reports = [import_file(p, first, dataset="d", workers=workers),
+                       import_file(p, second, dataset="d", workers=workers),
+                       import_file(p, second, dataset="d", workers=workers)]
+        assert reports[0].violation_samples.added == 120
+        c = reports[1].violation_samples
+        assert (c.added, c.updated, c.unchanged) == (30, 5, 114)
+        assert not reports[2].changed
+        digests.append(table_digests(path))
+    assert digests[0] == digests[1]
+    assert len({digests[0]["samples"], digests[0]["violations"], digests[0]["units"]}) == 3  # (tables not empty)

@@ -254,7 +254,9 @@ class Pipeline:
     """Chunks in, results out in file order. Worker processes take up to `ahead` chunks each, so at most `ahead` x
     workers chunks are in flight and memory stays bounded; the caller does a chunk only when no worker runs (before
     they start, or after they failed). Workers start once a chunk needed parsing: a re-import of an unchanged file
-    (every line known by its hash) is done here without them."""
+    (every line known by its hash) is done here without them. Without a `reader` (the project holds no line hashes,
+    e.g. a first import) every line will be parsed: they start at once, so their start-up (a fresh interpreter
+    importing the schemes, ~0.5 CPU-s) overlaps the caller doing the first chunk instead of delaying the second."""
 
     def __init__(self, parts: Iterator[Part], workers: int, reader: LineHashReader | None = None, ahead: int = 2) -> None:
         self.parts = parts
@@ -266,6 +268,10 @@ class Pipeline:
         # entries in file order: [part, worker process or None (the caller's), result or None]
         self.pending: deque[list[Any]] = deque()
         self.busy: Counter[int] = Counter()  # chunks sent to each worker and not yet read back
+        self.local_first = False  # the first chunk is the caller's even though workers already run
+        if reader is None and workers:
+            self.local_first = True
+            self._spawn()
 
     def __iter__(self) -> Iterator[PartResult]:
         try:
@@ -275,14 +281,24 @@ class Pipeline:
                     return
                 result = self._result(self.pending.popleft())
                 if self.workers and result.records > sum(result.unchanged.values()):
-                    self.procs = [_start() for _ in range(self.workers)]
-                    self.cap, self.workers = self.ahead * self.workers, 0
+                    self._spawn()
                 yield result
         finally:
             self.close()
 
+    def _spawn(self) -> None:
+        self.procs = [_start() for _ in range(self.workers)]
+        self.cap, self.workers = self.ahead * len(self.procs) + self.local_first, 0
+
     def _fill(self) -> None:
         while len(self.pending) < self.cap:
+            if self.local_first:  # the caller's own first chunk, done while the workers start
+                part = next(self.parts, None)
+                if part is None:
+                    return
+                self.local_first = False
+                self.pending.append([part, None, None])
+                continue
             proc = next((p for p in self.procs if self.busy[p.pid] < self.ahead and p.poll() is None), None)
             if proc is None and any(p.poll() is None for p in self.procs):
                 return  # every running worker has its chunks: the next one waits for the first to free up
