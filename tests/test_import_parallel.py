@@ -214,8 +214,8 @@ def test_benchmark_data_gives_the_same_tables_whatever_the_workers(tmp_path: Pat
             reports = [import_file(p, first, dataset="d", workers=workers),
                        import_file(p, second, dataset="d", workers=workers),
                        import_file(p, second, dataset="d", workers=workers)]
-        assert reports[0].violation_samples.added == 120
-        c = reports[1].violation_samples
+        assert reports[0].counts["violations"].added == 120
+        c = reports[1].counts["violations"]
         assert (c.added, c.updated, c.unchanged) == (30, 5, 114)
         assert not reports[2].changed
         digests.append(table_digests(path))
