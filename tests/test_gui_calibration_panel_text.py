@@ -139,6 +139,18 @@ def test_weights_sentence_says_what_the_weights_mean() -> None:
     assert (report.weights_sentence({"w_a": 0.0, "w_b": 0.5, "w_c": 0.5}, three)
             == "A has weight 0 and plays no part: the decision rests on b (0.5) and c (0.5).")
     assert report.weights_sentence({"t": 0.1}, {"dims": [{"type": "grid", "name": "t", "values": [0.1]}]}) == ""
+    # names from the data (a judge's) are printed as they are: no underscores replaced, no capital added
+    judges = {"dims": [{"type": "simplex", "names": ["true_nli", "gpt_4o", "hhem-2.1"], "fixed": {}}]}
+    assert (report.weights_sentence({"true_nli": 0.0, "gpt_4o": 0.4, "hhem-2.1": 0.6}, judges)
+            == "true_nli has weight 0 and plays no part: the decision rests on gpt_4o (0.4) and hhem-2.1 (0.6).")
+
+
+def test_the_verdict_names_a_default_called_default_once() -> None:
+    from calibration.search.gain import BETTER, sentence
+
+    gain = {"estimate": 0.01, "ci": [0.001, 0.02], "baseline": "default", "verdict": BETTER}
+    assert sentence(gain, "kappa").startswith("The calibrated config is better than the default on held-out data")
+    assert "the default (std_match)" in sentence({**gain, "baseline": "std_match"}, "kappa")
 
 
 def test_rank_positions_number_every_row() -> None:

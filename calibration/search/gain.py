@@ -58,6 +58,8 @@ def sentence(gain: dict[str, Any] | None, objective: str = "") -> str:
         figures += ", no interval (no bootstrap replicates)"
     else:
         figures += f", 95% CI [{_fmt(ci[0])}, {_fmt(ci[1])}]"
+    name = gain.get("baseline")
+    default = "the default" if name in (None, "default") else f"the default ({name})"  # not "the default (default)"
     if gain.get("verdict") == BETTER:
-        return f"The calibrated config is better than the default ({gain.get('baseline')}) on held-out data: {figures}."
-    return f"The calibrated config is no better than the default ({gain.get('baseline')}) on held-out data: {figures}."
+        return f"The calibrated config is better than {default} on held-out data: {figures}."
+    return f"The calibrated config is no better than {default} on held-out data: {figures}."

@@ -76,7 +76,8 @@ def other_figures(result: Mapping[str, Any], cv_mean: Any = None, cv_sd: Any = N
 
 
 def weight_title(name: str) -> str:
-    return name[2:].replace("_", " ") if name.startswith("w_") else name.replace("_", " ")
+    """A parameter's words ("w_span_overlap" -> "span overlap"); any other name (a judge's, from the data) as it is."""
+    return name[2:].replace("_", " ") if name.startswith("w_") else name
 
 
 def _names(items: Sequence[str]) -> str:
@@ -98,19 +99,20 @@ def weights_sentence(config: Mapping[str, Any], space: Mapping[str, Any] | None,
         if len(names) < 2:
             continue
         title = {n: titles.get(n) or weight_title(n) for n in names}
+        worded = names[0] in titles or names[0].startswith("w_")  # else a name from the data: never recapitalised
         zero = [title[n] for n in names if not float(config[n])]
         used = [n for n in names if float(config[n])]
         shares = _names([f"{title[n]} ({float(config[n]):g})" for n in used]) if used else ""
         if not zero:
-            out.append(f"Weights: {shares}; every part counts, in these proportions.")
+            out.append((f"Weights: {shares}; every part counts, in these proportions.", True))
         elif len(used) == 1:
             verb = "has" if len(zero) == 1 else "have"
-            out.append(f"{_names(zero)} {verb} weight 0: {decides} relies on {title[used[0]]} alone.")
+            out.append((f"{_names(zero)} {verb} weight 0: {decides} relies on {title[used[0]]} alone.", worded))
         else:
             verb = "has" if len(zero) == 1 else "have"
-            out.append(f"{_names(zero)} {verb} weight 0 and play{'s' if len(zero) == 1 else ''} no part: "
-                       f"{decides} rests on {shares}.")
-    return " ".join(s[:1].upper() + s[1:] for s in out)
+            out.append((f"{_names(zero)} {verb} weight 0 and play{'s' if len(zero) == 1 else ''} no part: "
+                        f"{decides} rests on {shares}.", worded))
+    return " ".join(s[:1].upper() + s[1:] if cap else s for s, cap in out)
 
 
 def rank_positions(ranks: Sequence[Any]) -> list[str]:
