@@ -56,9 +56,7 @@ META = "labelstudio"
 USER_PREFIX = "user-"  # annotator name of a numeric completed_by
 
 
-def options_given(options: Mapping[str, Any]) -> list[str]:
-    """The import options only a Label Studio file takes (to refuse them for any other file)."""
-    return [name for name in ("text_field", "levels") if options.get(name)]
+OPTIONS = ("text_field", "levels")  # the import options only a Label Studio file takes (refused for any other)
 
 
 def decode(path: Path) -> list[Any] | None:

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from app.schemes.manifest import Command, Contribution, ContractError, Manifest
+from app.schemes.manifest import Command, Contribution, ContractError, ImportOption, Manifest
 
 if TYPE_CHECKING:
     import argparse
@@ -335,6 +335,13 @@ def problems_of(manifest: Manifest) -> list[str]:
         if unknown:
             out.append(f"scheme {manifest.name}: {kind} contribution declares unknown hooks "
                        f"{', '.join(f'`{u}`' for u in unknown)} (optional: {', '.join(sorted(cls.optional()))})")
+        if c.options and (kind != "io" or "read_file" not in c.provides):
+            out.append(f"scheme {manifest.name}: {kind} contribution declares import options without reading files "
+                       "(only an io contribution that provides `read_file` takes them)")
+        for o in c.options:
+            if not o.name.isidentifier() or not o.refused:
+                out.append(f"scheme {manifest.name}: import option {o.name!r} needs an identifier name and a "
+                           "`refused` text")
         for a, b in cls.PAIRS:
             if (a in c.provides) != (b in c.provides):
                 out.append(f"scheme {manifest.name}: {kind} contribution declares `{a if a in c.provides else b}` "
@@ -375,5 +382,5 @@ def build_part(manifest: Manifest, kind: str, found: Any) -> Part:
     return part
 
 
-__all__ = ["LABELS_COLUMNS", "PARTS", "Command", "CommandsPart", "ContractError", "Contribution", "GuidelinePart", "IOPart", "LLMPart",
+__all__ = ["LABELS_COLUMNS", "PARTS", "Command", "CommandsPart", "ContractError", "Contribution", "GuidelinePart", "IOPart", "ImportOption", "LLMPart",
            "Manifest", "Part", "StatusText", "StorePart", "ViewPart", "build_part", "problems_of"]
