@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 
     from app.io.export_parts import SchemeExport
     from app.io.formats import Source
+    from app.io.labelstudio import LabelStudioMapping
     from app.io.problems import Location, Problems
     from app.io.records import RecordValidator, Validated
     from app.store import Project, WriteCounts
@@ -248,11 +249,12 @@ class IOPart(Part):
     label_keys: frozenset[str] = frozenset()
     label_unit_key: str | None = None
     label_value_key: str | None = None
+    labelstudio: LabelStudioMapping | None = None  # its samples as Label Studio tasks (app/io/labelstudio.py)
     REQUIRED: ClassVar[frozenset[str]] = frozenset(("check", "collect"))
     ATTRS: ClassVar[Mapping[str, str]] = {"export": "EXPORT",
                                           "ground_truth_label_keys": "GROUND_TRUTH_LABEL_KEYS",
                                           "label_keys": "LABEL_KEYS", "label_unit_key": "LABEL_UNIT_KEY",
-                                          "label_value_key": "LABEL_VALUE_KEY"}
+                                          "label_value_key": "LABEL_VALUE_KEY", "labelstudio": "LABELSTUDIO"}
     PAIRS: ClassVar[tuple[tuple[str, str], ...]] = (("prepare", "write_prepared"), ("label_command", "label_keys"),
                                                     ("label_command", "label_unit_key"),
                                                     ("label_command", "label_value_key"),

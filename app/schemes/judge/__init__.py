@@ -6,7 +6,7 @@ from app.schemes.manifest import Contribution, ImportOption, Manifest
 MANIFEST = Manifest(
     name="judge",
     scheme="calibration.schemes.judge.scheme:SCHEME",
-    contributions={"io": Contribution("app.schemes.judge.io", {"read_file"}, options=(ImportOption(
+    contributions={"io": Contribution("app.schemes.judge.io", {"read_file", "labelstudio"}, options=(ImportOption(
                        "count_all", "for a FaithBench batch file: an annotator's span labeled Questionable or Benign "
                        "also makes the summary hallucinated (default: Unwanted only)",
                        refused="only a FaithBench batch file takes it", metavar=None),)),
