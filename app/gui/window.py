@@ -197,6 +197,11 @@ class MainWindow(QMainWindow):
     view_action = _via("decisions", "view_action")
     go_next = _via("navigation", "go_next")
 
+    # the panels open over the window (the PanelsPart keeps them; older tests read them here)
+    _calibration_panel = property(lambda self: self.panels.opened.get("calibration"))
+    _adjudication_panel = property(lambda self: self.panels.opened.get("adjudication"))
+    _agreement_panel = property(lambda self: self.panels.opened.get("agreement"))
+
     @property
     def _config(self) -> Any:
         """The config chosen in the toolbar's box: opaque here, the views that declared the choice read it."""
