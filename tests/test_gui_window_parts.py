@@ -63,3 +63,6 @@ def test_the_panels_know_the_window_only_through_their_host(qtbot, open_window, 
     assert list(host.opened) == ["calibration", "adjudication", "agreement"]
     w.close()
     assert not any(p.isVisible() for p in panels[:3])
+    panels[3]._run_preview()  # a preview the dialog's timer starts after the window closed its project: nothing
+    assert panels[3].preview_task is None
+    panels[3].close()

@@ -246,6 +246,8 @@ class ExportDialog(QDialog):
         self._timer.start()
 
     def _run_preview(self) -> None:
+        if self.ctx.project is None:
+            return  # the window closed its project meanwhile (the dialog outlives it until closed)
         if self.preview_task is not None:
             self._dirty = True
             return
