@@ -25,7 +25,7 @@ def test_pairs_in_words_and_the_rule_that_resolved(qtbot, open_window, project_p
     w = open_window(project_path, "cy")
     assert w.reveal_unit("v1", C1)
     w.actions_by_id["adjudicate"].trigger()
-    panel = w._adjudication_panel
+    panel = w.panels.opened["adjudication"]
     qtbot.waitExposed(panel)
     cells = _texts(panel)
     matches = cells["matches"]

@@ -26,7 +26,7 @@ def test_agreement_panel_shows_quality_and_the_flagged_drop(qtbot, open_window, 
     p.close()
     w = open_window(path, "cy")
     w.actions_by_id["agreement"].trigger()
-    panel = w._agreement_panel
+    panel = w.panels.opened["agreement"]
     qtbot.waitUntil(lambda: panel.task is None, timeout=20000)
     panel.boot.setValue(50)
     panel.run()

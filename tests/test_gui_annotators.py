@@ -95,7 +95,7 @@ def test_adjudication_resolves_a_disagreement(qtbot, open_window, project_path):
     w = open_window(project_path, "cy")
     assert w.reveal_unit(*key)
     w.actions_by_id["adjudicate"].trigger()  # Tools ▸ Adjudicate unit
-    panel = w._adjudication_panel
+    panel = w.panels.opened["adjudication"]
     qtbot.waitExposed(panel)
     assert panel.annotators == ["ana", "ben"]
     by_kind = {t["kind"]: t for t in panel.targets}
@@ -129,7 +129,7 @@ def test_annotators_queue_opens_the_next_disagreement(qtbot, open_window, projec
     w.queue.set_order("annotators")
     w.list.setFocus()
     qtbot.keyClick(w.list, Qt.Key.Key_N)
-    panel = w._adjudication_panel
+    panel = w.panels.opened["adjudication"]
     qtbot.waitUntil(lambda: panel.key == key, timeout=10000)
     assert w.shown_view().current() == key
 
@@ -146,7 +146,7 @@ def test_agreement_panel_shows_the_cli_figures(qtbot, open_window, project_path)
         want = agreement(p, n_boot=50)
     w = open_window(project_path, "cy")
     w.actions_by_id["agreement"].trigger()
-    panel = w._agreement_panel
+    panel = w.panels.opened["agreement"]
     panel.boot.setValue(50)
     qtbot.waitUntil(lambda: panel.task is None, timeout=20000)
     panel.run()  # again with 50 draws, as computed above
@@ -217,8 +217,8 @@ def test_calibration_panel_draws_the_human_ceiling(qtbot, open_window, project_p
         want = ceiling(p, "violations", n_boot=500)
     w = open_window(project_path, "cy")
     w.actions_by_id["calibrate"].trigger()
-    chart = w._calibration_panel.ceiling
+    chart = w.panels.opened["calibration"].ceiling
     qtbot.waitUntil(lambda: bool(chart.results), timeout=30000)
     assert chart.results["violations"]["human_human"] == want["human_human"]
     assert chart.results.get("rubric") is None  # nobody labeled rubric units twice
-    w._calibration_panel.grab().save("/tmp/concord_ceiling.png")
+    w.panels.opened["calibration"].grab().save("/tmp/concord_ceiling.png")

@@ -60,7 +60,7 @@ def test_rubric_bucket_headers_read_as_keys(qtbot, open_window, project_path) ->
 def test_export_dialog_after_writing_says_what_was_written(qtbot, open_window, project_path, tmp_path) -> None:  # type: ignore[no-untyped-def]
     w = open_window(project_path)
     w.session.do(set_matches("v1", C1, [(0, 0)], "accepted", "accept"))
-    dlg = ExportDialog.open_for(w)
+    dlg = ExportDialog.open_for(w.panels)
     qtbot.addWidget(dlg)
     dlg.out.setText(str(tmp_path / "out"))
     dlg.version.setText("0.2.0")
@@ -94,7 +94,7 @@ def _fake_cv() -> pd.DataFrame:
 
 
 def _panel(qtbot, w) -> CalibrationPanel:  # type: ignore[no-untyped-def]
-    panel = CalibrationPanel.open_for(w)
+    panel = CalibrationPanel.open_for(w.panels)
     qtbot.addWidget(panel)
     w.runner.wait_all(30000)
     qtbot.waitUntil(lambda: panel.task is None, timeout=30000)

@@ -26,9 +26,9 @@ def test_calibration_panel_runs_applies_and_opens_disagreements(qtbot, qtmodelte
     monkeypatch.setattr("app.gui.calibration_verdict.confirm_force", lambda _p, result: asked.append(result) or True)
     w = open_window(project_path)
     _label(w)
-    panel = CalibrationPanel.open_for(w)
+    panel = CalibrationPanel.open_for(w.panels)
     qtbot.addWidget(panel)
-    assert CalibrationPanel.open_for(w) is panel  # one panel per window
+    assert CalibrationPanel.open_for(w.panels) is panel  # one panel per window
     assert "No calibration run yet" in panel.page.summary.text()
     panel.page.folds.setValue(2)
     panel.page.step.setCurrentText("0.25")
@@ -68,14 +68,14 @@ def test_calibration_panel_runs_applies_and_opens_disagreements(qtbot, qtmodelte
 def test_panel_shows_the_latest_stored_run(qtbot, open_window, project_path) -> None:  # type: ignore[no-untyped-def]
     w = open_window(project_path)
     _label(w)
-    first = CalibrationPanel(w)
+    first = CalibrationPanel(w.panels)
     qtbot.addWidget(first)
     first.page.folds.setValue(2)
     first.page.objective.setCurrentText("f1")
     first.page.run()
     qtbot.waitUntil(lambda: first.task is None, timeout=120000)
     first.close()
-    again = CalibrationPanel(w)  # a new panel loads the stored run and rebuilds the pairs in a worker
+    again = CalibrationPanel(w.panels)  # a new panel loads the stored run and rebuilds the pairs in a worker
     qtbot.addWidget(again)
     assert "objective f1" in again.page.summary.text()
     qtbot.waitUntil(lambda: again.task is None, timeout=60000)
@@ -90,7 +90,7 @@ def test_top_configs_show_the_ranking_column_and_enough_decimals(qtbot, open_win
     apart; the ticks are round."""
     w = open_window(project_path)
     _label(w)
-    panel = CalibrationPanel.open_for(w)
+    panel = CalibrationPanel.open_for(w.panels)
     qtbot.addWidget(panel)
     panel.page.folds.setValue(2)
     panel.page.step.setCurrentText("0.25")

@@ -14,7 +14,7 @@ from tests.test_gui_calibration import _label
 def test_panel_runs_on_the_scheduler_from_the_settings(qtbot, open_window, project_path, settings) -> None:  # type: ignore[no-untyped-def]
     w = open_window(project_path)
     _label(w)
-    panel = CalibrationPanel.open_for(w)
+    panel = CalibrationPanel.open_for(w.panels)
     qtbot.addWidget(panel)
     assert "Runs on: this machine" in panel.page.embedding.text()
     panel.page.folds.setValue(2)

@@ -32,7 +32,7 @@ def test_the_verdict_comes_first_and_apply_asks_when_not_better(qtbot, open_wind
 
     monkeypatch.setattr("app.gui.calibration_verdict.confirm_force", confirm)
     w = open_window(demo_path)
-    panel = CalibrationPanel.open_for(w)
+    panel = CalibrationPanel.open_for(w.panels)
     qtbot.addWidget(panel)
     qtbot.waitUntil(lambda: panel.task is None, timeout=60000)
     panel.scheme_box.setCurrentIndex(panel.scheme_box.findData("trace"))

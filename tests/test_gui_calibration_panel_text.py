@@ -37,7 +37,7 @@ def test_violations_page_runs_the_cli_search_and_says_which_figure_is_which(  # 
     cli = _cli_json(demo_path, "--scheme", "violations", "--folds", "3", "--components", "std", "--step", "0.25",
                     capsys=capsys)
     w = open_window(demo_path)
-    panel = CalibrationPanel.open_for(w)
+    panel = CalibrationPanel.open_for(w.panels)
     qtbot.addWidget(panel)
     page = panel.page
     assert panel.scheme_box.currentData() == "violations"
@@ -176,7 +176,7 @@ def test_a_run_stored_by_the_older_violations_front_still_reads(qtbot, open_wind
         p.save_calibration_run("kappa", {"objective": "kappa", "folds": 3, "group_by": "sample",
                                          "embedding": DEFAULT_EMBEDDING}, old, cal.cv_results_)
     w = open_window(demo_path)
-    panel = CalibrationPanel.open_for(w)
+    panel = CalibrationPanel.open_for(w.panels)
     qtbot.addWidget(panel)
     qtbot.waitUntil(lambda: panel.task is None, timeout=60000)
     page = panel.page

@@ -44,7 +44,7 @@ def _choose(qtbot, panel: CalibrationPanel, name: str) -> None:  # type: ignore[
 def test_panel_calibrates_trace_applies_and_draws_the_learning_curve(qtbot, open_window, demo_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setattr("app.gui.calibration_verdict.confirm_force", lambda *_a: True)  # Apply asks (tests/test_gui_calibration_gain.py)
     w = open_window(demo_path)
-    panel = CalibrationPanel.open_for(w)
+    panel = CalibrationPanel.open_for(w.panels)
     qtbot.addWidget(panel)
     names = [panel.scheme_box.itemData(i) for i in range(panel.scheme_box.count())]
     assert names[0] == panel.scheme_box.currentData() and isinstance(panel.page, MatchPage)
@@ -119,7 +119,7 @@ def test_panel_calibrates_trace_applies_and_draws_the_learning_curve(qtbot, open
 
 def test_engine_settings_persist_and_say_where_runs_go(qtbot, open_window, demo_path, settings) -> None:  # type: ignore[no-untyped-def]
     w = open_window(demo_path)
-    panel = CalibrationPanel(w)
+    panel = CalibrationPanel(w.panels)
     qtbot.addWidget(panel)
     panel.show()
     qtbot.waitExposed(panel)
@@ -137,7 +137,7 @@ def test_engine_settings_persist_and_say_where_runs_go(qtbot, open_window, demo_
     assert "Runs on: tcp://10.1.2.3:8786" in panel.page.embedding.text()
     qtbot.waitUntil(lambda: panel.task is None, timeout=60000)
     panel.close()
-    again = CalibrationPanel(w)  # a new panel reads the stored settings
+    again = CalibrationPanel(w.panels)  # a new panel reads the stored settings
     qtbot.addWidget(again)
     assert again.engine_settings.address.text() == "tcp://10.1.2.3:8786"
     assert again.engine_settings.engine.currentData() == "dask"
@@ -165,7 +165,7 @@ def test_human_ceiling_shows_under_another_schemes_page(qtbot, open_window, demo
         expected = ceiling(p, "trace", n_boot=500)
     assert expected is not None and expected["annotators"] == 2
     w = open_window(demo_path)
-    panel = CalibrationPanel.open_for(w)
+    panel = CalibrationPanel.open_for(w.panels)
     qtbot.addWidget(panel)
     _choose(qtbot, panel, "trace")
     qtbot.waitUntil(lambda: bool(panel.ceiling.results), timeout=60000)
@@ -185,7 +185,7 @@ def test_scheme_without_labels_says_there_is_nothing_to_calibrate(qtbot, open_wi
     with Project.create(path) as p:
         p.write_samples("trace", recs)
     w = open_window(path)
-    panel = CalibrationPanel(w)
+    panel = CalibrationPanel(w.panels)
     qtbot.addWidget(panel)
     assert [panel.scheme_box.itemData(i) for i in range(panel.scheme_box.count())] == ["trace"]
     assert panel.pages.currentWidget() is panel.scheme_page
@@ -210,7 +210,7 @@ def test_ceiling_chart_shows_the_metric_side_as_evaluate_reports_it(qtbot, open_
     want = json.loads(capsys.readouterr().out)["violations"]["human_ceiling"]
     assert want["metric_human"] is not None and want["metric_human"]["items"] > 0
     w = open_window(demo_path)
-    panel = CalibrationPanel.open_for(w)
+    panel = CalibrationPanel.open_for(w.panels)
     qtbot.addWidget(panel)
     qtbot.waitUntil(lambda: bool(panel.ceiling.results), timeout=60000)
     got = panel.ceiling.results["violations"]

@@ -13,7 +13,7 @@ def test_export_dialog_previews_then_writes(qtbot, qtmodeltester, open_window, p
     w = open_window(project_path)
     w.session.do(set_matches("v1", C1, [(0, 0)], "accepted", "accept"))
     w.session.do(set_matches("v1", C2, [(1, 0)], "corrected", "fix"))
-    dlg = ExportDialog.open_for(w)
+    dlg = ExportDialog.open_for(w.panels)
     qtbot.addWidget(dlg)
     qtmodeltester.check(dlg.count_model, force_py=True)
     dlg.out.setText(str(tmp_path / "out"))

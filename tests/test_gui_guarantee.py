@@ -20,7 +20,7 @@ from tests.test_calibrate_guarantee_cli import make_judge_project
 def test_guarantee_box_certifies_and_shows_the_sentence_and_curve(qtbot, open_window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     path, _scores, _human = make_judge_project(tmp_path)
     w = open_window(path)
-    panel = CalibrationPanel.open_for(w)
+    panel = CalibrationPanel.open_for(w.panels)
     qtbot.addWidget(panel)
     page = panel.page
     qtbot.waitUntil(lambda: page.task is None and bool(page.info), timeout=60000)

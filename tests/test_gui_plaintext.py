@@ -127,7 +127,7 @@ def test_markup_in_every_field_is_shown_literally(qtbot, open_window, tmp_path, 
 
 def test_dialogs_show_data_as_plain_text(qtbot, open_window, tmp_path) -> None:  # type: ignore[no-untyped-def]
     w = open_window(markup_project(tmp_path / "markup.concord"))
-    dlg = ExportDialog.open_for(w)
+    dlg = ExportDialog.open_for(w.panels)
     qtbot.addWidget(dlg)
     units = dlg.findChild(QListWidget)
     assert {units.item(i).text() for i in range(units.count())} == {CHECKER, TRAIT_NAME}  # item text is never rich
@@ -135,7 +135,7 @@ def test_dialogs_show_data_as_plain_text(qtbot, open_window, tmp_path) -> None: 
     qtbot.waitUntil(lambda: MARK in dlg.problems.text(), timeout=20000)
     labels_are_plain(dlg, MARK)
     dlg.close()
-    panel = CalibrationPanel.open_for(w)
+    panel = CalibrationPanel.open_for(w.panels)
     qtbot.addWidget(panel)
     panel.page.dis_model.set_records([{"sample_id": SID, "checker": CHECKER, "gt": 0, "pred": 0, "gt_n": 1, "pred_n": 1,
                                        "score": 0.5, "machine": "no", "human": "match", "_tip": f"open {SID}"}])

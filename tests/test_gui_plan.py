@@ -16,7 +16,7 @@ def test_plan_tab_shows_the_services_plan(qtbot, open_window, tmp_path: Path) ->
         want = plan(p, 0.04, n_boot=60)
     w = open_window(path, "cy")
     w.actions_by_id["agreement"].trigger()
-    panel = w._agreement_panel
+    panel = w.panels.opened["agreement"]
     qtbot.waitUntil(lambda: panel.task is None, timeout=20000)
     page = panel.plan
     panel.tabs.setCurrentWidget(page)

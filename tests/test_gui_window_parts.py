@@ -37,3 +37,32 @@ def test_parts_talk_by_signals(qtbot, open_window, project_path) -> None:  # typ
     assert dec.args == [None] and detail.shown is None and not w.actions_by_id["accept"].isEnabled()
     w.ctx.status_message("a message from any part", 0)
     assert w.status_line.text() == "a message from any part"
+
+
+def test_the_panels_know_the_window_only_through_their_host(qtbot, open_window, project_path) -> None:  # type: ignore[no-untyped-def]
+    """The calibration, adjudication, agreement and export panels get the PanelsPart (window_context.PanelHost):
+    its context and its few services, never the MainWindow; the part keeps one of each and closes them with us."""
+    from app.gui.adjudication import AdjudicationPanel
+    from app.gui.agreement_panel import AgreementPanel
+    from app.gui.calibration_panel import CalibrationPanel
+    from app.gui.export_dialog import ExportDialog
+
+    w = open_window(project_path)
+    host = w.panels
+    panels = [CalibrationPanel.open_for(host), AdjudicationPanel.open_for(host, ("v1", C1)),
+              AgreementPanel.open_for(host, run=False), ExportDialog.open_for(host)]
+    assert CalibrationPanel.open_for(host) is panels[0] and AgreementPanel.open_for(host, run=False) is panels[2]
+    for panel in (*panels, panels[2].plan):
+        assert panel.ctx is w.ctx and getattr(panel, "host", host) is host, type(panel).__name__
+    pages = [p for p in (*panels[0].own_pages.values(), panels[0].scheme_page) if p is not None]
+    assert pages and all(p.panel is panels[0] for p in pages)  # a calibration page asks its panel
+    for panel in (*panels, panels[2].plan, *pages):
+        held = [k for k, v in vars(panel).items() if v is w]
+        assert held == [], (type(panel).__name__, held)
+    assert panels[3].parent() is w  # the export dialog is a dialog of the window (a Qt parent, nothing it reads)
+    assert list(host.opened) == ["calibration", "adjudication", "agreement"]
+    w.close()
+    assert not any(p.isVisible() for p in panels[:3])
+    panels[3]._run_preview()  # a preview the dialog's timer starts after the window closed its project: nothing
+    assert panels[3].preview_task is None
+    panels[3].close()

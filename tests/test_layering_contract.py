@@ -145,11 +145,6 @@ NAMED_ALLOWED: dict[tuple[str, str], str] = {
     ("app/store/bulk.py", "violations"): "a table name (BULK_TABLES: the tables whose indexes a bulk import rebuilds)",
     ("app/commands/calibrate.py", "judge"): "the key of the `--judge NAME` calibrate option (a judge model, read by "
                                             "trace and judge), not the scheme",
-    ("app/io/labelstudio.py", "violations"): "Label Studio's two result types map onto two schemes' record shapes "
-                                             "(span labels -> violations records and curated ground truth); the "
-                                             "reader builds those records itself, so a per-scheme contribution is a "
-                                             "follow-up, not a constant to move",
-    ("app/io/labelstudio.py", "judge"): "the same reader: choices -> judge records and labels",
 }
 
 

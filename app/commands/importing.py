@@ -13,7 +13,9 @@ from rich.console import Console
 
 from app import cli_help
 from app.cli_progress import RichBar
+from app.io import labelstudio
 from app.io.import_summary import summary_text, warning_lines
+from app.schemes.loader import import_options
 
 EXAMPLES = """\
 examples:
@@ -32,7 +34,6 @@ changes nothing. A Label Studio JSON export (a list of tasks) is recognised by i
 violations samples with each annotator's ground truth, choices judge samples with each annotator's label, and
 predictions checkers or judges (README.md, "Label Studio in and out")."""
 
-OPTIONS = ("model", "method", "count_all", "text_field", "levels")  # what a scheme's (or Label Studio's) reader takes
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -50,12 +51,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("file", metavar="FILE", help=f"the records to import: {cli_help.suffix_list()}")
     p.add_argument("--dataset", metavar="NAME", help="dataset name the samples are filed under (default: the file name "
                    "without extension, or what the scheme suggests: <subset>/test.parquet of RAGBench is <subset>-test)")
-    p.add_argument("--model", metavar="NAME", help="the model of an RGB prediction file whose name does not say it "
-                   "(RGB's data and prediction .json files are recognised as they are)")
-    p.add_argument("--method", metavar="NAME", help="for an ADDM run file (results.json, attached to the businesses "
-                   "already imported): the method to file its results under (default: the file's method|model)")
-    p.add_argument("--count-all", action="store_true", help="for a FaithBench batch file: an annotator's span labeled "
-                   "Questionable or Benign also makes the summary hallucinated (default: Unwanted only)")
+    for o in import_options().values():  # what the schemes' own file readers take (their io contributions declare)
+        if o.metavar is None:
+            p.add_argument(o.flag, action="store_true", help=o.help)
+        else:
+            p.add_argument(o.flag, metavar=o.metavar, help=o.help)
     p.add_argument("--text-field", metavar="NAME", help="for a Label Studio export: the task's data field holding the "
                    "text (default: 'text', else the first string field)")
     p.add_argument("--levels", metavar="A,B,...", type=_levels, help="for a Label Studio export with choices: the "
@@ -76,7 +76,8 @@ def print_warnings(warnings: list[Any]) -> None:
 
 
 def options_of(args: argparse.Namespace) -> dict[str, Any] | None:
-    return {k: v for k in OPTIONS if (v := getattr(args, k, None))} or None
+    names = (*import_options(), *labelstudio.OPTIONS)  # what a scheme's (or Label Studio's) reader takes
+    return {k: v for k in names if (v := getattr(args, k, None))} or None
 
 
 def run(args: argparse.Namespace) -> int:

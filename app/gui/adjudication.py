@@ -26,7 +26,7 @@ from app.gui.workers import Task, TaskProgress
 from app.store import Change, Project
 
 if TYPE_CHECKING:
-    from app.gui.window import MainWindow
+    from app.gui.window_context import PanelHost
 
 DIFFERS, AGREES = "#ffebee", None
 UNIT_MAX, VALUE_MAX = 200, 240  # pixels of the unit column and of each annotator's column
@@ -69,9 +69,10 @@ def table_rows(rows: list[dict[str, Any]]) -> tuple[list[str], list[dict[str, An
 
 
 class AdjudicationPanel(QDialog):
-    def __init__(self, window: "MainWindow") -> None:
+    def __init__(self, host: "PanelHost") -> None:
         super().__init__(None)  # a window of its own, like the calibration panel (closed with the main window)
-        self.window_ = window
+        self.host = host
+        self.ctx = host.ctx
         self.setWindowTitle("Adjudication")
         self.setWindowFlag(Qt.WindowType.Window)
         self.key: tuple[str, str] | None = None
@@ -115,16 +116,16 @@ class AdjudicationPanel(QDialog):
         lay.addLayout(row)
         for b in (self.take_button, self.take_all_button, self.edit_button, self.next_button):
             b.setAutoDefault(False)
-        window.session.changed.connect(self._changed)
+        assert self.ctx.session is not None
+        self._session = self.ctx.session  # the session this panel was built for (a project opened later gets a new one)
+        self._session.changed.connect(self._changed)
         self.resize(1100, 460)
 
     @classmethod
-    def open_for(cls, window: "MainWindow", key: tuple[str, str] | None = None) -> "AdjudicationPanel":
-        panel = getattr(window, "_adjudication_panel", None)
-        if panel is None or panel.window_.session is None or panel._session is not window.session:
-            panel = cls(window)
-            panel._session = window.session
-            window._adjudication_panel = panel  # type: ignore[attr-defined]
+    def open_for(cls, host: "PanelHost", key: tuple[str, str] | None = None) -> "AdjudicationPanel":
+        panel = host.opened.get("adjudication")
+        if panel is None or panel._session is not host.ctx.session:
+            panel = host.opened["adjudication"] = cls(host)
         if key is not None:
             panel.show_unit(*key)
         panel.show()
@@ -133,8 +134,8 @@ class AdjudicationPanel(QDialog):
 
     @property
     def project(self) -> Project:
-        assert self.window_.project is not None
-        return self.window_.project
+        assert self.ctx.project is not None
+        return self.ctx.project
 
     # -- showing ---------------------------------------------------------------------------------------------------
     def show_unit(self, sample_id: str, unit: str) -> None:
@@ -209,17 +210,17 @@ class AdjudicationPanel(QDialog):
 
     # -- deciding --------------------------------------------------------------------------------------------------
     def _adjudicate(self, changes: list[Change], text: str) -> bool:
-        if not changes or self.window_.session is None:
+        if not changes or self.ctx.session is None:
             return False
-        ok = self.window_.session.do(Adjudicate(tuple(changes), text))
+        ok = self.ctx.session.do(Adjudicate(tuple(changes), text))
         if ok:
-            self.window_.status_message(f"Adjudicated {self.key[0] if self.key else ''}: {text}", 5000)
+            self.ctx.status_message(f"Adjudicated {self.key[0] if self.key else ''}: {text}", 5000)
         return ok
 
     def take_selected(self) -> bool:
         sel = self.selected()
         if sel is None or self.key is None:
-            self.window_.status_message("Select an annotator's value first", 4000)
+            self.ctx.status_message("Select an annotator's value first", 4000)
             return False
         t, who = sel
         if who not in t["values"]:
@@ -236,7 +237,7 @@ class AdjudicationPanel(QDialog):
     def edit_selected(self) -> bool:
         sel = self.selected()
         if sel is None or self.key is None:
-            self.window_.status_message("Select a value to start from first", 4000)
+            self.ctx.status_message("Select a value to start from first", 4000)
             return False
         t, who = sel
         old = json.dumps(t["values"].get(who), ensure_ascii=False, indent=1)
@@ -281,15 +282,15 @@ class AdjudicationPanel(QDialog):
         self.task.signals.finished.connect(self._queued)
         for sig in (self.task.signals.finished, self.task.signals.failed, self.task.signals.cancelled):
             sig.connect(lambda *_a: setattr(self, "task", None))
-        self.window_.progress.track(self.task, "Finding disagreements…")
-        self.window_.runner.start(self.task)
+        self.ctx.progress.track(self.task, "Finding disagreements…")
+        self.ctx.runner.start(self.task)
 
     def _queued(self, keys: list[tuple[str, str]]) -> None:
         self.queue = [tuple(k) for k in keys]  # type: ignore[misc]
         nxt = next((k for k in self.queue if k != self.key), None)
         if nxt is None:
-            self.window_.status_message("No unit left where the annotators disagree and nobody adjudicated", 6000)
+            self.ctx.status_message("No unit left where the annotators disagree and nobody adjudicated", 6000)
             return
-        self.window_.reveal_unit(*nxt)
+        self.host.reveal_unit(*nxt)
         self.show_unit(*nxt)
         self.raise_()

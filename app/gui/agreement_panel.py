@@ -31,7 +31,7 @@ from app.gui.workers import ProgressPanel, Task, TaskProgress
 from app.store import Project
 
 if TYPE_CHECKING:
-    from app.gui.window import MainWindow
+    from app.gui.window_context import PanelHost
 
 KIND_COLUMNS = (
     Column("scheme", "Scheme"), Column("kind", "Label kind"), Column("size", "Items / spans", align_right=True),
@@ -67,9 +67,10 @@ def kind_rows(out: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 class AgreementPanel(QDialog):
-    def __init__(self, window: "MainWindow") -> None:
+    def __init__(self, host: "PanelHost") -> None:
         super().__init__(None)
-        self.window_ = window
+        self.host = host
+        self.ctx = host.ctx
         self.setWindowTitle("Annotator agreement")
         self.setWindowFlag(Qt.WindowType.Window)
         self.task: Task | None = None
@@ -126,16 +127,15 @@ class AgreementPanel(QDialog):
         self.tabs.addTab(self.by_version, "By guideline version")
         from app.gui.plan_page import PlanPage  # the sample-size planner (issue #29 item 4)
 
-        self.plan = PlanPage(window)
+        self.plan = PlanPage(host.ctx)
         self.tabs.addTab(self.plan, "Plan")
         self.resize(1100, 720)
 
     @classmethod
-    def open_for(cls, window: "MainWindow", *, run: bool = True) -> "AgreementPanel":
-        panel = getattr(window, "_agreement_panel", None)
+    def open_for(cls, host: "PanelHost", *, run: bool = True) -> "AgreementPanel":
+        panel = host.opened.get("agreement")
         if panel is None:
-            panel = cls(window)
-            window._agreement_panel = panel  # type: ignore[attr-defined]
+            panel = host.opened["agreement"] = cls(host)
         panel.show()
         panel.raise_()
         if run and panel.result is None:
@@ -143,7 +143,7 @@ class AgreementPanel(QDialog):
         return panel
 
     def run(self) -> None:
-        p = self.window_.project
+        p = self.ctx.project
         if self.task is not None or p is None:
             return
         path, iou, n_boot = str(p.path), float(self.iou.value()), int(self.boot.value())
@@ -173,7 +173,7 @@ class AgreementPanel(QDialog):
         for sig in (task.signals.finished, task.signals.failed, task.signals.cancelled):
             sig.connect(lambda *_a: self._ended())
         self.progress.track(task, "Agreement…")
-        self.window_.runner.start(task)
+        self.ctx.runner.start(task)
 
     def _ended(self) -> None:
         self.task = None

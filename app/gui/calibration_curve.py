@@ -82,7 +82,7 @@ class CurveBox(QGroupBox):
         for sig in (task.signals.finished, task.signals.failed, task.signals.cancelled):
             sig.connect(lambda *_a, t=task: self._ended(t))
         self.progress.track(task, "Learning curve…")
-        self.panel.window_.runner.start(task)
+        self.panel.ctx.runner.start(task)
 
     def _ended(self, task: Task) -> None:
         if task is self.task:

@@ -25,17 +25,18 @@ from app.store import Project
 from calibration.schemes.base import Scheme, registry
 
 if TYPE_CHECKING:
-    from app.gui.window import MainWindow
+    from app.gui.window_context import PanelHost
 
 __all__ = ["CalibrationPanel", "SCHEDULER_KEY", "calibrated_schemes"]
 
 
 class CalibrationPanel(QDialog):
-    def __init__(self, window: "MainWindow") -> None:
+    def __init__(self, host: "PanelHost") -> None:
         # no Qt parent: a child window stays above the main window, which must come to the front when a
         # disagreement is opened; the main window closes the panel when it closes
         super().__init__(None)
-        self.window_ = window
+        self.host = host  # what the panel asks of the window: reveal a unit, choose a config (window_context.py)
+        self.ctx = host.ctx
         self.setWindowTitle("Calibration")
         self.setWindowFlag(Qt.WindowType.Window)
         self.own_pages: dict[str, QWidget | None] = {}  # scheme name -> the page its view brings (None: generic)
@@ -44,19 +45,18 @@ class CalibrationPanel(QDialog):
         self._fill_schemes()
 
     @classmethod
-    def open_for(cls, window: "MainWindow") -> "CalibrationPanel":
-        panel = getattr(window, "_calibration_panel", None)
+    def open_for(cls, host: "PanelHost") -> "CalibrationPanel":
+        panel = host.opened.get("calibration")
         if panel is None:
-            panel = cls(window)
-            window._calibration_panel = panel  # type: ignore[attr-defined]
+            panel = host.opened["calibration"] = cls(host)
         panel.show()
         panel.raise_()
         return panel
 
     @property
     def project(self) -> Project:
-        assert self.window_.project is not None
-        return self.window_.project
+        assert self.ctx.project is not None
+        return self.ctx.project
 
     @property
     def page(self) -> Any:
@@ -81,7 +81,7 @@ class CalibrationPanel(QDialog):
         self.scheme_box.setObjectName("scheme")
         self.scheme_box.setToolTip("The schemes of this project whose metric has parameters to calibrate")
         self.scheme_box.currentIndexChanged.connect(self._scheme_changed)
-        self.engine_settings = EngineSettings(self.window_.settings)
+        self.engine_settings = EngineSettings(self.ctx.settings)
         self.engine_settings.changed.connect(self.refresh_engine)
         head.addWidget(plain_label("Scheme"))
         head.addWidget(self.scheme_box)
@@ -107,8 +107,8 @@ class CalibrationPanel(QDialog):
         self.ceiling = CeilingChart()
         self.bottom.addWidget(self.ceiling)  # every scheme's ceiling, under whichever page is shown
         self.bottom.setSizes([760, 640])
-        if self.window_.project is not None:
-            self.ceiling.compute(self.window_.runner, str(self.window_.project.path))
+        if self.ctx.project is not None:
+            self.ceiling.compute(self.ctx.runner, str(self.ctx.project.path))
         self.refresh_engine()
 
     def refresh_engine(self) -> None:
@@ -120,7 +120,7 @@ class CalibrationPanel(QDialog):
     def engine_options(self) -> dict[str, Any]:
         """Where the grid runs (the panel's Engine/Scheduler settings, keys `calibration_engine` and
         `dask_scheduler`): this machine or a Dask cluster. Results are identical either way (issue #17)."""
-        return engine_options(self.window_.settings)
+        return engine_options(self.ctx.settings)
 
     # -- schemes ---------------------------------------------------------------------------------------------------
     def own_page(self, name: str) -> QWidget | None:
@@ -134,7 +134,7 @@ class CalibrationPanel(QDialog):
         return self.own_pages[name]
 
     def _fill_schemes(self) -> None:
-        schemes = calibrated_schemes(self.project) if self.window_.project is not None else []
+        schemes = calibrated_schemes(self.project) if self.ctx.project is not None else []
         self.scheme_box.blockSignals(True)
         for s in schemes:
             self.scheme_box.addItem(s.title, s.name)
@@ -165,7 +165,7 @@ class CalibrationPanel(QDialog):
 
     def run_for_screenshot(self, timeout_ms: int = 600_000) -> None:
         self.page.run()
-        self.window_.runner.wait_all(timeout_ms)
+        self.ctx.runner.wait_all(timeout_ms)
 
     def closeEvent(self, event: Any) -> None:
         if self.curve_box.task is not None:

@@ -18,12 +18,13 @@ from PySide6.QtWidgets import (
 from app.gui.models import Column, RecordTableModel
 from app.gui.plaintext import plain_label
 from app.gui.views.base import make_table
+from app.gui.window_context import config_ref
 from app.gui.workers import ProgressPanel, Task, TaskProgress
 from app.store import STATUSES, Project
 from calibration.schemes.base import registry
 
 if TYPE_CHECKING:
-    from app.gui.window import MainWindow
+    from app.gui.window_context import PanelHost
 
 COUNT_COLUMNS = (Column("what", "What"), Column("value", "Count", align_right=True))
 PREVIEW_HEADING = "Preview (nothing written yet)"
@@ -78,9 +79,10 @@ def count_rows(counts: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 class ExportDialog(QDialog):
-    def __init__(self, window: "MainWindow") -> None:
-        super().__init__(window)
-        self.window_ = window
+    def __init__(self, host: "PanelHost") -> None:
+        super().__init__(host.parent_widget)
+        self.host = host
+        self.ctx = host.ctx
         self.setWindowTitle("Export a curated split")
         self.preview: dict[str, Any] | None = None
         self.preview_task: Task | None = None
@@ -92,15 +94,15 @@ class ExportDialog(QDialog):
         self.schedule_preview()
 
     @classmethod
-    def open_for(cls, window: "MainWindow") -> "ExportDialog":
-        dlg = cls(window)
+    def open_for(cls, host: "PanelHost") -> "ExportDialog":
+        dlg = cls(host)
         dlg.show()
         return dlg
 
     @property
     def project(self) -> Project:
-        assert self.window_.project is not None
-        return self.window_.project
+        assert self.ctx.project is not None
+        return self.ctx.project
 
     def _build(self) -> None:
         from app.io.export import next_version
@@ -154,7 +156,7 @@ class ExportDialog(QDialog):
         params_name = next((a.params_name for a in export_adapters(p) if a.scheme == named and a.params_name), None)
         self.config = QComboBox()
         self.config.addItems(p.param_refs(named))
-        self.config.setCurrentText(self.window_.configs.ref)
+        self.config.setCurrentText(config_ref(self.ctx))
         self.force = QCheckBox("replace an existing NAME@VERSION directory")
         for label, w in (("Name", self.name), ("Version", self.version)):
             form.addRow(label, w)
@@ -244,6 +246,8 @@ class ExportDialog(QDialog):
         self._timer.start()
 
     def _run_preview(self) -> None:
+        if self.ctx.project is None:
+            return  # the window closed its project meanwhile (the dialog outlives it until closed)
         if self.preview_task is not None:
             self._dirty = True
             return
@@ -263,7 +267,7 @@ class ExportDialog(QDialog):
         for sig in (task.signals.finished, task.signals.failed, task.signals.cancelled):
             sig.connect(lambda *_a: self._preview_ended())
         self.preview_task = task
-        self.window_.runner.start(task)
+        self.ctx.runner.start(task)
 
     def _preview_ended(self) -> None:
         self.preview_task = None
@@ -307,7 +311,7 @@ class ExportDialog(QDialog):
         self.export_button.setEnabled(False)
         self.form_widget.setEnabled(False)
         self.progress.track(task, "Exporting…")
-        self.window_.runner.start(task)
+        self.ctx.runner.start(task)
 
     def _export_ended(self) -> None:
         self.export_task = None

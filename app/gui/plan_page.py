@@ -14,13 +14,13 @@ from app.gui.workers import ProgressPanel, Task, TaskProgress
 from app.store import Project
 
 if TYPE_CHECKING:
-    from app.gui.window import MainWindow
+    from app.gui.window_context import WindowContext
 
 
 class PlanPage(QWidget):
-    def __init__(self, window: "MainWindow") -> None:
+    def __init__(self, ctx: "WindowContext") -> None:
         super().__init__()
-        self.window_ = window
+        self.ctx = ctx
         self.task: Task | None = None
         self.result: dict[str, Any] | None = None
         lay = QVBoxLayout(self)
@@ -53,7 +53,7 @@ class PlanPage(QWidget):
         lay.addWidget(self.text, 1)
 
     def run(self) -> None:
-        p = self.window_.project
+        p = self.ctx.project
         if self.task is not None or p is None:
             return
         path, target, n_boot = str(p.path), float(self.target.value()), int(self.boot.value())
@@ -74,7 +74,7 @@ class PlanPage(QWidget):
         for sig in (task.signals.finished, task.signals.failed, task.signals.cancelled):
             sig.connect(lambda *_a: self._ended())
         self.progress.track(task, "Plan…")
-        self.window_.runner.start(task)
+        self.ctx.runner.start(task)
 
     def _ended(self) -> None:
         self.task = None

@@ -69,7 +69,7 @@ def render(project_path: str | Path, out_dir: str | Path, *, samples: dict[str, 
             except ImportError:
                 CalibrationPanel = None  # type: ignore[assignment,misc]  # noqa: N806
             if CalibrationPanel is not None:
-                panel = CalibrationPanel.open_for(window)
+                panel = CalibrationPanel.open_for(window.panels)
                 panel.resize(*SCREENSHOT_SIZE)
                 panel.run_for_screenshot()
                 grab(panel, out / "calibration.png", wait_ms=600_000)

@@ -15,9 +15,9 @@ window's message bar, naming what failed and what to do), and so is every worker
 The window names no scheme: the views come from the registry, and the config box holds whatever config the views
 declared (opaque here).
 
-The attributes below the composition (`list`, `model`, `session_progress`, `select_row`, ...) are thin read-only
-views of the parts, for the panels that open over the window (calibration, adjudication, agreement, export) and
-for tests.
+The panels that open over the window (calibration, adjudication, agreement, export) see only the context and
+the PanelsPart (window_context.PanelHost). The attributes below the composition (`list`, `model`,
+`session_progress`, `select_row`, ...) are thin read-only views of the parts, for tests and screenshots.
 """
 from __future__ import annotations
 
@@ -96,8 +96,8 @@ class MainWindow(QMainWindow):
         self.files = FilesPart(ctx, self, self)
         chrome.build_menus(self.handlers())
         chrome.build_status_bar(unit_filter=lambda: units.model.unit_filter)
-        self.panels = panels = PanelsPart(ctx, self, units, chrome.configs, chrome.actions_by_id["evaluate"],
-                                          shown=lambda: detail.shown, parent=self)
+        self.panels = panels = PanelsPart(ctx, self, units, detail, chrome.configs, chrome.actions_by_id["evaluate"],
+                                          choose_config=self._choose_config, parent=self)
         actions = chrome.actions_by_id
         self.project_part = ProjectPart(ctx, self, ProjectPanes(
             units=units, detail=detail, configs=chrome.configs, undo=actions["undo"], redo=actions["redo"],
@@ -131,6 +131,11 @@ class MainWindow(QMainWindow):
             go_next_unlabeled=nav.go_next_unlabeled, focus_list=nav.focus_list, focus_search=nav.focus_search,
             new_project_dialog=self.files.new_project_dialog, import_dialog=self.files.import_dialog,
             set_hide_machine=self.files.set_hide_machine)
+
+    def _choose_config(self, ref: str) -> None:
+        """A panel made config `ref` (a calibration applied): list the configs again and choose it."""
+        self.project_part.load_configs()
+        self.project_part.set_config(ref)
 
     def _to_front(self) -> None:
         if self.isMinimized():
@@ -192,6 +197,11 @@ class MainWindow(QMainWindow):
     view_action = _via("decisions", "view_action")
     go_next = _via("navigation", "go_next")
 
+    # the panels open over the window (the PanelsPart keeps them; older tests read them here)
+    _calibration_panel = property(lambda self: self.panels.opened.get("calibration"))
+    _adjudication_panel = property(lambda self: self.panels.opened.get("adjudication"))
+    _agreement_panel = property(lambda self: self.panels.opened.get("agreement"))
+
     @property
     def _config(self) -> Any:
         """The config chosen in the toolbar's box: opaque here, the views that declared the choice read it."""
@@ -203,10 +213,7 @@ class MainWindow(QMainWindow):
         self.detail.leave_unit()
         if ctx.session is not None:
             ctx.session.flush_time()
-        for name in ("_calibration_panel", "_adjudication_panel", "_agreement_panel"):
-            panel = getattr(self, name, None)
-            if panel is not None:  # a top-level window of its own (see CalibrationPanel): close it with us
-                panel.close()
+        self.panels.close_panels()
         self.detail.shutdown()
         ctx.runner.cancel_all()
         ctx.runner.wait_all(15000)

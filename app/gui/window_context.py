@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from PySide6.QtCore import QObject, QSettings, Signal
 
 if TYPE_CHECKING:
-    from PySide6.QtWidgets import QTableView
+    from PySide6.QtWidgets import QTableView, QWidget
 
     from app.gui.banner import MessageBar
     from app.gui.filters import FilterBar
@@ -63,6 +63,12 @@ class WindowContext(QObject):
         self.messages.report(key, what, exc, project=path, action=action)
 
 
+def config_ref(ctx: WindowContext) -> str:
+    """The ref of the config chosen in the toolbar's box ('' without one)."""
+    cfg = ctx.config()
+    return "" if cfg is None else str(cfg.ref)
+
+
 class ListPane(Protocol):
     """What the other parts ask of the review list (window_list.UnitListPart)."""
 
@@ -92,3 +98,16 @@ class DetailPane(Protocol):
     def show_unit_by_key(self, sample_id: str, unit: str) -> None: ...
     def show_failed(self, row: dict[str, Any], exc: BaseException) -> None: ...
     def reveal_unit(self, sample_id: str, unit: str, pair: tuple[int, int] | None = None) -> bool: ...
+
+
+class PanelHost(Protocol):
+    """What the panels that open over the window (calibration, adjudication, agreement, export; their pages) ask of
+    it: the context (project, runner, settings, session, status messages, the chosen config) and three services.
+    window_panels.PanelsPart is it; a panel names no other part of the window."""
+
+    ctx: WindowContext
+    parent_widget: "QWidget"  # the window itself, as a dialog's Qt parent
+    opened: dict[str, Any]  # the panels open over the window, one per kind (the window closes them with it)
+
+    def reveal_unit(self, sample_id: str, unit: str, pair: tuple[int, int] | None = None) -> bool: ...
+    def choose_config(self, ref: str) -> None: ...  # list the project's configs again and choose `ref` in the window

@@ -1,7 +1,8 @@
 """The main window's background work and panels: machine scores under the chosen config, and the calibration,
 adjudication, agreement and export windows (imported on first use: they pull in the calibration search and the
-exporter), and the cheat sheet. The panels are windows of their own over the main window (`host`: they read the
-project, runner and settings through it and reveal units in it)."""
+exporter), and the cheat sheet. The panels are windows of their own over the main window; this part is their host
+(window_context.PanelHost): they read the project, runner and settings through its context, reveal units and choose
+a config through it, and it keeps the open ones (`opened`)."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -15,21 +16,35 @@ from PySide6.QtWidgets import QWidget
 from app.gui.cheatsheet import CheatSheet
 from app.gui.config_box import ConfigBox
 from app.gui.views import view_classes
-from app.gui.window_context import ListPane, WindowContext
+from app.gui.window_context import DetailPane, ListPane, WindowContext
 from app.gui.window_parts import Part, guarded
 from app.gui.workers import Task
 
 
 class PanelsPart(Part):
-    def __init__(self, ctx: WindowContext, host: QWidget, units: ListPane, configs: ConfigBox, evaluate: QAction,
-                 shown: Callable[[], tuple[str, str] | None], parent: QObject | None = None) -> None:
+    def __init__(self, ctx: WindowContext, host: QWidget, units: ListPane, detail: DetailPane, configs: ConfigBox,
+                 evaluate: QAction, choose_config: Callable[[str], None], parent: QObject | None = None) -> None:
         super().__init__(ctx, parent)
-        self.host: Any = host  # the MainWindow the panels open over
+        self.parent_widget = host  # the window the panels open over
         self.units = units
+        self.detail = detail
         self.configs = configs
         self.evaluate = evaluate
-        self._shown = shown
+        self._choose_config = choose_config
         self.cheatsheet: CheatSheet | None = None
+        self.opened: dict[str, Any] = {}
+
+    # -- what the panels ask (window_context.PanelHost) -----------------------------------------------------------
+    def reveal_unit(self, sample_id: str, unit: str, pair: tuple[int, int] | None = None) -> bool:
+        return self.detail.reveal_unit(sample_id, unit, pair)
+
+    def choose_config(self, ref: str) -> None:
+        self._choose_config(ref)
+
+    def close_panels(self) -> None:
+        """The panels are top-level windows of their own (see CalibrationPanel): closed with the main window."""
+        for panel in self.opened.values():
+            panel.close()
 
     def compute_machine_scores(self) -> None:
         """Evaluate every unit under the chosen config in a worker (each view whose scores follow the config provides
@@ -70,7 +85,7 @@ class PanelsPart(Part):
         from app.gui.calibration_panel import CalibrationPanel
 
         if self.session is not None:
-            CalibrationPanel.open_for(self.host)
+            CalibrationPanel.open_for(self)
 
     @guarded("Could not open the adjudication view", "panel")
     def open_adjudication(self) -> None:
@@ -79,8 +94,8 @@ class PanelsPart(Part):
 
         if self.session is None:
             return
-        key = self._shown()
-        panel = AdjudicationPanel.open_for(self.host, key)
+        key = self.detail.shown
+        panel = AdjudicationPanel.open_for(self, key)
         if key is None:
             panel.next_disagreement()
 
@@ -88,24 +103,24 @@ class PanelsPart(Part):
         """The next unit whose annotators disagree, in the adjudication panel (N with the 'annotators' order)."""
         from app.gui.adjudication import AdjudicationPanel
 
-        AdjudicationPanel.open_for(self.host).next_disagreement()
+        AdjudicationPanel.open_for(self).next_disagreement()
 
     @guarded("Could not open the agreement panel", "panel")
     def open_agreement(self) -> None:
         from app.gui.agreement_panel import AgreementPanel
 
         if self.session is not None:
-            AgreementPanel.open_for(self.host)
+            AgreementPanel.open_for(self)
 
     @guarded("Could not open the export dialog", "panel")
     def open_export_dialog(self) -> None:
         from app.gui.export_dialog import ExportDialog
 
         if self.session is not None:
-            ExportDialog.open_for(self.host)
+            ExportDialog.open_for(self)
 
     def show_cheatsheet(self) -> None:
         if self.cheatsheet is None:
-            self.cheatsheet = CheatSheet(self.host)
+            self.cheatsheet = CheatSheet(self.parent_widget)
         self.cheatsheet.show()
         self.cheatsheet.raise_()

@@ -31,7 +31,6 @@ from app.io import labelstudio as ls
 from app.store import Project
 from calibration.schemes.base import get
 
-LABEL_KINDS = {ls.VIOLATIONS: "ground_truth", ls.JUDGE: "label"}  # each scheme's per-sample human label written
 DEFAULT_CONTROL = {ls.SPANS: "label", ls.CHOICES: "choice"}  # from_name when the sample did not come from Label Studio
 USER_ID = re.compile(ls.USER_PREFIX + r"(\d+)")
 
@@ -55,33 +54,36 @@ class LabelStudioExport:
 
 
 def export_labelstudio(project: Project, out: str | Path, schemes: Sequence[str] | None = None) -> LabelStudioExport:
-    """Write every violations and judge sample of `project` (of `schemes` only, when given) to `out`."""
+    """Write every sample of `project` whose scheme declares a Label Studio mapping (of `schemes` only, when given)
+    to `out`: the built-ins' violations and judge samples."""
     out = Path(out)
     if out.is_dir():
         raise UsageError(f"--out: {out} is a directory; with --format labelstudio give the file to write (tasks.json)")
     held = project.sample_counts()
-    present = [s for s in (ls.VIOLATIONS, ls.JUDGE) if s in held and (schemes is None or s in schemes)]
+    mappings = ls.mappings()
+    present = [s for s in mappings if s in held and (schemes is None or s in schemes)]
     if not present:
-        raise UsageError("--format labelstudio: the project holds no violations or judge samples to export"
+        raise UsageError(f"--format labelstudio: the project holds no {' or '.join(mappings)} samples to export"
                          + (f" (of --scheme {', '.join(schemes)})" if schemes else ""))
     res = LabelStudioExport(out)
     labels: dict[str, list[tuple[str, Any]]] = {}
-    kinds = [LABEL_KINDS[s] for s in present]
+    kinds = [mappings[s].label_kind for s in present]
     for scheme, sid, unit, kind, annotator, value in project.annotator_label_rows(kinds):
-        if unit == "" and LABEL_KINDS.get(scheme) == kind:
+        if unit == "" and scheme in mappings and mappings[scheme].label_kind == kind:
             labels.setdefault(sid, []).append((annotator, value))
     tasks = []
     for scheme in present:
         to_json = get(scheme).to_json
         for record in project.scheme_records(scheme):
             rec = to_json(record)
-            tasks.append(_task(scheme, rec, labels.get(str(rec["id"]), []), res))
+            tasks.append(_task(mappings[scheme], rec, labels.get(str(rec["id"]), []), res))
             res.tasks[scheme] = res.tasks.get(scheme, 0) + 1
     _write(out, json.dumps(tasks, ensure_ascii=False, indent=2, allow_nan=False) + "\n")
     return res
 
 
-def _task(scheme: str, rec: Mapping[str, Any], labels: list[tuple[str, Any]], res: LabelStudioExport) -> dict[str, Any]:
+def _task(mapping: ls.LabelStudioMapping, rec: Mapping[str, Any], labels: list[tuple[str, Any]],
+          res: LabelStudioExport) -> dict[str, Any]:
     meta = (rec.get("meta") or {}).get(ls.META) or {}
     meta = meta if isinstance(meta, Mapping) else {}
     text_field = meta.get("text_field") if isinstance(meta.get("text_field"), str) else ls.DEFAULT_TEXT
@@ -91,35 +93,30 @@ def _task(scheme: str, rec: Mapping[str, Any], labels: list[tuple[str, Any]], re
         task["id"] = meta["task"]
     task["data"] = {text_field: rec["text"], **{k: v for k, v in other.items() if k not in (text_field, ls.ID_FIELD)},
                     ls.ID_FIELD: rec["id"]}
-    kind = ls.SPANS if scheme == ls.VIOLATIONS else ls.CHOICES
+    kind = mapping.result_type
     given = (meta.get("controls") or {}).get(kind) if isinstance(meta.get("controls"), Mapping) else None
     control = list(given) if isinstance(given, list) and len(given) == 2 else [DEFAULT_CONTROL[kind], text_field]
     control = [c or d for c, d in zip(control, (DEFAULT_CONTROL[kind], text_field))]
     annotations = []
     for annotator, value in sorted(labels, key=lambda x: x[0]):
-        result = (_spans(rec["text"], value, control, res, "annotated violations without offsets")
-                  if scheme == ls.VIOLATIONS else _choice(value, control))
-        if scheme == ls.JUDGE and not result:
+        result = _result(mapping, rec["text"], value, control, res, mapping.unlabeled, output=False)
+        if kind == ls.CHOICES and not result:
             continue
         annotations.append({"completed_by": _completed_by(annotator), "result": result})
     task["annotations"] = annotations
     res.annotations += len(annotations)
     scores = meta.get("scores") if isinstance(meta.get("scores"), Mapping) else {}
     predictions = []
-    if scheme == ls.VIOLATIONS:
-        for checker, found in sorted(rec.get("predictions", {}).items()):
-            predictions.append(_prediction(checker, _spans(rec["text"], found, control, res,
-                                                           "predicted violations without offsets"), scores))
-    else:
-        for judge, output in sorted(rec.get("judges", {}).items()):
-            result = _choice(output.get("label"), control)
-            if not result:
-                res.skipped["judge outputs without a label"] = res.skipped.get("judge outputs without a label", 0) + 1
-                continue
-            predictions.append(_prediction(judge, result, scores))
+    for name, output in sorted(mapping.predictions_of(rec).items()):
+        result = _result(mapping, rec["text"], output, control, res, mapping.skipped, output=True)
+        if kind == ls.CHOICES and not result:
+            res.skipped[mapping.skipped] = res.skipped.get(mapping.skipped, 0) + 1
+            continue
+        predictions.append(_prediction(name, result, scores))
     task["predictions"] = predictions
-    if scheme == ls.JUDGE and rec.get("levels"):
-        task["meta"] = {ls.LEVELS_KEY: rec["levels"]}  # Label Studio keeps a task's meta; the import reads the order
+    levels = mapping.levels_of(rec) if kind == ls.CHOICES else None
+    if levels:
+        task["meta"] = {ls.LEVELS_KEY: levels}  # Label Studio keeps a task's meta; the import reads the order
     res.predictions += len(predictions)
     return task
 
@@ -131,16 +128,28 @@ def _prediction(name: str, result: list[dict[str, Any]], scores: Mapping[str, An
     return out
 
 
-def _spans(text: str, violations: Any, control: list[str], res: LabelStudioExport,
+def _result(mapping: ls.LabelStudioMapping, text: str, value: Any, control: list[str], res: LabelStudioExport,
+            skipped: str, *, output: bool) -> list[dict[str, Any]]:
+    """The Label Studio result list of a human label or (`output`) a prediction's output: its spans, or its one
+    choice (a label is its choice; an output's is the mapping's `choice_of`)."""
+    if mapping.result_type == ls.SPANS:
+        assert mapping.spans_of is not None  # (a spans mapping declares it: app/io/labelstudio.py)
+        return _spans(text, mapping.spans_of(value), control, res, skipped)
+    if output:
+        assert mapping.choice_of is not None  # (a choices mapping declares it)
+        value = mapping.choice_of(value)
+    return _choice(value, control)
+
+
+def _spans(text: str, spans: list[tuple[Any, Any, list[str]]], control: list[str], res: LabelStudioExport,
            skipped: str) -> list[dict[str, Any]]:
     out = []
-    for v in violations or ():
-        start, end = v.get("start"), v.get("end")
+    for start, end, labels in spans:
         if start is None or end is None:
             res.skipped[skipped] = res.skipped.get(skipped, 0) + 1
             continue
         out.append({"from_name": control[0], "to_name": control[1], "type": ls.SPANS,
-                    "value": {"start": start, "end": end, "text": text[start:end], "labels": v["rule"].split("|")}})
+                    "value": {"start": start, "end": end, "text": text[start:end], "labels": labels}})
     return out
 
 

@@ -14,7 +14,7 @@ import gc
 import hashlib
 import time
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,7 @@ from app.io.parallel import (MIN_PARALLEL_BYTES, SPANNING_LIMIT, Part, PartResul
 from app.io.problems import Location, Problem, Problems
 from app.io.records import JSON_COLUMNS, RecordValidator, Validated, io_adapter, project_contexts
 from app.progress import Progress, check
+from app.schemes.loader import import_options
 from app.store import Project, WriteCounts
 from app.store.bulk import LineHashReader
 from calibration import jsontext
@@ -112,20 +113,14 @@ def import_file(project: Project, path: str | Path, *, dataset: str | None = Non
     options = dict(options or {})
     problems = Problems()
     own = labelstudio.read_file(path, problems, options, project)
-    if own is None:
-        given = labelstudio.options_given(options)
-        if given:
-            raise UsageError(f"{path}: --{given[0].replace('_', '-')}: only a Label Studio export takes it (this is "
-                             "not one)")
-        own = _scheme_source(project, path, problems, options)
+    if own is not None:
+        _refuse_options(path, options, labelstudio.OPTIONS)
+    else:
+        _refuse_options(path, {k: v for k, v in options.items() if k in labelstudio.OPTIONS}, ())  # before reading
+        reader, own = _scheme_source(project, path, problems, options)
+        _refuse_options(path, options, import_options([reader] if reader else []))
     if own is not None:
         return _import_file(project, path, dataset, progress, own, problems)
-    if options.get("model"):
-        raise UsageError(f"{path}: --model: only an RGB prediction file takes a model (this is not one)")
-    if options.get("method"):
-        raise UsageError(f"{path}: --method: only a run file (ADDM results.json) takes a method name (this is not one)")
-    if options.get("count_all"):
-        raise UsageError(f"{path}: --count-all: only a FaithBench batch file takes it (this is not one)")
     if path.suffix.lower() == ".json" and path.is_file():  # the schemes' own .json files were tried above
         broken = _json_problem(path)
         what = (f"{broken}; a .json file must be one of RGB's data or prediction files, an ADDM run file or a "
@@ -167,16 +162,34 @@ def _json_problem(path: Path) -> str | None:
     return None
 
 
-def _scheme_source(project: Project, path: Path, problems: Problems, options: Mapping[str, Any]) -> Source | None:
+def _scheme_source(project: Project, path: Path, problems: Problems,
+                   options: Mapping[str, Any]) -> tuple[str | None, Source | None]:
     """A scheme's own file format (e.g. RGB's data and prediction files), read by its io adapter's `read_file`
-    (app/schemes/<name>/io.py), which returns None for a file that is not one of its formats."""
+    (app/schemes/<name>/io.py), which returns None for a file that is not one of its formats; with the scheme."""
     for name in registry().names():
         read = io_adapter(name).read_file
         if read is not None:
             src = read(path, problems, options, project)
             if src is not None:
-                return src
-    return None
+                return name, src
+    return None, None
+
+
+def _refuse_options(path: Path, options: Mapping[str, Any], allowed: Collection[str]) -> None:
+    """Refuse an import option the reader of this file does not take (a scheme's reader takes the options its io
+    contribution declares; a Label Studio export, labelstudio.OPTIONS), naming who takes it."""
+    declared = import_options()
+    for name, value in options.items():
+        if not value or name in allowed:
+            continue
+        flag = "--" + name.replace("_", "-")
+        if name in labelstudio.OPTIONS:
+            why = "only a Label Studio export takes it"
+        elif name in declared:
+            why = declared[name].refused
+        else:
+            why = "no reader of a registered scheme takes it"
+        raise UsageError(f"{path}: {flag}: {why} (this is not one)")
 
 
 def _import_file(project: Project, path: Path, dataset: str | None, progress: Progress | None,

@@ -4,15 +4,14 @@ A Label Studio export is a JSON array of tasks `{"id", "data": {...}, "annotatio
 (older versions say `completions` for annotations). Each annotation has `completed_by` (a user id, or an object with
 `email`) and a `result` list; each prediction has `model_version`, an optional `score` and a `result` list. A result
 `{"from_name", "to_name", "type", "value"}` is read when its type is
-  labels   a span `value: {start, end, text, labels}`: the file becomes `violations` samples; each annotator's spans
-           are their curated ground truth of the sample (a label line with `spans`, as `concord labels import`
-           records it), each prediction's spans the violations of checker `model_version`;
-  choices  `value: {choices: [one]}` (when no task has span labels): the file becomes `judge` samples; each
-           annotator's choice is their `label` of the sample, each prediction a judge `model_version` whose label
-           is its choice and whose score is P(positive) (the prediction's `score` when it chose the positive level,
-           1 - score otherwise; 1 or 0 without a score; the level's index when there are more than two levels).
+  labels   a span `value: {start, end, text, labels}` (the file's result type when any task has span labels);
+  choices  `value: {choices: [one]}` (when no task has span labels).
+The file becomes samples of the scheme whose io contribution declares a Label Studio mapping (`LABELSTUDIO`, a
+`LabelStudioMapping`) for that result type: it builds the record of a task, each annotator's label line and each
+prediction's output (`model_version`) from the spans or the choice read here. The built-ins: span labels ->
+violations (ground truth and checkers' violations), choices -> judge (labels and judges' outputs).
 Other result types are ignored with a warning. Choices "true"/"false" are true/false labels; any others are the
-judge's `levels`, from most negative to most positive: `--levels` (options["levels"]) gives their order, else a
+choices' `levels`, from most negative to most positive: `--levels` (options["levels"]) gives their order, else a
 task's `meta.concord_levels` (what the export writes), else the order they first appear in (a warning says which
 one counts as positive).
 
@@ -31,34 +30,72 @@ non-empty array whose first item is an object with a `data` object.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from app.errors import UsageError
 from app.io.formats import RawRecord, Source
 from app.io.problems import Location, Problems, type_name
+from app.schemes import loader
 from calibration import jsontext
+from calibration.schemes.base import registry
 
 if TYPE_CHECKING:
     from app.store import Project
 
 FORMAT = "labelstudio"
 SPANS, CHOICES = "labels", "choices"  # the result types read
-VIOLATIONS, JUDGE = "violations", "judge"  # the schemes they go to
 ID_FIELD = "concord_id"  # data field holding the Concord sample id (written by the export)
-LEVELS_KEY = "concord_levels"  # the judge levels in order, in a task's `meta` (written by the export)
-DEFAULT_MODEL = "labelstudio"  # the checker/judge name of a prediction without model_version
+LEVELS_KEY = "concord_levels"  # the choices' levels in order, in a task's `meta` (written by the export)
+DEFAULT_MODEL = "labelstudio"  # the checker's (judge's) name of a prediction without model_version
 DEFAULT_TEXT = "text"
 BOOLEAN = ("false", "true")  # choices read as true/false labels
 META = "labelstudio"
 USER_PREFIX = "user-"  # annotator name of a numeric completed_by
 
 
-def options_given(options: Mapping[str, Any]) -> list[str]:
-    """The import options only a Label Studio file takes (to refuse them for any other file)."""
-    return [name for name in ("text_field", "levels") if options.get(name)]
+OPTIONS = ("text_field", "levels")  # the import options only a Label Studio file takes (refused for any other)
+
+Span = tuple[int, int, list[str]]  # (start, end, labels) of one span label
+
+
+@dataclass(frozen=True)
+class LabelStudioMapping:
+    """How one scheme's samples are Label Studio tasks (a scheme's io contribution declares it as `LABELSTUDIO`).
+
+    Read: `record(sample_id, text, predictions, levels)` is the scheme's record of a task, `label_line(sample_id,
+    annotator, spans, choice)` an annotator's label line (None: none), `prediction(text, spans, choice, score,
+    levels)` one prediction's output (None: left out). `choice` is the one choice read (None without one).
+    Write: `label_kind` is the per-sample human label written as annotations; `predictions_of(record)` the outputs
+    by name; `spans_of(value)` the (start, end, labels) of a label or output (start/end None: not a span), or
+    `choice_of(output)` an output's choice (a label is its choice); `levels_of(record)` the choices' order kept in
+    the task's meta; `skipped` and `unlabeled` name what could not be written (predictions, annotations)."""
+
+    result_type: str  # SPANS or CHOICES
+    label_kind: str
+    record: Callable[[str, str, dict[str, Any], list[str] | None], dict[str, Any]]
+    label_line: Callable[[str, str, list[Span], Any], dict[str, Any] | None]
+    prediction: Callable[[str, list[Span], Any, float | None, list[str] | None], Any]
+    predictions_of: Callable[[Mapping[str, Any]], Mapping[str, Any]]
+    spans_of: Callable[[Any], list[tuple[Any, Any, list[str]]]] | None = None
+    choice_of: Callable[[Any], Any] | None = None
+    levels_of: Callable[[Mapping[str, Any]], list[str] | None] = lambda _rec: None
+    skipped: str = "predictions that cannot be written"
+    unlabeled: str = "labels that cannot be written"
+
+
+def mappings() -> dict[str, LabelStudioMapping]:
+    """{scheme: its mapping} of the registered schemes whose io contribution declares one, in registry order."""
+    out = {}
+    for name in registry().names():
+        mapping = loader.io(name).labelstudio
+        if mapping is not None:
+            out[name] = mapping
+    return out
 
 
 def decode(path: Path) -> list[Any] | None:
@@ -128,7 +165,7 @@ class _Reader:
         self.text_field: str | None = options.get("text_field") or None
         levels = options.get("levels")
         self.levels: list[str] | None = list(levels) if levels else None
-        self.scheme = self._scheme()
+        self.kind, self.scheme, self.mapping = self._mapping()
         self.control: str | None = None  # the Choices control read (one per file)
         self.ignored: dict[str, list[Any]] = {}  # result type -> [first location, count]
 
@@ -145,13 +182,18 @@ class _Reader:
                         if isinstance(r, dict):
                             yield i, r
 
-    def _scheme(self) -> str:
-        """Span labels anywhere: violations; else choices anywhere: judge; else (no labels at all) violations."""
+    def _mapping(self) -> tuple[str, str, LabelStudioMapping]:
+        """Span labels anywhere: the spans' scheme; else choices anywhere: the choices'; else (no labels at all)
+        the spans'. The scheme is the first registered one declaring a mapping of that result type."""
         types = {r.get("type") for _, r in self._results()}
-        return VIOLATIONS if SPANS in types or CHOICES not in types else JUDGE
+        kind = SPANS if SPANS in types or CHOICES not in types else CHOICES
+        for scheme, mapping in mappings().items():
+            if mapping.result_type == kind:
+                return kind, scheme, mapping
+        raise UsageError(f"{self.name}: no registered scheme reads Label Studio {kind!r} results")
 
-    def _judge_levels(self) -> list[str] | None:
-        """The judge's levels (None: true/false labels), checked against the choices the file holds."""
+    def _levels(self) -> list[str] | None:
+        """The choices' levels (None: true/false labels), checked against the choices the file holds."""
         seen: dict[str, int] = {}
         for i, r in self._results():
             value = r.get("value")
@@ -174,7 +216,7 @@ class _Reader:
             kept = kept.get(LEVELS_KEY) if isinstance(kept, dict) else None
             if isinstance(kept, list) and len(kept) >= 2 and all(isinstance(x, str) for x in kept):
                 self.levels = list(kept)
-                return self._judge_levels()
+                return self._levels()
         order = list(seen)
         if len(order) >= 2:
             self.problems.warn(whole, "choices", f"levels taken in the order they first appear, from negative to "
@@ -186,10 +228,10 @@ class _Reader:
         return order
 
     def read(self) -> tuple[list[RawRecord], list[RawRecord]]:
-        levels = self._judge_levels() if self.scheme == JUDGE else None
-        if self.scheme == VIOLATIONS and self.levels is not None:
+        levels = self._levels() if self.kind == CHOICES else None
+        if self.kind == SPANS and self.levels is not None:
             self.problems.warn(Location(self.name, None), "levels", "--levels ignored: the file has span labels (its "
-                               "tasks are violations samples), not choices")
+                               f"tasks are {self.scheme} samples), not choices")
         records: list[RawRecord] = []
         labels: list[RawRecord] = []
         for i, task in enumerate(self.tasks):
@@ -201,7 +243,7 @@ class _Reader:
                 records.append(RawRecord(loc, record))
                 labels.extend(RawRecord(loc, line) for line in lines)
         for kind, (where, n) in self.ignored.items():
-            why = ("the file has span labels, so its tasks are violations samples, which take no choices"
+            why = (f"the file has span labels, so its tasks are {self.scheme} samples, which take no choices"
                    if kind == CHOICES else "Concord reads span labels and choices")
             self.problems.warn(where, "type", f"{n} result(s) of type {kind!r} ignored ({why})")
         return records, labels
@@ -261,23 +303,15 @@ class _Reader:
                 continue
             seen[annotator] = j
             spans, choices = self._result(loc, path, ann.get("result"), text, controls, levels)
-            if self.scheme == VIOLATIONS:
-                lines.append({"sample": sid, "annotator": annotator, "spans": [
-                    {"start": s, "end": e, "label": lab} for s, e, lab in spans]})
-            elif choices:
-                lines.append({"scheme": JUDGE, "sample": sid, "annotator": annotator, "label": choices[0]})
+            line = self.mapping.label_line(sid, annotator, spans, choices[0] if choices else None)
+            if line is not None:
+                lines.append(line)
         predictions, scores = self._predictions(loc, task.get("predictions", []), text, controls, levels)
         if scores:
             meta["scores"] = scores
         if controls:
             meta["controls"] = controls
-        record: dict[str, Any] = {"id": sid, "text": text}
-        if self.scheme == VIOLATIONS:
-            record.update(ground_truth=[], predictions=predictions)
-        else:
-            record = {"scheme": JUDGE, **record, "judges": predictions}
-            if levels is not None:
-                record["levels"] = levels
+        record = self.mapping.record(sid, text, predictions, levels)
         record["meta"] = {META: meta}
         return record, lines
 
@@ -305,7 +339,7 @@ class _Reader:
 
     def _predictions(self, loc: Location, raw: Any, text: str, controls: dict[str, list[str]],
                      levels: list[str] | None) -> tuple[dict[str, Any], dict[str, float]]:
-        """Checker (or judge) name -> its violations (or judge output); the predictions' own scores by name."""
+        """Prediction name (`model_version`) -> its output (the mapping's); the predictions' own scores by name."""
         err = self.problems.error
         out: dict[str, Any] = {}
         scores: dict[str, float] = {}
@@ -336,21 +370,10 @@ class _Reader:
             if score is not None:
                 scores[model] = score
             spans, choices = self._result(loc, path, pred.get("result"), text, controls, levels)
-            if self.scheme == VIOLATIONS:
-                out[model] = [{"start": s, "end": e, "quote": text[s:e], "rule": "|".join(lab),
-                               "category": lab[0].split(".", 1)[0]} for s, e, lab in spans]
-            elif choices:
-                out[model] = self._judge_output(choices[0], score, levels)
+            output = self.mapping.prediction(text, spans, choices[0] if choices else None, score, levels)
+            if output is not None:
+                out[model] = output
         return out, scores
-
-    @staticmethod
-    def _judge_output(choice: Any, score: float | None, levels: list[str] | None) -> dict[str, Any]:
-        """A judge's output from its chosen level: P(positive) for two levels (or true/false), else the level index."""
-        if levels is not None and len(levels) > 2:
-            return {"score": levels.index(choice), "probability": False, "threshold": 1, "label": choice}
-        positive = choice is True if levels is None else choice == levels[-1]
-        p = 1.0 if score is None else float(score) if 0.0 <= score <= 1.0 else 1.0
-        return {"score": p if positive else round(1.0 - p, 12), "probability": True, "label": choice}
 
     # -- one result list --------------------------------------------------------------------------------------------
     def _result(self, loc: Location, path: str, raw: Any, text: str, controls: dict[str, list[str]],
@@ -370,8 +393,7 @@ class _Reader:
                 err(loc, where, f"expected a result object, got {type_name(r)}")
                 continue
             kind = r.get("type")
-            wanted = SPANS if self.scheme == VIOLATIONS else CHOICES
-            if kind != wanted:
+            if kind != self.kind:
                 self.ignored.setdefault(str(kind), [loc, 0])[1] += 1
                 continue
             value = r.get("value")

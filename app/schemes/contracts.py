@@ -36,13 +36,14 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from app.schemes.manifest import Command, Contribution, ContractError, Manifest
+from app.schemes.manifest import Command, Contribution, ContractError, ImportOption, Manifest
 
 if TYPE_CHECKING:
     import argparse
 
     from app.io.export_parts import SchemeExport
     from app.io.formats import Source
+    from app.io.labelstudio import LabelStudioMapping
     from app.io.problems import Location, Problems
     from app.io.records import RecordValidator, Validated
     from app.store import Project, WriteCounts
@@ -248,11 +249,12 @@ class IOPart(Part):
     label_keys: frozenset[str] = frozenset()
     label_unit_key: str | None = None
     label_value_key: str | None = None
+    labelstudio: LabelStudioMapping | None = None  # its samples as Label Studio tasks (app/io/labelstudio.py)
     REQUIRED: ClassVar[frozenset[str]] = frozenset(("check", "collect"))
     ATTRS: ClassVar[Mapping[str, str]] = {"export": "EXPORT",
                                           "ground_truth_label_keys": "GROUND_TRUTH_LABEL_KEYS",
                                           "label_keys": "LABEL_KEYS", "label_unit_key": "LABEL_UNIT_KEY",
-                                          "label_value_key": "LABEL_VALUE_KEY"}
+                                          "label_value_key": "LABEL_VALUE_KEY", "labelstudio": "LABELSTUDIO"}
     PAIRS: ClassVar[tuple[tuple[str, str], ...]] = (("prepare", "write_prepared"), ("label_command", "label_keys"),
                                                     ("label_command", "label_unit_key"),
                                                     ("label_command", "label_value_key"),
@@ -335,6 +337,13 @@ def problems_of(manifest: Manifest) -> list[str]:
         if unknown:
             out.append(f"scheme {manifest.name}: {kind} contribution declares unknown hooks "
                        f"{', '.join(f'`{u}`' for u in unknown)} (optional: {', '.join(sorted(cls.optional()))})")
+        if c.options and (kind != "io" or "read_file" not in c.provides):
+            out.append(f"scheme {manifest.name}: {kind} contribution declares import options without reading files "
+                       "(only an io contribution that provides `read_file` takes them)")
+        for o in c.options:
+            if not o.name.isidentifier() or not o.refused:
+                out.append(f"scheme {manifest.name}: import option {o.name!r} needs an identifier name and a "
+                           "`refused` text")
         for a, b in cls.PAIRS:
             if (a in c.provides) != (b in c.provides):
                 out.append(f"scheme {manifest.name}: {kind} contribution declares `{a if a in c.provides else b}` "
@@ -375,5 +384,5 @@ def build_part(manifest: Manifest, kind: str, found: Any) -> Part:
     return part
 
 
-__all__ = ["LABELS_COLUMNS", "PARTS", "Command", "CommandsPart", "ContractError", "Contribution", "GuidelinePart", "IOPart", "LLMPart",
+__all__ = ["LABELS_COLUMNS", "PARTS", "Command", "CommandsPart", "ContractError", "Contribution", "GuidelinePart", "IOPart", "ImportOption", "LLMPart",
            "Manifest", "Part", "StatusText", "StorePart", "ViewPart", "build_part", "problems_of"]

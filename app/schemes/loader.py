@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from app.schemes.manifest import Command, ContractError, Manifest
+from app.schemes.manifest import Command, ContractError, ImportOption, Manifest
 
 if TYPE_CHECKING:  # imported when a contribution is first loaded: the top-level help reads manifests only
     from app.schemes.contracts import GuidelinePart, IOPart, Part, StorePart
@@ -198,6 +198,18 @@ def commands(plugins: bool = False) -> dict[str, tuple[str, Command]]:
     only unless `plugins` (reading entry points costs a scan of site-packages: done when a command is not found)."""
     found = manifests() if plugins else list(builtin().values())
     return {c.name: (m.contributions["commands"].module, c) for m in found for c in m.commands}
+
+
+def import_options(names: Any = None) -> dict[str, ImportOption]:
+    """{name: option} of the import options the schemes' io contributions declare (all schemes, or those in `names`),
+    from the manifests alone (no import); the first scheme declaring a name gives its help and refusal."""
+    out: dict[str, ImportOption] = {}
+    for m in manifests():
+        io_part = m.contributions.get("io")
+        if io_part is not None and (names is None or m.name in names):
+            for o in io_part.options:
+                out.setdefault(o.name, o)
+    return out
 
 
 def register_commands(module: str, subparsers: Any) -> None:

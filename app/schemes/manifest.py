@@ -13,12 +13,30 @@ class ContractError(ImportError):
 
 
 @dataclass(frozen=True)
+class ImportOption:
+    """An option of `concord import` that a scheme's own file reader takes (its io `read_file` reads
+    `options[name]`). Declared on the io contribution: the CLI offers it, and a file no declaring reader took
+    refuses it ("FILE: --model: <refused> (this is not one)")."""
+
+    name: str  # the key in `options`; the flag is --name with '-' for '_'
+    help: str  # the flag's --help text
+    refused: str  # why another file does not take it, e.g. "only an RGB prediction file takes a model"
+    metavar: str | None = "NAME"  # None: a switch (present or not)
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+
+@dataclass(frozen=True)
 class Contribution:
     """One module of a scheme's app side ("pkg.mod", or "pkg.mod:attr" for an object holding the members) and the
-    optional hooks it declares (names from its Part's fields in app/schemes/contracts.py)."""
+    optional hooks it declares (names from its Part's fields in app/schemes/contracts.py); an io contribution with
+    `read_file` may declare the import options its reader takes (`options`)."""
 
     module: str
     provides: frozenset[str] = frozenset()
+    options: tuple[ImportOption, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "provides", frozenset(self.provides))

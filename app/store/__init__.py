@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from app.store.decisions import KINDS, STATUSES, Change
+from app.store.decisions import STATUSES, Change
 from app.store.samples import WriteCounts
 from app.store.schema import LATEST as SCHEMA_VERSION
 from app.store.units import UnitFilter
@@ -23,4 +23,4 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["Project", "Change", "UnitFilter", "WriteCounts", "KINDS", "STATUSES", "SCHEMA_VERSION"]
+__all__ = ["Project", "Change", "UnitFilter", "WriteCounts", "STATUSES", "SCHEMA_VERSION"]

@@ -1,8 +1,8 @@
 """Human decisions as append-only events; the current label of each target is derived from them.
 
 A target is (sample_id, unit, kind): unit is the checker (violations) or trait (rubric), '' for per-sample targets.
-Kinds: 'matches' (sorted [[gt, pred], ...]), 'status' ('accepted'|'corrected'|'skipped'|'flagged'|None),
-'note' (str), 'gt_wrong' (sorted gt indices, unit ''), 'missing_gt' (sorted pred indices), 'buckets' (dict).
+Kinds: 'status' ('accepted'|'corrected'|'skipped'|'flagged'|None) and 'note' (str) for every scheme, and the kinds
+each registered scheme declares (its `label_kinds`, e.g. the violations' 'matches'); any other kind is refused.
 The `labels` table holds each annotator's newest value per target, written in the same transaction as the event,
 and marks the resolved one (adjudicated, else majority, else newest: app/store/resolution.py); `rebuild_labels`
 derives it again from the events alone. Every read here returns the resolved label unless an annotator is named.
@@ -24,15 +24,13 @@ from app.store.guidelines import GUIDELINE_IN_FORCE_SQL
 from app.store.schema import event_uid
 
 STATUSES = ("accepted", "corrected", "skipped", "flagged")  # = calibration.schemes.base.STATUSES
-KINDS = ("matches", "status", "note", "gt_wrong", "missing_gt", "buckets")  # the built-in schemes' kinds
 
 
-def _known_kind(kind: str) -> bool:
-    if kind in KINDS:
-        return True
-    from calibration.schemes.base import registry  # loaded only for a kind the built-in list lacks
+def _known_kinds() -> set[str]:
+    """Every kind of human label a registered scheme accepts (each scheme declares its own: Scheme.label_kinds)."""
+    from calibration.schemes.base import registry  # the schemes load on the first recorded decision, not on import
 
-    return kind in registry().label_kinds()
+    return set(registry().label_kinds())
 
 
 def _older_guideline(c: Any, event_id: int, sample_id: str) -> bool:
@@ -69,8 +67,9 @@ class DecisionsMixin(ProjectBase):
         `machine_visible`: whether the machine's labels were on screen when the human decided (None: not known).
         """
         annotator = annotator_name(annotator, "annotator")
+        known = _known_kinds()
         for ch in changes:
-            if not _known_kind(ch.kind):
+            if ch.kind not in known:
                 raise ValueError(f"kind: unknown decision kind {ch.kind!r}")
             if ch.kind == "status" and ch.after is not None and ch.after not in STATUSES:
                 raise ValueError(f"status: must be one of {STATUSES} or None, got {ch.after!r}")

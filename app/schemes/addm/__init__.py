@@ -1,11 +1,14 @@
 """The ADDM scheme's app side: import rules (io), detail view (views). Its pure library: calibration/schemes/addm/."""
-from app.schemes.manifest import Contribution, Manifest
+from app.schemes.manifest import Contribution, ImportOption, Manifest
 
 MANIFEST = Manifest(
     name="addm",
     scheme="calibration.schemes.addm.scheme:SCHEME",
     contributions={
-        "io": Contribution("app.schemes.addm.io", {"read_file"}),
+        "io": Contribution("app.schemes.addm.io", {"read_file"}, options=(ImportOption(
+            "method", "for an ADDM run file (results.json, attached to the businesses already imported): the method "
+            "to file its results under (default: the file's method|model)",
+            refused="only a run file (ADDM results.json) takes a method name"),)),
         "views": Contribution("app.schemes.addm.views"),
     },
     accepts="ADDM records and ADDM run files (results.json)",

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from app.io.formats import RawRecord, Source
+from app.io.labelstudio import CHOICES, LabelStudioMapping, Span
 from app.io.problems import Location, Problems
 from calibration import jsontext
 from calibration.schemes.judge.faithbench import (
@@ -92,3 +93,36 @@ def read_file(path: str | Path, problems: Problems, options: Mapping[str, Any], 
     src.labels = [RawRecord(where[ln["sample"]], ln) for annotator in sorted(lines) for ln in lines[annotator]]
     src.labels += [RawRecord(where[ln["sample"]], ln) for ln in truths]
     return src
+
+
+# -- Label Studio (app/io/labelstudio.py): choices are judge labels --------------------------------------------------
+def _ls_record(sample_id: str, text: str, predictions: dict[str, Any], levels: list[str] | None) -> dict[str, Any]:
+    record: dict[str, Any] = {"scheme": "judge", "id": sample_id, "text": text, "judges": predictions}
+    if levels is not None:
+        record["levels"] = levels
+    return record
+
+
+def _ls_label_line(sample_id: str, annotator: str, _spans: list[Span], choice: Any) -> dict[str, Any] | None:
+    """An annotator's choice is their `label` of the sample."""
+    return None if choice is None else {"scheme": "judge", "sample": sample_id, "annotator": annotator, "label": choice}
+
+
+def _ls_prediction(_text: str, _spans: list[Span], choice: Any, score: float | None,
+                   levels: list[str] | None) -> dict[str, Any] | None:
+    """A judge's output from its chosen level: its label, and P(positive) as the score for two levels (or true/false:
+    the prediction's `score` when it chose the positive level, 1 - score otherwise, 1 or 0 without a score), else the
+    level's index."""
+    if choice is None:
+        return None
+    if levels is not None and len(levels) > 2:
+        return {"score": levels.index(choice), "probability": False, "threshold": 1, "label": choice}
+    positive = choice is True if levels is None else choice == levels[-1]
+    p = 1.0 if score is None else float(score) if 0.0 <= score <= 1.0 else 1.0
+    return {"score": p if positive else round(1.0 - p, 12), "probability": True, "label": choice}
+
+
+LABELSTUDIO = LabelStudioMapping(
+    CHOICES, "label", record=_ls_record, label_line=_ls_label_line, prediction=_ls_prediction,
+    predictions_of=lambda rec: rec.get("judges", {}), choice_of=lambda output: output.get("label"),
+    levels_of=lambda rec: rec.get("levels") or None, skipped="judge outputs without a label")

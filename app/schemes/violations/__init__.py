@@ -10,7 +10,7 @@ MANIFEST = Manifest(
         "io": Contribution("app.schemes.violations.io", {
             "parse", "record_id", "table_columns", "finish", "merge_state", "prepare", "write_prepared", "facts", "export",
             "ground_truth_label", "ground_truth_label_keys", "label_command", "label_keys", "label_unit_key",
-            "label_value_key"}),
+            "label_value_key", "labelstudio"}),
         "store": Contribution("app.schemes.violations.store", {
             "part", "load_records", "evaluation_records", "item_records", "status_counts", "status_text", "rebuild_counts", "param_refs",
             "save_params", "load_params"}),

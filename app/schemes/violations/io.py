@@ -13,6 +13,7 @@ import numpy as np
 
 from app.io.export_parts import NO_SPLIT, Part, SchemeExport, count_splits
 from app.io.export_select import unit_wanted
+from app.io.labelstudio import SPANS, LabelStudioMapping, Span
 from app.io.problems import Location, key, type_name
 from app.io.records import CHECKER_RE
 from app.progress import check as check_progress
@@ -554,3 +555,28 @@ class ViolationsExport(SchemeExport):
 
 
 EXPORT = ViolationsExport()
+
+
+# -- Label Studio (app/io/labelstudio.py): span labels are violations ------------------------------------------------
+def _ls_record(sample_id: str, text: str, predictions: dict[str, Any], _levels: list[str] | None) -> dict[str, Any]:
+    return {"id": sample_id, "text": text, "ground_truth": [], "predictions": predictions}
+
+
+def _ls_label_line(sample_id: str, annotator: str, spans: list[Span], _choice: Any) -> dict[str, Any]:
+    """An annotator's spans are their curated ground truth of the sample (as `concord labels import` records it)."""
+    return {"sample": sample_id, "annotator": annotator,
+            "spans": [{"start": s, "end": e, "label": lab} for s, e, lab in spans]}
+
+
+def _ls_prediction(text: str, spans: list[Span], _choice: Any, _score: float | None,
+                   _levels: list[str] | None) -> list[dict[str, Any]]:
+    """A prediction's spans are the violations of checker `model_version` (labels "A", "B" are the rule "A|B")."""
+    return [{"start": s, "end": e, "quote": text[s:e], "rule": "|".join(lab), "category": lab[0].split(".", 1)[0]}
+            for s, e, lab in spans]
+
+
+LABELSTUDIO = LabelStudioMapping(
+    SPANS, "ground_truth", record=_ls_record, label_line=_ls_label_line, prediction=_ls_prediction,
+    predictions_of=lambda rec: rec.get("predictions", {}),
+    spans_of=lambda value: [(v.get("start"), v.get("end"), v["rule"].split("|")) for v in value or ()],
+    skipped="predicted violations without offsets", unlabeled="annotated violations without offsets")

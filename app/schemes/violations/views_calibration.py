@@ -38,7 +38,6 @@ from calibration.search import report
 if TYPE_CHECKING:
     from app.gui.banner import MessageBar
     from app.gui.calibration_panel import CalibrationPanel
-    from app.gui.window import MainWindow
 
 DIM_TITLES = {"w_overlap": "weight IoU", "w_rule": "weight rule", "w_category": "weight category",
               "w_explanation": "weight explanation", "w_correction": "weight correction",
@@ -90,10 +89,6 @@ class MatchPage(QWidget):
         self._build()
 
     @property
-    def window_(self) -> "MainWindow":
-        return self.panel.window_
-
-    @property
     def project(self) -> Project:
         return self.panel.project
 
@@ -103,7 +98,7 @@ class MatchPage(QWidget):
 
     def _window_config(self) -> MatchConfig:
         """The match config chosen in the review window (the violations view's MATCH_CONFIGS loaded it)."""
-        return self.window_.configs.current
+        return self.panel.ctx.config()
 
     # -- layout ----------------------------------------------------------------------------------------------------
     def _build(self) -> None:
@@ -320,7 +315,7 @@ class MatchPage(QWidget):
         rec = self.dis_model.record(index.row())
         if rec is None:
             return
-        self.window_.reveal_unit(rec["sample_id"], rec["checker"], pair=(rec["gt"], rec["pred"]))
+        self.panel.host.reveal_unit(rec["sample_id"], rec["checker"], pair=(rec["gt"], rec["pred"]))
 
     def apply_selected(self) -> None:
         cfg = self.selected_config()
@@ -345,8 +340,7 @@ class MatchPage(QWidget):
             self.messages.report("apply", "Could not apply the config", exc)
             return
         self.messages.dismiss("apply")
-        self.window_.load_configs()
-        self.window_.set_config(ref)
+        self.panel.host.choose_config(ref)
         how = " (forced: no better than the default)" if forced else ""
         self.summary.setText(self.summary.text() + f"\nApplied as {ref}{how}: the review window now uses it.")
 
@@ -406,7 +400,7 @@ class MatchPage(QWidget):
         for sig in (task.signals.finished, task.signals.failed, task.signals.cancelled):
             sig.connect(lambda *_a: self._ended())
         self.progress.track(task, title)
-        self.window_.runner.start(task)
+        self.panel.ctx.runner.start(task)
 
     def _ended(self) -> None:
         self.task = None
@@ -414,7 +408,7 @@ class MatchPage(QWidget):
 
     def load_latest(self) -> None:
         """Show the project's newest stored run; the pair table for its disagreements is built in a worker."""
-        runs = [r for r in (self.project.calibration_runs() if self.window_.project is not None else [])
+        runs = [r for r in (self.project.calibration_runs() if self.panel.ctx.project is not None else [])
                 if ((r.get("result") or {}).get("scheme") or (r.get("params") or {}).get("scheme") or SCHEME.name)
                 == SCHEME.name]  # the match metric's own runs (older ones carry no scheme name)
         if not runs:
