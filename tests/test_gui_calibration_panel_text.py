@@ -190,3 +190,16 @@ def test_a_run_stored_by_the_older_violations_front_still_reads(qtbot, open_wind
     assert f"{old['n_labeled_units']} labeled checkers" in page.summary.text()
     assert page.top_model.rowCount() > 0 and page.top_model.data(page.top_model.index(0, 0)) == "1"
     panel.close()
+
+
+def test_ceiling_chart_draws_each_judge_of_a_scheme_decided_per_unit() -> None:
+    from app.gui.ceiling_chart import bars
+
+    hh = {"kappa": {"estimate": 0.6, "low": 0.2, "high": 0.9}}
+    judged = {"human_human": hh, "metric_human": {"per_unit": {"demo-llm": 0.5, "quill_risk": None},
+                                                  "kappa_vs_resolved": None}}
+    single = {"human_human": hh, "metric_human": {"kappa_vs_resolved": {"estimate": 0.4, "low": 0.1, "high": 0.7}}}
+    assert bars({"judge": judged, "violations": single, "none": None}) == [
+        ("judge", "humans", hh["kappa"]), ("judge", "metric: demo-llm", {"estimate": 0.5}),
+        ("judge", "metric: quill_risk", None), ("violations", "humans", hh["kappa"]),
+        ("violations", "metric", single["metric_human"]["kappa_vs_resolved"])]

@@ -17,13 +17,20 @@ HUMAN, METRIC = QColor("#5c6bc0"), QColor("#ef6c00")
 
 
 def bars(results: dict[str, dict[str, Any] | None]) -> list[tuple[str, str, dict[str, Any] | None]]:
-    """(scheme, 'humans'|'metric', {estimate, low, high} or None) for every scheme with a ceiling."""
+    """(scheme, 'humans'|'metric'|'metric: UNIT', {estimate, low, high} or None) for every scheme with a ceiling.
+    A scheme whose machine side is per unit (several judges each deciding the sample: `metric_human.per_unit`, each
+    unit's mean Cohen's kappa against each annotator, as `concord evaluate` prints it) gets a bar per unit."""
     out = []
     for scheme, r in results.items():
         if r is None:
             continue
         out.append((scheme, "humans", r["human_human"]["kappa"]))
-        out.append((scheme, "metric", (r.get("metric_human") or {}).get("kappa_vs_resolved")))
+        mh = r.get("metric_human") or {}
+        if mh.get("per_unit"):
+            for unit, k in mh["per_unit"].items():
+                out.append((scheme, f"metric: {unit}", k if isinstance(k, dict) or k is None else {"estimate": k}))
+        else:
+            out.append((scheme, "metric", mh.get("kappa_vs_resolved")))
     return out
 
 
@@ -88,11 +95,11 @@ class CeilingChart(QWidget):
             y = plot.top() + i * h
             p.setPen(QColor("black"))
             p.drawText(QRectF(4, y, left - 8, h), Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
-                       f"{scheme} · {'humans' if who == 'humans' else 'metric'}")
+                       f"{scheme} · {who.removeprefix('metric: ')}")
             est = None if ci is None else ci.get("estimate")
             if est is None:
                 p.drawText(QRectF(plot.left() + 4, y, plot.width(), h), Qt.AlignmentFlag.AlignVCenter,
-                           "no figure (no machine decision)" if who == "metric" else "undefined")
+                           "no figure (no machine decision)" if who.startswith("metric") else "undefined")
                 continue
             colour = HUMAN if who == "humans" else METRIC
             bar = QRectF(x(0.0), y + h * 0.2, x(est) - x(0.0), h * 0.6).normalized()
