@@ -193,7 +193,10 @@ class UnitListModel(QAbstractTableModel):
     def _fetch(self, offset: int) -> list[dict[str, Any]]:
         if self._project is None or offset >= self._total:
             return []
-        return self._project.unit_page(self._filter, offset, self._page, self._order_by, self._descending)
+        # in list order the next page starts after the last row read (keyset): a page deep in a 1M-unit list costs
+        # what the first one does
+        after = self._rows[-1]["id"] if offset and offset == len(self._rows) else None
+        return self._project.unit_page(self._filter, offset, self._page, self._order_by, self._descending, after=after)
 
     def _append(self, rows: list[dict[str, Any]]) -> None:
         base = len(self._rows)

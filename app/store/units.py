@@ -3,6 +3,7 @@ resolved human status, paged. A unit's summary is JSON (the scheme's `unit_summa
 columns of the row, and any of them can be sorted on."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -112,10 +113,37 @@ class UnitsMixin(ProjectBase):
     )
 
     def _from(self, f: UnitFilter) -> tuple[str, list[Any]]:
-        """The FROM clause and its parameters: the status joined is the resolved one, or `f.annotator`'s own."""
+        """The FROM clause and its parameters: the status joined is the resolved one, or `f.annotator`'s own. A status
+        filter without 'unlabeled' joins the labels as an inner join (the same rows: the filter drops units without a
+        status label), so SQLite starts from the status labels instead of scanning every unit in list order to find
+        a few accepted ones (213 ms at 200k units for a page of 40 -> under 1 ms)."""
+        frm = self._FROM
+        if f.statuses and "unlabeled" not in f.statuses:
+            frm = frm.replace(" LEFT JOIN labels st", " JOIN labels st", 1)
         if f.annotator:
-            return self._FROM.format(whose="st.annotator = ?"), [f.annotator, f.config_ref]
-        return self._FROM.format(whose="st.resolved = 1"), [f.config_ref]
+            return frm.format(whose="st.annotator = ?"), [f.annotator, f.config_ref]
+        return frm.format(whose="st.resolved = 1"), [f.config_ref]
+
+    def _count_with_status(self, f: UnitFilter) -> int:
+        """`count_units` for a status filter with 'unlabeled' (and at most a scheme and units besides): the units
+        matching the scheme and units (kept counts) less those with a status label, plus those whose status label is
+        one of the other statuses asked for. Counted from the status labels (few) instead of probing the labels once
+        per unit (94 ms at 200k units, half a second at 1M)."""
+        whose, params = ("st.annotator = ?", [f.annotator]) if f.annotator else ("st.resolved = 1", [])
+        where = ""
+        if f.scheme:
+            where += " AND u.scheme = ?"
+            params.append(f.scheme)
+        if f.units:
+            where += f" AND u.unit IN ({','.join('?' * len(f.units))})"
+            params.extend(f.units)
+        others = [s for s in f.statuses if s != "unlabeled"]
+        listed = f"json_extract(st.value, '$') IN ({','.join('?' * len(others))})" if others else "0"
+        labeled, kept = self.conn.execute(
+            f"SELECT COUNT(*), COALESCE(SUM({listed}), 0) FROM labels st JOIN units u ON u.sample_id = st.sample_id"
+            f" AND u.unit = st.unit WHERE st.kind = 'status' AND {whose} AND st.value IS NOT NULL{where}",
+            [*others, *params]).fetchone()
+        return self.count_units(UnitFilter(scheme=f.scheme, units=f.units)) - int(labeled) + int(kept)
 
     def count_units(self, f: UnitFilter | None = None) -> int:
         """Units matching `f`: the row count of `unit_page` over every page, read the cheapest way.
@@ -134,10 +162,16 @@ class UnitsMixin(ProjectBase):
                 where += f" AND key IN ({','.join('?' * len(f.units))})"
                 params.extend(f.units)
             return int(self.scalar(f"SELECT COALESCE(SUM(n), 0) FROM row_counts WHERE tbl = 'units'{where}", params))
-        where, params = self._unit_where(f)
+        if "unlabeled" in f.statuses and not (f.category or f.assigned_to or f.search.strip()):
+            return self._count_with_status(f)
+        search = f.search.strip()
+        where, params = self._unit_where(dataclasses.replace(f, search=""))
         frm, fparams = " FROM units u", []
-        if f.search.strip():
-            frm += " JOIN samples s ON s.id = u.sample_id"
+        if search:  # each sample's texts searched once, not once per unit (half the time with two units a sample)
+            like = f"%{search}%"
+            where = (where + " AND" if where else " WHERE") + (
+                " u.sample_id IN (SELECT s.id FROM samples s WHERE s.text LIKE ? OR s.id LIKE ? OR s.payload LIKE ?)")
+            params.extend([like, like, like])
         if f.statuses:
             join = "LEFT JOIN" if "unlabeled" in f.statuses else "JOIN"  # no status label = unlabeled
             whose, fparams = ("st.annotator = ?", [f.annotator]) if f.annotator else ("st.resolved = 1", [])
@@ -146,12 +180,19 @@ class UnitsMixin(ProjectBase):
         return int(self.scalar("SELECT COUNT(*)" + frm + where, [*fparams, *params]))
 
     def unit_page(self, f: UnitFilter | None = None, offset: int = 0, limit: int = 200,
-                  order_by: str = "id", descending: bool = False) -> list[dict[str, Any]]:
+                  order_by: str = "id", descending: bool = False, after: int | None = None) -> list[dict[str, Any]]:
+        """`limit` rows of the list from `offset`. In list order (`order_by` 'id', ascending), `after` = the id of the
+        last row already read starts the page right after it (keyset paging: OFFSET steps over every row before it,
+        256 ms for a page 150,000 rows down at 200k units; `offset` is then ignored)."""
         f = f or UnitFilter()
         where, params = self._unit_where(f)
         col = _order_column(order_by)
         direction = "DESC" if descending else "ASC"
         frm, fparams = self._from(f)
+        if after is not None and col == "u.id" and not descending:
+            where = (where + " AND" if where else " WHERE") + " u.id > ?"
+            params.append(after)
+            offset = 0
         sql = (
             "SELECT u.id, u.sample_id, u.scheme, u.unit, u.summary, ms.score AS machine_f1,"
             " COALESCE(json_extract(st.value, '$'), 'unlabeled') AS status" + frm + where
