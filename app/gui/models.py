@@ -196,7 +196,8 @@ class UnitListModel(QAbstractTableModel):
         # in list order the next page starts after the last row read (keyset): a page deep in a 1M-unit list costs
         # what the first one does
         after = self._rows[-1]["id"] if offset and offset == len(self._rows) else None
-        return self._project.unit_page(self._filter, offset, self._page, self._order_by, self._descending, after=after)
+        return self._project.unit_page(self._filter, offset, self._page, self._order_by, self._descending, after=after,
+                                       matching=self._total)
 
     def _append(self, rows: list[dict[str, Any]]) -> None:
         base = len(self._rows)

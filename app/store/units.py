@@ -124,6 +124,16 @@ class UnitsMixin(ProjectBase):
             return frm.format(whose="st.annotator = ?"), [f.annotator, f.config_ref]
         return frm.format(whose="st.resolved = 1"), [f.config_ref]
 
+    @staticmethod
+    def _search_samples(where: str, params: list[Any], search: str) -> tuple[str, list[Any]]:
+        """`where` narrowed to the units of the samples whose text, id or payload contains `search` (as
+        `_unit_where` searches), read in one pass over the samples: each sample once, not once per unit, in table
+        order (304 -> 73 ms for a count at 200k units)."""
+        like = f"%{search}%"
+        where = (where + " AND" if where else " WHERE") + (
+            " u.sample_id IN (SELECT s.id FROM samples s WHERE s.text LIKE ? OR s.id LIKE ? OR s.payload LIKE ?)")
+        return where, [*params, like, like, like]
+
     def _count_with_status(self, f: UnitFilter) -> int:
         """`count_units` for a status filter with 'unlabeled' (and at most a scheme and units besides): the units
         matching the scheme and units (kept counts) less those with a status label, plus those whose status label is
@@ -164,14 +174,10 @@ class UnitsMixin(ProjectBase):
             return int(self.scalar(f"SELECT COALESCE(SUM(n), 0) FROM row_counts WHERE tbl = 'units'{where}", params))
         if "unlabeled" in f.statuses and not (f.category or f.assigned_to or f.search.strip()):
             return self._count_with_status(f)
-        search = f.search.strip()
         where, params = self._unit_where(dataclasses.replace(f, search=""))
+        if f.search.strip():
+            where, params = self._search_samples(where, params, f.search.strip())
         frm, fparams = " FROM units u", []
-        if search:  # each sample's texts searched once, not once per unit (half the time with two units a sample)
-            like = f"%{search}%"
-            where = (where + " AND" if where else " WHERE") + (
-                " u.sample_id IN (SELECT s.id FROM samples s WHERE s.text LIKE ? OR s.id LIKE ? OR s.payload LIKE ?)")
-            params.extend([like, like, like])
         if f.statuses:
             join = "LEFT JOIN" if "unlabeled" in f.statuses else "JOIN"  # no status label = unlabeled
             whose, fparams = ("st.annotator = ?", [f.annotator]) if f.annotator else ("st.resolved = 1", [])
@@ -180,12 +186,22 @@ class UnitsMixin(ProjectBase):
         return int(self.scalar("SELECT COUNT(*)" + frm + where, [*fparams, *params]))
 
     def unit_page(self, f: UnitFilter | None = None, offset: int = 0, limit: int = 200,
-                  order_by: str = "id", descending: bool = False, after: int | None = None) -> list[dict[str, Any]]:
+                  order_by: str = "id", descending: bool = False, after: int | None = None,
+                  matching: int | None = None) -> list[dict[str, Any]]:
         """`limit` rows of the list from `offset`. In list order (`order_by` 'id', ascending), `after` = the id of the
         last row already read starts the page right after it (keyset paging: OFFSET steps over every row before it,
-        256 ms for a page 150,000 rows down at 200k units; `offset` is then ignored)."""
+        256 ms for a page 150,000 rows down at 200k units; `offset` is then ignored).
+
+        `matching`: the caller's `count_units(f)`, when it has it. A text search that matches few units (under 2% of
+        those of its scheme and units) then reads every sample's texts once, as the count did, instead of reading
+        them for every unit in list order until the page fills (which stops early only when matches are common)."""
         f = f or UnitFilter()
-        where, params = self._unit_where(f)
+        if matching is not None and f.search.strip() and matching * 50 < self.count_units(
+                UnitFilter(scheme=f.scheme, units=f.units)):
+            where, params = self._unit_where(dataclasses.replace(f, search=""))
+            where, params = self._search_samples(where, params, f.search.strip())
+        else:
+            where, params = self._unit_where(f)
         col = _order_column(order_by)
         direction = "DESC" if descending else "ASC"
         frm, fparams = self._from(f)
