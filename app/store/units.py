@@ -112,13 +112,14 @@ class UnitsMixin(ProjectBase):
         " LEFT JOIN machine_scores ms ON ms.unit_id = u.id AND ms.config_ref = ?"
     )
 
-    def _from(self, f: UnitFilter) -> tuple[str, list[Any]]:
-        """The FROM clause and its parameters: the status joined is the resolved one, or `f.annotator`'s own. A status
-        filter without 'unlabeled' joins the labels as an inner join (the same rows: the filter drops units without a
-        status label), so SQLite starts from the status labels instead of scanning every unit in list order to find
-        a few accepted ones (213 ms at 200k units for a page of 40 -> under 1 ms)."""
+    def _from(self, f: UnitFilter, labels_first: bool = False) -> tuple[str, list[Any]]:
+        """The FROM clause and its parameters: the status joined is the resolved one, or `f.annotator`'s own.
+        `labels_first` (a status filter without 'unlabeled' that matches few units) joins the labels as an inner join
+        (the same rows: the filter drops units without a status label), so SQLite starts from the status labels
+        instead of scanning every unit in list order to find a few accepted ones (213 ms at 200k units for a page of
+        40 -> under 1 ms)."""
         frm = self._FROM
-        if f.statuses and "unlabeled" not in f.statuses:
+        if labels_first:
             frm = frm.replace(" LEFT JOIN labels st", " JOIN labels st", 1)
         if f.annotator:
             return frm.format(whose="st.annotator = ?"), [f.annotator, f.config_ref]
@@ -192,19 +193,26 @@ class UnitsMixin(ProjectBase):
         last row already read starts the page right after it (keyset paging: OFFSET steps over every row before it,
         256 ms for a page 150,000 rows down at 200k units; `offset` is then ignored).
 
-        `matching`: the caller's `count_units(f)`, when it has it. A text search that matches few units (under 2% of
-        those of its scheme and units) then reads every sample's texts once, as the count did, instead of reading
-        them for every unit in list order until the page fills (which stops early only when matches are common)."""
+        `matching`: the caller's `count_units(f)`, when it has it, to read the fewer rows when matches are rare. In
+        list order SQLite reads units until the page fills: about limit x units / matching of them. A text search
+        matching under 4 pages' worth then reads every sample's texts once instead, as its count did (a unit's
+        search costs about four times a sample's in that one pass, measured at 200k units); a status filter without
+        'unlabeled' starts from its status labels when there are fewer of them than sqrt(limit x units / 4) (a
+        status label read and sorted costs about four units probed in order). Without it: units in list order."""
         f = f or UnitFilter()
-        if matching is not None and f.search.strip() and matching * 50 < self.count_units(
-                UnitFilter(scheme=f.scheme, units=f.units)):
+        search_samples = labels_first = False
+        if matching is not None and (f.search.strip() or (f.statuses and "unlabeled" not in f.statuses)):
+            units = self.count_units(UnitFilter(scheme=f.scheme, units=f.units))
+            search_samples = bool(f.search.strip()) and matching < 4 * limit
+            labels_first = bool(f.statuses) and "unlabeled" not in f.statuses and 4 * matching * matching < limit * units
+        if search_samples:
             where, params = self._unit_where(dataclasses.replace(f, search=""))
             where, params = self._search_samples(where, params, f.search.strip())
         else:
             where, params = self._unit_where(f)
         col = _order_column(order_by)
         direction = "DESC" if descending else "ASC"
-        frm, fparams = self._from(f)
+        frm, fparams = self._from(f, labels_first)
         if after is not None and col == "u.id" and not descending:
             where = (where + " AND" if where else " WHERE") + " u.id > ?"
             params.append(after)
