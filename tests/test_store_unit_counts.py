@@ -56,3 +56,17 @@ def test_keyset_pages_equal_offset_pages(tmp_path: Path) -> None:
             pages += page
             after = page[-1]["id"]
         assert pages == every, f
+
+
+def test_a_search_sees_samples_written_after_it(tmp_path: Path) -> None:
+    """The sample ids a search found are kept for the next page only while the project is unchanged."""
+    from calibration.schemes.violations.records import ViolationSample
+
+    p = Project.open(make_project(tmp_path / "p.concord"))
+    f = UnitFilter(search="a phrase no sample has yet")
+    assert p.count_units(f) == 0 and p.unit_page(f, matching=0) == []
+    p.store("violations").write_violation_samples([ViolationSample("late", "now a phrase no sample has yet", (), {C1: ()})])
+    assert p.count_units(f) == 1 and [r["sample_id"] for r in p.unit_page(f, matching=1)] == ["late"]
+    with Project.open(tmp_path / "p.concord") as other:  # another connection's write is seen too
+        other.store("violations").write_violation_samples([ViolationSample("later", "A PHRASE NO SAMPLE HAS YET", (), {C1: ()})])
+    assert p.count_units(f) == 2 and [r["sample_id"] for r in p.unit_page(f, matching=2)] == ["late", "later"]

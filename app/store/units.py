@@ -74,6 +74,8 @@ class UnitFilter:
 
 
 class UnitsMixin(ProjectBase):
+    _search_memo: tuple[tuple[str, int, int], str] | None = None  # the last text search's sample ids (JSON)
+
     def _unit_where(self, f: UnitFilter) -> tuple[str, list[Any]]:
         clauses, params = [], []
         if f.scheme:
@@ -125,15 +127,20 @@ class UnitsMixin(ProjectBase):
             return frm.format(whose="st.annotator = ?"), [f.annotator, f.config_ref]
         return frm.format(whose="st.resolved = 1"), [f.config_ref]
 
-    @staticmethod
-    def _search_samples(where: str, params: list[Any], search: str) -> tuple[str, list[Any]]:
+    def _search_samples(self, where: str, params: list[Any], search: str) -> tuple[str, list[Any]]:
         """`where` narrowed to the units of the samples whose text, id or payload contains `search` (as
-        `_unit_where` searches), read in one pass over the samples: each sample once, not once per unit, in table
-        order (304 -> 73 ms for a count at 200k units)."""
-        like = f"%{search}%"
-        where = (where + " AND" if where else " WHERE") + (
-            " u.sample_id IN (SELECT s.id FROM samples s WHERE s.text LIKE ? OR s.id LIKE ? OR s.payload LIKE ?)")
-        return where, [*params, like, like, like]
+        `_unit_where` searches). The samples are read in one pass, each once (not once per unit: 304 -> 73 ms for a
+        count at 200k units), and their ids kept until the project changes, so the list's count and its first page
+        after a search read the texts once between them (two passes took 2 s at 1M units)."""
+        key = (search, self.conn.execute("PRAGMA data_version").fetchone()[0], self.conn.total_changes)
+        memo = self._search_memo
+        if memo is None or memo[0] != key:
+            like = f"%{search}%"
+            ids = [r[0] for r in self.conn.execute(
+                "SELECT id FROM samples WHERE text LIKE ? OR id LIKE ? OR payload LIKE ?", (like, like, like))]
+            memo = self._search_memo = (key, json.dumps(ids))
+        where = (where + " AND" if where else " WHERE") + " u.sample_id IN (SELECT value FROM json_each(?))"
+        return where, [*params, memo[1]]
 
     def _count_with_status(self, f: UnitFilter) -> int:
         """`count_units` for a status filter with 'unlabeled' (and at most a scheme and units besides): the units
