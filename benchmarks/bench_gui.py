@@ -269,18 +269,22 @@ def filters(w: Any, app: Any, runs: int) -> dict[str, tuple[list[float], list[fl
         bar._timer.stop()
         bar._emit()
 
-    cases = {"scheme = violations": (lambda: pick(bar.scheme, "violations"), lambda: pick(bar.scheme, None)),
-             "status = unlabeled": (lambda: pick(bar.status, "unlabeled"), lambda: pick(bar.status, None)),
-             "status = accepted": (lambda: pick(bar.status, "accepted"), lambda: pick(bar.status, None)),
-             "text 'doctor cure'": (lambda: search("doctor cure"), lambda: search("")),
-             "text, one sample id": (lambda: search("s000123"), lambda: search(""))}
+    # a new text every run (the store keeps the last search's matches until the project changes): two words in a
+    # row that many samples hold, or one sample's id
+    pairs = [f"{a} {b}" for a, b in zip(WORDS, WORDS[1:])]
+    total = w.model.total
+    cases = {"scheme = violations": (lambda i: pick(bar.scheme, "violations"), lambda: pick(bar.scheme, None)),
+             "status = unlabeled": (lambda i: pick(bar.status, "unlabeled"), lambda: pick(bar.status, None)),
+             "status = accepted": (lambda i: pick(bar.status, "accepted"), lambda: pick(bar.status, None)),
+             "text, two common words": (lambda i: search(pairs[i % len(pairs)]), lambda: search("")),
+             "text, one sample id": (lambda i: search(f"s{(i * 7919 + 123) % (total // 2):06d}"), lambda: search(""))}
     out: dict[str, tuple[list[float], list[float]]] = {}
     for name, (apply, clear) in cases.items():
         wall: list[float] = []
         cpu: list[float] = []
-        for _ in range(runs):
+        for i in range(runs):
             t = clock()
-            apply()
+            apply(i)
             app.processEvents()
             assert w.model.unit_filter != UnitFilter(config_ref=w.model.unit_filter.config_ref), name
             since(t, wall, cpu)
