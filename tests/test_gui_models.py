@@ -37,6 +37,19 @@ def test_unit_list_model_passes_modeltester_while_fetching(qtmodeltester, tmp_pa
     p.close()
 
 
+def test_display_texts_are_the_cells_data_shows(tmp_path: Path) -> None:
+    """The column sizer reads the first rows' texts without an index per cell: the same texts `data` gives."""
+    p = _bulk(tmp_path / "m.concord", 25)
+    model = UnitListModel(p, page=10)
+    model.fetchMore()
+    for col in range(model.columnCount()):
+        texts = model.display_texts(col, 15)
+        assert texts == [model.data(model.index(r, col)) for r in range(15)], col
+    assert model.display_texts(0, 100) == [model.row(r)["sample_id"] for r in range(20)]  # only the loaded rows
+    assert model.display_texts(model.columnCount(), 5) == []
+    p.close()
+
+
 def test_unit_list_status_updates_in_place(tmp_path: Path) -> None:
     p = _bulk(tmp_path / "m.concord", 5)
     model = UnitListModel(p)

@@ -68,13 +68,27 @@ class IdDelegate(QStyledItemDelegate):
 
     suffix = ""
 
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._elided: dict[tuple[str, int, str], str] = {}
+        self._font = ""
+
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
         opt = QStyleOptionViewItem(option)
         self.initStyleOption(opt, index)
         widget = opt.widget
         style = widget.style() if widget is not None else QApplication.style()
         if opt.text:
-            opt.text = elide_id(opt.fontMetrics, opt.text, text_room(widget, opt.rect.width()), self.suffix)
+            # each visible id is elided again on every repaint of the list (a third of its paint time): remembered
+            # per text, cell width and suffix, for the font it was measured with
+            font = opt.font.key()
+            if font != self._font or len(self._elided) > 20_000:
+                self._elided, self._font = {}, font
+            key = (opt.text, opt.rect.width(), self.suffix)
+            text = self._elided.get(key)
+            if text is None:
+                text = self._elided[key] = elide_id(opt.fontMetrics, opt.text, text_room(widget, key[1]), self.suffix)
+            opt.text = text
         style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, widget)
 
 

@@ -76,10 +76,17 @@ class ListColumnSizer(QObject):
             self._content[col] = self._measure(col)
         return self._content[col]
 
+    def _texts(self, col: int) -> list[Any]:
+        """The display texts of the column's first MEASURED_ROWS rows (the review list's model hands them over
+        without a QModelIndex per cell)."""
+        model = self.table.model()
+        if hasattr(model, "display_texts"):
+            return model.display_texts(col, MEASURED_ROWS)  # type: ignore[no-any-return]
+        return [model.data(model.index(r, col)) for r in range(min(model.rowCount(), MEASURED_ROWS))]
+
     def _measure(self, col: int) -> int:
-        model, fm = self.table.model(), self.table.fontMetrics()
-        rows = min(model.rowCount(), MEASURED_ROWS)
-        texts = {model.data(model.index(r, col)) or "" for r in range(rows)}
+        fm = self.table.fontMetrics()
+        texts = {t or "" for t in self._texts(col)}
         return max((fm.horizontalAdvance(str(t)) for t in texts), default=0) + PAD
 
     def _limits(self, col: int) -> tuple[int, int]:
@@ -117,10 +124,8 @@ class ListColumnSizer(QObject):
         are what scrolls in a narrow list; the Scheme column hides while the list shows one scheme (it would
         repeat one word on every row)."""
         self._content = {}
-        model = self.table.model()
-        rows = range(min(model.rowCount(), MEASURED_ROWS))
         for col, delegate in self.delegates.items():  # e.g. the model every checker ran on: elided first
-            delegate.suffix = shared_suffix(str(model.data(model.index(r, col)) or "") for r in rows)
+            delegate.suffix = shared_suffix(str(t or "") for t in self._texts(col))
         h = self.table.horizontalHeader()
         keys = [c.key for c in self.columns]
         for logical in range(h.count()):  # the model's order first: a reset may keep another column set's moves

@@ -193,7 +193,11 @@ class UnitListModel(QAbstractTableModel):
     def _fetch(self, offset: int) -> list[dict[str, Any]]:
         if self._project is None or offset >= self._total:
             return []
-        return self._project.unit_page(self._filter, offset, self._page, self._order_by, self._descending)
+        # in list order the next page starts after the last row read (keyset): a page deep in a 1M-unit list costs
+        # what the first one does
+        after = self._rows[-1]["id"] if offset and offset == len(self._rows) else None
+        return self._project.unit_page(self._filter, offset, self._page, self._order_by, self._descending, after=after,
+                                       matching=self._total)
 
     def _append(self, rows: list[dict[str, Any]]) -> None:
         base = len(self._rows)
@@ -281,6 +285,19 @@ class UnitListModel(QAbstractTableModel):
             else:
                 out.append("" if v is None else fmt_figure(v))
         return tuple(out)
+
+    def display_texts(self, col: int, rows: int) -> list[Any]:
+        """The display texts of column `col` in the first `rows` rows, as `data` gives them (the column sizer
+        measures the first page: through `index` and `data` that was 1,400 Python calls per reload)."""
+        out: list[Any] = []
+        if not 0 <= col < len(self.columns):
+            return out
+        for i in range(min(rows, len(self._rows))):
+            cells = self._cells[i]
+            if cells is None:
+                cells = self._cells[i] = self._display(self._rows[i])
+            out.append(cells[col])
+        return out
 
     def data(self, index: Index, role: int = DISPLAY) -> Any:
         role = int(role)
