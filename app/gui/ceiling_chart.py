@@ -78,7 +78,11 @@ class CeilingChart(QWidget):
         if not items:
             p.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, self.message)
             return
-        left, right, top, bottom = 150, 170, 22, 20
+        fm = p.fontMetrics()
+        labels = [f"{scheme} · {who.removeprefix('metric: ')}" for scheme, who, _ in items]
+        # the labels' width, within a third of the chart; a longer one (a judge's id) is elided in the middle
+        left = min(max(150, max(fm.horizontalAdvance(t) for t in labels) + 12), max(150, self.width() // 3))
+        right, top, bottom = 170, 22, 20
         plot = QRectF(left, top, max(10, self.width() - left - right), max(10, self.height() - top - bottom))
         title = p.fontMetrics().elidedText(TITLE, Qt.TextElideMode.ElideRight, self.width() - 8)  # never cut at both ends
         p.drawText(QRectF(0, 2, self.width(), 18), Qt.AlignmentFlag.AlignCenter, title)
@@ -95,7 +99,7 @@ class CeilingChart(QWidget):
             y = plot.top() + i * h
             p.setPen(QColor("black"))
             p.drawText(QRectF(4, y, left - 8, h), Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
-                       f"{scheme} · {who.removeprefix('metric: ')}")
+                       fm.elidedText(labels[i], Qt.TextElideMode.ElideMiddle, int(left - 8)))
             est = None if ci is None else ci.get("estimate")
             if est is None:
                 p.drawText(QRectF(plot.left() + 4, y, plot.width(), h), Qt.AlignmentFlag.AlignVCenter,
