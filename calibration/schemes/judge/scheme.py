@@ -72,7 +72,7 @@ class JudgeScheme:
     file_suffixes: tuple[str, ...] = MANIFEST.file_suffixes
     llm_run: str = MANIFEST.llm_run
     references: tuple[Reference, ...] = MANIFEST.references
-    columns: tuple[Column, ...] = (Column("score", "Score"), Column("decision", "Says", numeric=False))
+    columns: tuple[Column, ...] = (Column("score", "Judge score"), Column("decision", "Says", numeric=False))
     record_schema: str | None = "judge-record.schema.json"
     label_schema: str | None = None
 
