@@ -119,7 +119,8 @@ class JudgeScheme:
         out = record.judges.get(unit)
         d = self._decision(record, unit)
         return {"score": None if out is None else out.score,
-                "decision": None if d is None else (record.positive or "positive") if d else "negative"}
+                "decision": None if d is None else (record.positive or "positive") if d
+                else f"not {record.positive}" if record.positive else "negative"}  # "not hallucinated", not "negative"
 
     def machine_label(self, record: JudgeRecord, unit: str) -> Any:
         out = record.judges.get(unit)
