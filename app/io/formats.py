@@ -22,7 +22,7 @@ from app.files import regular_file
 from app.io.problems import Location, Problems, type_name
 from calibration.jsontext import (  # noqa: F401 - DEPTH_MESSAGE, MAX_DEPTH re-exported: the limits live there
     DEPTH_MESSAGE, MAX_DEPTH, MAX_FIELD_CHARS, MAX_RECORD_BYTES, check, decode_error, encoding_problem, field_at_end,
-    needs_check, size_text,
+    UTF8_BOM, needs_check, size_text,
 )
 
 FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
@@ -46,6 +46,23 @@ class Source:
     # human decisions the file carries beside its records (a scheme's own format: FaithBench's annotations), as label
     # lines of `concord labels import` (app/io/labels.py); recorded in the same transaction as the records
     labels: list[RawRecord] = field(default_factory=list)
+
+
+def json_document(path: str | Path) -> Any | None:
+    """A `.json` file's decoded value, or None when it is not a `.json` file or does not parse (a reader that
+    recognises files by their content: ADDM run files, FaithBench batches, Label Studio exports; what is wrong with a
+    file no reader takes is said by the importer). A UTF-8 BOM is skipped without a copy; the file's bytes go before
+    the caller checks the values, so peak memory is bytes or values, plus a bit."""
+    path = Path(path)
+    if path.suffix.lower() != ".json" or not path.is_file():
+        return None
+    data = path.read_bytes()
+    try:
+        return orjson.loads(memoryview(data)[3:] if data.startswith(UTF8_BOM) else data)
+    except orjson.JSONDecodeError:
+        return None
+    finally:
+        del data
 
 
 def detect_format(path: str | Path) -> str:

@@ -35,10 +35,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import orjson
 
 from app.errors import UsageError
-from app.io.formats import RawRecord, Source
+from app.io.formats import RawRecord, Source, json_document
 from app.io.problems import Location, Problems, type_name
 from app.schemes import loader
 from calibration import jsontext
@@ -100,15 +99,7 @@ def mappings() -> dict[str, LabelStudioMapping]:
 
 def decode(path: Path) -> list[Any] | None:
     """The decoded file when it looks like a Label Studio export (see the module's docstring), else None."""
-    if path.suffix.lower() != ".json" or not path.is_file():
-        return None
-    data = path.read_bytes()
-    try:
-        raw = orjson.loads(memoryview(data)[3:] if data.startswith(jsontext.UTF8_BOM) else data)
-    except orjson.JSONDecodeError:
-        return None
-    finally:
-        del data
+    raw = json_document(path)
     if isinstance(raw, list) and raw and isinstance(raw[0], dict) and isinstance(raw[0].get("data"), dict):
         return raw
     return None

@@ -276,7 +276,8 @@ class StorePart(Part):
     param_refs: ProjectHook | None = None
     save_params: SaveParams | None = None
     load_params: LoadParams | None = None
-    ATTRS: ClassVar[Mapping[str, str]] = {"part": "PART"}
+    bulk_tables: tuple[str, ...] = ()  # its tables a bulk import fills (their indexes are rebuilt after it: BULK_TABLES)
+    ATTRS: ClassVar[Mapping[str, str]] = {"part": "PART", "bulk_tables": "BULK_TABLES"}
     PAIRS: ClassVar[tuple[tuple[str, str], ...]] = (("save_params", "load_params"), ("save_params", "param_refs"))
 
 

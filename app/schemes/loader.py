@@ -163,6 +163,11 @@ def store(name: str) -> StorePart:
     return found if isinstance(found, StorePart) else StorePart(name)
 
 
+def bulk_tables() -> tuple[str, ...]:
+    """Every scheme's tables a bulk import fills (its store contribution's BULK_TABLES), for app/store/bulk.py."""
+    return tuple(t for m in manifests() for t in store(m.name).bulk_tables)
+
+
 def view(name: str) -> type | None:
     from app.schemes.contracts import ViewPart
 

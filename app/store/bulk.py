@@ -19,7 +19,7 @@ from app.store.project import ProjectBase
 
 ROWS_PER_INSERT = 32  # rows per INSERT statement in `insert_flat`
 LINE_SALT = b"concord-line-1"  # change it when the same line would now give a different sample
-BULK_TABLES = ("samples", "units", "violations", "machine_labels")
+BULK_TABLES = ("samples", "units", "machine_labels")  # the generic ones; schemes add theirs (store `bulk_tables`)
 _SALTED = hashlib.sha256(LINE_SALT)
 # A bulk write's page cache (an upper bound: pages are only held as the write touches them). 256 MB holds a 100k-sample
 # import whole (~210 MB of pages), so nothing spills to the WAL before the commit: 5% less CPU than 64 MB at 100k
@@ -120,10 +120,13 @@ class BulkMixin(ProjectBase):
         if not rebuild:
             yield
             return
-        tables = ",".join("?" * len(BULK_TABLES))
+        from app.schemes.loader import bulk_tables
+
+        names = BULK_TABLES + bulk_tables()
+        tables = ",".join("?" * len(names))
         indexes = self.conn.execute(
             f"SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL AND tbl_name IN ({tables}) "
-            "AND upper(sql) NOT LIKE 'CREATE UNIQUE%' ORDER BY name", BULK_TABLES).fetchall()
+            "AND upper(sql) NOT LIKE 'CREATE UNIQUE%' ORDER BY name", names).fetchall()
         for name, _ in indexes:
             self.conn.execute(f'DROP INDEX "{name}"')
         yield

@@ -14,9 +14,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import orjson
 
-from app.io.formats import RawRecord, Source
+from app.io.formats import RawRecord, Source, json_document
 from app.io.problems import Location, Problems
 from calibration import jsontext
 from calibration.schemes.addm.records import AddmSample
@@ -43,15 +42,7 @@ def read_file(path: str | Path, problems: Problems, options: Mapping[str, Any], 
     """The stored businesses of an ADDM run file with its results attached as one method; None when `path` is
     not a run file (a .json object with a `results` array and a run header field)."""
     path = Path(path)
-    if path.suffix.lower() != ".json" or not path.is_file():
-        return None
-    data = path.read_bytes()
-    try:  # (a UTF-8 BOM is harmless: skipped without a copy; what else is wrong is said by the importer)
-        raw = orjson.loads(memoryview(data)[3:] if data.startswith(jsontext.UTF8_BOM) else data)
-    except orjson.JSONDecodeError:
-        return None
-    finally:
-        del data  # the file's bytes go before the values are checked: peak memory is bytes or values, plus a bit
+    raw = json_document(path)
     if not (isinstance(raw, dict) and isinstance(raw.get("results"), list) and RUN_KEYS & raw.keys()):
         return None
     whole = Location(str(path), None)

@@ -17,9 +17,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import orjson
 
-from app.io.formats import RawRecord, Source
+from app.io.formats import RawRecord, Source, json_document
 from app.io.labelstudio import CHOICES, LabelStudioMapping, Span
 from app.io.problems import Location, Problems
 from calibration import jsontext
@@ -50,15 +49,7 @@ def collect(v: "RecordValidator", loc: Location, record: Any) -> None:
 
 def _faithbench(path: Path) -> dict[str, Any] | None:
     """The decoded file when it is a FaithBench batch (a .json object whose `samples` are FaithBench samples)."""
-    if path.suffix.lower() != ".json" or not path.is_file():
-        return None
-    data = path.read_bytes()
-    try:
-        raw = orjson.loads(memoryview(data)[3:] if data.startswith(jsontext.UTF8_BOM) else data)
-    except orjson.JSONDecodeError:
-        return None
-    finally:
-        del data
+    raw = json_document(path)
     if not (isinstance(raw, dict) and isinstance(raw.get("samples"), list) and raw["samples"]):
         return None
     first = raw["samples"][0]

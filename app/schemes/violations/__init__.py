@@ -12,7 +12,7 @@ MANIFEST = Manifest(
             "ground_truth_label", "ground_truth_label_keys", "label_command", "label_keys", "label_unit_key",
             "label_value_key", "labelstudio"}),
         "store": Contribution("app.schemes.violations.store", {
-            "part", "load_records", "evaluation_records", "item_records", "status_counts", "status_text", "rebuild_counts", "param_refs",
+            "part", "bulk_tables", "load_records", "evaluation_records", "item_records", "status_counts", "status_text", "rebuild_counts", "param_refs",
             "save_params", "load_params"}),
         "views": Contribution("app.schemes.violations.views"),
         "guideline": Contribution("app.schemes.violations.guideline", {"affected"}),

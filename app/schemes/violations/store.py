@@ -479,6 +479,7 @@ def load_params(project: Any, ref: str) -> dict[str, Any]:
 
 
 PART = ViolationsStore  # composed: `project.store("violations")` (app/store/samples.py)
+BULK_TABLES = ("violations",)  # an import fills it in bulk: its indexes are rebuilt after (app/store/bulk.py)
 
 
 def units_citing(project: Any, rules: Iterable[str], categories: Iterable[str]) -> set[tuple[str, str]]:
