@@ -27,7 +27,7 @@ from app.gui.banner import MessageBar
 from app.gui.models import Column, RecordTableModel
 from app.gui.plaintext import plain_label
 from app.gui.views.base import make_table
-from app.gui.workers import ProgressPanel, Task, TaskProgress
+from app.gui.workers import ProgressPanel, Task, TaskProgress, when_done
 from app.store import Project
 
 if TYPE_CHECKING:
@@ -170,8 +170,7 @@ class AgreementPanel(QDialog):
         task.signals.finished.connect(self.show_result)
         task.signals.failed.connect(lambda m, t=task: self.messages.report(
             "task", "Agreement failed", t.error or RuntimeError(m.splitlines()[0] if m else "failed"), project=path))
-        for sig in (task.signals.finished, task.signals.failed, task.signals.cancelled):
-            sig.connect(lambda *_a: self._ended())
+        when_done(task, self._ended)
         self.progress.track(task, "Agreement…")
         self.ctx.runner.start(task)
 

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QPushButton, QVBoxLayout
 
 from app.gui.charts import IntervalChart
 from app.gui.fitting import FitLabel
-from app.gui.workers import ProgressPanel, Task, TaskProgress
+from app.gui.workers import ProgressPanel, Task, TaskProgress, when_done
 from app.store import Project
 
 if TYPE_CHECKING:
@@ -79,8 +79,7 @@ class CurveBox(QGroupBox):
         task.signals.failed.connect(lambda m, t=task: self.panel.messages.report(
             "curve", "Learning curve failed", t.error or RuntimeError(m.splitlines()[0]),
             project=path))
-        for sig in (task.signals.finished, task.signals.failed, task.signals.cancelled):
-            sig.connect(lambda *_a, t=task: self._ended(t))
+        when_done(task, lambda t=task: self._ended(t))
         self.progress.track(task, "Learning curve…")
         self.panel.ctx.runner.start(task)
 

@@ -24,7 +24,7 @@ from app.gui.calibration_result import RunSummary, top_columns, top_records
 from app.gui.models import Column, RecordTableModel
 from app.gui.plaintext import plain_label
 from app.gui.views.base import make_table
-from app.gui.workers import ProgressPanel, Task, TaskProgress
+from app.gui.workers import ProgressPanel, Task, TaskProgress, when_done
 from app.store import Project
 from calibration.schemes.base import Scheme, registry
 from calibration.search import report
@@ -251,8 +251,7 @@ class SchemePage(QWidget):
         task.signals.failed.connect(lambda m, t=task: self.panel.messages.report(
             "task", f"{title.rstrip('…')} failed", t.error or RuntimeError(m.splitlines()[0]),
             project=str(self.panel.project.path)))
-        for sig in (task.signals.finished, task.signals.failed, task.signals.cancelled):
-            sig.connect(lambda *_a, t=task: self._ended(t))
+        when_done(task, lambda t=task: self._ended(t))
         self.progress.track(task, title)
         self.panel.ctx.runner.start(task)
 

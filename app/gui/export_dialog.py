@@ -19,7 +19,7 @@ from app.gui.models import Column, RecordTableModel
 from app.gui.plaintext import plain_label
 from app.gui.views.base import make_table
 from app.gui.window_context import config_ref
-from app.gui.workers import ProgressPanel, Task, TaskProgress
+from app.gui.workers import ProgressPanel, Task, TaskProgress, when_done
 from app.store import STATUSES, Project
 from calibration.schemes.base import registry
 
@@ -264,8 +264,7 @@ class ExportDialog(QDialog):
         task = Task(work, "preview")
         task.signals.finished.connect(self._show_preview)
         task.signals.failed.connect(lambda m: self._show_problems([m.splitlines()[0].removeprefix("preview failed: ")]))
-        for sig in (task.signals.finished, task.signals.failed, task.signals.cancelled):
-            sig.connect(lambda *_a: self._preview_ended())
+        when_done(task, self._preview_ended)
         self.preview_task = task
         self.ctx.runner.start(task)
 
@@ -305,8 +304,7 @@ class ExportDialog(QDialog):
         task = Task(work, "export")
         task.signals.finished.connect(lambda r, ref=f"{name}@{version}": self._exported(r, ref))
         task.signals.failed.connect(lambda m: self.status.setText(m.splitlines()[0]))
-        for sig in (task.signals.finished, task.signals.failed, task.signals.cancelled):
-            sig.connect(lambda *_a: self._export_ended())
+        when_done(task, self._export_ended)
         self.export_task = task
         self.export_button.setEnabled(False)
         self.form_widget.setEnabled(False)

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QGroupBox, QHBoxLayout, QPush
 
 from app.gui.charts import nice_ticks
 from app.gui.plaintext import plain_label
-from app.gui.workers import ProgressPanel, Task, TaskProgress
+from app.gui.workers import ProgressPanel, Task, TaskProgress, when_done
 from app.store import Project
 from calibration.schemes.base import Scheme
 
@@ -195,8 +195,7 @@ class GuaranteeBox(QGroupBox):
         task.signals.finished.connect(lambda out, t=task: self._show(t, out))
         task.signals.failed.connect(lambda m, t=task: self.panel.messages.report(
             "guarantee", "Guaranteed agreement failed", t.error or RuntimeError(m.splitlines()[0]), project=path))
-        for sig in (task.signals.finished, task.signals.failed, task.signals.cancelled):
-            sig.connect(lambda *_a, t=task: self._ended(t))
+        when_done(task, lambda t=task: self._ended(t))
         self.progress.track(task, "Certifying the band…")
         self.panel.ctx.runner.start(task)
 

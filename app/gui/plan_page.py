@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QDoubleSpinBox, QHBoxLayout, QPushButton, QSpinBox
 
 from app.gui.banner import MessageBar
 from app.gui.plaintext import plain_label
-from app.gui.workers import ProgressPanel, Task, TaskProgress
+from app.gui.workers import ProgressPanel, Task, TaskProgress, when_done
 from app.store import Project
 
 if TYPE_CHECKING:
@@ -71,8 +71,7 @@ class PlanPage(QWidget):
         task.signals.finished.connect(self.show_result)
         task.signals.failed.connect(lambda m, t=task: self.messages.report(
             "task", "Plan failed", t.error or RuntimeError(m.splitlines()[0] if m else "failed"), project=path))
-        for sig in (task.signals.finished, task.signals.failed, task.signals.cancelled):
-            sig.connect(lambda *_a: self._ended())
+        when_done(task, self._ended)
         self.progress.track(task, "Plan…")
         self.ctx.runner.start(task)
 

@@ -25,7 +25,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QWidget
 
 from app.gui.banner import MessageBar
-from app.gui.workers import Task, TaskProgress, TaskRunner
+from app.gui.workers import Task, TaskProgress, TaskRunner, when_done
 from app.store import Project
 
 BACKUP_EVERY = 3600.0  # seconds of app use between automatic backups
@@ -143,8 +143,7 @@ class ProjectSafety(QObject):
         self._last_attempt, self._pending = time.monotonic(), False
         task = Task(partial(backup_if_due, self.path, self.every), "automatic backup")
         task.signals.finished.connect(self._backed_up)
-        for sig in (task.signals.finished, task.signals.failed, task.signals.cancelled):
-            sig.connect(lambda *_a: setattr(self, "_backup", None))
+        when_done(task, lambda: setattr(self, "_backup", None))
         self._backup = task
         self.runner.start(task)  # a failure reaches the message bar through TaskRunner.failed
         return task

@@ -15,7 +15,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from app.gui.plaintext import ElidedLabel
 from app.gui.undo import Session
-from app.gui.workers import Task, TaskProgress, TaskRunner
+from app.gui.workers import Task, TaskProgress, TaskRunner, when_done
 from app.store import Project, UnitFilter
 
 
@@ -64,8 +64,7 @@ class SessionProgress(QObject):
         task = Task(count, "counting labeled units")
         task.signals.finished.connect(self._show)
         task.signals.failed.connect(lambda _m: self.label.setText("Labeled: count failed (see the message above)"))
-        for sig in (task.signals.finished, task.signals.failed, task.signals.cancelled):
-            sig.connect(lambda *_a: self._ended())
+        when_done(task, self._ended)
         self._task = task
         self.runner.start(task)
 

@@ -79,6 +79,13 @@ class Task(QRunnable):
             self.done.set()
 
 
+def when_done(task: Task, fn: Callable[[], object]) -> None:
+    """Call `fn` once the task has ended, however it ended (finished, failed or cancelled): where a page re-enables
+    its button or forgets its task."""
+    for sig in (task.signals.finished, task.signals.failed, task.signals.cancelled):
+        sig.connect(lambda *_a: fn())
+
+
 class TaskRunner(QObject):
     """Starts tasks on a private pool and keeps them alive until they end; `wait_all` for shutdown and tests.
 
@@ -95,8 +102,7 @@ class TaskRunner(QObject):
 
     def start(self, task: Task) -> Task:
         self._tasks.add(task)
-        for sig in (task.signals.finished, task.signals.failed, task.signals.cancelled):
-            sig.connect(lambda *_a, t=task: self._tasks.discard(t))
+        when_done(task, lambda t=task: self._tasks.discard(t))
         task.signals.failed.connect(lambda m, t=task: self.failed.emit(t, m))
         self.pool.start(task)
         return task
@@ -139,8 +145,7 @@ class ProgressPanel(QWidget):
         self.label.setText(title)
         self.bar.setRange(0, 0)
         task.signals.progress.connect(self._on_progress)
-        for sig in (task.signals.finished, task.signals.failed, task.signals.cancelled):
-            sig.connect(lambda *_a, t=task: self._ended(t))
+        when_done(task, lambda t=task: self._ended(t))
         self.show()
 
     def _on_progress(self, done: int, total: int, message: str) -> None:

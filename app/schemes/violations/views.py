@@ -29,7 +29,7 @@ from app.schemes.violations.views_tables import (
     describe, export_count_rows, gt_signature, machine_scores, quote_of,
 )
 from app.schemes.violations.views_words import describe_label
-from app.gui.workers import Task, TaskProgress
+from app.gui.workers import Task, TaskProgress, when_done
 from app.store import Change, Project
 from calibration.schemes.violations.config import MatchConfig
 from calibration.schemes.violations.curation import KIND as CURATED, with_ground_truth
@@ -338,8 +338,7 @@ class ViolationsView(DetailView):
             self._pending[k] = task
         # a failure is shown by the window (TaskRunner.failed)
         task.signals.finished.connect(lambda result, sigs=sigs: self._scored(result, sigs))
-        for sig in (task.signals.finished, task.signals.failed, task.signals.cancelled):
-            sig.connect(lambda *_a, ks=keys: [self._pending.pop(k, None) for k in ks])
+        when_done(task, lambda ks=keys: [self._pending.pop(k, None) for k in ks])
         if show_progress:
             self.ctx.progress.track(task, "Scoring pairs…")
         self.ctx.runner.start(task)

@@ -26,7 +26,7 @@ from app.gui.calibration_result import RunSummary, top_columns, top_records
 from app.gui.models import Column, RecordTableModel, fmt_score
 from app.gui.plaintext import plain_label
 from app.gui.views.base import make_table
-from app.gui.workers import ProgressPanel, Task, TaskProgress
+from app.gui.workers import ProgressPanel, Task, TaskProgress, when_done
 from app.schemes.violations.store import store_of
 from app.store import Project
 from calibration.schemes.base import Scheme
@@ -397,8 +397,7 @@ class MatchPage(QWidget):
         task.signals.failed.connect(lambda _m, t=task: self.messages.report(
             "task", f"{title.rstrip('…')} failed", t.error or RuntimeError(_m.splitlines()[0]),
             project=str(self.project.path)))
-        for sig in (task.signals.finished, task.signals.failed, task.signals.cancelled):
-            sig.connect(lambda *_a: self._ended())
+        when_done(task, self._ended)
         self.progress.track(task, title)
         self.panel.ctx.runner.start(task)
 
