@@ -20,7 +20,6 @@ the orders where the adaptive interval is no wider.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
@@ -30,7 +29,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchresult import emit, skip  # noqa: E402
+from benchresult import emit, machine_state, skip  # noqa: E402
 from calibration.annotators import item_agreement  # noqa: E402
 from calibration.overlap import Evidence, next_round, stratified_kappa, stratum  # noqa: E402
 from calibration.schemes.judge import faithbench  # noqa: E402
@@ -145,11 +144,7 @@ def main() -> None:
         m = np.mean(np.array(vals, dtype=float), axis=0)
         print(f"{name:14} {m[0]:7.0f} {m[1]:6.3f} [{m[2]:6.3f}, {m[3]:6.3f}] {m[4]:6.3f} {m[5]:17.3f} "
               f"{m[6]:15.2f}")
-    cpu_share = (time.process_time() - cpu) / (time.perf_counter() - wall)
-    load1, load5, _ = os.getloadavg()
-    print(f"\n{time.perf_counter() - wall:.1f} s wall, CPU share {cpu_share:.2f} of one core; load average "
-          f"{load1:.2f} (1 min), {load5:.2f} (5 min) on {os.cpu_count()} cores")
-    emit(f"adaptive-overlap replay, {args.orders} orders (no ref)", time.perf_counter() - wall, time.process_time() - cpu)
+    emit(f"adaptive-overlap replay, {args.orders} orders (no ref)", *machine_state(wall, cpu))
 
 
 if __name__ == "__main__":

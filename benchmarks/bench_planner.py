@@ -15,7 +15,6 @@ checked and is counted apart. Figures are means over `--repeats` starting draws.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
@@ -25,7 +24,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchresult import emit, skip  # noqa: E402
+from benchresult import emit, machine_state, skip  # noqa: E402
 from calibration.annotators import item_agreement  # noqa: E402
 from calibration.planner import fit_exponent, subsample_halfwidths, units_for_halfwidth  # noqa: E402
 from calibration.schemes.judge import faithbench  # noqa: E402
@@ -88,11 +87,7 @@ def main() -> None:
             spread = np.std([x[4] for x in rows])
             print(f"{start:5} {target:6.3f} {m[0]:8.4f} {m[1]:8.2f} {m[2]:9.0f} {m[3]:9.4f} "
                   f"{m[4]:8.3f}±{spread:.3f} {m[5]:10.2f} {beyond:11}")
-    cpu_share = (time.process_time() - cpu) / (time.perf_counter() - wall)
-    load1, load5, _ = os.getloadavg()
-    print(f"\n{time.perf_counter() - wall:.1f} s wall, CPU share {cpu_share:.2f} of one core; load average "
-          f"{load1:.2f} (1 min), {load5:.2f} (5 min) on {os.cpu_count()} cores")
-    emit(f"planner check, {args.repeats} repeats (no ref)", time.perf_counter() - wall, time.process_time() - cpu)
+    emit(f"planner check, {args.repeats} repeats (no ref)", *machine_state(wall, cpu))
 
 
 if __name__ == "__main__":

@@ -25,3 +25,15 @@ def emit(timed: str, wall: float, cpu: float | None = None, ref_wall: float | No
 def skip(reason: str) -> None:
     """Print the line that says the benchmark did not run, and why."""
     print(PREFIX + json.dumps({"skipped": reason}), flush=True)
+
+
+def machine_state(wall0: float, cpu0: float) -> tuple[float, float]:
+    """Print a run's wall time, CPU share and the machine's load since `wall0` / `cpu0` (time.perf_counter() /
+    time.process_time() at its start); the wall and CPU seconds, for its result line."""
+    import time
+
+    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    load1, load5, _ = os.getloadavg()
+    print(f"\n{wall:.1f} s wall, CPU share {cpu / max(wall, 1e-9):.2f} of one core; load average {load1:.2f} (1 min), "
+          f"{load5:.2f} (5 min) on {os.cpu_count()} cores")
+    return wall, cpu
