@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     from app.errors import UsageError
     from app.files import regular_file
     from app.services.guidelines import notes, valid_labels
-    from app.services.report import evaluate_with_ceilings
+    from app.services.ceiling import evaluate_with_ceilings
     from app.services.missing import labels_missing, no_samples
     from app.services.schemes import present
     from app.store import Project

@@ -18,12 +18,17 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from app.figures import fmt_estimate
 from app.services.agreement import NOT_ITEMS, json_finite, record_items, records_by_id
 from calibration.schemes.base import capabilities, registry
+
+if TYPE_CHECKING:
+    from app.progress import Progress
+    from app.services.evaluation import Evaluated
+    from app.store import Project
 
 METRIC = "\x00metric"  # the metric's rater name in the item tables (no annotator can be called this)
 RESOLVED = "\x00resolved"
@@ -266,3 +271,20 @@ def human_ceilings(project: Any, schemes: list[str], n_boot: int, seed: int,
         if c is not None:
             out[name] = c
     return out
+
+
+def evaluate_with_ceilings(project: Project, schemes: Sequence[Any], options: dict[str, Any],
+                           progress: Progress | None = None) -> tuple[list[Evaluated], dict[str, Any]]:
+    """Each scheme's evaluation and its human ceiling, as `concord evaluate` computes them: the metric's decisions
+    are collected while the hooks run (for the ceiling's metric side) and the records are read once."""
+    from app.services.evaluation import evaluate
+
+    decided: dict[Any, Any] = {}
+    if project.several_annotators():  # else no unit is shared: no ceiling, no decisions to collect
+        options = {**options, "machine_decisions": lambda ref, labels: decided.update(labels)}
+    with project.records_once():
+        results = evaluate(project, schemes, options, progress)
+        ceilings = human_ceilings(project, [r.scheme.name for r in results if r.report is not None],
+                                  int(options.get("n_boot", 1000)), int(options.get("seed", 0)), decided,
+                                  {r.scheme.name: r.report.data for r in results if r.report})
+    return results, ceilings

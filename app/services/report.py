@@ -10,8 +10,8 @@ from datetime import datetime, timezone
 from typing import Any
 
 from app.progress import Progress
-from app.services.ceiling import human_ceilings
-from app.services.evaluation import Evaluated, evaluate
+from app.services.ceiling import evaluate_with_ceilings
+from app.services.evaluation import Evaluated
 from app.services.queue import last_run
 from app.services.schemes import present
 from app.store import Project
@@ -37,21 +37,6 @@ class ProjectReport:
     made_at: str
     schemes: list[SchemePart] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-
-
-def evaluate_with_ceilings(project: Project, schemes: Sequence[Any], options: dict[str, Any],
-                           progress: Progress | None = None) -> tuple[list[Evaluated], dict[str, Any]]:
-    """Each scheme's evaluation and its human ceiling, as `concord evaluate` computes them: the metric's decisions
-    are collected while the hooks run (for the ceiling's metric side) and the records are read once."""
-    decided: dict[Any, Any] = {}
-    if project.several_annotators():  # else no unit is shared: no ceiling, no decisions to collect
-        options = {**options, "machine_decisions": lambda ref, labels: decided.update(labels)}
-    with project.records_once():
-        results = evaluate(project, schemes, options, progress)
-        ceilings = human_ceilings(project, [r.scheme.name for r in results if r.report is not None],
-                                  int(options.get("n_boot", 1000)), int(options.get("seed", 0)), decided,
-                                  {r.scheme.name: r.report.data for r in results if r.report})
-    return results, ceilings
 
 
 def build(project: Project, wanted: Sequence[str] | None = None, *, n_boot: int = 1000, seed: int = 0,
