@@ -27,7 +27,7 @@ import math
 import os
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -254,36 +254,47 @@ class OnnxEmbedder:
         """Vectors in input order; the thread count is chosen again for every call (the load changes)."""
         self._load()
         self._session = self._session_for(int(self.threads) if self.threads else choose_threads())
-        texts = [t.lower() for t in texts] if self.lowercase else list(texts)
         if not texts:
             dim = self.dimension or 0
             return np.zeros((0, dim), dtype=np.float32)
-        encs = self._tokenizer.encode_batch(texts)
-        lengths = np.fromiter((len(e.ids) for e in encs), dtype=np.int64, count=len(encs))
-        order = np.argsort(-lengths, kind="stable")  # longest first, like sentence-transformers
         out: np.ndarray | None = None
-        for start in range(0, len(order), self.batch_size):
-            idx = order[start : start + self.batch_size]
-            vecs = self._run([encs[i] for i in idx], int(lengths[idx].max()))
+        for idx, inputs, mask in self.batches(texts):
+            tokens = self._session.run(None, inputs)[0]
+            vecs = _pool(tokens.astype(np.float32, copy=False), mask, self.pooling, self.normalize)
             if out is None:
                 out = np.empty((len(texts), vecs.shape[1]), dtype=np.float32)
             out[idx] = vecs
         assert out is not None
         return out
 
-    def _run(self, encs: list[Any], width: int) -> np.ndarray:
-        n = len(encs)
-        ids = np.full((n, width), self.pad_id, dtype=np.int64)
-        mask = np.zeros((n, width), dtype=np.int64)
-        types = np.zeros((n, width), dtype=np.int64)
-        for r, e in enumerate(encs):
-            k = len(e.ids)
-            ids[r, :k] = e.ids
-            mask[r, :k] = 1
-            types[r, :k] = e.type_ids
-        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
-        tokens = self._session.run(None, {k: v for k, v in feeds.items() if k in self._inputs})[0]
-        return _pool(tokens.astype(np.float32, copy=False), mask, self.pooling, self.normalize)
+    def batches(self, texts: Sequence[str]) -> Iterator[tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]]:
+        """(positions in `texts`, the session's input arrays, the attention mask) per batch: texts tokenised once, sorted longest first
+        (like sentence-transformers) and padded to each batch's longest. Public so that a benchmark can time the
+        bare `InferenceSession.run` loop over exactly these batches (the runtime's limit for this work)."""
+        self._load()
+        encs = self._tokenizer.encode_batch([t.lower() for t in texts] if self.lowercase else list(texts))
+        lengths = np.fromiter((len(e.ids) for e in encs), dtype=np.int64, count=len(encs))
+        order = np.argsort(-lengths, kind="stable")
+        for start in range(0, len(order), self.batch_size):
+            idx = order[start : start + self.batch_size]
+            part = [encs[i] for i in idx]
+            n, width = len(part), int(lengths[idx].max())
+            ids = np.full((n, width), self.pad_id, dtype=np.int64)
+            mask = np.zeros((n, width), dtype=np.int64)
+            types = np.zeros((n, width), dtype=np.int64)
+            for r, e in enumerate(part):
+                k = len(e.ids)
+                ids[r, :k] = e.ids
+                mask[r, :k] = 1
+                types[r, :k] = e.type_ids
+            feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+            yield idx, {k: v for k, v in feeds.items() if k in self._inputs}, mask
+
+    @property
+    def session(self) -> Any:
+        """The ONNX Runtime session the last `encode` chose (its thread count: `threads_used`)."""
+        self._load()
+        return self._session
 
     def __repr__(self) -> str:
         return f"OnnxEmbedder({self.model!r}{', int8' if self.int8 else ''})"
