@@ -157,7 +157,7 @@ def references(data: PairData, space: SearchSpace, runs: int) -> float:
     to, tr = space.threshold_pairs()[0]
     W = space.weight_grid()
     rng = np.random.default_rng(0)
-    sub = W[rng.choice(len(W), min(64, len(W)), replace=False)]
+    sub = W[rng.choice(len(W), min(grid.FUSED_BATCH, len(W)), replace=False)]  # one kernel call's batch, as the fit
     tm = np.asarray(space.match, dtype=np.float64)
     st = grid.structure(data, to, tr)
     n = st.n_passing * sub.shape[0]

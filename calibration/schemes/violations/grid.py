@@ -46,7 +46,8 @@ NC = len(COMPONENTS)
 OVERLAP, RULE = COMPONENTS.index("overlap"), COMPONENTS.index("rule")  # the components with their own thresholds
 PATTERN_BITS = 1 << np.arange(NC)
 BATCH_BYTES = 48 << 20  # size of one batch's score array (numpy path); keeps temporaries inside a few hundred MB
-FUSED_BATCH = 64  # weight vectors per fused-kernel call: its (64, units x 2, thresholds) counts stay in cache
+FUSED_BATCH = 256  # weight vectors per fused-kernel call: its vector lanes (longer rows: less overhead per row)
+HIST_BYTES = 32 << 20  # cap of one fused call's (weights, units x 2, thresholds) counts when there are many units
 NO_SCORE = -np.finfo(np.float64).max
 FUSED_MIN_WORK = 1 << 20  # pair-weights of one gate pair below which the numpy passes run (~0.03-0.05 s of them)
 
@@ -279,9 +280,14 @@ def matched_pairs(data: PairData, config: MatchConfig) -> np.ndarray:
                         config.matching)
 
 
-def _batch_size(n_cells: int, n_weights: int, fused: bool) -> int:
-    if fused:  # the fused kernel keeps no (weights x cells) array: batches only feed the threads
-        return int(max(1, min(n_weights, FUSED_BATCH)))
+def _batch_size(n_cells: int, n_weights: int, fused: bool, n_units: int = 1, n_thresholds: int = 1,
+                n_jobs: int = 1) -> int:
+    if fused:  # the fused kernel keeps no (weights x cells) array; its counts are (batch, units x 2, thresholds + 1)
+        cap = max(8, min(FUSED_BATCH, HIST_BYTES // (16 * n_units * (n_thresholds + 1))))
+        n_batches = -(-n_weights // cap)
+        if n_weights >= 8 * n_jobs:  # as many batches for every thread, of one size
+            n_batches = -(-n_batches // n_jobs) * n_jobs
+        return int(max(1, -(-n_weights // n_batches)))
     return int(max(1, min(n_weights, BATCH_BYTES // max(1, 8 * n_cells))))
 
 
@@ -306,9 +312,9 @@ def threshold_counts(
         return out
     st = structure(data, t_overlap, t_rule)
     fused = st.n_passing * nw >= FUSED_MIN_WORK and fused_available()
-    bs = _batch_size(sum(bk.pattern.size for bk in st.buckets), nw, fused)
-    queue = [(lo, min(nw, lo + bs)) for lo in range(0, nw, bs)]
     n_jobs = n_jobs or min(2, os.cpu_count() or 1)
+    bs = _batch_size(sum(bk.pattern.size for bk in st.buckets), nw, fused, data.n_units, tm.size, n_jobs)
+    queue = [(lo, min(nw, lo + bs)) for lo in range(0, nw, bs)]
     done = 0
     with ThreadPoolExecutor(max_workers=n_jobs) as pool:
         pending: dict[Future[np.ndarray], tuple[int, int]] = {}
