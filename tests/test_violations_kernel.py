@@ -151,3 +151,15 @@ def test_a_component_across_units_is_refused() -> None:
         assert "different units" in str(exc)
     else:
         raise AssertionError("a component across two units was counted")
+
+
+def test_fused_batches_split_evenly_over_the_threads_and_keep_the_counts_small() -> None:
+    """The kernel's batch (its vector lanes) is at most FUSED_BATCH weight vectors, every thread gets as many
+    batches, and with many units the (batch, units x 2, thresholds + 1) counts stay within HIST_BYTES."""
+    for nw, jobs in [(1001, 2), (300, 3), (1001, 3), (1001, 1), (11, 2), (513, 3)]:
+        bs = grid._batch_size(0, nw, True, 20, 11, jobs)
+        n_batches = -(-nw // bs)
+        assert bs <= grid.FUSED_BATCH and (nw < 8 * jobs or n_batches % jobs == 0)
+        assert n_batches * bs - nw < n_batches  # one size, the last batch at most one short per batch
+    bs = grid._batch_size(0, 1001, True, 50_000, 11, 2)
+    assert 8 <= bs and (bs == 8 or bs * 2 * 50_000 * 12 * 8 <= grid.HIST_BYTES)
