@@ -83,3 +83,83 @@ def test_small_gate_passes_run_numpy_and_count_the_same(monkeypatch) -> None:
     monkeypatch.setattr(grid, "count_batch", lambda *a: calls.append(a[-1]) or real(*a))
     np.testing.assert_array_equal(grid.threshold_counts(data, W, tm, 0.0, 0.01), small)
     assert calls and all(calls)  # fused=True on every batch once the work is above the threshold
+
+
+def _kernel_counts(st_: grid.Structure, W: np.ndarray, tm: np.ndarray, n_units: int,
+                   order: np.random.Generator | None = None) -> np.ndarray:
+    """kernel.count_bucket over every bucket (components shuffled within each when `order` is given), as
+    grid.count_batch turns it into counts above each threshold."""
+    total, _ = grid.weight_sums(W)
+    h = np.zeros((W.shape[0], 2 * n_units, tm.size + 1), dtype=np.int64)
+    for bk in st_.buckets:
+        rc = bk.R * bk.C
+        perm = np.arange(bk.n) if order is None else order.permutation(bk.n)
+        cells = (perm[:, None] * rc + np.arange(rc)[None, :]).ravel()
+        kernel.count_bucket(bk.R, bk.C, bk.n, np.ascontiguousarray(bk.comps_t[:, cells]), bk.pattern[cells],
+                            bk.valid[cells], bk.uh[cells], W, total, tm, h)
+    return np.cumsum(h[:, :, ::-1], axis=2)[:, :, ::-1][:, :, 1:]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 2**32 - 1))
+def test_kernel_counts_do_not_depend_on_component_order(seed: int) -> None:
+    """grid.structure sorts a shape's components by unit so the kernel empties its counters once per unit; in any
+    other order (a unit's components interleaved with others') the counts are the same."""
+    data, W, tm = random_case(seed, 5)
+    st_ = grid.structure(data, -np.inf, -np.inf)
+    np.testing.assert_array_equal(_kernel_counts(st_, W, tm, data.n_units, np.random.default_rng(seed)),
+                                  _kernel_counts(st_, W, tm, data.n_units))
+
+
+def test_many_pick_rows_in_one_unit_empty_the_byte_counters_in_time() -> None:
+    """One unit with thousands of 1 x 1 and 2 x 2 components: far more than kernel.ROWS_MAX pick rows, so the uint16
+    counters (a byte per count) are emptied mid-unit; the counts equal the numpy passes'."""
+    rng = np.random.default_rng(3)
+    G = 1500
+    n_gt, n_pred = rng.integers(1, 3, G), rng.integers(1, 3, G)
+    group, gt, pred = unit_pair_indices(n_gt, n_pred)
+    P = group.size
+    comps = np.round(rng.random((P, len(COMPONENTS))), 1)
+    pairs = pd.DataFrame({"group": group, "gt": gt, "pred": pred, **{c: comps[:, i] for i, c in enumerate(COMPONENTS)}})
+    groups = pd.DataFrame({"sample_id": [f"s{g}" for g in range(G)], "checker": "c", "n_gt": n_gt, "n_pred": n_pred})
+    table = PairTable.from_frames(groups, pairs)
+    human = {(int(g), int(a), int(b)) for g, a, b in zip(group, gt, pred) if rng.random() < 0.5}
+    data = PairData.build(table, human, np.zeros(G, dtype=np.int64), 1)
+    W = np.round(rng.random((7, len(COMPONENTS))), 1)
+    tm = np.round(np.linspace(-0.1, 1.0, 12), 2)
+    st_ = grid.structure(data, -np.inf, -np.inf)
+    assert sum(bk.n * min(bk.R, bk.C) for bk in st_.buckets) > 3 * kernel.ROWS_MAX
+    plain = grid.count_batch(st_, W, tm, 1, fused=False)
+    np.testing.assert_array_equal(grid.count_batch(st_, W, tm, 1, fused=True), plain)
+    assert plain[:, 0].sum() > 3 * kernel.ROWS_MAX * W.shape[0]  # the counts really exceed a byte
+
+
+def test_a_component_across_units_is_refused() -> None:
+    """The kernel counts a component into one unit; pairs of one component in two units (units that do not
+    partition the groups) are an error, not a silent miscount."""
+    data, W, tm = random_case(11, 5)
+    st_ = grid.structure(data, -np.inf, -np.inf)
+    bk = next(b for b in st_.buckets if b.valid.sum() > b.n)  # a bucket with components of 2+ pairs
+    uh = bk.uh.copy()
+    first = np.flatnonzero(bk.valid[:bk.R * bk.C])[0]
+    uh[first] += 2  # the next unit
+    total, _ = grid.weight_sums(W)
+    h = np.zeros((W.shape[0], 2 * (data.n_units + 1), tm.size + 1), dtype=np.int64)
+    try:
+        kernel.count_bucket(bk.R, bk.C, bk.n, bk.comps_t, bk.pattern, bk.valid, uh, W, total, tm, h)
+    except ValueError as exc:
+        assert "different units" in str(exc)
+    else:
+        raise AssertionError("a component across two units was counted")
+
+
+def test_fused_batches_split_evenly_over_the_threads_and_keep_the_counts_small() -> None:
+    """The kernel's batch (its vector lanes) is at most FUSED_BATCH weight vectors, every thread gets as many
+    batches, and with many units the (batch, units x 2, thresholds + 1) counts stay within HIST_BYTES."""
+    for nw, jobs in [(1001, 2), (300, 3), (1001, 3), (1001, 1), (11, 2), (513, 3)]:
+        bs = grid._batch_size(0, nw, True, 20, 11, jobs)
+        n_batches = -(-nw // bs)
+        assert bs <= grid.FUSED_BATCH and (nw < 8 * jobs or n_batches % jobs == 0)
+        assert n_batches * bs - nw < n_batches  # one size, the last batch at most one short per batch
+    bs = grid._batch_size(0, 1001, True, 50_000, 11, 2)
+    assert 8 <= bs and (bs == 8 or bs * 2 * 50_000 * 12 * 8 <= grid.HIST_BYTES)

@@ -46,7 +46,8 @@ NC = len(COMPONENTS)
 OVERLAP, RULE = COMPONENTS.index("overlap"), COMPONENTS.index("rule")  # the components with their own thresholds
 PATTERN_BITS = 1 << np.arange(NC)
 BATCH_BYTES = 48 << 20  # size of one batch's score array (numpy path); keeps temporaries inside a few hundred MB
-FUSED_BATCH = 64  # weight vectors per fused-kernel call: its (64, units x 2, thresholds) counts stay in cache
+FUSED_BATCH = 256  # weight vectors per fused-kernel call: its vector lanes (longer rows: less overhead per row)
+HIST_BYTES = 32 << 20  # cap of one fused call's (weights, units x 2, thresholds) counts when there are many units
 NO_SCORE = -np.finfo(np.float64).max
 FUSED_MIN_WORK = 1 << 20  # pair-weights of one gate pair below which the numpy passes run (~0.03-0.05 s of them)
 
@@ -136,9 +137,12 @@ def structure(data: PairData, t_overlap: float, t_rule: float) -> Structure:
     uh = data.unit[pp] * 2 + data.human[pp]
     buckets = []
     shape_key = R * (int(C.max()) + 1) + C
-    # components and passing pairs grouped by shape once (stable sorts: ascending ids within a shape), so each
-    # bucket below costs its own size, not a pass over every component and pair (70 shapes x 1M pairs at 3.6M)
-    comp_order = np.argsort(shape_key, kind="stable")
+    # components and passing pairs grouped by shape once, so each bucket below costs its own size, not a pass over
+    # every component and pair (70 shapes x 1M pairs at 3.6M); within a shape by unit (a component lies in one
+    # group, so in one unit), so the fused kernel empties its counters once per unit, then by id
+    comp_unit = np.zeros(ncomp, dtype=np.int64)
+    comp_unit[comp] = data.unit[pp]
+    comp_order = np.lexsort((comp_unit, shape_key))
     keys, comp_start, comp_count = np.unique(shape_key[comp_order], return_index=True, return_counts=True)
     local = np.empty(ncomp, dtype=np.int64)  # index of each component among the components of its shape
     local[comp_order] = np.arange(ncomp) - np.repeat(comp_start, comp_count)
@@ -276,9 +280,14 @@ def matched_pairs(data: PairData, config: MatchConfig) -> np.ndarray:
                         config.matching)
 
 
-def _batch_size(n_cells: int, n_weights: int, fused: bool) -> int:
-    if fused:  # the fused kernel keeps no (weights x cells) array: batches only feed the threads
-        return int(max(1, min(n_weights, FUSED_BATCH)))
+def _batch_size(n_cells: int, n_weights: int, fused: bool, n_units: int = 1, n_thresholds: int = 1,
+                n_jobs: int = 1) -> int:
+    if fused:  # the fused kernel keeps no (weights x cells) array; its counts are (batch, units x 2, thresholds + 1)
+        cap = max(8, min(FUSED_BATCH, HIST_BYTES // (16 * n_units * (n_thresholds + 1))))
+        n_batches = -(-n_weights // cap)
+        if n_weights >= 8 * n_jobs:  # as many batches for every thread, of one size
+            n_batches = -(-n_batches // n_jobs) * n_jobs
+        return int(max(1, -(-n_weights // n_batches)))
     return int(max(1, min(n_weights, BATCH_BYTES // max(1, 8 * n_cells))))
 
 
@@ -303,9 +312,9 @@ def threshold_counts(
         return out
     st = structure(data, t_overlap, t_rule)
     fused = st.n_passing * nw >= FUSED_MIN_WORK and fused_available()
-    bs = _batch_size(sum(bk.pattern.size for bk in st.buckets), nw, fused)
-    queue = [(lo, min(nw, lo + bs)) for lo in range(0, nw, bs)]
     n_jobs = n_jobs or min(2, os.cpu_count() or 1)
+    bs = _batch_size(sum(bk.pattern.size for bk in st.buckets), nw, fused, data.n_units, tm.size, n_jobs)
+    queue = [(lo, min(nw, lo + bs)) for lo in range(0, nw, bs)]
     done = 0
     with ThreadPoolExecutor(max_workers=n_jobs) as pool:
         pending: dict[Future[np.ndarray], tuple[int, int]] = {}
