@@ -227,9 +227,15 @@ def bench(path: Path, runs: int) -> None:
           f"first (cold) {first * 1000:.0f} ms; {ref_text}")
     print(f"cold start (new process: Python + imports + window + list + first detail): {spread(colds, 0)} over "
           f"{len(colds)} runs")
+    refs = {name: search_reference(path, found[name]) for name in found}
     for name, (xs, cpu) in filtered.items():
+        ref = refs.get(name)
+        vs = "" if ref is None else (f"; its count through the store {ref[3] * 1000:.1f} ms (CPU {ref[4] * 1000:.1f}), "
+                                     f"plain sqlite3 LIKE scan reference {ref[0] * 1000:.1f} ms (CPU "
+                                     f"{ref[1] * 1000:.1f}) -> {ref[0] / ref[3]:.1f}x wall, {ref[1] / ref[4]:.1f}x "
+                                     f"CPU; same units: {ref[2]}")
         print(f"filter {name}: {spread(xs, 0)} over {len(xs)} (goal < 1000 ms p95; GUI thread CPU p50 "
-              f"{median_ms(cpu):.0f} ms)")
+              f"{median_ms(cpu):.0f} ms){vs}")
     print(f"next sample (detail pane + list painted): {spread(nexts)} over {len(nexts)} (goal < 16 ms); "
           f"whole window repainted: {spread(full)}; scores final from cache: {bool(final)}")
     print(f"next unlabeled (N, detail pane rendered): {spread(unlabeled)} over {len(unlabeled)} (goal < 16 ms)")
@@ -245,7 +251,13 @@ def bench(path: Path, runs: int) -> None:
     med = statistics.median  # seconds; CPU: the GUI thread's own
     emit(f"open window, {total:,} units (ref: eager QStandardItemModel)", med(opens), med(opens_cpu), eager)
     for name, (xs, cpu) in filtered.items():
-        emit(f"filter {name}, {total:,} units (no ref)", med(xs), med(cpu))
+        ref = refs.get(name)
+        if ref is None:
+            emit(f"filter {name}, {total:,} units (no ref)", med(xs), med(cpu))
+        else:
+            emit(f"filter {name}, {total:,} units (no ref)", med(xs), med(cpu))
+            emit(f"text search count {name[6:]}, {total:,} units (ref: plain sqlite3 LIKE scan)", ref[3], ref[4],
+                 ref[0], ref[1], ref[2])
     emit("next sample, detail pane + list painted (no ref)", med(nexts), med(nexts_cpu))
     emit("next unlabeled unit (no ref)", med(unlabeled), med(unlabeled_cpu))
     emit("labeling action committed (no ref)", med(commits), med(commits_cpu))
@@ -253,6 +265,7 @@ def bench(path: Path, runs: int) -> None:
 
 
 EAGER_MAX = 300_000
+found: dict[str, list[tuple[str, int]]] = {"text, two common words": [], "text, one sample id": []}  # (text, units listed)
 
 
 def filters(w: Any, app: Any, runs: int) -> dict[str, tuple[list[float], list[float]]]:
@@ -273,6 +286,8 @@ def filters(w: Any, app: Any, runs: int) -> dict[str, tuple[list[float], list[fl
     # row that many samples hold, or one sample's id
     pairs = [f"{a} {b}" for a, b in zip(WORDS, WORDS[1:])]
     total = w.model.total
+    for listed in found.values():
+        listed.clear()
     cases = {"scheme = violations": (lambda i: pick(bar.scheme, "violations"), lambda: pick(bar.scheme, None)),
              "status = unlabeled": (lambda i: pick(bar.status, "unlabeled"), lambda: pick(bar.status, None)),
              "status = accepted": (lambda i: pick(bar.status, "accepted"), lambda: pick(bar.status, None)),
@@ -288,10 +303,43 @@ def filters(w: Any, app: Any, runs: int) -> dict[str, tuple[list[float], list[fl
             app.processEvents()
             assert w.model.unit_filter != UnitFilter(config_ref=w.model.unit_filter.config_ref), name
             since(t, wall, cpu)
+            if name.startswith("text"):
+                found[name].append((w.model.unit_filter.search, w.model.total))
             clear()
             app.processEvents()
         out[name] = (wall, cpu)
     return out
+
+
+def search_reference(path: Path, searches: list[tuple[str, int]]) -> tuple[float, float, bool, float, float]:
+    """The text searches done the plain way, in plain sqlite3: every sample's text, id and payload read with LIKE
+    (what the list did before its search index, issue #28), the matching units counted; and the same counts through
+    the store (`count_units`, the index). (plain median wall, CPU, every count equal to the list's and the store's,
+    store median wall, CPU)."""
+    import sqlite3
+
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    wall: list[float] = []
+    cpu: list[float] = []
+    store_wall: list[float] = []
+    store_cpu: list[float] = []
+    same = True
+    try:
+        with Project.open(path) as p:
+            for text, listed in searches:
+                like = f"%{text}%"
+                t = clock()
+                n = conn.execute("SELECT COUNT(*) FROM units WHERE sample_id IN (SELECT id FROM samples WHERE text "
+                                 "LIKE ? OR id LIKE ? OR payload LIKE ?)", (like, like, like)).fetchone()[0]
+                since(t, wall, cpu)
+                t = clock()
+                counted = p.count_units(UnitFilter(search=text))
+                since(t, store_wall, store_cpu)
+                same = same and n == listed == counted
+    finally:
+        conn.close()
+    med = statistics.median
+    return med(wall), med(cpu), same, med(store_wall), med(store_cpu)
 
 
 def reference(path: Path, total: int) -> float:
