@@ -266,3 +266,38 @@ def test_score_cache_index_follows_the_cache(open_window, project_path, monkeypa
     view._remember(dataclasses.replace(sc, sample_id=view.sample.id), 1)
     view.rescore()
     assert index_is_cache() and all(k[0] != view.sample.id or k[3] != 1 for k in view._cache)
+
+
+def test_prefetch_starts_the_next_batch_while_the_nearer_half_is_scored(open_window, project_path,  # type: ignore[no-untyped-def]
+                                                                         monkeypatch):
+    """The next batch is scored in the background once a unit in the nearer half of the next ones is neither cached
+    nor underway, not only when the very next one is (then moving on quickly scored it again in the GUI thread)."""
+    import dataclasses
+
+    view = open_window(project_path).current_view
+    config = dataclasses.replace(view.ctx.config(), embedding="onnx:x")  # not Jaccard: its scores need no prefetch
+    monkeypatch.setattr(view, "_config", lambda: config)
+    scheduled: list[list[str]] = []
+    monkeypatch.setattr(view, "_schedule", lambda samples, **_: scheduled.append([s.id for s in samples]))
+    view._pending = {}
+    rows = [{"scheme": "violations", "sample_id": sid, "unit": u} for sid in ("v1", "v2", "v3") for u in (C1, C2)]
+
+    def cached(n: int) -> None:  # the first n rows scored already
+        view._cached_units.clear()
+        for r in rows[:n]:
+            view._cached_units[(r["sample_id"], r["unit"], config.ref)] += 1
+
+    cached(0)
+    view.prefetch(rows)
+    assert scheduled == [["v1", "v2", "v3"]]  # nothing scored: everything from the next one
+    cached(2)
+    view.prefetch(rows)
+    assert scheduled[1:] == [["v2", "v3"]]  # the third of six is not scored: its batch starts now
+    cached(3)
+    view.prefetch(rows)
+    assert scheduled[2:] == []  # the nearer half is scored: nothing yet
+    view._pending = {f"v2|{config.ref}|0": object()}
+    cached(2)
+    view.prefetch(rows)
+    assert scheduled[2:] == []  # the third one is underway: nothing more
+    view._pending = {}
