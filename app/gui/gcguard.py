@@ -43,8 +43,8 @@ class _Collector(QObject):
         """CPython's own rule for a full collection: only when the objects that reached the oldest generation since
         the last one are more than a quarter of those that survived it (Modules/gcmodule.c, `long_lived_pending`).
         `gc.collect(2)` skips that rule, so the timer ran a full collection every ~11 young ones, about once a minute
-        of work: 60 ms over a window's 100k objects, the slowest frame of next unit and accept (p95). Counting the
-        oldest generation costs a list of pointers (about 1 ms per 100k objects), only when the count says due."""
+        of steady work: a 60 ms pause (a window holds about 100k objects; issue #28). Counting the oldest generation
+        costs a list of pointers (about 1 ms per 100k objects), only when the counts say a full collection is due."""
         return len(gc.get_objects(2)) - self.long_lived > self.long_lived // 4
 
 
