@@ -19,10 +19,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from app.names import annotator_name
-from app.store.project import ProjectBase, now
+from app.store.parts import ProjectPart
+from app.store.project import now
 
 
-class AssignmentsMixin(ProjectBase):
+class AssignmentsPart(ProjectPart):
+    """`project.assignments`: who labels which unit, and blind mode."""
+
     def assign_work(self, annotators: Sequence[str], overlap: int, *, seed: int = 0, replace: bool = False,
                     schemes: Sequence[str] | None = None) -> dict[str, Any]:
         """Assign the units that have no annotator yet (all units with `replace`); returns counts per annotator."""

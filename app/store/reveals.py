@@ -8,10 +8,13 @@ were visible when an event was made is the event's `machine_visible` column (app
 """
 from __future__ import annotations
 
-from app.store.project import ProjectBase, now
+from app.store.parts import ProjectPart
+from app.store.project import now
 
 
-class RevealsMixin(ProjectBase):
+class RevealsPart(ProjectPart):
+    """`project.reveals`: which machine labels an annotator may see (module docstring)."""
+
     def hide_machine(self) -> bool:
         """Hide machine labels until the annotator's own decision: meta `hide_machine` when set, else blind mode."""
         value = self.get_meta("hide_machine")
