@@ -60,7 +60,7 @@ def test_window_workers_helper_and_cli_writers_lose_nothing(qtbot, open_window, 
     while any(p.poll() is None for p in procs) or not helper.done() or i < 40:
         assert time.monotonic() < deadline, "writers did not finish in time"
         # the window's own connection writes, as labeling does
-        window_events += w.project.record("tester", [Change("v1", "", "note", f"note {round_}-{i}")])
+        window_events += w.project.decisions.record("tester", [Change("v1", "", "note", f"note {round_}-{i}")])
         if i % 10 == 0:
             w.compute_machine_scores()  # worker threads: their own connections, opened and closed
         if i % 15 == 0:

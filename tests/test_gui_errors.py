@@ -51,14 +51,14 @@ def test_failed_navigation_shows_the_error_and_disables_decisions(qtbot, open_wi
     key(qtbot, w, Qt.Key.Key_S)
     w.accept()  # not even when the handler is called directly
     w.view_action("link")
-    assert p.events("v1") == [] and w.session.stack.count() == 0
+    assert p.decisions.events("v1") == [] and w.session.stack.count() == 0
 
     monkeypatch.undo()  # the store recovers: Retry renders the selected unit and decisions come back
     w.messages.row("show").action_button.click()
     assert w.current_view.current() == ("v1", C2) and w.stack.currentWidget() is w.current_view
     assert not w.messages.has("show") and all(decide_enabled(w).values())
     key(qtbot, w, Qt.Key.Key_A)
-    assert p.current("v1", C2, "status") == "accepted" and p.current("v1", C1, "status") is None
+    assert p.decisions.current("v1", C2, "status") == "accepted" and p.decisions.current("v1", C1, "status") is None
 
 
 def test_failed_refresh_after_a_decision_disables_decisions(qtbot, open_window, project_path, monkeypatch):  # type: ignore[no-untyped-def]
@@ -67,11 +67,11 @@ def test_failed_refresh_after_a_decision_disables_decisions(qtbot, open_window, 
     p = w.project
     monkeypatch.setattr(p, "sample_labels", fail("database disk image is malformed"))
     key(qtbot, w, Qt.Key.Key_F)  # flag is saved; re-reading the unit's decisions for the pane fails
-    assert p.current("v1", C1, "status") == "flagged"
+    assert p.decisions.current("v1", C1, "status") == "flagged"
     assert w.stack.currentWidget() is w.failed_page and not any(decide_enabled(w).values())
     assert any("malformed" in t for t in w.messages.texts("error"))
     key(qtbot, w, Qt.Key.Key_A)
-    assert p.current("v1", C1, "status") == "flagged"  # A did not accept a pane showing stale decisions
+    assert p.decisions.current("v1", C1, "status") == "flagged"  # A did not accept a pane showing stale decisions
 
 
 def test_list_that_cannot_load_is_empty_and_says_so(qtbot, open_window, project_path, monkeypatch):  # type: ignore[no-untyped-def]
@@ -83,7 +83,7 @@ def test_list_that_cannot_load_is_empty_and_says_so(qtbot, open_window, project_
     assert len(texts) == 1 and "Could not load the review list" in texts[0] and "Another program" in texts[0]
     assert not any(decide_enabled(w).values())
     key(qtbot, w, Qt.Key.Key_A)
-    assert w.project.events() == []
+    assert w.project.decisions.events() == []
     monkeypatch.undo()
     w.messages.row("list").action_button.click()  # Retry
     assert w.model.rowCount() == 7 and not w.messages.has("list") and w.current_view.current() == ("v1", C1)
@@ -195,7 +195,7 @@ def test_automatic_backups_at_most_once_per_hour(qtbot, open_window, project_pat
     qtbot.wait(50)
     assert len(list_backups(project_path)) == 1
     with Project.open(list_backups(project_path)[0]) as b:  # a real project holding the first decision
-        assert b.current("v1", C1, "status") == "accepted"
+        assert b.decisions.current("v1", C1, "status") == "accepted"
     w.safety._last_attempt = time.monotonic() - 3601  # an hour of use later ...
     w.safety.every = 0  # ... and the newest backup is older than `every` too
     key(qtbot, w, Qt.Key.Key_S)

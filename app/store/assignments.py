@@ -132,11 +132,11 @@ class AssignmentsPart(ProjectPart):
 
     def blind(self) -> bool:
         """Blind mode: meta `blind` when set ('1'/'0'), else on exactly when work has been assigned."""
-        value = self.get_meta("blind")
+        value = self.project.get_meta("blind")
         return self.has_assignments() if value is None else value == "1"
 
     def set_blind(self, on: bool) -> None:
-        self.set_meta("blind", "1" if on else "0")
+        self.project.set_meta("blind", "1" if on else "0")
 
 
 def _spread(c: Any, names: list[str], overlap: int, rng: random.Random, schemes: Sequence[str] | None,

@@ -17,11 +17,11 @@ class RevealsPart(ProjectPart):
 
     def hide_machine(self) -> bool:
         """Hide machine labels until the annotator's own decision: meta `hide_machine` when set, else blind mode."""
-        value = self.get_meta("hide_machine")
-        return bool(self.blind()) if value is None else value == "1"  # type: ignore[attr-defined]
+        value = self.project.get_meta("hide_machine")
+        return bool(self.project.assignments.blind()) if value is None else value == "1"  # type: ignore[attr-defined]
 
     def set_hide_machine(self, on: bool) -> None:
-        self.set_meta("hide_machine", "1" if on else "0")
+        self.project.set_meta("hide_machine", "1" if on else "0")
 
     def revealed(self, annotator: str, sample_id: str, unit: str) -> bool:
         """Whether `annotator` has committed a decision on the unit (and so may see the machine's labels)."""

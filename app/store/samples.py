@@ -327,7 +327,7 @@ class SchemeDataPart(ProjectPart):
         loader = store_adapter(scheme_name).load_records
         if loader is not None:
             return list(loader(self.project))
-        return self.records(scheme_name)  # type: ignore[attr-defined]
+        return self.project.samples.records(scheme_name)  # type: ignore[attr-defined]
 
     def scheme_item_records(self, scheme_name: str) -> dict[str, Any]:
         """Record id -> what the scheme's `label_items` reads of the record (agreement's items): the store adapter's
@@ -399,10 +399,10 @@ class SchemeDataPart(ProjectPart):
             return str(hook(self.project, name, version, params, origin))
         ref = f"{name}@{version}"
         key, data = f"params/{scheme_name}/{ref}", dumps(params)
-        old = self.get_meta(key)
+        old = self.project.get_meta(key)
         if old is not None and old != data:
             raise ValueError(f"{scheme_name} parameters {ref} already exist with different settings; bump the version")
-        self.set_meta(key, data)
+        self.project.set_meta(key, data)
         return ref
 
     def load_params(self, scheme_name: str, ref: str) -> dict[str, Any]:
@@ -415,4 +415,4 @@ class SchemeDataPart(ProjectPart):
         if not refs:
             raise KeyError(ref)
         refs.sort(key=lambda r: tuple(int(x) for x in r.split("@", 1)[1].split(".")))
-        return json.loads(str(self.get_meta(f"params/{scheme_name}/{refs[-1]}")))
+        return json.loads(str(self.project.get_meta(f"params/{scheme_name}/{refs[-1]}")))

@@ -49,4 +49,4 @@ def human_leaderboard(table: PairTable, labels: HumanLabels) -> dict[str, dict[s
 
 def store_machine_scores(project: Project, table: PairTable, config: MatchConfig, matching: str) -> None:
     """Per-unit TP/FP/FN/F1 under `config`, shown in the review list's machine F1 column."""
-    project.set_machine_scores(config.ref, hook.unit_scores(table, config, matching))
+    project.units.set_machine_scores(config.ref, hook.unit_scores(table, config, matching))

@@ -170,10 +170,10 @@ class ViolationsStore(MatchConfigs):
         """`write_violation_samples` of rows `prepare_violation_samples` made (perhaps in an import worker; the line
         hashes it was given are the ones written: `line_hashes` here only refreshes those of unchanged samples)."""
         counts = WriteCounts()
-        existing = self.project.existing_hashes(prepared.ids)
+        existing = self.project.samples.existing_hashes(prepared.ids)
         replaced: list[str] = []
         if existing:
-            todo, existed = self.project.changed_samples(SCHEME, list(zip(prepared.ids, prepared.hashes)), counts,
+            todo, existed = self.project.samples.changed_samples(SCHEME, list(zip(prepared.ids, prepared.hashes)), counts,
                                                          line_hashes, existing)
             replaced = [sid for sid in prepared.ids if sid in existed]
             keep = [i for i, sid in enumerate(prepared.ids) if sid in todo]

@@ -166,7 +166,7 @@ class ViolationsView(DetailView):
         if not same_sample:
             self.sample = self._file_sample = store_of(self.project).violation_sample(row["sample_id"])
             # from the units table: a checker that ran and found nothing has no prediction rows but is a unit
-            self.checkers = [u["unit"] for u in self.project.units_for_sample(row["sample_id"])]
+            self.checkers = [u["unit"] for u in self.project.units.units_for_sample(row["sample_id"])]
             self.sel_gt = self.sel_pred = None
         if self.sample is None:
             self.title.setText(f"{row['sample_id']}: not found in the project")

@@ -407,7 +407,7 @@ class MatchPage(QWidget):
 
     def load_latest(self) -> None:
         """Show the project's newest stored run; the pair table for its disagreements is built in a worker."""
-        runs = [r for r in (self.project.calibration_runs() if self.panel.ctx.project is not None else [])
+        runs = [r for r in (self.project.artifacts.calibration_runs() if self.panel.ctx.project is not None else [])
                 if ((r.get("result") or {}).get("scheme") or (r.get("params") or {}).get("scheme") or SCHEME.name)
                 == SCHEME.name]  # the match metric's own runs (older ones carry no scheme name)
         if not runs:
@@ -417,7 +417,7 @@ class MatchPage(QWidget):
         best = (run["result"].get("best") or {}).get("params") or {}
         emb = (run["params"].get("embedding") or (run["params"].get("options") or {}).get("embedding")
                or run["result"].get("embedding") or best.get("embedding") or self._window_config().embedding)
-        self._show_result(run["result"] | {"embedding": emb}, self.project.calibration_cv_results(run["id"]), run["id"])
+        self._show_result(run["result"] | {"embedding": emb}, self.project.artifacts.calibration_cv_results(run["id"]), run["id"])
         path = str(self.project.path)
 
         def work(progress: TaskProgress) -> dict[str, Any]:
