@@ -74,7 +74,7 @@ def generate(path: Path, n: int) -> None:
         p.units.set_machine_scores(STD_MATCH.ref, rows)
         from calibration.schemes.violations.pairs import build_pair_table
 
-        build_pair_table(p.store("violations").violation_samples([f"s{i:06d}" for i in range(200)]), STD_MATCH.embedding, cache=p)
+        build_pair_table(p.store("violations").violation_samples([f"s{i:06d}" for i in range(200)]), STD_MATCH.embedding, cache=p.caches)
         p.decisions.record("bench", [])
     print(f"generated {n:,} samples x {len(CHECKERS)} checkers in {time.perf_counter() - t:.1f} s -> {path}")
 

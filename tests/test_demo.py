@@ -128,7 +128,7 @@ def test_human_judgement_differs_from_std_match(demo: Project) -> None:
                 predictions={c: tuple(map(_rule_only, vs)) for c, vs in s.predictions.items()})
         for s in demo.store("violations").violation_samples(sorted({sid for sid, _ in human}))
     ]
-    table = build_pair_table(samples, STD_MATCH.embedding, cache=demo)
+    table = build_pair_table(samples, STD_MATCH.embedding, cache=demo.caches)
     g = table.groups
     keys = list(zip(g["sample_id"], g["checker"]))
     p = table.pairs

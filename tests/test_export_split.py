@@ -332,7 +332,7 @@ def test_failure_recording_the_split_removes_the_directory(project: Project, tmp
     def boom(*a: object, **k: object) -> None:
         raise RuntimeError("disk I/O error")
 
-    monkeypatch.setattr(project, "record_split", boom)
+    monkeypatch.setattr(project.artifacts, "record_split", boom)
     with pytest.raises(RuntimeError):
         export_split(project, "curated", "1.0.0", tmp_path)
     assert not (tmp_path / "curated@1.0.0").exists()

@@ -87,6 +87,6 @@ def test_window_workers_helper_and_cli_writers_lose_nothing(qtbot, open_window, 
             annotator = f.stem
             n = p.scalar("SELECT count(*) FROM events WHERE annotator = ?", (annotator,))
             assert n == 8, f"{annotator}: {n} events, expected 8 (matches + status for 4 lines)"
-        assert p.count_vectors(NAMESPACE) == HELPER_VECTORS
-        assert p.current("v1", "", "note") == f"note {round_}-{i - 1}"
+        assert p.caches.count_vectors(NAMESPACE) == HELPER_VECTORS
+        assert p.decisions.current("v1", "", "note") == f"note {round_}-{i - 1}"
     assert backups >= 2

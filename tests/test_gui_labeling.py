@@ -217,7 +217,7 @@ def test_failed_write_is_reported_and_not_pushed(qtbot, open_window, project_pat
     def locked(*_a, **_k):  # type: ignore[no-untyped-def]
         raise sqlite3.OperationalError("database is locked")
 
-    monkeypatch.setattr(w.project, "record", locked)
+    monkeypatch.setattr(w.project.decisions, "record", locked)
     key(qtbot, w, Qt.Key.Key_A)
     shown = w.messages.texts("error")  # in the window's message bar, not only on the terminal
     assert len(shown) == 1 and "database is locked" in shown[0] and "try again" in shown[0].lower()

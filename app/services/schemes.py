@@ -63,7 +63,7 @@ def scheme_options(project: Project, scheme: Scheme, options: Mapping[str, Any],
             out["params"] = [project.scheme_data.load_params(scheme.name, ref) for ref in out.pop("use")]
         except (KeyError, UsageError) as exc:
             raise UsageError(f"--use: {scheme.name}: no stored parameters {exc}") from None
-    out.update(cache=project, progress=progress, save_scores=_save_scores(project))
+    out.update(cache=project.caches, progress=progress, save_scores=_save_scores(project))
     if "annotator_labels" in _inputs(scheme.name) and "annotator_labels" not in out:
         out["annotator_labels"] = annotator_labels(project, scheme.name)
     return out

@@ -18,7 +18,7 @@ class RevealsPart(ProjectPart):
     def hide_machine(self) -> bool:
         """Hide machine labels until the annotator's own decision: meta `hide_machine` when set, else blind mode."""
         value = self.project.get_meta("hide_machine")
-        return bool(self.project.assignments.blind()) if value is None else value == "1"  # type: ignore[attr-defined]
+        return self.project.assignments.blind() if value is None else value == "1"
 
     def set_hide_machine(self, on: bool) -> None:
         self.project.set_meta("hide_machine", "1" if on else "0")

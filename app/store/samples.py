@@ -327,7 +327,7 @@ class SchemeDataPart(ProjectPart):
         loader = store_adapter(scheme_name).load_records
         if loader is not None:
             return list(loader(self.project))
-        return self.project.samples.records(scheme_name)  # type: ignore[attr-defined]
+        return self.project.samples.records(scheme_name)
 
     def scheme_item_records(self, scheme_name: str) -> dict[str, Any]:
         """Record id -> what the scheme's `label_items` reads of the record (agreement's items): the store adapter's

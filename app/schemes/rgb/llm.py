@@ -111,7 +111,7 @@ def generate(project: Any, settings: LLMSettings, *, noise_rate: float = 0.0, pa
         project.samples.write_samples(SCHEME, [target], datasets[base_id])
         current[tid] = target
 
-    summary = run_chat(jobs, nonempty_text, settings, project, sink, progress, cancel, client=client,
+    summary = run_chat(jobs, nonempty_text, settings, project.caches, sink, progress, cancel, client=client,
                        label=f"generating responses of {model}")
     return summary, skipped
 
@@ -172,7 +172,7 @@ def judge(project: Any, settings: LLMSettings, *, limit: int | None = None, sour
         value = None if evaluation is None else judge_value(by_id[sid], unit, kind, evaluation)
         project.samples.save_machine_label(sid, unit, source, value, error)
 
-    summary = run_chat(jobs, nonempty_text, settings, project, sink, progress, cancel, client=client,
+    summary = run_chat(jobs, nonempty_text, settings, project.caches, sink, progress, cancel, client=client,
                        label=f"judging with {settings.model}")
     return summary, skipped, source
 

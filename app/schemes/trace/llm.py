@@ -72,7 +72,7 @@ def annotate(project: Any, settings: LLMSettings, *, limit: int | None = None, s
         project.samples.save_machine_unit(sid, source, source, label_value(labels, explanations, settings.model), None,
                                   unit_summary(by_id[sid], labels))
 
-    summary = run_chat(jobs, _no_parse, settings, project, sink, progress, cancel, client=client,
+    summary = run_chat(jobs, _no_parse, settings, project.caches, sink, progress, cancel, client=client,
                        label=f"annotating with {settings.model}")
     return summary, skipped, source
 

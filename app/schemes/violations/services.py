@@ -31,7 +31,7 @@ def pair_table(project: Project, embedding: str, progress: Progress | None = Non
     columns = store_of(project).violation_columns(curated=False)
     if progress is not None:
         progress.update(1, 2, f"embedding texts ({embedding})")
-    table = build_pair_table(columns, embedding, checkers=checkers, cache=project)
+    table = build_pair_table(columns, embedding, checkers=checkers, cache=project.caches)
     if progress is not None:
         progress.update(2, 2, "pair table ready")
     return table

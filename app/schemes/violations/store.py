@@ -299,7 +299,7 @@ class ViolationsStore(MatchConfigs):
         where, params = "", ()
         if ids is not None:
             where, params = f" AND l.sample_id IN ({','.join('?' * len(ids))})", tuple(ids)
-        excluded = getattr(self.project, "excluded_labels", ())  # labels not valid under a guideline version (issue #29)
+        excluded = self.project.guidelines.excluded_labels  # labels not valid under a guideline version (issue #29)
         return {sid: json.loads(v) for sid, v, who in self.conn.execute(
             "SELECT l.sample_id, l.value, l.annotator FROM labels l JOIN samples s ON s.id = l.sample_id "
             "WHERE l.kind = 'ground_truth' "

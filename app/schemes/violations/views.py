@@ -300,7 +300,7 @@ class ViolationsView(DetailView):
         if hit is not None:
             self._cache.move_to_end(key)
             return hit
-        sc = quick_scores(sample, checker, cfg, self.project)
+        sc = quick_scores(sample, checker, cfg, self.project.caches)
         if sc.final:
             self._remember(sc, gt_signature(sample))
         return sc
@@ -329,7 +329,7 @@ class ViolationsView(DetailView):
 
         def work(progress: TaskProgress) -> dict[tuple[str, str], UnitScores]:
             with Project.open(path) as worker_project:  # one connection per thread
-                return full_scores(todo, cfg, worker_project, progress, project_path=path)
+                return full_scores(todo, cfg, worker_project.caches, progress, project_path=path)
 
         task = Task(work, "scoring")
         keys = [f"{s.id}|{cfg.ref}|{gt_signature(s)}" for s in todo]

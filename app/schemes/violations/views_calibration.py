@@ -366,7 +366,7 @@ class MatchPage(QWidget):
             from app.services.schemes import calibrate, labeled_units
 
             with Project.open(path) as wp:
-                ensure_sample_vectors(path, wp, emb, store_of(wp).violation_samples(), progress)  # the model stays out of the app
+                ensure_sample_vectors(path, wp.caches, emb, store_of(wp).violation_samples(), progress)  # the model stays out of the app
                 cal, run_id = calibrate(wp, SCHEME, options, progress=progress, **opts)  # as `concord calibrate`
                 counted = labeled_units(wp, SCHEME)  # as `concord status` counts them
                 table = pair_table(wp, emb)  # vectors are cached now: cheap, and needed for the disagreements
@@ -386,7 +386,7 @@ class MatchPage(QWidget):
         def prepare(path: str, wp: Project, progress: Any) -> None:
             from app.schemes.violations.views_scoring import ensure_sample_vectors
 
-            ensure_sample_vectors(path, wp, emb, store_of(wp).violation_samples(), progress)  # the model stays out of the app
+            ensure_sample_vectors(path, wp.caches, emb, store_of(wp).violation_samples(), progress)  # the model stays out of the app
 
         return (SCHEME.name, opts, self.objective.currentText(), self.folds.value(), self.group_by.currentData(), prepare)
 
@@ -425,7 +425,7 @@ class MatchPage(QWidget):
             from app.schemes.violations.services import human_labels, pair_table
 
             with Project.open(path) as wp:
-                ensure_sample_vectors(path, wp, emb, store_of(wp).violation_samples(), progress)
+                ensure_sample_vectors(path, wp.caches, emb, store_of(wp).violation_samples(), progress)
                 table = pair_table(wp, emb)
                 return {"table": table, "labels": human_labels(wp, table)}
 
