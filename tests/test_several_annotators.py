@@ -149,7 +149,7 @@ def test_merge_of_two_files_equals_labeling_both_in_one_file(tmp_path: Path) -> 
     steps = [("ana", a, "s0", [[0, 0]]), ("ben", b, "s0", []), ("ana", a, "s1", [[1, 1]]), ("ben", b, "s1", [[1, 1]]),
              ("cy", b, "s0", [[0, 0]]), ("ana", a, "s0", [])]
     for who, proj, sid, value in steps:  # the same decisions, in the same order, in copies and in one file
-        proj.record(who, [Change(sid, "c1@1|m", "matches", value)])
+        proj.decisions.record(who, [Change(sid, "c1@1|m", "matches", value)])
         one.decisions.record(who, [Change(sid, "c1@1|m", "matches", value)])
         # merge orders events by their millisecond timestamps (ties: input file order), so the steps must be at
         # least a millisecond apart for "the same order" to be well defined; without this the test was flaky
