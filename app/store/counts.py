@@ -180,14 +180,14 @@ class CountsPart(ProjectPart):
 
     def status_counts(self) -> dict[str, Any]:
         """Everything `concord status` prints, in a few aggregate queries."""
-        from app.store.samples import store_adapter
+        from app.schemes.loader import store
 
         # Totals come from the counts kept on write; what humans decided is counted from the labels side, by the one
         # definition every surface uses (app/store/counts.unit_counts_by_scheme): nothing here scans the big tables.
         samples = {scheme: n for (scheme, _), n in stored_counts(self.conn, "samples").items()}
         own: dict[str, Any] = {}
         for scheme in samples:  # a store part may add counts of its own tables (`status_counts(project)`)
-            hook = store_adapter(scheme).status_counts
+            hook = store(scheme).status_counts
             if hook is not None:
                 own[scheme] = hook(self.project)
         counts = unit_counts_by_scheme(self.conn)
