@@ -142,7 +142,7 @@ def store_of(project: Project) -> RubricStore:
     return project.store(SCHEME)
 
 
-# -- hooks the generic store reads (app/store/samples.py SchemeDataMixin) ---------------------------------------------
+# -- hooks the generic store reads (app/store/samples.py SchemeDataPart) ----------------------------------------------
 def load_records(project: Any) -> list[RubricSample]:
     """The rubric samples as `RubricSample`s: traits from the traits table, the machine's buckets per trait (the
     newest successful machine label: an LLM run after import replaces the imported buckets)."""

@@ -388,7 +388,7 @@ def store_of(project: Project) -> ViolationsStore:
     return project.store(SCHEME)
 
 
-# -- hooks the generic store reads (app/store/samples.py SchemeDataMixin, units.py status_counts) ----------------------
+# -- hooks the generic store reads (app/store/samples.py SchemeDataPart, counts.py CountsPart.status_counts) ----------
 def status_counts(project: Any) -> dict[str, Any]:
     """What `concord status` adds for violations: ground-truth, predicted (per checker) and ungrounded violations."""
     per_checker, ungrounded = store_of(project).violation_counts()
