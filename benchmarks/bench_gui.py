@@ -207,7 +207,7 @@ def bench(path: Path, runs: int) -> None:
 
     miss = ViolationSample("new", "t", (Violation(f"a rule the cache has never seen {time.time()}"),), {})
     t = time.perf_counter()
-    ensure_sample_vectors(str(path), w.project, STD_MATCH.embedding, [miss])  # a cache miss: helper process
+    ensure_sample_vectors(str(path), w.project.caches, STD_MATCH.embedding, [miss])  # a cache miss: helper process
     miss_s = time.perf_counter() - t
     rss_model = proc.memory_info().rss / 2**20
     rss_child = sum(psutil.Process(pid).memory_info().rss for pid in embedproc.child_pids()) / 2**20
