@@ -254,7 +254,8 @@ def test_judge_stores_machine_labels_resumes_and_is_evaluated(
             ("c2", "m1"): {"error_detected": True, "error_corrected": False},
         }
         # the string checker misses "I have no idea" and the paraphrased error flags; the judge does not
-        report = get("rgb").evaluate(p.samples.records("rgb"), {}, {"n_boot": 50, "cache": p})  # judges read from the project
+        stored = {"n_boot": 50, "machine_labels_of": p.samples.machine_labels}  # judges read from the project
+        report = get("rgb").evaluate(p.samples.records("rgb"), {}, stored)
         assert report.data == get("rgb").evaluate(p.samples.records("rgb"), {}, {"n_boot": 50, "machine_labels": labels}).data
         figures = {(f["source"], f["task"], f["figure"]): f["value"] for f in report.data["figures"]}
         assert figures[("llm_judge:judge-x", "rejection", "rejection_rate")] == pytest.approx(200 / 3)

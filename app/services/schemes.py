@@ -3,8 +3,10 @@
 app/services/evaluation.py). Nothing here names a scheme; a scheme's own services sit beside it
 (app/schemes/<scheme>/services.py).
 
-Side effects a scheme may need come in `options` (see base.Scheme.evaluate): `cache` (the project: its embedding
-cache), `progress`, and `save_scores(config_ref, rows)` (per-unit figures for the review list).
+Side effects a scheme may need come in `options` (see base.Scheme.evaluate): `cache` (the project's embedding
+cache, `project.caches`), `machine_labels_of(scheme, source_prefix)` (the machine labels stored in the project:
+`project.samples.machine_labels`), `progress`, and `save_scores(config_ref, rows)` (per-unit figures for the review
+list).
 """
 from __future__ import annotations
 
@@ -63,7 +65,8 @@ def scheme_options(project: Project, scheme: Scheme, options: Mapping[str, Any],
             out["params"] = [project.scheme_data.load_params(scheme.name, ref) for ref in out.pop("use")]
         except (KeyError, UsageError) as exc:
             raise UsageError(f"--use: {scheme.name}: no stored parameters {exc}") from None
-    out.update(cache=project.caches, progress=progress, save_scores=_save_scores(project))
+    out.update(cache=project.caches, machine_labels_of=project.samples.machine_labels, progress=progress,
+               save_scores=_save_scores(project))
     if "annotator_labels" in _inputs(scheme.name) and "annotator_labels" not in out:
         out["annotator_labels"] = annotator_labels(project, scheme.name)
     return out
