@@ -27,10 +27,10 @@ class SetLabels:
         # The annotator's own labels (each annotator has theirs), so undo restores what this person had set.
         def before_of(c: Change) -> Any:
             key = (c.sample_id, c.unit, c.kind)
-            return known[key] if known is not None and key in known else project.current(*key, annotator)
+            return known[key] if known is not None and key in known else project.decisions.current(*key, annotator)
 
         before = tuple(Change(c.sample_id, c.unit, c.kind, before_of(c)) for c in self.changes)
-        project.record(annotator, self.changes, origin=origin, machine_visible=machine_visible)
+        project.decisions.record(annotator, self.changes, origin=origin, machine_visible=machine_visible)
         return SetLabels(before, self.text)
 
 
@@ -65,7 +65,7 @@ class Commit(SetLabels):
               machine_visible: bool | None = None) -> "SetLabels":
         with project.transaction():
             inverse = super().apply(project, annotator, origin=origin, known=known, machine_visible=machine_visible)
-            project.reveal(annotator, *self.unit)
+            project.reveals.reveal(annotator, *self.unit)
         return inverse
 
 

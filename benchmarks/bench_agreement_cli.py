@@ -61,7 +61,7 @@ def build(path: Path, n: int, spans: bool, seed: int = 0) -> None:
                     k = rng.randint(0, 2)
                     gt = [{"start": s, "end": s + rng.randint(3, 12), "rule": "r"} for s in rng.sample(range(0, 60, 15), k)]
                     changes.append(Change(f"u{i:06d}", "", "ground_truth", gt))
-            p.record(who, changes, origin="import")
+            p.decisions.record(who, changes, origin="import")
 
 
 def main() -> None:

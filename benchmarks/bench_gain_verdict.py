@@ -99,7 +99,7 @@ def violations_problem() -> Precomputed:
     options = {"components": "std", "step": 0.25, "embedding": "jaccard",
                "thresholds": {"overlap": [0.0], "rule": [0.01, 0.2], "match": [0.2, 0.35, 0.5, 0.65, 0.8]}}
     with tempfile.TemporaryDirectory() as tmp, create_demo(Path(tmp) / "demo.concord") as project:
-        base = scheme.search_problem(project.scheme_records("violations"), project.scheme_labels("violations"),
+        base = scheme.search_problem(project.scheme_data.scheme_records("violations"), project.scheme_data.scheme_labels("violations"),
                                      scheme_options(project, scheme, options))
         return Precomputed(base)
 

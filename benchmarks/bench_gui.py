@@ -71,11 +71,11 @@ def generate(path: Path, n: int) -> None:
         for start in range(0, n, 10_000):
             p.store("violations").write_violation_samples([_sample(i, rng) for i in range(start, min(n, start + 10_000))])
         rows = [(f"s{i:06d}", c, 1, 1, 1, rng.random()) for i in range(n) for c in CHECKERS]
-        p.set_machine_scores(STD_MATCH.ref, rows)
+        p.units.set_machine_scores(STD_MATCH.ref, rows)
         from calibration.schemes.violations.pairs import build_pair_table
 
-        build_pair_table(p.store("violations").violation_samples([f"s{i:06d}" for i in range(200)]), STD_MATCH.embedding, cache=p)
-        p.record("bench", [])
+        build_pair_table(p.store("violations").violation_samples([f"s{i:06d}" for i in range(200)]), STD_MATCH.embedding, cache=p.caches)
+        p.decisions.record("bench", [])
     print(f"generated {n:,} samples x {len(CHECKERS)} checkers in {time.perf_counter() - t:.1f} s -> {path}")
 
 
@@ -159,7 +159,7 @@ def bench(path: Path, runs: int) -> None:
         app.processEvents()
     first, opens, opens_cpu = opens[0], opens[1:], opens_cpu[1:]
     colds = cold_start(path)
-    total = Project.open(path).count_units(UnitFilter())
+    total = Project.open(path).units.count_units(UnitFilter())
 
     # 2. next sample with the detail pane rendered (embeddings cached: the steady state after one evaluation)
     w = MainWindow(Project.open(path), "bench", settings=settings)
@@ -208,7 +208,7 @@ def bench(path: Path, runs: int) -> None:
 
     miss = ViolationSample("new", "t", (Violation(f"a rule the cache has never seen {time.time()}"),), {})
     t = time.perf_counter()
-    ensure_sample_vectors(str(path), w.project, STD_MATCH.embedding, [miss])  # a cache miss: helper process
+    ensure_sample_vectors(str(path), w.project.caches, STD_MATCH.embedding, [miss])  # a cache miss: helper process
     miss_s = time.perf_counter() - t
     rss_model = proc.memory_info().rss / 2**20
     rss_child = sum(psutil.Process(pid).memory_info().rss for pid in embedproc.child_pids()) / 2**20
@@ -351,7 +351,7 @@ def reference(path: Path, total: int) -> float:
         keys = ("sample_id", "scheme", "unit", "n_gt", "n_pred", "machine_f1", "status")
         i = 0
         for off in range(0, total, 20_000):
-            for r in p.unit_page(UnitFilter(), off, 20_000):
+            for r in p.units.unit_page(UnitFilter(), off, 20_000):
                 for j, k in enumerate(keys):
                     ref.setItem(i, j, QStandardItem(str(r[k])))
                 i += 1
@@ -367,12 +367,12 @@ def label_some(path: Path) -> None:
     from app.store import Change
 
     with Project.open(path) as p:
-        total = p.count_units(UnitFilter())
-        first = p.unit_page(UnitFilter(), 0, 3000)
+        total = p.units.count_units(UnitFilter())
+        first = p.units.unit_page(UnitFilter(), 0, 3000)
         rows = [r for i, r in enumerate(first) if i % 3 or 200 <= i < 1200]
         for start in range(3000, total, 100_000):
-            rows += p.unit_page(UnitFilter(), start, 100_000)[::100]
-        p.record("someone", [Change(r["sample_id"], r["unit"], "status", "accepted") for r in rows])
+            rows += p.units.unit_page(UnitFilter(), start, 100_000)[::100]
+        p.decisions.record("someone", [Change(r["sample_id"], r["unit"], "status", "accepted") for r in rows])
     print(f"labeled {len(rows):,} of {total:,} units accepted (setup, not timed)")
 
 

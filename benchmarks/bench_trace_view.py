@@ -62,7 +62,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "b.concord"
         with Project.create(path) as p:
-            p.write_samples("trace", [record(f"big{i}", 30, 20) for i in range(args.runs + 1)]
+            p.samples.write_samples("trace", [record(f"big{i}", 30, 20) for i in range(args.runs + 1)]
                             + [record(f"small{i}", 1, 3) for i in range(args.runs + 1)])
         project = Project.open(path)
         session = Session(project, "bench")

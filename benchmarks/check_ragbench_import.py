@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
             if r.returncode:
                 return 1
         with Project.open(project) as p:
-            records = p.records("trace")
+            records = p.samples.records("trace")
         report = get("trace").evaluate(records, {}, {"n_boot": 0, "variants": ["ragbench"]})
     mine = report.data["judges"]["ragbench"]
     print(f"{len(records)} samples imported; subset judge figure: project (evaluate) vs files (dataset columns)")

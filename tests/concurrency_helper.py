@@ -13,5 +13,5 @@ def helper_writes(path: str, tag: str, n: int) -> int:
     """One short write transaction per vector, as the encoder's vector cache does."""
     with Project.open(path) as p:
         for i in range(n):
-            p.put_vectors(NAMESPACE, {f"{tag}-{i}": np.full(4, i, dtype=np.float32)})
+            p.caches.put_vectors(NAMESPACE, {f"{tag}-{i}": np.full(4, i, dtype=np.float32)})
     return n

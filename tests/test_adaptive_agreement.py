@@ -52,11 +52,11 @@ def _project(path: Path, plan: list[tuple[dict, dict, dict]]) -> None:
 def _label(path: Path, which: int, plan: list[tuple[dict, dict, dict]]) -> None:
     """Every annotator labels the units of their queue they have not labeled with the plan's first or second label."""
     with Project.open(path) as p:
-        done = {(s, a) for _, s, _u, _k, a, _v in p.annotator_label_rows(["buckets"])}
+        done = {(s, a) for _, s, _u, _k, a, _v in p.decisions.annotator_label_rows(["buckets"])}
         for a in ("ana", "ben", "cy"):
-            todo = [s for s, _u in p.assigned_units(a) if (s, a) not in done]
+            todo = [s for s, _u in p.assignments.assigned_units(a) if (s, a) not in done]
             if todo:
-                p.record(a, [Change(s, "coverage", "buckets", plan[int(s[1:])][1 + which]) for s in todo])
+                p.decisions.record(a, [Change(s, "coverage", "buckets", plan[int(s[1:])][1 + which]) for s in todo])
 
 
 def _agreement(path: Path, capsys: pytest.CaptureFixture[str]) -> dict:
@@ -80,7 +80,7 @@ def test_the_weighted_kappa_is_closer_to_the_full_overlap_than_the_plain_one(
     clock.at(1)
     _label(adaptive, 1, plan)
     with Project.open(adaptive) as p:
-        strata = p.adaptive_strata()
+        strata = p.assignments.adaptive_strata()
     unsure = {f"r{i:03d}" for i, (machine, first, _) in enumerate(plan) if machine != first}
     assert unsure <= {s for s, _u, _a in strata}  # every unit the machine contradicts got a second annotator
     audited = {s for s, _u, _a in strata} - unsure
@@ -94,8 +94,8 @@ def test_the_weighted_kappa_is_closer_to_the_full_overlap_than_the_plain_one(
     assert main(["assign-work", str(full), "--annotators", "ana,ben", "--overlap", "2"]) == 0
     with Project.open(full) as p:
         for i, (_machine, first, second) in enumerate(plan):
-            p.record("ana", [Change(f"r{i:03d}", "coverage", "buckets", first)])
-            p.record("ben", [Change(f"r{i:03d}", "coverage", "buckets", second)])
+            p.decisions.record("ana", [Change(f"r{i:03d}", "coverage", "buckets", first)])
+            p.decisions.record("ben", [Change(f"r{i:03d}", "coverage", "buckets", second)])
 
     out = _agreement(adaptive, capsys)
     assert out["schema_version"] == 5 and errors("agreement", out) == []
@@ -134,7 +134,7 @@ def test_a_v7_project_migrates_to_v8_with_nothing_lost(tmp_path: Path, capsys: p
     assert len(assignments) == N_SURE + 2 * N_UNSURE and len(events) == N_SURE + N_UNSURE
     with Project.open(path) as p:
         assert p.schema_version == 8
-        assert p.adaptive_strata() == {}  # the signals were not kept before v8: none invented
+        assert p.assignments.adaptive_strata() == {}  # the signals were not kept before v8: none invented
         rows = p.conn.execute("SELECT * FROM assignments ORDER BY annotator, sample_id, unit").fetchall()
         assert [tuple(r)[:-1] for r in rows] == assignments and all(r[-1] is None for r in rows)
         assert [tuple(r) for r in p.conn.execute("SELECT * FROM events ORDER BY id")] == events

@@ -128,13 +128,13 @@ def _label_queues(path: Path, value: object) -> None:
         before = Counter(s for s, *_ in _labels(p))
         for a in ("ana", "ben", "cy"):
             done = {(s, u) for s, u, _, who, _ in _labels(p) if who == a}
-            todo = [(s, u) for s, u in p.assigned_units(a) if (s, u) not in done]
+            todo = [(s, u) for s, u in p.assignments.assigned_units(a) if (s, u) not in done]
             if todo:
-                p.record(a, [Change(s, u, "matches", value(s, before[s])) for s, u in todo])
+                p.decisions.record(a, [Change(s, u, "matches", value(s, before[s])) for s, u in todo])
 
 
 def _labels(p: Project) -> list[tuple]:
-    return [(s, u, k, a, v) for _, s, u, k, a, v in p.annotator_label_rows(["matches"])]
+    return [(s, u, k, a, v) for _, s, u, k, a, v in p.decisions.annotator_label_rows(["matches"])]
 
 
 def test_adaptive_assignment_gives_more_annotators_only_to_disagreements_within_the_budget(
@@ -144,7 +144,7 @@ def test_adaptive_assignment_gives_more_annotators_only_to_disagreements_within_
     first = _run(path, capsys, "--budget", "12", "--seed", "2")
     assert first["units"] == 10 and first["adaptive"]["more"] == 0  # one annotator each, nothing labeled yet
     with Project.open(path) as p:
-        assert Counter(Counter((s, u) for s, u, _, _ in p.assignment_rows()).values()) == {1: 10}
+        assert Counter(Counter((s, u) for s, u, _, _ in p.assignments.assignment_rows()).values()) == {1: 10}
     assert _run(path, capsys)["adaptive"]["waiting"] == 10  # nobody labeled: every unit waits
     # every first annotator marks the match; one label and no machine decision: every unit is uncertain (2/3)
     _label_queues(path, lambda s, n: [[0, 0]])
@@ -152,7 +152,7 @@ def test_adaptive_assignment_gives_more_annotators_only_to_disagreements_within_
     assert second["adaptive"]["uncertain"] == 10 and second["adaptive"]["more"] == 6  # the budget stops at 6
     assert second["adaptive"]["budget_left"] == 0 and second["units"] == 0
     with Project.open(path) as p:
-        two = sorted(s for (s, _), n in Counter((s, u) for s, u, _, _ in p.assignment_rows()).items() if n == 2)
+        two = sorted(s for (s, _), n in Counter((s, u) for s, u, _, _ in p.assignments.assignment_rows()).items() if n == 2)
     assert len(two) == 6
     disagree = set(two[3:])  # the second annotators agree on three units and disagree on the other three
     _label_queues(path, lambda s, n: [] if s in disagree and n == 1 else [[0, 0]])
@@ -160,7 +160,7 @@ def test_adaptive_assignment_gives_more_annotators_only_to_disagreements_within_
     # budget 9, 6 spent: the 3 left go to the least confident: the 4 single-label units (2/3) lose to the
     # disagreements (1/2) among the two-label ones
     with Project.open(path) as p:
-        per_unit = Counter((s, u) for s, u, _, _ in p.assignment_rows())
+        per_unit = Counter((s, u) for s, u, _, _ in p.assignments.assignment_rows())
     assert third["adaptive"]["more"] == 3 and third["adaptive"]["reasons"]["annotators disagree"] == 3
     assert {s for (s, _), n in per_unit.items() if n == 3} == disagree  # a third annotator only where they disagree
     assert sum(max(0, n - 1) for n in per_unit.values()) == 9  # never past the budget
@@ -174,8 +174,8 @@ def test_a_machine_that_agrees_spares_the_second_annotator(tmp_path: Path, capsy
     create_demo(path).close()
     rubric = registry().get("rubric")
     with Project.open(path) as p:
-        labeled = {(s, u) for _, s, u, *_ in p.annotator_label_rows()}
-        records = {rubric.record_id(r): r for r in p.scheme_records("rubric")}
+        labeled = {(s, u) for _, s, u, *_ in p.decisions.annotator_label_rows()}
+        records = {rubric.record_id(r): r for r in p.scheme_data.scheme_records("rubric")}
         free = []
         for sid, rec in sorted(records.items()):
             for unit in rubric.units(rec):
@@ -187,11 +187,11 @@ def test_a_machine_that_agrees_spares_the_second_annotator(tmp_path: Path, capsy
         changed = json.loads(json.dumps(other["buckets"]))
         key = next(iter(changed))
         changed[key] = "fp" if changed[key] != "fp" else "tp"
-        p.record("dan", [Change(s1, u1, "buckets", same["buckets"]), Change(s2, u2, "buckets", changed)])
+        p.decisions.record("dan", [Change(s1, u1, "buckets", same["buckets"]), Change(s2, u2, "buckets", changed)])
     out = _run(path, capsys, "--scheme", "rubric", "--audit", "0")
     assert out["adaptive"]["reasons"].get("the machine disagrees", 0) >= 1
     with Project.open(path) as p:
-        given = {(s, u) for s, u, _, _ in p.assignment_rows()}
+        given = {(s, u) for s, u, _, _ in p.assignments.assignment_rows()}
     assert (s2, u2) in given and (s1, u1) not in given
 
 
@@ -207,4 +207,4 @@ def test_bad_options_are_refused_and_nothing_is_written(tmp_path: Path, capsys: 
     with pytest.raises(SystemExit):
         main([*base, "--overlap", "sometimes"])
     with Project.open(path) as p:
-        assert p.assignment_rows() == []
+        assert p.assignments.assignment_rows() == []

@@ -18,8 +18,8 @@ from tests.test_addm_search import HIDDEN, businesses
 def _project(path: Path, policy: Policy, n: int = 400) -> Path:
     recs = businesses(n, seed=3)
     with Project.create(path) as p:
-        p.write_samples("addm", recs)
-        p.record("alice", [Change(r.id, "", "verdict", VERDICTS[policy_verdict(r.incidents, policy)]) for r in recs])
+        p.samples.write_samples("addm", recs)
+        p.decisions.record("alice", [Change(r.id, "", "verdict", VERDICTS[policy_verdict(r.incidents, policy)]) for r in recs])
     return path
 
 
@@ -35,7 +35,7 @@ def test_calibrate_recovers_a_planted_policy(planted: Path, capsys: pytest.Captu
     assert out["scheme"] == "addm" and out["objective"] == "weighted_kappa" and out["n_configs"] >= 10_000
     assert out["heldout"]["score"] >= 0.95 > out["baselines"]["addm_v2"]
     with Project.open(planted) as p:
-        tuned = Policy.from_dict(p.load_params("addm", "tuned"))
+        tuned = Policy.from_dict(p.scheme_data.load_params("addm", "tuned"))
     recs = businesses(400, seed=3)
     agree = sum(policy_verdict(r.incidents, tuned) == policy_verdict(r.incidents, HIDDEN) for r in recs) / len(recs)
     assert agree >= 0.97

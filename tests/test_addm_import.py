@@ -34,10 +34,10 @@ def _run(bids: list[str]) -> dict:
 
 def test_records_import_as_units_per_method(project: Path) -> None:
     with Project.open(project) as p:
-        units = p.units_for_sample("tr-002")
+        units = p.units.units_for_sample("tr-002")
         assert sorted(u["unit"] for u in units) == ["amos|demo-model", "direct|demo-model"]
-        assert len(p.records("addm")) == 15
-        ml = p.machine_label("tr-003", "amos|demo-model")
+        assert len(p.samples.records("addm")) == 15
+        ml = p.samples.machine_label("tr-003", "amos|demo-model")
         assert ml is not None and ml["value"]["verdict"] in ("High Risk", "Critical Risk")
 
 
@@ -45,21 +45,21 @@ def test_results_json_attaches_a_method(project: Path, tmp_path: Path, capsys: p
     run = tmp_path / "results.json"
     run.write_text(json.dumps(_run(["tr-003", "tr-008"]), indent=2), encoding="utf-8")
     with Project.open(project) as p:
-        before = {r.id: r for r in p.records("addm")}
+        before = {r.id: r for r in p.samples.records("addm")}
     assert main(["import", str(project), str(run), "--method", "rlm-try"]) == 0
     err = capsys.readouterr().err
     assert "'nowhere' is not among the samples" in err
     with Project.open(project) as p:
-        after = {r.id: r for r in p.records("addm")}
+        after = {r.id: r for r in p.samples.records("addm")}
         assert set(after["tr-003"].methods) == set(before["tr-003"].methods) | {"rlm-try"}
         assert after["tr-001"] == before["tr-001"]  # not in the run: untouched
         ev = after["tr-008"].methods["rlm-try"].evidences
         assert len(ev) == 1 and ev[0].severity == "moderate" and ev[0].modifiers == ("Dismissive staff",)
-        assert "rlm-try" in {u["unit"] for u in p.units_for_sample("tr-008")}
+        assert "rlm-try" in {u["unit"] for u in p.units.units_for_sample("tr-008")}
     # the method name defaults to the file's method|model
     assert main(["import", str(project), str(run)]) == 0
     with Project.open(project) as p:
-        assert "rlm|gpt-5-nano" in p.records("addm", ["tr-003"])[0].methods
+        assert "rlm|gpt-5-nano" in p.samples.records("addm", ["tr-003"])[0].methods
 
 
 def test_results_json_without_known_businesses_is_refused(project: Path, tmp_path: Path,
@@ -103,6 +103,6 @@ def test_generic_label_lines(project: Path, tmp_path: Path, capsys: pytest.Captu
                                   "quality": 2, "status": "corrected"}) + "\n", encoding="utf-8")
     assert main(["labels", "import", str(project), str(good)]) == 0
     with Project.open(project) as p:
-        labels = p.sample_labels("tr-002")
+        labels = p.decisions.sample_labels("tr-002")
         assert labels[("", "verdict")] == "High Risk" and labels[("amos|demo-model", "quality")] == 2
         assert labels[("", "incidents")][0]["severity"] == "mild" and labels[("amos|demo-model", "status")] == "corrected"

@@ -20,10 +20,10 @@ def test_counted_records_give_the_items_of_full_records(tmp_path: Path) -> None:
     with Project.create(tmp_path / "p.concord") as p:
         p.store("violations").write_violation_samples(rows)
         # a curated ground truth of s1 (one violation instead of three): match indices then refer to it
-        p.record("ana", [Change("s1", "", "ground_truth", [{"rule": "r", "start": 4, "end": 7}])])
+        p.decisions.record("ana", [Change("s1", "", "ground_truth", [{"rule": "r", "start": 4, "end": 7}])])
         scheme = registry().get("violations")
-        full = {scheme.record_id(r): r for r in p.scheme_records("violations")}
-        counted = p.scheme_item_records("violations")
+        full = {scheme.record_id(r): r for r in p.scheme_data.scheme_records("violations")}
+        counted = p.scheme_data.scheme_item_records("violations")
         assert counted.keys() == full.keys()
         # counted, not built: the store adapter's hook answered (a silent fallback to full records would pass the rest)
         assert all(not hasattr(r.sample, "text") for r in counted.values())
@@ -41,10 +41,10 @@ def test_records_once_parses_once_until_the_project_changes(tmp_path: Path) -> N
     v = (Violation("r", 4, 7),)
     with Project.create(tmp_path / "p.concord") as p:
         p.store("violations").write_violation_samples([ViolationSample("s0", TEXT, v, {"c1@1|m": v})])
-        with p.records_once():
-            first = p.scheme_records("violations")
-            again = p.scheme_records("violations")
+        with p.scheme_data.records_once():
+            first = p.scheme_data.scheme_records("violations")
+            again = p.scheme_data.scheme_records("violations")
             assert again == first and again[0] is first[0]
             p.store("violations").write_violation_samples([ViolationSample("s1", TEXT, v, {"c1@1|m": v})])
-            assert [r.sample.id for r in p.scheme_records("violations")] == ["s0", "s1"]
-        assert p.scheme_records("violations")[0] is not first[0]  # outside: read each time
+            assert [r.sample.id for r in p.scheme_data.scheme_records("violations")] == ["s0", "s1"]
+        assert p.scheme_data.scheme_records("violations")[0] is not first[0]  # outside: read each time

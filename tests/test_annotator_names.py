@@ -86,17 +86,17 @@ def test_agreement_prints_names_escaped(project: Path, capsys: pytest.CaptureFix
 
 def test_one_person_typed_two_ways_is_one_annotator(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with Project.open(project) as p:
-        p.record(NFC, [Change("v1", C1, "matches", [[0, 0]])])
-        p.record(NFD, [Change("v1", C1, "matches", [[0, 0]])])  # the same decision by the same person: a no-op
-        p.ensure_annotator(NFD)
-        assert p.annotators() == [NFC] and len(p.events()) == 1
+        p.decisions.record(NFC, [Change("v1", C1, "matches", [[0, 0]])])
+        p.decisions.record(NFD, [Change("v1", C1, "matches", [[0, 0]])])  # the same decision by the same person: a no-op
+        p.decisions.ensure_annotator(NFD)
+        assert p.decisions.annotators() == [NFC] and len(p.decisions.events()) == 1
     assert main(["assign-work", str(project), "--annotators", f"{NFD},ben", "--overlap", "1", "--json"]) == 0
     assert set(json.loads(capsys.readouterr().out)["totals"]) == {NFC, "ben"}
 
 
 def test_names_that_differ_only_by_case_are_pointed_out(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with Project.open(project) as p:
-        p.ensure_annotator("ana")
+        p.decisions.ensure_annotator("ana")
     assert main(["assign-work", str(project), "--annotators", "Ana,ben", "--overlap", "1"]) == 0
     err = capsys.readouterr().err
     assert "warning: annotator names that differ only by case are different annotators: 'Ana' and 'ana'" in err
@@ -118,7 +118,7 @@ def test_labels_import_checks_and_normalises_the_annotator(project: Path, tmp_pa
     assert _digest(project) == before
     good = tmp_path / "good.jsonl"
     with Project.open(project) as p:
-        p.ensure_annotator("Ben")
+        p.decisions.ensure_annotator("Ben")
     lines = [{"sample": "v1", "checker": C1, "annotator": NFD, "matches": [[0, 0]]},
              {"sample": "v1", "checker": C1, "annotator": "ben", "matches": []}]
     good.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
@@ -126,7 +126,7 @@ def test_labels_import_checks_and_normalises_the_annotator(project: Path, tmp_pa
     err = capsys.readouterr().err
     assert f"{good}:2" in err and "'Ben' and 'ben'" in err
     with Project.open(project) as p:
-        assert p.annotators() == ["Ben", NFC, "ben"]
+        assert p.decisions.annotators() == ["Ben", NFC, "ben"]
 
 
 COMMANDS = [["assign-work", "--annotators", "ana", "--overlap", "1"], ["agreement"], ["calibrate"], ["evaluate"],
@@ -140,7 +140,7 @@ def test_every_scheme_option_refuses_an_unknown_scheme(project: Path, command: l
     err = _parse_error([command[0], str(project), *command[1:], "--scheme", "bogus"], capsys)
     assert "argument --scheme: unknown scheme 'bogus'; valid: violations, rubric" in err
     with Project.open(project) as p:
-        assert not p.blind() and not p.has_assignments()
+        assert not p.assignments.blind() and not p.assignments.has_assignments()
     assert _digest(project) == before
 
 
@@ -152,7 +152,7 @@ def test_scheme_names_match_case_insensitively(project: Path, capsys: pytest.Cap
     assert out["units"] > 0
     with Project.open(project) as p:
         assert {p.conn.execute("SELECT scheme FROM units WHERE sample_id = ?", (s,)).fetchone()[0]
-                for s, _ in p.assigned_units("ana")} == {"rubric"}
+                for s, _ in p.assignments.assigned_units("ana")} == {"rubric"}
 
 
 def test_gui_refuses_a_bad_name_from_each_source(project: Path, capsys: pytest.CaptureFixture[str],

@@ -132,7 +132,7 @@ def _session(p: Project, clock: Clock, who: str, decisions_: list[tuple[str, str
         gap = seconds * rng.uniform(0.8, 1.2)
         clock.tick(gap)
         gaps.append(gap)
-        p.record(who, [Change(sid, checker, "matches", matches), Change(sid, checker, "status", status)])
+        p.decisions.record(who, [Change(sid, checker, "matches", matches), Change(sid, checker, "status", status)])
     return gaps[1:]  # the first decision of a sitting has no gap
 
 
@@ -150,7 +150,7 @@ def test_flags_fire_on_planted_patterns_and_not_on_normal_annotators(tmp_path: P
     _session(p, clock, "dan", [(s, c, NONE, "corrected") for s, c in units], 15.0, rng)  # never sees a match
     logged = [12.0, 40.0, 25.0]
     for (sid, checker), secs in zip(units, logged):
-        p.log_time("cy", sid, checker, secs)  # the work log wins over event times where it exists
+        p.decisions.log_time("cy", sid, checker, secs)  # the work log wins over event times where it exists
     p.close()
     imported = tmp_path / "eve.jsonl"  # an import marks every unit 'accepted' at one instant: no habit of eve's
     imported.write_text("".join(json.dumps({"sample": s, "checker": c, "annotator": "eve", "matches": GOOD}) + "\n"
@@ -192,11 +192,11 @@ def _days(p: Project, clock: Clock, per_day: list[float], seed: int = 0) -> dict
                 for who in ("ana", "ben"):
                     clock.tick(20)
                     swapped = who == "ben" and rng.random() < swap
-                    p.record(who, [Change(f"s{i}", checker, "matches", SWAPPED if swapped else GOOD)])
+                    p.decisions.record(who, [Change(f"s{i}", checker, "matches", SWAPPED if swapped else GOOD)])
         sid = f"s{8 * day}"  # and one sample's ground truth spans a day: [4, 7) by both, [24, 26) by ana only
         for who, spans in (("ana", [(4, 7), (24, 26)]), ("ben", [(4, 7)])):
             clock.tick(20)
-            p.record(who, [Change(sid, "", "ground_truth", [{"start": a, "end": b, "rule": "r"} for a, b in spans])])
+            p.decisions.record(who, [Change(sid, "", "ground_truth", [{"start": a, "end": b, "rule": "r"} for a, b in spans])])
     return out
 
 

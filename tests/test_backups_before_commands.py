@@ -58,7 +58,7 @@ def test_labels_import_and_merge_back_up_first_skip_when_unchanged_and_prune(
     with Project.open(path) as p:
         p.backup_to(copy)
     with Project.open(copy) as p:
-        p.record("ben", [Change("s1", "c1@1|m", "matches", [])])
+        p.decisions.record("ben", [Change("s1", "c1@1|m", "matches", [])])
     assert main(["merge", str(path), str(copy)]) == 0
     newest = list_backups(path)[-1]
     assert newest.name.endswith("-before-merge.concord") and _events(newest) == 2 + 2 * (KEEP + 1)
@@ -82,7 +82,7 @@ def test_calibrate_apply_backs_up_first(tmp_path: Path, capsys: pytest.CaptureFi
 def test_check_repair_backs_up_first(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "p.concord"
     with make(path) as p:
-        p.record("ana", [Change("s0", "c1@1|m", "matches", [[0, 0]])])
+        p.decisions.record("ana", [Change("s0", "c1@1|m", "matches", [[0, 0]])])
     conn = sqlite3.connect(path)
     conn.execute("DELETE FROM labels")  # a labels table that disagrees with the events
     conn.commit()

@@ -34,7 +34,7 @@ def test_dask_engine_prints_and_stores_the_local_result(project_path: Path, caps
     assert (local.pop("run_id"), remote.pop("run_id")) == (1, 2)
     assert remote == local and local["n_configs"] == 11 * 4 * 4 * 5
     with Project.open(project_path) as p:
-        a, b = (p.calibration_cv_results(i) for i in (1, 2))
+        a, b = (p.artifacts.calibration_cv_results(i) for i in (1, 2))
         assert a.equals(b) and len(a) == local["n_configs"]
 
 
@@ -48,4 +48,4 @@ def test_bad_engine_choices_exit_2_before_any_work(project_path: Path, capsys: p
     from app.store import Project
 
     with Project.open(project_path) as p:
-        assert p.calibration_runs() == []  # project unchanged
+        assert p.artifacts.calibration_runs() == []  # project unchanged

@@ -25,7 +25,7 @@ def demo(tmp_path: Path) -> Path:
 
 def _state(path: Path) -> tuple[int, list[str]]:
     with Project.open(path) as p:
-        return len(p.calibration_runs()), p.param_refs("trace")
+        return len(p.artifacts.calibration_runs()), p.scheme_data.param_refs("trace")
 
 
 def test_an_unpromoted_apply_needs_force(demo: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -44,8 +44,8 @@ def test_an_unpromoted_apply_needs_force(demo: Path, capsys: pytest.CaptureFixtu
     out = json.loads(capsys.readouterr().out)
     assert out["applied"] == "tuned@1.0.0" and out["forced"] is True
     with Project.open(demo) as p:
-        assert p.calibration_runs()[-1]["result"]["forced"] is True  # the run records that it was forced
-        assert "tuned@1.0.0" in p.param_refs("trace")
+        assert p.artifacts.calibration_runs()[-1]["result"]["forced"] is True  # the run records that it was forced
+        assert "tuned@1.0.0" in p.scheme_data.param_refs("trace")
 
 
 def test_the_verdict_is_printed_first(demo: Path, capsys: pytest.CaptureFixture[str]) -> None:

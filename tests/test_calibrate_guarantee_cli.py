@@ -115,12 +115,12 @@ def test_guarantee_sentence_printed_and_refusals(judge: tuple[Path, dict[str, fl
     assert "calibration split of 120 labeled samples" in text
     # a vote of judges decides by no single score: no band to defer on (exit 2, nothing stored)
     with Project.open(path) as p:
-        runs = len(p.calibration_runs())
+        runs = len(p.artifacts.calibration_runs())
     assert main(["calibrate", str(path), "--scheme", "judge", "--target", "vote", "--guarantee", "0.9",
                  "--bootstrap", "0"]) == 2
     assert "no band of scores to defer on" in capsys.readouterr().err
     with Project.open(path) as p:
-        assert len(p.calibration_runs()) == runs
+        assert len(p.artifacts.calibration_runs()) == runs
     assert main(["calibrate", str(path), "--scheme", "judge", "--delta", "0.1"]) == 2
     assert "--delta: only with --guarantee" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exc:  # the parser refuses a target outside (0, 1)

@@ -57,7 +57,7 @@ def test_calibrate_checks_the_labels_before_embedding(project: Path, capsys: pyt
     assert main(["calibrate", str(project)]) == 2  # the default sentence-transformers embedding is never loaded
     assert "no human decisions yet" in capsys.readouterr().err
     with Project.open(project) as p:
-        p.record("ana", [Change("v1", C1, "matches", [[0, 0]])])
+        p.decisions.record("ana", [Change("v1", C1, "matches", [[0, 0]])])
     assert main(["calibrate", str(project)]) == 2
     assert "--folds 5: only 1 labeled sample; use fewer folds or label more" in capsys.readouterr().err
     assert main(["calibrate", str(project), "--group-by", "checker"]) == 2
@@ -98,7 +98,7 @@ def test_calibrate_names_a_bad_search_option_before_checking_the_labels(
         project: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
     """Issue #24: with too few labels for --folds, a bad --fix/--components was reported as a --folds problem."""
     with Project.open(project) as p:
-        p.record("ana", [Change("v1", C1, "matches", [[0, 0]])])  # 1 labeled sample: --folds 5 alone would refuse
+        p.decisions.record("ana", [Change("v1", C1, "matches", [[0, 0]])])  # 1 labeled sample: --folds 5 alone would refuse
     assert main(["calibrate", str(project), *argv]) == 2
     err = capsys.readouterr().err
     assert message in err and "--folds" not in err and "Traceback" not in err

@@ -18,12 +18,12 @@ def test_match_config_default_is_the_newest_applied_else_the_first_preset(tmp_pa
     with Project.create(tmp_path / "p.concord") as project:
         assert config_scheme().name == "violations"
         assert default_config_ref(project) == STD_MATCH.ref
-        tuned = project.save_params("violations", "tuned", {"weights": {"overlap": 0.7, "rule": 0.3},
+        tuned = project.scheme_data.save_params("violations", "tuned", {"weights": {"overlap": 0.7, "rule": 0.3},
                                                             "thresholds": {"overlap": 0.0, "rule": 0.01, "match": 0.4}})
         assert tuned == "tuned@1.0.0" == default_config_ref(project)
         project.store("violations").save_match_config(HA_MATCH, origin="user")  # a preset stored later is never the applied default
         assert default_config_ref(project) == "tuned@1.0.0"
-        again = project.save_params("violations", "tuned", {"weights": {"overlap": 0.6, "rule": 0.4},
+        again = project.scheme_data.save_params("violations", "tuned", {"weights": {"overlap": 0.6, "rule": 0.4},
                                                             "thresholds": {"overlap": 0.0, "rule": 0.01, "match": 0.4}})
         assert again == "tuned@1.1.0" == default_config_ref(project)
 
@@ -34,7 +34,7 @@ def test_any_scheme_default_from_its_presets_and_stored_parameters(tmp_path: Pat
     with Project.create(tmp_path / "p.concord") as project:
         assert default_params_ref(project, trace) == preset_ref(first, trace.presets()[first]) == first  # unversioned
         assert default_params_ref(project, rubric) is None  # no presets, nothing applied
-        ref = project.save_params("trace", "tuned", {"threshold": 0.3, "variant": "trace_guide"})
+        ref = project.scheme_data.save_params("trace", "tuned", {"threshold": 0.3, "variant": "trace_guide"})
         assert default_params_ref(project, trace) == ref == "tuned@1.0.0"
         assert default_params_ref(project, rubric) is None  # another scheme's parameters are not its own
 
@@ -51,11 +51,11 @@ def test_pinned_presets_are_the_registry_presets_as_they_are(tmp_path: Path) -> 
 
 def test_explicit_versions_in_the_generic_store(tmp_path: Path) -> None:
     with Project.create(tmp_path / "p.concord") as project:
-        assert project.save_params("trace", "p", {"threshold": 0.2}, version="2.0.0") == "p@2.0.0"
-        assert project.save_params("trace", "p", {"threshold": 0.2}, version="2.0.0") == "p@2.0.0"  # same: no-op
+        assert project.scheme_data.save_params("trace", "p", {"threshold": 0.2}, version="2.0.0") == "p@2.0.0"
+        assert project.scheme_data.save_params("trace", "p", {"threshold": 0.2}, version="2.0.0") == "p@2.0.0"  # same: no-op
         with pytest.raises(ValueError, match="different settings"):
-            project.save_params("trace", "p", {"threshold": 0.3}, version="2.0.0")
+            project.scheme_data.save_params("trace", "p", {"threshold": 0.3}, version="2.0.0")
         with pytest.raises(ValueError, match="dot-separated numbers"):
-            project.save_params("trace", "p", {"threshold": 0.3}, version="v2")
-        assert project.save_params("trace", "p", {"threshold": 0.3}) == "p@2.1.0"  # the next version after it
-        assert project.load_params("trace", "p") == {"threshold": 0.3}
+            project.scheme_data.save_params("trace", "p", {"threshold": 0.3}, version="v2")
+        assert project.scheme_data.save_params("trace", "p", {"threshold": 0.3}) == "p@2.1.0"  # the next version after it
+        assert project.scheme_data.load_params("trace", "p") == {"threshold": 0.3}

@@ -65,7 +65,7 @@ def test_about_half_is_labeled_by_two_annotators(demo: Project) -> None:
     labeled = {sid for sid, _ in human}
     assert 25 <= len(labeled) <= 35
     assert {c for _, c in human} == CHECKERS
-    assert {"alice", "bob"} <= set(demo.annotators())
+    assert {"alice", "bob"} <= set(demo.decisions.annotators())
     assert sum(len(pairs) for pairs in human.values()) >= 60
     buckets = demo.store("rubric").human_buckets()
     assert 8 <= len({sid for sid, _ in buckets}) <= 12
@@ -108,10 +108,10 @@ def test_offsets_agree_with_quotes(demo: Project) -> None:
 
 def test_importing_again_changes_nothing(demo: Project) -> None:
     before = demo.table_counts()
-    events = len(demo.events())
+    events = len(demo.decisions.events())
     import_demo(demo)
     assert demo.table_counts() == before
-    assert len(demo.events()) == events
+    assert len(demo.decisions.events()) == events
 
 
 def _rule_only(v: Violation) -> Violation:
@@ -128,7 +128,7 @@ def test_human_judgement_differs_from_std_match(demo: Project) -> None:
                 predictions={c: tuple(map(_rule_only, vs)) for c, vs in s.predictions.items()})
         for s in demo.store("violations").violation_samples(sorted({sid for sid, _ in human}))
     ]
-    table = build_pair_table(samples, STD_MATCH.embedding, cache=demo)
+    table = build_pair_table(samples, STD_MATCH.embedding, cache=demo.caches)
     g = table.groups
     keys = list(zip(g["sample_id"], g["checker"]))
     p = table.pairs
@@ -195,17 +195,17 @@ def test_a_failed_build_leaves_no_half_built_project(tmp_path: Path, monkeypatch
 def test_addm_demo_businesses_methods_and_human_decisions(demo: Project) -> None:
     from calibration.schemes.addm.scheme import SCHEME as ADDM
 
-    records = demo.records("addm")
+    records = demo.samples.records("addm")
     assert len(records) == 15
     assert {m for r in records for m in r.methods} == {"amos|demo-model", "direct|demo-model"}
     assert {r.verdict for r in records} == {0, 1, 2}  # every verdict occurs
-    labeled = {r.id for r in records if demo.sample_labels(r.id).get(("", "verdict")) is not None}
+    labeled = {r.id for r in records if demo.decisions.sample_labels(r.id).get(("", "verdict")) is not None}
     assert len(labeled) == 8
     # the humans differ from the record's ground truth somewhere (verdicts and incidents), so calibration has work
-    differ = [r.id for r in records if r.id in labeled and demo.sample_labels(r.id)[("", "verdict")] != ADDM.to_json(r)["ground_truth"]["verdict"]]
+    differ = [r.id for r in records if r.id in labeled and demo.decisions.sample_labels(r.id)[("", "verdict")] != ADDM.to_json(r)["ground_truth"]["verdict"]]
     assert differ
-    assert any(demo.sample_labels(r.id)[("", "incidents")] != ADDM.to_json(r)["ground_truth"]["incidents"] for r in records if r.id in labeled)
-    quality = [v for r in records for (u, k), v in demo.sample_labels(r.id).items() if k == "quality"]
+    assert any(demo.decisions.sample_labels(r.id)[("", "incidents")] != ADDM.to_json(r)["ground_truth"]["incidents"] for r in records if r.id in labeled)
+    quality = [v for r in records for (u, k), v in demo.decisions.sample_labels(r.id).items() if k == "quality"]
     assert len(quality) >= 12 and set(quality) <= {1, 2, 3, 4, 5} and len(set(quality)) >= 3
     # the amos method is consistent by construction, direct is not; snippets of direct that were paraphrased are ungrounded
     ev = ADDM.evaluate(records, {}, {"n_boot": 0}).data["policies"]["addm_v2"]["methods"]
@@ -223,13 +223,13 @@ def test_addm_generator_reproduces_the_committed_files(tmp_path: Path) -> None:
 def test_rgb_demo_two_models_four_tasks_and_human_decisions(demo: Project) -> None:
     from calibration.schemes.rgb.scheme import SCHEME as RGB
 
-    records = demo.records("rgb")
+    records = demo.samples.records("rgb")
     assert len(records) == 12
     assert {r.task for r in records} == {"noise", "rejection", "integration", "counterfactual"}
     assert {r.language for r in records} == {"en", "zh"}
     assert all(r.units == ("atlas-7b", "borealis-13b") for r in records)
     units = [(r.id, u) for r in records for u in r.units]
-    labels = {k: {kind: demo.sample_labels(k[0]).get((k[1], kind)) for kind in RGB.label_kinds} for k in units}
+    labels = {k: {kind: demo.decisions.sample_labels(k[0]).get((k[1], kind)) for kind in RGB.label_kinds} for k in units}
     judged = [k for k, v in labels.items() if v["correct"] is not None]
     assert 0.4 <= len(judged) / len(units) <= 0.6  # about half
     # both checkers disagree with the human somewhere, and not in the same places
@@ -251,13 +251,13 @@ def test_rgb_generator_reproduces_the_committed_files(tmp_path: Path) -> None:
 def test_trace_demo_annotator_mistakes_two_judges_and_human_decisions(demo: Project) -> None:
     from calibration.schemes.trace.scheme import SCHEME as TRACE
 
-    records = demo.records("trace")
+    records = demo.samples.records("trace")
     assert len(records) == 20
     assert all(set(r.judges) == {"lumen-judge", "quill-judge"} for r in records)
-    labels = {(r.id, ""): {k: demo.sample_labels(r.id).get(("", k)) for k in TRACE.label_kinds} for r in records}
+    labels = {(r.id, ""): {k: demo.decisions.sample_labels(r.id).get(("", k)) for k in TRACE.label_kinds} for r in records}
     labels = {k: v for k, v in labels.items() if v["relevant"] is not None}
     assert len(labels) == 10  # about half
-    statuses = {demo.sample_labels(sid).get(("annotator", "status")) for sid, _ in labels}
+    statuses = {demo.decisions.sample_labels(sid).get(("annotator", "status")) for sid, _ in labels}
     assert statuses == {"accepted", "corrected"}
     data = TRACE.evaluate(records, labels, {"n_boot": 0}).data
     assert data["human_samples"] == 10

@@ -117,14 +117,14 @@ def test_ceiling_reads_stored_machine_labels_in_bulk_as_one_at_a_time(tmp_path: 
     v = (Violation("r", 4, 7), Violation("q", 24, 26))
     p = Project.create(tmp_path / "p.concord")
     p.store("violations").write_violation_samples([ViolationSample(f"s{i}", text, v, {"c1@1|m": v}) for i in range(4)])
-    p.save_machine_label("s1", "c1@1|m", "matcher", None, error="down")
-    p.save_machine_label("s2", "c1@1|m", "matcher", {"predictions": [], "matches": [[0, 0], [1, 1]]})
-    p.save_machine_label("s3", "c1@1|m", "matcher", {"predictions": [], "matches": [[0, 0]]})
-    p.save_machine_label("s3", "c1@1|m", "other", {"predictions": [], "matches": [[1, 1]]})
-    stored = p.newest_machine_values("violations")
+    p.samples.save_machine_label("s1", "c1@1|m", "matcher", None, error="down")
+    p.samples.save_machine_label("s2", "c1@1|m", "matcher", {"predictions": [], "matches": [[0, 0], [1, 1]]})
+    p.samples.save_machine_label("s3", "c1@1|m", "matcher", {"predictions": [], "matches": [[0, 0]]})
+    p.samples.save_machine_label("s3", "c1@1|m", "other", {"predictions": [], "matches": [[1, 1]]})
+    stored = p.samples.newest_machine_values("violations")
     assert set(stored) == {("s2", "c1@1|m"), ("s3", "c1@1|m")} and stored[("s3", "c1@1|m")] is None
     scheme = registry().get("violations")
-    records = {scheme.record_id(r): r for r in p.scheme_records("violations")}
+    records = {scheme.record_id(r): r for r in p.scheme_data.scheme_records("violations")}
     decided = []
     for sid in ("s0", "s1", "s2", "s3"):
         for unit in ("c1@1|m", ""):

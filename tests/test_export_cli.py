@@ -57,7 +57,7 @@ def test_dry_run_writes_nothing(project_path: Path, tmp_path: Path, capsys: pyte
     assert "dry run: nothing written" in printed and "careful@2.0|gpt-y" in printed
     assert [p.name for p in tmp_path.iterdir() if not p.name.startswith("src.concord")] == []
     with Project.open(project_path) as p:
-        assert p.splits() == []
+        assert p.artifacts.splits() == []
 
 
 def test_immutable_version_and_force(project_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

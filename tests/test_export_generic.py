@@ -26,13 +26,13 @@ def _project(tmp_path: Path, with_violations: bool = False) -> tuple[Path, list[
     with Project.create(path) as project:
         import_file(project, src)
         for i, r in enumerate(records):
-            project.record("ana", [Change(r["id"], UNIT, "answer", r["confidence"] >= 0.5),
+            project.decisions.record("ana", [Change(r["id"], UNIT, "answer", r["confidence"] >= 0.5),
                                    Change(r["id"], UNIT, "status", "accepted")])
             if i % 3 == 0:  # a second annotator disagrees on a third of them, with a note on some
                 changes = [Change(r["id"], UNIT, "answer", r["confidence"] < 0.5)]
                 if i % 2 == 0:
                     changes.append(Change(r["id"], UNIT, "note", f"unsure {i}"))
-                project.record("bo", changes)
+                project.decisions.record("bo", changes)
         if with_violations:
             v = tmp_path / "v.jsonl"
             v.write_text(json.dumps({"scheme": "violations", "id": "v1", "text": "Drink it daily.",
@@ -45,7 +45,7 @@ def _project(tmp_path: Path, with_violations: bool = False) -> tuple[Path, list[
 
 
 def _per_annotator(project: Project) -> set[tuple[str, str, str, str, str]]:
-    rows = project.label_rows(list(SCHEME.label_kinds), every_annotator=True)
+    rows = project.decisions.label_rows(list(SCHEME.label_kinds), every_annotator=True)
     return {(r["sample_id"], r["unit"], r["kind"], r["annotator"], json.dumps(r["value"])) for r in rows}
 
 

@@ -33,13 +33,13 @@ class ThresholdExport(GenericExport):
         self.agreement_refs: list[str | None] = []
 
     def params_ref(self, project: Any, ref: str) -> str:
-        known = [*SCHEME_PRESETS, *project.param_refs(NAME)]
+        known = [*SCHEME_PRESETS, *project.scheme_data.param_refs(NAME)]
         if ref not in known:
             raise UsageError(f"no threshold set {ref!r} (known: {', '.join(known)})")
         return ref
 
     def _settings(self, project: Any, ref: str) -> dict[str, Any]:
-        return dict(SCHEME_PRESETS[ref]) if ref in SCHEME_PRESETS else project.load_params(NAME, ref)
+        return dict(SCHEME_PRESETS[ref]) if ref in SCHEME_PRESETS else project.scheme_data.load_params(NAME, ref)
 
     def manifest_params(self, project: Any, ref: str) -> dict[str, Any]:
         return {"threshold_set": {"ref": ref, "settings": self._settings(project, ref)}}
@@ -73,7 +73,7 @@ def test_each_scheme_documents_its_own_parameters(documented: tuple[Path, Thresh
     path, adapter = documented
     with Project.open(path) as project:
         first = export_split(project, "a", "0.1.0", tmp_path / "out", statuses=None)
-        tuned = project.save_params(NAME, "tuned", {"threshold": 0.6})
+        tuned = project.scheme_data.save_params(NAME, "tuned", {"threshold": 0.6})
         second = export_split(project, "b", "0.1.0", tmp_path / "out", statuses=None, config_ref="ha_match")
     m = first.manifest
     assert first.params == {"violations": "std_match@1.0.0", NAME: "default"}
@@ -115,7 +115,7 @@ def test_cli_note_names_the_scheme_whose_parameters_differ(documented: tuple[Pat
     out = capsys.readouterr().out
     assert "already holds this exact data" in out and "note:" not in out
     with Project.open(path) as project:
-        project.save_params(NAME, "tuned", {"threshold": 0.6})
+        project.scheme_data.save_params(NAME, "tuned", {"threshold": 0.6})
     assert main(args) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "note: its manifest documents threshold set default, not tuned@1.0.0" in out

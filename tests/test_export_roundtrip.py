@@ -43,9 +43,9 @@ def source(tmp_path_factory: pytest.TempPathFactory) -> Project:
         split="test")
     p.store("violations").write_violation_samples([s], metas={"hard": {"n": 1, "tags": ["a", "b"]}})
     set_matches("hard", NAIVE, [], "corrected", "x").apply(p, "dave")
-    p.record("dave", [corrections.Change("hard", NAIVE, "missing_gt", [1, 2])])
+    p.decisions.record("dave", [corrections.Change("hard", NAIVE, "missing_gt", [1, 2])])
     set_matches("hard", CAREFUL, [(0, 1)], "corrected", "x").apply(p, "erin")
-    p.record("erin", [corrections.Change("hard", CAREFUL, "missing_gt", [0])])
+    p.decisions.record("erin", [corrections.Change("hard", CAREFUL, "missing_gt", [0])])
     return p
 
 

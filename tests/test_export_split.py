@@ -89,7 +89,7 @@ def build_project(path: Path, n_extra: int = 12) -> Project:
     # rubric: r1 corrected buckets, r2 accepted as the LLM gave them, r3 untouched.
     set_buckets("r1", "coverage", {"tp": ["mentions A", "mentions B"], "fn": [], "fp": [], "tn": []}).apply(p, "carol")
     corrections.set_status("r2", "coverage", "accepted").apply(p, "carol")
-    p.set_machine_scores("std_match@1.0.0", [("s1", NAIVE, 1, 0, 1, 2 / 3), ("s1", CAREFUL, 2, 1, 0, 0.8),
+    p.units.set_machine_scores("std_match@1.0.0", [("s1", NAIVE, 1, 0, 1, 2 / 3), ("s1", CAREFUL, 2, 1, 0, 0.8),
                                               ("s2", CAREFUL, 1, 0, 1, 0.5)])
     return p
 
@@ -248,8 +248,8 @@ def test_same_version_with_other_content_is_refused(project: Project, tmp_path: 
     assert export_mod.next_version(project, "brand_new") == "0.1.0"
     bumped = export_split(project, "curated", "0.3.3", tmp_path / "c")
     assert export_mod.next_version(project, "curated") == "0.3.4"
-    assert [(s["name"], s["version"]) for s in project.splits()] == [("curated", "0.3.2"), ("curated", "0.3.3")]
-    assert project.split_record("curated", "0.3.3")["content_sha256"] == bumped.content_sha256
+    assert [(s["name"], s["version"]) for s in project.artifacts.splits()] == [("curated", "0.3.2"), ("curated", "0.3.3")]
+    assert project.artifacts.split_record("curated", "0.3.3")["content_sha256"] == bumped.content_sha256
 
 
 @pytest.mark.parametrize("name", ["", "a/b", "../up", "x@1", "has space", "-lead", "é"])
@@ -280,7 +280,7 @@ def test_bad_filters_are_usage_errors(project: Project, tmp_path: Path) -> None:
         export_split(project, "ok", "1.0.0", tmp_path, fmt="xlsx")
     with pytest.raises(UsageError, match="nothing to export"):
         export_split(project, "ok", "1.0.0", tmp_path, statuses=["skipped"], checkers=[CAREFUL])
-    assert project.splits() == []
+    assert project.artifacts.splits() == []
 
 
 # -- safety ----------------------------------------------------------------------------------------------------------
@@ -321,9 +321,9 @@ def test_failure_midway_leaves_no_half_written_split(project: Project, tmp_path:
     target = tmp_path / f"curated@{version}"
     if existing:  # the old split is untouched, byte for byte
         assert {f.name: f.read_bytes() for f in target.iterdir()} == before
-        assert project.split_record("curated", "1.0.0")["content_sha256"] == old.content_sha256
+        assert project.artifacts.split_record("curated", "1.0.0")["content_sha256"] == old.content_sha256
     else:
-        assert not target.exists() and project.split_record("curated", version) is None
+        assert not target.exists() and project.artifacts.split_record("curated", version) is None
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temp dir left behind
 
 
@@ -332,7 +332,7 @@ def test_failure_recording_the_split_removes_the_directory(project: Project, tmp
     def boom(*a: object, **k: object) -> None:
         raise RuntimeError("disk I/O error")
 
-    monkeypatch.setattr(project, "record_split", boom)
+    monkeypatch.setattr(project.artifacts, "record_split", boom)
     with pytest.raises(RuntimeError):
         export_split(project, "curated", "1.0.0", tmp_path)
     assert not (tmp_path / "curated@1.0.0").exists()
@@ -349,7 +349,7 @@ def test_never_writes_secrets(project: Project, tmp_path: Path, monkeypatch: pyt
     # a secret that reached the project data is caught before anything is written
     project.store("violations").write_violation_samples([ViolationSample("leak", "Leaky text.", (), {NAIVE: ()}, None, None)],
                                     metas={"leak": {"note": f"key={sentinel}"}})
-    project.record("alice", [Change("leak", NAIVE, "matches", []), Change("leak", NAIVE, "status", "accepted")])
+    project.decisions.record("alice", [Change("leak", NAIVE, "matches", []), Change("leak", NAIVE, "status", "accepted")])
     with pytest.raises(UsageError, match="OPENAI_API_KEY") as exc:
         export_split(project, "leaky", "1.0.0", tmp_path, fmt="parquet")
     assert sentinel not in str(exc.value)
@@ -358,10 +358,10 @@ def test_never_writes_secrets(project: Project, tmp_path: Path, monkeypatch: pyt
 
 
 def test_preview_matches_export_and_writes_nothing(project: Project, tmp_path: Path) -> None:
-    events, files = len(project.events()), sorted(os.listdir(tmp_path))
+    events, files = len(project.decisions.events()), sorted(os.listdir(tmp_path))
     pv = preview_split(project, name="curated", version="1.0.0", out_dir=tmp_path / "out")
-    assert pv["problems"] == [] and sorted(os.listdir(tmp_path)) == files and len(project.events()) == events
-    assert project.splits() == []
+    assert pv["problems"] == [] and sorted(os.listdir(tmp_path)) == files and len(project.decisions.events()) == events
+    assert project.artifacts.splits() == []
     res = export_split(project, "curated", "1.0.0", tmp_path / "out")
     assert pv["counts"] == res.counts and pv["content_sha256"] == res.content_sha256
     bad = preview_split(project, name="bad name", version="1.0")
@@ -386,4 +386,4 @@ def test_cancel_from_progress_writes_nothing(project: Project, tmp_path: Path) -
         export_split(project, "curated", "1.0.0", tmp_path, progress=progress)
     assert progress.messages[:2] == ["selecting samples", "serialising violations"]
     assert not [p for p in tmp_path.iterdir() if "curated" in p.name or p.name.startswith(".")]
-    assert project.splits() == []
+    assert project.artifacts.splits() == []

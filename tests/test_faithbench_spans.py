@@ -72,12 +72,12 @@ def test_each_annotators_spans_are_their_ground_truth(project: Path, tmp_path: P
     assert "violations samples: 3 added" in out and "judge samples: 3 added" in out
     with Project.open(project) as p:
         for i, s in enumerate(data["samples"]):
-            judge, spans = p.sample_row(f"faithbench-b1-{i}"), p.sample_row(f"faithbench-b1-{i}/spans")
+            judge, spans = p.samples.sample_row(f"faithbench-b1-{i}"), p.samples.sample_row(f"faithbench-b1-{i}/spans")
             assert judge is not None and spans is not None
             assert (judge["scheme"], spans["scheme"]) == ("judge", "violations")
             assert judge["meta"]["spans_sample"] == spans["id"] and spans["meta"]["judge_sample"] == judge["id"]
             assert spans["text"] == s["summary"] and spans["context"] == s["source"]
-        truth = {a: {k[0]: v["ground_truth"] for k, v in p.scheme_labels("violations", annotator=a).items()}
+        truth = {a: {k[0]: v["ground_truth"] for k, v in p.scheme_data.scheme_labels("violations", annotator=a).items()}
                  for a in ("ana", "bo")}
     friday = S2.index("Friday")
     assert truth["ana"] == {
@@ -108,8 +108,8 @@ def test_who_read_a_sample_follows_the_batch(project: Path, tmp_path: Path) -> N
     assert main(["import", str(project), str(one)]) == 0
     assert main(["import", str(project), str(two)]) == 0
     with Project.open(project) as p:
-        cy = {k[0]: v["ground_truth"] for k, v in p.scheme_labels("violations", annotator="cy").items()}
-        ana = {k[0] for k in p.scheme_labels("violations", annotator="ana")}
+        cy = {k[0]: v["ground_truth"] for k, v in p.scheme_data.scheme_labels("violations", annotator="cy").items()}
+        ana = {k[0] for k in p.scheme_data.scheme_labels("violations", annotator="ana")}
     assert sorted(cy) == ["faithbench-b2-0/spans", "faithbench-b2-1/spans"] and cy["faithbench-b2-1/spans"] == []
     assert [v["quote"] for v in cy["faithbench-b2-0/spans"]] == ["Rain"]
     assert ana == {f"faithbench-b1-{i}/spans" for i in range(3)}
@@ -131,7 +131,7 @@ def test_a_quote_not_at_its_offsets_is_located_and_warned(project: Path, tmp_pat
     assert f"{f}:sample 1: annotations[3].summary_span:" in text and "kept without offsets (ungrounded)" in text
     assert f"{f}:sample 1: annotations[4].summary_span: an empty span at 5..5" in text and "skipped" in text
     with Project.open(project) as p:
-        mine = p.scheme_labels("violations", annotator="ana")[("faithbench-b1-0/spans", "")]["ground_truth"]
+        mine = p.scheme_data.scheme_labels("violations", annotator="ana")[("faithbench-b1-0/spans", "")]["ground_truth"]
     assert [(v.get("start"), v.get("end"), v["quote"]) for v in mine] == [
         (21, 23, "40"), (None, None, "not in the summary at all")]
 
@@ -141,12 +141,12 @@ def test_reimport_changes_nothing(project: Path, tmp_path: Path, capsys: pytest.
     assert main(["import", str(project), str(f)]) == 0
     capsys.readouterr()
     with Project.open(project) as p:
-        before = p.scheme_labels("violations")
+        before = p.scheme_data.scheme_labels("violations")
     assert main(["import", str(project), str(f)]) == 0
     out = capsys.readouterr().out
     assert "nothing changed" in out and "violations samples: 0 added, 0 updated, 3 unchanged" in out
     with Project.open(project) as p:
-        assert p.scheme_labels("violations") == before
+        assert p.scheme_data.scheme_labels("violations") == before
 
 
 @pytest.mark.parametrize(("field", "value", "named"), [

@@ -31,7 +31,7 @@ def addm_path(tmp_path: Path) -> Path:
     raws[2]["reviews"][0]["text"] += " <b>not bold</b>"
     path = tmp_path / "addm.concord"
     with Project.create(path) as p:
-        p.write_samples("addm", [SCHEME.parse(r).record for r in raws])
+        p.samples.write_samples("addm", [SCHEME.parse(r).record for r in raws])
     return path
 
 
@@ -83,9 +83,9 @@ def test_valid_severity_modifiers_verdict_and_live_scores(qtbot, open_window, ad
     qtbot.keyClick(w.list, Qt.Key.Key_T)
     assert view.sel == 0
     qtbot.keyClick(w.list, Qt.Key.Key_Y)  # r1: not an incident after all
-    inc = p.current("tr-005", "", "incidents", "tester")
+    inc = p.decisions.current("tr-005", "", "incidents", "tester")
     assert [x["review_id"] for x in inc] == ["tr-005-r2", "tr-005-r3"]
-    assert p.current("tr-005", DIRECT, "status", "tester") == "corrected"
+    assert p.decisions.current("tr-005", DIRECT, "status", "tester") == "corrected"
     assert view.inc_model.records()[0]["state"] == "invalid"
     assert _fig(view, "Process", "b_h") == pytest.approx(ref.process([_with(rec, inc)], DIRECT))
     assert _fig(view, "Incident Precision", "b_h") == pytest.approx(50.0)  # 1 of 2 claimed reviews
@@ -93,23 +93,23 @@ def test_valid_severity_modifiers_verdict_and_live_scores(qtbot, open_window, ad
 
     qtbot.keyClick(w.list, Qt.Key.Key_7)  # severity mild: the claim is valid again, with the human's severity
     qtbot.keyClick(w.list, Qt.Key.Key_F, SHIFT)  # + false assurance
-    inc = {x["review_id"]: x for x in p.current("tr-005", "", "incidents", "tester")}
+    inc = {x["review_id"]: x for x in p.decisions.current("tr-005", "", "incidents", "tester")}
     assert inc["tr-005-r1"]["severity"] == "mild" and inc["tr-005-r1"]["modifiers"] == ["False assurance"]
     assert view.inc_model.records()[0]["human"] == "mild +FA" and view.inc_model.records()[0]["state"] == "valid"
     assert any(s.kind == "addm_human" for s in view.text.spans)  # the human's snippets are highlighted now
-    truth = p.current("tr-005", "", "incidents", "tester")
+    truth = p.decisions.current("tr-005", "", "incidents", "tester")
     assert _fig(view, "Severity Accuracy", "b_h") == pytest.approx(100 * ref.components([_with(rec, truth)], DIRECT)["severity_accuracy"])
 
     qtbot.keyClick(w.list, Qt.Key.Key_C, SHIFT)  # human verdict Critical
-    assert p.current("tr-005", "", "verdict", "tester") == "Critical Risk"
+    assert p.decisions.current("tr-005", "", "verdict", "tester") == "Critical Risk"
     assert "Human: Critical Risk" in view.verdicts.text()
     assert "human incidents: 24 pts → Critical Risk" in view.verdicts.text()  # 2 + 5 + 15 + 2
     qtbot.keyClick(w.list, Qt.Key.Key_C, SHIFT)  # again: cleared
-    assert p.current("tr-005", "", "verdict", "tester") is None
+    assert p.decisions.current("tr-005", "", "verdict", "tester") is None
     qtbot.keyClick(w.list, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)  # undo restores the verdict
-    assert p.current("tr-005", "", "verdict", "tester") == "Critical Risk"
+    assert p.decisions.current("tr-005", "", "verdict", "tester") == "Critical Risk"
     # all businesses: the ground-truth side is the reference over the corpus, the human side uses this business's edits
-    records = p.records("addm")
+    records = p.samples.records("addm")
     assert _fig(view, "Process", "a_gt") == pytest.approx(ref.process(records, DIRECT))
     swapped = [_with(r, truth) if r.id == "tr-005" else r for r in records]
     swapped = [replace(r, verdict=2) if r.id == "tr-005" else r for r in swapped]
@@ -126,12 +126,12 @@ def test_add_missing_incident_by_selecting_text(qtbot, open_window, addm_path): 
     _drag_select(qtbot, view.text, start, start + len("sesame allergy"))  # with the mouse
     assert view.selected_text() == (r.review_id, "sesame allergy")
     qtbot.keyClick(view.text, Qt.Key.Key_Insert, SHIFT)  # the key pressed where the text was selected
-    inc = p.current("tr-001", "", "incidents", "tester")
+    inc = p.decisions.current("tr-001", "", "incidents", "tester")
     assert inc == [{"review_id": r.review_id, "severity": "mild", "modifiers": [], "snippet": "sesame allergy"}]
     assert [x["state"] for x in view.inc_model.records()] == ["missed"] and view.sel == 0
     assert any(s.kind == "addm_human" for s in view.text.spans)
     qtbot.keyClick(view.text, Qt.Key.Key_8)
-    assert p.current("tr-001", "", "incidents", "tester")[0]["severity"] == "moderate"
+    assert p.decisions.current("tr-001", "", "incidents", "tester")[0]["severity"] == "moderate"
     # amos claimed nothing: precision 1.0 (no claims) on both sides; the human verdict line counts 5 points
     assert "moderate" in view.inc_model.records()[0]["human"] and "5 pts → High Risk" in view.verdicts.text()
     # a selection across two reviews is refused with a message, nothing written
@@ -141,7 +141,7 @@ def test_add_missing_incident_by_selecting_text(qtbot, open_window, addm_path): 
     view.text.setTextCursor(cur)
     with qtbot.waitSignal(view.message):
         qtbot.keyClick(w.list, Qt.Key.Key_Insert, SHIFT)
-    assert len(p.current("tr-001", "", "incidents", "tester")) == 1
+    assert len(p.decisions.current("tr-001", "", "incidents", "tester")) == 1
 
 
 def test_accept_takes_the_methods_claims(qtbot, open_window, addm_path):  # type: ignore[no-untyped-def]
@@ -149,10 +149,10 @@ def test_accept_takes_the_methods_claims(qtbot, open_window, addm_path):  # type
     p = w.project
     qtbot.keyClick(w.list, Qt.Key.Key_A)
     ev = view.record.methods[AMOS].evidences if view.record.id == "tr-005" else None
-    got = p.current("tr-005", "", "incidents", "tester")
+    got = p.decisions.current("tr-005", "", "incidents", "tester")
     assert ev is not None and [(x["review_id"], x["severity"]) for x in got] == [(e.review_id, e.severity) for e in ev]
-    assert p.current("tr-005", AMOS, "status", "tester") == "accepted"
-    assert p.current("tr-005", "", "verdict", "tester") == SCHEME.to_json(view.record)["methods"][AMOS]["verdict"]
+    assert p.decisions.current("tr-005", AMOS, "status", "tester") == "accepted"
+    assert p.decisions.current("tr-005", "", "verdict", "tester") == SCHEME.to_json(view.record)["methods"][AMOS]["verdict"]
 
 
 def test_large_projects_leave_all_business_scores_to_evaluate(qtbot, open_window, addm_path, monkeypatch):  # type: ignore[no-untyped-def]
@@ -168,7 +168,7 @@ def test_blind_mode_counts_only_the_annotators_own_labels(qtbot, open_window, ad
     from app.store import Change as Ch
 
     with Project.open(addm_path) as p:  # another annotator's verdict on a business the tester never labels
-        p.record("other", [Ch("tr-008", "", "verdict", "Low Risk"), Ch("tr-008", "", "incidents", [])])
+        p.decisions.record("other", [Ch("tr-008", "", "verdict", "Low Risk"), Ch("tr-008", "", "incidents", [])])
     w, view = _open(open_window, addm_path, "tr-005", DIRECT)
     assert "tr-008" in view.corpus.human  # resolved labels: the other annotator's count
     view.ctx.blind_as = lambda: "tester"

@@ -19,9 +19,9 @@ def _texts(panel) -> dict[str, dict[str, str]]:  # type: ignore[no-untyped-def]
 
 def test_pairs_in_words_and_the_rule_that_resolved(qtbot, open_window, project_path):  # type: ignore[no-untyped-def]
     with Project.open(project_path) as p:
-        p.record("ana", [Change("v1", C1, "matches", [[0, 0], [1, 1]]), Change("v1", C1, "missing_gt", [1])])
-        p.record("ben", [Change("v1", C1, "matches", [[0, 0]])])
-        assert p.current("v1", C1, "matches") == [[0, 0]]  # 1–1, no majority: the newest (ben) resolves
+        p.decisions.record("ana", [Change("v1", C1, "matches", [[0, 0], [1, 1]]), Change("v1", C1, "missing_gt", [1])])
+        p.decisions.record("ben", [Change("v1", C1, "matches", [[0, 0]])])
+        assert p.decisions.current("v1", C1, "matches") == [[0, 0]]  # 1–1, no majority: the newest (ben) resolves
     w = open_window(project_path, "cy")
     assert w.reveal_unit("v1", C1)
     w.actions_by_id["adjudicate"].trigger()

@@ -20,7 +20,7 @@ def test_agreement_panel_shows_quality_and_the_flagged_drop(qtbot, open_window, 
     rng = random.Random(1)
     for i in range(12):  # ben then accepts the machine's proposal on 12 units in a row
         clock.tick(rng.uniform(3, 6))
-        p.record("ben", [Change(f"s{i}", C1 if i % 2 else C2, "status", "accepted")])
+        p.decisions.record("ben", [Change(f"s{i}", C1 if i % 2 else C2, "status", "accepted")])
     want_quality = annotator_quality(p, n_boot=50)
     want_time = agreement_over_time(p, window="day", n_boot=50)
     p.close()

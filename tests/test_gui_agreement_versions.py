@@ -24,19 +24,19 @@ def _two_versions(path: Path, clock: Clock) -> None:  # noqa: F811 - the fixture
     rng = random.Random(4)
     p = make_pairs(path, n=24)
     clock.at(0, 8)
-    p.add_guideline_version("violations", {"preamble": "Match what means the same.\n"})
+    p.guidelines.add_guideline_version("violations", {"preamble": "Match what means the same.\n"})
     for day in range(4):
         clock.at(day)
         if day == 2:
-            p.add_guideline_version("violations", {"preamble": "Match what states the same claim.\n"})
+            p.guidelines.add_guideline_version("violations", {"preamble": "Match what states the same claim.\n"})
             clock.tick(60)
         for i in range(6 * day, 6 * day + 6):
             for c in ("c1@1|m", "c2@1|m"):
                 clock.tick(20)
-                p.record("ana", [Change(f"s{i}", c, "matches", GOOD)])
+                p.decisions.record("ana", [Change(f"s{i}", c, "matches", GOOD)])
                 clock.tick(20)
                 bad = day >= 2 and rng.random() < 0.8
-                p.record("ben", [Change(f"s{i}", c, "matches", SWAPPED if bad else GOOD)])
+                p.decisions.record("ben", [Change(f"s{i}", c, "matches", SWAPPED if bad else GOOD)])
     p.close()
 
 
@@ -47,7 +47,7 @@ def test_version_markers_and_the_by_version_tab(qtbot, open_window, tmp_path: Pa
     _two_versions(path, clock)
     with Project.open(path) as p:
         want_time = agreement_over_time(p, window="day", n_boot=50)
-        with p.every_label():
+        with p.guidelines.every_label():
             want_version = agreement_over_time(p, over="version", n_boot=50, scope=collect_labels(p))
     assert [w["window"] for w in want_version["windows"]] == ["violations v1", "violations v2"]
     assert [w["drops"] for w in want_version["windows"]] == [[], ["kappa", "alpha"]]  # the planted drop

@@ -14,9 +14,9 @@ from tests.gui_data import C1, open_window, project_path, settings  # noqa: F401
 
 def _assigned(path: Path) -> None:
     with Project.open(path) as p:
-        p.assign_work(["ana", "ben"], overlap=2, schemes=["violations"])
-        assert p.blind()
-        p.set_hide_machine(False)  # these tests accept the machine's proposal (hiding it: test_gui_blind_reveal.py)
+        p.assignments.assign_work(["ana", "ben"], overlap=2, schemes=["violations"])
+        assert p.assignments.blind()
+        p.reveals.set_hide_machine(False)  # these tests accept the machine's proposal (hiding it: test_gui_blind_reveal.py)
 
 
 def _statuses(w) -> dict[tuple[str, str], str]:  # type: ignore[no-untyped-def]
@@ -37,7 +37,7 @@ def test_blind_annotators_see_only_their_own_labels(qtbot, open_window, project_
     assert "blind" in ana.windowTitle()
     units = list(_statuses(ana))
     with Project.open(project_path) as p:
-        assert units == p.assigned_units("ana")  # her queue: the assigned violations units only, no rubric unit
+        assert units == p.assignments.assigned_units("ana")  # her queue: the assigned violations units only, no rubric unit
     first, second = units[0], units[1]
     assert ana.shown_view().current() == first
     _key(qtbot, ana, Qt.Key.Key_A)  # accept (auto-advances)
@@ -63,8 +63,8 @@ def test_blind_annotators_see_only_their_own_labels(qtbot, open_window, project_
     ben.close()
 
     with Project.open(project_path) as p:
-        assert p.current(*first, "status", "ana") == "accepted" and p.current(*first, "status", "ben") == "skipped"
-        assert p.current(*first, "status") == "skipped"  # resolved: the newest (ben), which ana must not see
+        assert p.decisions.current(*first, "status", "ana") == "accepted" and p.decisions.current(*first, "status", "ben") == "skipped"
+        assert p.decisions.current(*first, "status") == "skipped"  # resolved: the newest (ben), which ana must not see
     ana2 = open_window(project_path, "ana")
     assert _statuses(ana2)[first] == "accepted"
     ana2.select_row(0)
@@ -73,8 +73,8 @@ def test_blind_annotators_see_only_their_own_labels(qtbot, open_window, project_
 
 def test_not_blind_shows_the_resolved_labels(qtbot, open_window, project_path):  # type: ignore[no-untyped-def]
     with Project.open(project_path) as p:
-        p.record("ana", [__import__("app.store", fromlist=["Change"]).Change("v1", C1, "status", "flagged")])
-        assert not p.blind()
+        p.decisions.record("ana", [__import__("app.store", fromlist=["Change"]).Change("v1", C1, "status", "flagged")])
+        assert not p.assignments.blind()
     w = open_window(project_path, "ben")
     assert "blind" not in w.windowTitle()
     assert _statuses(w)[("v1", C1)] == "flagged"
@@ -84,9 +84,9 @@ def _disagree(path: Path) -> tuple[str, str]:
     from app.store import Change
 
     with Project.open(path) as p:
-        p.record("ana", [Change("v1", C1, "matches", [[0, 0]]), Change("v1", C1, "status", "accepted")])
-        p.record("ben", [Change("v1", C1, "matches", []), Change("v1", C1, "status", "corrected")])
-        assert p.current("v1", C1, "matches") == []  # no majority: the newest (ben) resolves
+        p.decisions.record("ana", [Change("v1", C1, "matches", [[0, 0]]), Change("v1", C1, "status", "accepted")])
+        p.decisions.record("ben", [Change("v1", C1, "matches", []), Change("v1", C1, "status", "corrected")])
+        assert p.decisions.current("v1", C1, "matches") == []  # no majority: the newest (ben) resolves
     return "v1", C1
 
 
@@ -108,17 +108,17 @@ def test_adjudication_resolves_a_disagreement(qtbot, open_window, project_path):
     panel.table.setFocus()
     qtbot.keyClick(panel.table, Qt.Key.Key_Return)  # take it
     with Project.open(project_path) as p:
-        assert p.current(*key, "matches") == [[0, 0]]  # the adjudicated label resolves
-        ev = [e for e in p.events("v1") if e["annotator"] == "cy"]
+        assert p.decisions.current(*key, "matches") == [[0, 0]]  # the adjudicated label resolves
+        ev = [e for e in p.decisions.events("v1") if e["annotator"] == "cy"]
         assert [(e["kind"], e["origin"]) for e in ev] == [("matches", "adjudication")]
     assert "cy (adjudicated)" in {panel.model.record(i)["resolved"] for i in range(panel.model.rowCount())}
     assert panel.set_value(C1, "status", '"accepted"')  # edit: a value typed by the adjudicator
     assert not panel.set_value(C1, "status", '"maybe"')  # the label kind's validation refuses it
     with Project.open(project_path) as p:
-        assert p.current(*key, "status") == "accepted"
+        assert p.decisions.current(*key, "status") == "accepted"
     w.undo()  # undo like any decision: ben's status resolves again
     with Project.open(project_path) as p:
-        assert p.current(*key, "status") == "corrected" and p.current(*key, "matches") == [[0, 0]]
+        assert p.decisions.current(*key, "status") == "corrected" and p.decisions.current(*key, "matches") == [[0, 0]]
     panel.grab().save("/tmp/concord_adjudication.png")
 
 
@@ -141,7 +141,7 @@ def test_agreement_panel_shows_the_cli_figures(qtbot, open_window, project_path)
         from app.store import Change
 
         for who, statuses in (("ana", ["accepted", "flagged", "accepted"]), ("ben", ["accepted", "flagged", "skipped"])):
-            p.record(who, [Change(s, C1, "matches", [[0, 0]] if st == "accepted" else [])
+            p.decisions.record(who, [Change(s, C1, "matches", [[0, 0]] if st == "accepted" else [])
                            for s, st in zip(("v1", "v2", "v3"), statuses)])
         want = agreement(p, n_boot=50)
     w = open_window(project_path, "cy")
@@ -182,7 +182,7 @@ def test_curation_adds_a_ground_truth_violation_from_a_text_selection(qtbot, ope
     qtbot.keyClick(w.list, Qt.Key.Key_G, Qt.KeyboardModifier.ShiftModifier)  # add the selection as ground truth
     assert "no emoji" in asked[0][0] and "style" in asked[0][1]  # the project's rules and categories are offered
     with Project.open(project_path) as p:
-        mine = p.current("v2", "", "ground_truth", "ana")
+        mine = p.decisions.current("v2", "", "ground_truth", "ana")
         assert mine[-1] == {"start": start, "end": start + 1, "quote": "🚀", "rule": "no emoji", "category": "style",
                             "explanation": "rocket"}
         assert len(mine) == 3 and p.store("violations").violation_samples(["v2"], curated=True)[0].ground_truth[2].rule == "no emoji"
@@ -195,13 +195,13 @@ def test_curation_adds_a_ground_truth_violation_from_a_text_selection(qtbot, ope
     assert view.sel_gt == 0
     qtbot.keyClick(w.list, Qt.Key.Key_Left, Qt.KeyboardModifier.AltModifier | Qt.KeyboardModifier.ShiftModifier)
     with Project.open(project_path) as p:
-        first = p.current("v2", "", "ground_truth", "ana")[0]
+        first = p.decisions.current("v2", "", "ground_truth", "ana")[0]
         assert (first["start"], first["end"], first["quote"]) == (text.index("😀"), text.index("😀") + 1, "😀")
 
     qtbot.keyClick(w.list, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)  # undo the move
     qtbot.keyClick(w.list, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)  # undo the addition
     with Project.open(project_path) as p:
-        assert p.current("v2", "", "ground_truth", "ana") is None
+        assert p.decisions.current("v2", "", "ground_truth", "ana") is None
         assert len(p.store("violations").violation_samples(["v2"], curated=True)[0].ground_truth) == 2
     assert w.shown_view().gt_model.rowCount() == 2
     assert not any(s.key == ("gt", 2) for s in w.shown_view().text.spans)
@@ -213,7 +213,7 @@ def test_calibration_panel_draws_the_human_ceiling(qtbot, open_window, project_p
 
     with Project.open(project_path) as p:
         for who, vals in (("ana", [[[0, 0]], [], []]), ("ben", [[[0, 0]], [], [[0, 0]]])):
-            p.record(who, [Change(s, C1, "matches", v) for s, v in zip(("v1", "v2", "v3"), vals)])
+            p.decisions.record(who, [Change(s, C1, "matches", v) for s, v in zip(("v1", "v2", "v3"), vals)])
         want = ceiling(p, "violations", n_boot=500)
     w = open_window(project_path, "cy")
     w.actions_by_id["calibrate"].trigger()

@@ -12,9 +12,9 @@ from tests.gui_data import C1, open_window, project_path, settings  # noqa: F401
 
 def _assigned(path: Path, hide: bool | None = None) -> None:
     with Project.open(path) as p:
-        p.assign_work(["ana", "ben"], overlap=2, schemes=["violations"])
+        p.assignments.assign_work(["ana", "ben"], overlap=2, schemes=["violations"])
         if hide is not None:
-            p.set_hide_machine(hide)
+            p.reveals.set_hide_machine(hide)
 
 
 def _key(qtbot, w, key, mod=Qt.KeyboardModifier.NoModifier) -> None:  # type: ignore[no-untyped-def]
@@ -24,7 +24,7 @@ def _key(qtbot, w, key, mod=Qt.KeyboardModifier.NoModifier) -> None:  # type: ig
 
 def _events(path: Path, annotator: str) -> list[dict]:
     with Project.open(path) as p:
-        return [e for e in p.events() if e["annotator"] == annotator]
+        return [e for e in p.decisions.events() if e["annotator"] == annotator]
 
 
 def _show_unit_with_proposal(qtbot, w):  # type: ignore[no-untyped-def]
@@ -40,7 +40,7 @@ def _show_unit_with_proposal(qtbot, w):  # type: ignore[no-untyped-def]
 def test_machine_links_hidden_until_the_commit_then_revealed(qtbot, open_window, project_path):  # type: ignore[no-untyped-def]
     _assigned(project_path)
     with Project.open(project_path) as p:
-        assert p.blind() and p.hide_machine()  # on by default in blind mode
+        assert p.assignments.blind() and p.reveals.hide_machine()  # on by default in blind mode
     w = open_window(project_path, "ana")
     w.actions_by_id["auto_advance"].setChecked(False)
     assert "machine labels after your decision" in w.windowTitle()
@@ -72,9 +72,9 @@ def test_machine_links_hidden_until_the_commit_then_revealed(qtbot, open_window,
     events = _events(project_path, "ana")
     assert all(e["machine_visible"] == 0 for e in events[len(linked):])  # (her links were already committed)
     with Project.open(project_path) as p:
-        assert p.current("v1", C1, "matches", "ana") == [[0, 1]]  # hers, not the proposal
-        assert p.current("v1", C1, "status", "ana") == ("accepted" if proposed == [(0, 1)] else "corrected")
-        assert p.revealed("ana", "v1", C1)
+        assert p.decisions.current("v1", C1, "matches", "ana") == [[0, 1]]  # hers, not the proposal
+        assert p.decisions.current("v1", C1, "status", "ana") == ("accepted" if proposed == [(0, 1)] else "corrected")
+        assert p.reveals.revealed("ana", "v1", C1)
 
     _key(qtbot, w, Qt.Key.Key_L)  # unlink after seeing the machine's: recorded as made with machine labels visible
     after = _events(project_path, "ana")[len(events):]
@@ -94,7 +94,7 @@ def test_machine_links_hidden_until_the_commit_then_revealed(qtbot, open_window,
     events = _events(project_path, "ben")
     assert {e["kind"] for e in events} == {"matches", "status"} and all(e["machine_visible"] == 0 for e in events)
     with Project.open(project_path) as p:
-        assert p.current("v1", C1, "matches", "ben") == [] and p.current("v1", C1, "status", "ben") == "corrected"
+        assert p.decisions.current("v1", C1, "matches", "ben") == [] and p.decisions.current("v1", C1, "status", "ben") == "corrected"
     ben.close()
 
 
@@ -111,8 +111,8 @@ def test_the_setting_off_shows_machine_labels_at_once(qtbot, open_window, projec
     events = _events(project_path, "ana")
     assert events and all(e["machine_visible"] == 1 for e in events)
     with Project.open(project_path) as p:
-        assert p.current("v1", C1, "status", "ana") == "accepted"
-        assert p.current("v1", C1, "matches", "ana") == [list(x) for x in sorted(view.scores.proposed)]
+        assert p.decisions.current("v1", C1, "status", "ana") == "accepted"
+        assert p.decisions.current("v1", C1, "matches", "ana") == [list(x) for x in sorted(view.scores.proposed)]
     w.close()
 
 
@@ -126,7 +126,7 @@ def test_the_decide_menu_toggles_the_project_setting(qtbot, open_window, project
     assert action.isChecked() and view.pair_table.isHidden() and view.links() == []
     assert "machine labels after your decision" in w.windowTitle()
     with Project.open(project_path) as p:
-        assert p.hide_machine() and not p.blind()  # stored in the project, as `concord config --hide-machine on`
+        assert p.reveals.hide_machine() and not p.assignments.blind()  # stored in the project, as `concord config --hide-machine on`
     action.trigger()
     assert not action.isChecked() and not view.pair_table.isHidden()
     assert "machine labels after" not in w.windowTitle()

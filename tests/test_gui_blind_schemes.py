@@ -18,7 +18,7 @@ from tests.test_gui_trace import trace_path  # noqa: F401 - fixture
 
 def _hiding(path: Path) -> None:
     with Project.open(path) as p:
-        p.set_hide_machine(True)
+        p.reveals.set_hide_machine(True)
 
 
 def _open(open_window, path: Path, scheme: str, key: tuple[str, str] | None = None):  # type: ignore[no-untyped-def]
@@ -37,11 +37,11 @@ def _commit(qtbot, w, view, writes: bool = True) -> tuple[str, str]:  # type: ig
     """Press A; the unit stays shown, the machine's labels are revealed; every event of it was made with them hidden
     (`writes`: False when the human's labels were already stored as they are: the commit then only reveals)."""
     unit = view.current()
-    n = len(w.project.events())
+    n = len(w.project.decisions.events())
     w.list.setFocus()
     qtbot.keyClick(w.list, Qt.Key.Key_A)
-    assert view.current() == unit and not view.machine_hidden() and w.project.revealed("tester", *unit)
-    made = w.project.events()[n:]
+    assert view.current() == unit and not view.machine_hidden() and w.project.reveals.revealed("tester", *unit)
+    made = w.project.decisions.events()[n:]
     assert bool(made) == writes and all(e["machine_visible"] == 0 for e in made)
     return unit
 
@@ -55,8 +55,8 @@ def test_rubric_buckets_start_empty_and_the_llm_metrics_wait(qtbot, open_window,
     assert "LLM" not in view.status.text() and "hidden" in view.status.text()
     sid, trait = _commit(qtbot, w, view)
     assert not view.metric_table.isColumnHidden(1)
-    assert w.project.current(sid, trait, "buckets", "tester") == {"tp": [], "fn": [], "fp": [], "tn": []}
-    assert w.project.current(sid, trait, "status", "tester") == "corrected"  # not the LLM's buckets
+    assert w.project.decisions.current(sid, trait, "buckets", "tester") == {"tp": [], "fn": [], "fp": [], "tn": []}
+    assert w.project.decisions.current(sid, trait, "status", "tester") == "corrected"  # not the LLM's buckets
 
 
 def test_trace_labels_start_empty_and_the_annotators_scores_wait(qtbot, open_window, trace_path):  # type: ignore[no-untyped-def]
@@ -69,11 +69,11 @@ def test_trace_labels_start_empty_and_the_annotators_scores_wait(qtbot, open_win
     w.list.setFocus()
     qtbot.keyClick(w.list, Qt.Key.Key_D)  # the first document sentence
     qtbot.keyClick(w.list, Qt.Key.Key_R)  # relevant: one event, made with the machine's labels hidden
-    assert w.project.current("t1", "", "relevant", "tester") == ["0a"]
-    assert {e["machine_visible"] for e in w.project.events()} == {0}
+    assert w.project.decisions.current("t1", "", "relevant", "tester") == ["0a"]
+    assert {e["machine_visible"] for e in w.project.decisions.events()} == {0}
     _commit(qtbot, w, view, writes=False)
     assert not any(view.score_table.isColumnHidden(i) for i in ann)
-    assert w.project.current("t1", "", "relevant", "tester") == ["0a"]
+    assert w.project.decisions.current("t1", "", "relevant", "tester") == ["0a"]
 
 
 def test_rgb_checkers_rows_wait_and_flips_start_from_no(qtbot, open_window, rgb_path):  # type: ignore[no-untyped-def]
@@ -81,7 +81,7 @@ def test_rgb_checkers_rows_wait_and_flips_start_from_no(qtbot, open_window, rgb_
     assert [r["source"] for r in view.decision_model.records()] == ["human"]
     w.list.setFocus()
     qtbot.keyClick(w.list, Qt.Key.Key_5)  # correct: from "no" (not from the hidden checker's call) to yes
-    assert w.project.current("c1", "m1", "correct", "tester") is True
+    assert w.project.decisions.current("c1", "m1", "correct", "tester") is True
     _commit(qtbot, w, view)  # writes the other decisions as "no" and the status
     sources = [r["source"].removesuffix(" ✓") for r in view.decision_model.records()]
     assert "rgb_original" in sources and sources[-1] == "human"
@@ -92,7 +92,7 @@ def test_addm_method_verdict_and_scores_wait(qtbot, open_window, addm_path):  # 
     assert "hidden until you commit" in view.verdicts.text() and view.score_table.isHidden()
     _commit(qtbot, w, view)
     assert "hidden" not in view.verdicts.text() and not view.score_table.isHidden()
-    assert w.project.current("tr-005", AMOS, "status", "tester") in ("accepted", "corrected")
+    assert w.project.decisions.current("tr-005", AMOS, "status", "tester") in ("accepted", "corrected")
 
 
 def test_generic_view_first_reveals_then_accepts(qtbot, open_window, toy_project):  # type: ignore[no-untyped-def]
@@ -102,5 +102,5 @@ def test_generic_view_first_reveals_then_accepts(qtbot, open_window, toy_project
     _commit(qtbot, w, view, writes=False)  # nothing of the human's own to commit here: A only reveals
     assert '"yes"' in view.machine_box.toPlainText()
     qtbot.keyClick(w.list, Qt.Key.Key_A)  # now accept what is shown: recorded as made with it visible
-    made = w.project.events()
+    made = w.project.decisions.events()
     assert made and all(e["machine_visible"] == 1 for e in made)

@@ -43,7 +43,7 @@ def test_calibration_panel_runs_applies_and_opens_disagreements(qtbot, qtmodelte
     assert panel.page.top_model.rowCount() > 10
     best = panel.page.top_model.record(0)
     assert best["rank"] == 1
-    runs = w.project.calibration_runs()
+    runs = w.project.artifacts.calibration_runs()
     assert len(runs) == 1 and runs[0]["objective"] == "kappa"
     assert panel.page.heatmap.values and len(panel.page.heatmap.values) == len(panel.page.heatmap.y_values)
     assert panel.page.curve.xs == sorted(panel.page.curve.xs) and len(panel.page.curve.xs) > 1

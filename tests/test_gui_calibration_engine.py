@@ -31,9 +31,9 @@ def test_panel_runs_on_the_scheduler_from_the_settings(qtbot, open_window, proje
             qtbot.waitUntil(lambda: panel.task is None, timeout=120000)
             prefixes = client.run_on_scheduler(lambda dask_scheduler: list(dask_scheduler.task_prefixes))
             assert any(str(p).startswith("concord") for p in prefixes), prefixes  # the chunks ran on this cluster
-    runs = w.project.calibration_runs()
+    runs = w.project.artifacts.calibration_runs()
     assert len(runs) == 2
-    a, b = (w.project.calibration_cv_results(r["id"]) for r in runs)
+    a, b = (w.project.artifacts.calibration_cv_results(r["id"]) for r in runs)
     assert a.equals(b) and len(a) > 10
     assert runs[0]["result"]["heldout"] == runs[1]["result"]["heldout"]
     panel.close()

@@ -43,7 +43,7 @@ def test_the_verdict_comes_first_and_apply_asks_when_not_better(qtbot, open_wind
     qtbot.mouseClick(page.run_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: page.task is None, timeout=120000)
 
-    result = w.project.calibration_runs()[-1]["result"]
+    result = w.project.artifacts.calibration_runs()[-1]["result"]
     gain = result["gain"]
     assert gain["baseline"] == "ragbench" and not gain["promoted"]  # 20 labeled samples: the interval holds 0
     text = page.verdict.text()
@@ -60,11 +60,11 @@ def test_the_verdict_comes_first_and_apply_asks_when_not_better(qtbot, open_wind
     answers.append(False)  # asked, declined: nothing saved
     qtbot.mouseClick(page.apply_button, Qt.MouseButton.LeftButton)
     assert asked == [text] and page.task is None
-    assert not [r for r in w.project.param_refs("trace") if r.startswith("tuned@")]
+    assert not [r for r in w.project.scheme_data.param_refs("trace") if r.startswith("tuned@")]
     answers.append(True)  # asked, accepted: saved, and said to be forced
     qtbot.mouseClick(page.apply_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: page.task is None, timeout=60000)
-    assert len(asked) == 2 and w.project.load_params("trace", "tuned@1.0.0") == result["best"]["params"]
+    assert len(asked) == 2 and w.project.scheme_data.load_params("trace", "tuned@1.0.0") == result["best"]["params"]
     assert "Applied as tuned@1.0.0 (forced: no better than the default)" in page.summary.text()
     panel.close()
 

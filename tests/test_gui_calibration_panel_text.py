@@ -46,8 +46,8 @@ def test_violations_page_runs_the_cli_search_and_says_which_figure_is_which(  # 
     page.components.setCurrentIndex(page.components.findData("std"))
     page.step.setCurrentText("0.25")
     qtbot.mouseClick(page.run_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: panel.task is None and len(w.project.calibration_runs()) == 2, timeout=120000)
-    run = w.project.calibration_runs()[-1]
+    qtbot.waitUntil(lambda: panel.task is None and len(w.project.artifacts.calibration_runs()) == 2, timeout=120000)
+    run = w.project.artifacts.calibration_runs()[-1]
     result = run["result"]
 
     # one path: the stored run is the generic one, with the CLI's figures on the same data and options
@@ -69,7 +69,7 @@ def test_violations_page_runs_the_cli_search_and_says_which_figure_is_which(  # 
     assert "grouped by group" not in page.summary.text() and "3 folds grouped by sample" in page.summary.text()
 
     # every other figure is named, with the chosen config's own values
-    cv = w.project.calibration_cv_results(run["id"]).sort_values("rank", kind="stable")
+    cv = w.project.artifacts.calibration_cv_results(run["id"]).sort_values("rank", kind="stable")
     figures = page.results.figures.text()
     assert f"{report.IN_SAMPLE} {result['best']['score']:.4f}" in figures
     assert f"{report.CROSS_VALIDATED} {cv['mean_test_score'].iloc[0]:.4f}" in figures
@@ -173,7 +173,7 @@ def test_a_run_stored_by_the_older_violations_front_still_reads(qtbot, open_wind
         cal = MatchCalibrator(space=SearchSpace.preset("std"), folds=3, n_boot=50).fit(
             table, labels.matches, labels.labeled_groups)
         old = cal.to_dict() | {"embedding": DEFAULT_EMBEDDING}
-        p.save_calibration_run("kappa", {"objective": "kappa", "folds": 3, "group_by": "sample",
+        p.artifacts.save_calibration_run("kappa", {"objective": "kappa", "folds": 3, "group_by": "sample",
                                          "embedding": DEFAULT_EMBEDDING}, old, cal.cv_results_)
     w = open_window(demo_path)
     panel = CalibrationPanel.open_for(w.panels)

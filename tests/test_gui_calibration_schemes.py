@@ -55,7 +55,7 @@ def test_panel_calibrates_trace_applies_and_draws_the_learning_curve(qtbot, open
     page = panel.scheme_page
     assert panel.pages.currentWidget() is page
     with Project.open(demo_path) as p:  # what the controls offer comes from the problem itself
-        problem = TRACE.search_problem(p.scheme_records("trace"), p.scheme_labels("trace"),
+        problem = TRACE.search_problem(p.scheme_data.scheme_records("trace"), p.scheme_data.scheme_labels("trace"),
                                        scheme_options(p, TRACE, {}))
     assert page.objective.itemText(0) == (getattr(problem, "objective", None) or "kappa")
     assert page.objective.currentText() == page.objective.itemText(0)
@@ -65,7 +65,7 @@ def test_panel_calibrates_trace_applies_and_draws_the_learning_curve(qtbot, open
     assert not page.run_button.isEnabled()
     qtbot.waitUntil(lambda: page.task is None, timeout=120000)
 
-    run = w.project.calibration_runs()[-1]
+    run = w.project.artifacts.calibration_runs()[-1]
     result = run["result"]
     assert run["params"]["scheme"] == "trace" and result["folds"] == 3
     rows = page.base_model.records()
@@ -86,7 +86,7 @@ def test_panel_calibrates_trace_applies_and_draws_the_learning_curve(qtbot, open
     page.apply_name.setText("tuned")
     qtbot.mouseClick(page.apply_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: page.task is None, timeout=60000)
-    assert w.project.load_params("trace", "tuned@1.0.0") == result["best"]["params"]
+    assert w.project.scheme_data.load_params("trace", "tuned@1.0.0") == result["best"]["params"]
     page.top_table.setFocus()
     page.top_table.selectRow(0)
     for _ in range(3):
@@ -95,7 +95,7 @@ def test_panel_calibrates_trace_applies_and_draws_the_learning_curve(qtbot, open
     assert other is page.top_model.record(3)
     page.apply_selected()
     qtbot.waitUntil(lambda: page.task is None, timeout=60000)
-    assert w.project.load_params("trace", "tuned@1.1.0") == problem.to_params(problem.space.config(other["_id"]))
+    assert w.project.scheme_data.load_params("trace", "tuned@1.1.0") == problem.to_params(problem.space.config(other["_id"]))
     assert "tuned@1.1.0" in page.summary.text()
 
     # the learning curve runs the same search; its last point is the full run
@@ -156,12 +156,12 @@ def test_human_ceiling_shows_under_another_schemes_page(qtbot, open_window, demo
     from app.services.ceiling import ceiling
 
     with Project.open(demo_path) as p:  # a second annotator labels four TRACe samples, differently on one
-        rows = [r for r in p.annotator_label_rows() if r[0] == "trace" and r[2] == "" and r[3] in TRACE.label_kinds]
+        rows = [r for r in p.decisions.annotator_label_rows() if r[0] == "trace" and r[2] == "" and r[3] in TRACE.label_kinds]
         sids = sorted({r[1] for r in rows})[:4]
         for sid, unit, kind, value in ((r[1], r[2], r[3], r[5]) for r in rows if r[1] in sids):
             if kind == "relevant" and sid == sids[0]:
                 value = list(value)[:1]
-            p.record("bea", [Change(sid, unit, kind, value)])
+            p.decisions.record("bea", [Change(sid, unit, kind, value)])
         expected = ceiling(p, "trace", n_boot=500)
     assert expected is not None and expected["annotators"] == 2
     w = open_window(demo_path)
@@ -183,7 +183,7 @@ def test_scheme_without_labels_says_there_is_nothing_to_calibrate(qtbot, open_wi
     recs, _ = make()
     path = tmp_path / "p.concord"
     with Project.create(path) as p:
-        p.write_samples("trace", recs)
+        p.samples.write_samples("trace", recs)
     w = open_window(path)
     panel = CalibrationPanel(w.panels)
     qtbot.addWidget(panel)
@@ -193,7 +193,7 @@ def test_scheme_without_labels_says_there_is_nothing_to_calibrate(qtbot, open_wi
     assert "nothing to calibrate yet" in panel.scheme_page.space_label.text()
     assert not panel.scheme_page.run_button.isEnabled() and panel.scheme_page.objective.count() == 0
     panel.scheme_page.run()  # refused quietly: no task starts
-    assert panel.scheme_page.task is None and w.project.calibration_runs() == []
+    assert panel.scheme_page.task is None and w.project.artifacts.calibration_runs() == []
     panel.curve_box.run()  # no objective yet: nothing to re-run
     assert panel.curve_box.task is None
     panel.close()

@@ -60,7 +60,7 @@ def test_window_workers_helper_and_cli_writers_lose_nothing(qtbot, open_window, 
     while any(p.poll() is None for p in procs) or not helper.done() or i < 40:
         assert time.monotonic() < deadline, "writers did not finish in time"
         # the window's own connection writes, as labeling does
-        window_events += w.project.record("tester", [Change("v1", "", "note", f"note {round_}-{i}")])
+        window_events += w.project.decisions.record("tester", [Change("v1", "", "note", f"note {round_}-{i}")])
         if i % 10 == 0:
             w.compute_machine_scores()  # worker threads: their own connections, opened and closed
         if i % 15 == 0:
@@ -87,6 +87,6 @@ def test_window_workers_helper_and_cli_writers_lose_nothing(qtbot, open_window, 
             annotator = f.stem
             n = p.scalar("SELECT count(*) FROM events WHERE annotator = ?", (annotator,))
             assert n == 8, f"{annotator}: {n} events, expected 8 (matches + status for 4 lines)"
-        assert p.count_vectors(NAMESPACE) == HELPER_VECTORS
-        assert p.current("v1", "", "note") == f"note {round_}-{i - 1}"
+        assert p.caches.count_vectors(NAMESPACE) == HELPER_VECTORS
+        assert p.decisions.current("v1", "", "note") == f"note {round_}-{i - 1}"
     assert backups >= 2

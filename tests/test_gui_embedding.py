@@ -23,7 +23,7 @@ def test_scores_become_final_with_the_bundled_model(qtbot, open_window, project_
     assert top.components["rule"] == 1.0 and top.proposed  # identical rules: exactly 1 whatever the backend
     other = view.scores.pair(0, 1)
     assert 0 < other.components["rule"] < 1  # a real cosine, not token overlap
-    assert w.project.count_vectors(namespace) >= 4
+    assert w.project.caches.count_vectors(namespace) >= 4
     raw = scoring._EMBEDDERS.get(SPEC)
     assert raw is None or raw._session is None  # the model was loaded in the helper process only
     assert embedproc.child_pids()  # the helper is still up (idle shutdown after a minute): it imported no torch

@@ -14,6 +14,7 @@ from app.corrections import Change, SetLabels
 from app.gui.window_parts import DECIDE
 from app.store import Project
 from app.store.backup import list_backups
+from app.store.units import UnitsPart
 from tests.gui_data import C1, C2, open_window, project_path, settings  # noqa: F401 - fixtures
 from tests.test_store_health import damage_events_pages, project_with_events
 
@@ -37,7 +38,7 @@ def test_failed_navigation_shows_the_error_and_disables_decisions(qtbot, open_wi
     w = open_window(project_path)
     p = w.project
     assert w.current_view.current() == ("v1", C1) and all(decide_enabled(w).values())
-    monkeypatch.setattr(p, "sample_labels", fail("disk I/O error"))
+    monkeypatch.setattr(p.decisions, "sample_labels", fail("disk I/O error"))
     key(qtbot, w, Qt.Key.Key_J)  # the list moves on to v1 / C2, whose decisions cannot be read
     assert w.current_row() == 1
     errors = w.messages.texts("error")
@@ -51,39 +52,39 @@ def test_failed_navigation_shows_the_error_and_disables_decisions(qtbot, open_wi
     key(qtbot, w, Qt.Key.Key_S)
     w.accept()  # not even when the handler is called directly
     w.view_action("link")
-    assert p.events("v1") == [] and w.session.stack.count() == 0
+    assert p.decisions.events("v1") == [] and w.session.stack.count() == 0
 
     monkeypatch.undo()  # the store recovers: Retry renders the selected unit and decisions come back
     w.messages.row("show").action_button.click()
     assert w.current_view.current() == ("v1", C2) and w.stack.currentWidget() is w.current_view
     assert not w.messages.has("show") and all(decide_enabled(w).values())
     key(qtbot, w, Qt.Key.Key_A)
-    assert p.current("v1", C2, "status") == "accepted" and p.current("v1", C1, "status") is None
+    assert p.decisions.current("v1", C2, "status") == "accepted" and p.decisions.current("v1", C1, "status") is None
 
 
 def test_failed_refresh_after_a_decision_disables_decisions(qtbot, open_window, project_path, monkeypatch):  # type: ignore[no-untyped-def]
     w = open_window(project_path)
     w.actions_by_id["auto_advance"].setChecked(False)
     p = w.project
-    monkeypatch.setattr(p, "sample_labels", fail("database disk image is malformed"))
+    monkeypatch.setattr(p.decisions, "sample_labels", fail("database disk image is malformed"))
     key(qtbot, w, Qt.Key.Key_F)  # flag is saved; re-reading the unit's decisions for the pane fails
-    assert p.current("v1", C1, "status") == "flagged"
+    assert p.decisions.current("v1", C1, "status") == "flagged"
     assert w.stack.currentWidget() is w.failed_page and not any(decide_enabled(w).values())
     assert any("malformed" in t for t in w.messages.texts("error"))
     key(qtbot, w, Qt.Key.Key_A)
-    assert p.current("v1", C1, "status") == "flagged"  # A did not accept a pane showing stale decisions
+    assert p.decisions.current("v1", C1, "status") == "flagged"  # A did not accept a pane showing stale decisions
 
 
 def test_list_that_cannot_load_is_empty_and_says_so(qtbot, open_window, project_path, monkeypatch):  # type: ignore[no-untyped-def]
     w = open_window(project_path)
-    monkeypatch.setattr(w.project, "count_units", fail("database is locked"))
+    monkeypatch.setattr(w.project.units, "count_units", fail("database is locked"))
     w.filters.set_status("unlabeled")  # reloading the list fails
     assert w.model.rowCount() == 0 and w.stack.currentWidget() is w.placeholder
     texts = w.messages.texts("error")
     assert len(texts) == 1 and "Could not load the review list" in texts[0] and "Another program" in texts[0]
     assert not any(decide_enabled(w).values())
     key(qtbot, w, Qt.Key.Key_A)
-    assert w.project.events() == []
+    assert w.project.decisions.events() == []
     monkeypatch.undo()
     w.messages.row("list").action_button.click()  # Retry
     assert w.model.rowCount() == 7 and not w.messages.has("list") and w.current_view.current() == ("v1", C1)
@@ -117,14 +118,14 @@ def test_counts_are_read_from_the_store_after_each_commit(qtbot, open_window, pr
 def test_count_failure_is_shown(qtbot, open_window, project_path, monkeypatch):  # type: ignore[no-untyped-def]
     w = open_window(project_path)
     qtbot.waitUntil(lambda: w.session_progress.counts is not None, timeout=10000)
-    real = Project.count_units
+    real = UnitsPart.count_units
 
     def fails_in_workers(self, f=None):  # type: ignore[no-untyped-def]
         if threading.current_thread() is not threading.main_thread():
             raise sqlite3.OperationalError("database is locked")
         return real(self, f)
 
-    monkeypatch.setattr(Project, "count_units", fails_in_workers)
+    monkeypatch.setattr(UnitsPart, "count_units", fails_in_workers)
     key(qtbot, w, Qt.Key.Key_A)
     qtbot.waitUntil(lambda: w.messages.has("task:counting labeled units"), timeout=10000)
     assert "count failed" in w.session_progress.label.text()
@@ -195,7 +196,7 @@ def test_automatic_backups_at_most_once_per_hour(qtbot, open_window, project_pat
     qtbot.wait(50)
     assert len(list_backups(project_path)) == 1
     with Project.open(list_backups(project_path)[0]) as b:  # a real project holding the first decision
-        assert b.current("v1", C1, "status") == "accepted"
+        assert b.decisions.current("v1", C1, "status") == "accepted"
     w.safety._last_attempt = time.monotonic() - 3601  # an hour of use later ...
     w.safety.every = 0  # ... and the newest backup is older than `every` too
     key(qtbot, w, Qt.Key.Key_S)

@@ -36,7 +36,7 @@ def test_export_dialog_previews_then_writes(qtbot, qtmodeltester, open_window, p
     target = tmp_path / "out" / "brand_split@0.1.0"
     manifest = json.loads((target / "manifest.json").read_text())
     assert manifest["filters"]["statuses"] == ["accepted", "corrected"]
-    assert w.project.split_record("brand_split", "0.1.0") is not None
+    assert w.project.artifacts.split_record("brand_split", "0.1.0") is not None
     assert "Wrote" in dlg.status.text()
     assert dlg.heading.text() == "Written: brand_split@0.1.0"
     # the same export again: nothing is written, and the dialog says so (not "Wrote", issue #19)

@@ -30,7 +30,7 @@ def test_guarantee_box_certifies_and_shows_the_sentence_and_curve(qtbot, open_wi
     box.target.setCurrentIndex(box.target.findData(0.85))
     qtbot.mouseClick(box.button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: box.task is None, timeout=120000)
-    run = w.project.calibration_runs()[-1]
+    run = w.project.artifacts.calibration_runs()[-1]
     g = run["result"]["guarantee"]
     assert g["target"] == 0.85 and g["calibration_samples"] == 120
     text = box.sentence.text()

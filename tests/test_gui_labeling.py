@@ -25,34 +25,34 @@ def test_accept_undo_redo_close_reopen(qtbot, open_window, project_path):  # typ
     assert proposal == [(0, 0)]  # same rule, overlapping dosage spans
     key(qtbot, w, Qt.Key.Key_A)
     p = w.project
-    assert p.current("v1", C1, "status") == "accepted"
-    assert p.current("v1", C1, "matches") == [[0, 0]]
+    assert p.decisions.current("v1", C1, "status") == "accepted"
+    assert p.decisions.current("v1", C1, "matches") == [[0, 0]]
     assert w.model.row(0)["status"] == "accepted"
     assert w.current_view.current() == ("v1", C2)  # advanced to the next unit
-    ev = p.events("v1")
+    ev = p.decisions.events("v1")
     assert {e["annotator"] for e in ev} == {"tester"} and len(ev) == 2
 
     key(qtbot, w, Qt.Key.Key_Z, CTRL)
-    assert p.current("v1", C1, "status") is None
-    assert p.current("v1", C1, "matches") is None
+    assert p.decisions.current("v1", C1, "status") is None
+    assert p.decisions.current("v1", C1, "matches") is None
     assert w.current_view.current() == ("v1", C1)  # undo shows the unit it changed
     assert w.model.row(0)["status"] == "unlabeled"
 
     key(qtbot, w, Qt.Key.Key_Z, CTRL | SHIFT)
-    assert p.current("v1", C1, "status") == "accepted"
-    assert p.current("v1", C1, "matches") == [[0, 0]]
+    assert p.decisions.current("v1", C1, "status") == "accepted"
+    assert p.decisions.current("v1", C1, "matches") == [[0, 0]]
 
     key(qtbot, w, Qt.Key.Key_J)
     key(qtbot, w, Qt.Key.Key_S)  # skip v1/C2 -> advances
-    assert p.current("v1", C2, "status") == "skipped"
+    assert p.decisions.current("v1", C2, "status") == "skipped"
     key(qtbot, w, Qt.Key.Key_F)
     flagged = w.model.row(2)
-    assert p.current(flagged["sample_id"], flagged["unit"], "status") == "flagged"
+    assert p.decisions.current(flagged["sample_id"], flagged["unit"], "status") == "flagged"
     last = w.current_view.current()
     w.close()
 
     with Project.open(project_path) as check:
-        assert check.time_spent() > 0  # time per unit logged when leaving it
+        assert check.decisions.time_spent() > 0  # time per unit logged when leaving it
         logged = {(r["sample_id"], r["unit"]) for r in check.query("SELECT sample_id, unit FROM work_log")}
         assert ("v1", C1) in logged and ("v1", C2) in logged
 
@@ -73,33 +73,33 @@ def test_link_unlink_missing_gt_and_wrong_gt(qtbot, open_window, project_path): 
     key(qtbot, w, Qt.Key.Key_G)  # GT 1, whose proposed partner is prediction 1
     assert view.selected_pair() == (0, 0)
     key(qtbot, w, Qt.Key.Key_L)  # linked in the proposal -> unlink
-    assert p.current("v1", C1, "matches") == []
-    assert p.current("v1", C1, "status") == "corrected"
+    assert p.decisions.current("v1", C1, "matches") == []
+    assert p.decisions.current("v1", C1, "status") == "corrected"
     assert view.gt_model.record(0)["linked"] == ""
     key(qtbot, w, Qt.Key.Key_L)  # link again
-    assert p.current("v1", C1, "matches") == [[0, 0]]
+    assert p.decisions.current("v1", C1, "matches") == [[0, 0]]
 
     key(qtbot, w, Qt.Key.Key_G)  # GT 2 (contact details), unlinked
     key(qtbot, w, Qt.Key.Key_P)  # prediction 2 (refunds)
     assert view.selected_pair() == (1, 1)
     key(qtbot, w, Qt.Key.Key_L)
-    assert p.current("v1", C1, "matches") == [[0, 0], [1, 1]]
+    assert p.decisions.current("v1", C1, "matches") == [[0, 0], [1, 1]]
     assert view.pred_model.record(1)["linked"] == "GT2"
     key(qtbot, w, Qt.Key.Key_L)
-    assert p.current("v1", C1, "matches") == [[0, 0]]
+    assert p.decisions.current("v1", C1, "matches") == [[0, 0]]
 
     key(qtbot, w, Qt.Key.Key_M)  # prediction 2 is a real violation missing from the ground truth
-    assert p.current("v1", C1, "missing_gt") == [1]
+    assert p.decisions.current("v1", C1, "missing_gt") == [1]
     assert view.pred_model.record(1)["state"] == "missing GT"
     key(qtbot, w, Qt.Key.Key_W)  # GT 2 is wrong
-    assert p.current("v1", "", "gt_wrong") == [1]
+    assert p.decisions.current("v1", "", "gt_wrong") == [1]
     assert view.gt_model.record(1)["state"] == "wrong"
 
     for _ in range(4):  # undo wrong GT, missing GT, unlink, link
         key(qtbot, w, Qt.Key.Key_Z, CTRL)
-    assert p.current("v1", "", "gt_wrong") is None  # back to "never decided", not just empty
-    assert p.current("v1", C1, "missing_gt") is None
-    assert p.current("v1", C1, "matches") == [[0, 0]]
+    assert p.decisions.current("v1", "", "gt_wrong") is None  # back to "never decided", not just empty
+    assert p.decisions.current("v1", C1, "missing_gt") is None
+    assert p.decisions.current("v1", C1, "matches") == [[0, 0]]
     assert view.gt_model.record(1)["state"] == ""
 
 
@@ -156,10 +156,10 @@ def test_switch_checker_and_note(qtbot, open_window, project_path, monkeypatch):
 
     monkeypatch.setattr(app.gui.window_decisions, "ask_text", lambda *a, **k: ("needs a second look", True))
     key(qtbot, w, Qt.Key.Key_E)
-    assert w.project.current("v1", C1, "note") == "needs a second look"
+    assert w.project.decisions.current("v1", C1, "note") == "needs a second look"
     assert "needs a second look" in w.current_view.note.text()
     key(qtbot, w, Qt.Key.Key_Z, CTRL)
-    assert w.project.current("v1", C1, "note") is None
+    assert w.project.decisions.current("v1", C1, "note") is None
 
 
 def test_filters_and_next_unlabeled(qtbot, open_window, project_path):  # type: ignore[no-untyped-def]
@@ -205,7 +205,7 @@ def test_checker_without_predictions_and_escape(qtbot, open_window, project_path
     assert view.gt_model.rowCount() == 1
     assert view.units_of_sample() == [C1, C2]  # both checkers ran on v3
     qtbot.keyClick(w.list, Qt.Key.Key_A)
-    assert w.project.current("v3", C2, "matches") == [] and w.project.current("v3", C2, "status") == "accepted"
+    assert w.project.decisions.current("v3", C2, "matches") == [] and w.project.decisions.current("v3", C2, "status") == "accepted"
     qtbot.keyClick(w.list, Qt.Key.Key_Escape)  # nothing running: harmless
 
 
@@ -217,7 +217,7 @@ def test_failed_write_is_reported_and_not_pushed(qtbot, open_window, project_pat
     def locked(*_a, **_k):  # type: ignore[no-untyped-def]
         raise sqlite3.OperationalError("database is locked")
 
-    monkeypatch.setattr(w.project, "record", locked)
+    monkeypatch.setattr(w.project.decisions, "record", locked)
     key(qtbot, w, Qt.Key.Key_A)
     shown = w.messages.texts("error")  # in the window's message bar, not only on the terminal
     assert len(shown) == 1 and "database is locked" in shown[0] and "try again" in shown[0].lower()

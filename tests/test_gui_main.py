@@ -22,7 +22,7 @@ def test_screenshot_renders_the_window_and_exits(qtbot, project_path: Path, sett
     assert (img.width(), img.height()) == gui_main.SCREENSHOT_SIZE
     assert len({img.pixel(x, y) for x in range(0, img.width(), 37) for y in range(0, img.height(), 37)}) > 10
     with Project.open(project_path) as p:  # a screenshot records nothing in the project
-        assert p.events() == [] and p.time_spent() == 0 and p.annotators() == []
+        assert p.decisions.events() == [] and p.decisions.time_spent() == 0 and p.decisions.annotators() == []
 
 
 def test_annotator_is_asked_once_then_remembered(qtbot, settings, monkeypatch) -> None:  # type: ignore[no-untyped-def]

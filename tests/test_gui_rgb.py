@@ -34,8 +34,8 @@ def rgb_path(tmp_path: Path) -> Path:
     ]
     path = tmp_path / "rgb.concord"
     with Project.create(path) as p:
-        p.write_samples("rgb", [SCHEME.parse(r).record for r in raws])
-        p.save_machine_label("c1", "m1", "llm_judge:judge", {"error_detected": False, "error_corrected": False})
+        p.samples.write_samples("rgb", [SCHEME.parse(r).record for r in raws])
+        p.samples.save_machine_label("c1", "m1", "llm_judge:judge", {"error_detected": False, "error_corrected": False})
     return path
 
 
@@ -86,33 +86,33 @@ def test_keys_set_human_decisions_accept_and_undo(qtbot, open_window, rgb_path):
     w, view = _open(open_window, rgb_path)
     p = w.project
     qtbot.keyClick(w.list, Qt.Key.Key_6)  # rejected: flip rgb_original's "no" to yes
-    assert p.current("c1", "m1", "rejected", "tester") is True
-    assert p.current("c1", "m1", "status", "tester") == "corrected"
+    assert p.decisions.current("c1", "m1", "rejected", "tester") is True
+    assert p.decisions.current("c1", "m1", "status", "tester") == "corrected"
     assert _row(view, "human")["rejected"] is True
     assert _row(view, "rgb_original")["_bg"] and not _row(view, "rgb_extended")["_bg"]  # differs from the human
     qtbot.keyClick(w.list, Qt.Key.Key_6)
-    assert p.current("c1", "m1", "rejected", "tester") is False
+    assert p.decisions.current("c1", "m1", "rejected", "tester") is False
     qtbot.keyClick(w.list, Qt.Key.Key_5)  # correct: original says yes -> no
     qtbot.keyClick(w.list, Qt.Key.Key_E, SHIFT)
     qtbot.keyClick(w.list, Qt.Key.Key_X, SHIFT)
-    assert [p.current("c1", "m1", k, "tester") for k in ("correct", "error_detected", "error_corrected")] == [False, False, False]
+    assert [p.decisions.current("c1", "m1", k, "tester") for k in ("correct", "error_detected", "error_corrected")] == [False, False, False]
     qtbot.keyClick(w.list, Qt.Key.Key_Z, CTRL)
-    assert p.current("c1", "m1", "error_corrected", "tester") is None
+    assert p.decisions.current("c1", "m1", "error_corrected", "tester") is None
     # H chooses the checker Accept takes: rgb_extended, then the judge (which decides only detection/correction)
     qtbot.keyClick(w.list, Qt.Key.Key_H)
     assert view.chosen == "rgb_extended"
     qtbot.keyClick(w.list, Qt.Key.Key_H)
     assert view.chosen == "llm_judge:judge"
     qtbot.keyClick(w.list, Qt.Key.Key_A)
-    assert p.current("c1", "m1", "status", "tester") == "accepted"
-    assert p.current("c1", "m1", "error_detected", "tester") is False
-    assert p.current("c1", "m1", "correct", "tester") is False  # the judge does not decide it: left as it was
+    assert p.decisions.current("c1", "m1", "status", "tester") == "accepted"
+    assert p.decisions.current("c1", "m1", "error_detected", "tester") is False
+    assert p.decisions.current("c1", "m1", "correct", "tester") is False  # the judge does not decide it: left as it was
     qtbot.keyClick(w.list, Qt.Key.Key_Z, CTRL)
     view.request_unit.emit("c1", "m1")
     qtbot.keyClick(w.list, Qt.Key.Key_H)  # back to rgb_original
     assert view.chosen == "rgb_original"
     qtbot.keyClick(w.list, Qt.Key.Key_A)
-    assert [p.current("c1", "m1", k, "tester") for k in ("correct", "rejected", "error_detected", "error_corrected")] \
+    assert [p.decisions.current("c1", "m1", k, "tester") for k in ("correct", "rejected", "error_detected", "error_corrected")] \
         == [True, False, True, True]
     # the chart's human line follows the decisions when the model is shown again
     view.request_unit.emit("r1", "m1")

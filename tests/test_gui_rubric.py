@@ -30,9 +30,9 @@ def test_move_excerpt_between_buckets_with_keys(qtbot, open_window, project_path
     qtbot.keyClick(w.list, Qt.Key.Key_X)  # select the first excerpt: TP "relieves pain"
     assert view.selected == ("tp", 0)
     qtbot.keyClick(w.list, Qt.Key.Key_3)  # -> FP
-    stored = p.current("r1", "coverage", "buckets")
+    stored = p.decisions.current("r1", "coverage", "buckets")
     assert stored == {"tp": ["thins the blood"], "fn": ["mentions fever"], "fp": ["cures infections", "relieves pain"], "tn": []}
-    assert p.current("r1", "coverage", "status") == "corrected"
+    assert p.decisions.current("r1", "coverage", "status") == "corrected"
     assert view.selected == ("fp", 1)
     assert [r["text"] for r in view.bucket_models["fp"].records()] == ["cures infections", "relieves pain"]
     assert _metric(view, "precision", "human") == 1 / 3  # recomputed live
@@ -43,10 +43,10 @@ def test_move_excerpt_between_buckets_with_keys(qtbot, open_window, project_path
     assert kinds[("fp", 1)] == "fp"
 
     qtbot.keyClick(w.list, Qt.Key.Key_1)  # and back to TP
-    assert p.current("r1", "coverage", "buckets")["tp"] == ["thins the blood", "relieves pain"]
+    assert p.decisions.current("r1", "coverage", "buckets")["tp"] == ["thins the blood", "relieves pain"]
     qtbot.keyClick(w.list, Qt.Key.Key_Z, CTRL)
     qtbot.keyClick(w.list, Qt.Key.Key_Z, CTRL)
-    assert p.current("r1", "coverage", "buckets") is None
+    assert p.decisions.current("r1", "coverage", "buckets") is None
     assert _metric(view, "precision", "human") == 2 / 3
 
 
@@ -58,13 +58,13 @@ def test_add_and_remove_excerpt(qtbot, open_window, project_path):  # type: igno
     qtbot.keyClicks(view.add_edit, "mentions fever")
     view.add_bucket.setCurrentIndex(view.add_bucket.findData("tn"))
     qtbot.keyClick(view.add_edit, Qt.Key.Key_Return)  # Return adds (it does not trigger "accept")
-    assert p.current("r1", "coverage", "buckets")["tn"] == ["mentions fever"]
-    assert p.current("r1", "coverage", "status") == "corrected"
+    assert p.decisions.current("r1", "coverage", "buckets")["tn"] == ["mentions fever"]
+    assert p.decisions.current("r1", "coverage", "status") == "corrected"
     assert view.selected == ("tn", 0)
     assert _metric(view, "specificity", "human") == 0.5  # tn 1 / (tn 1 + fp 1)
     w.list.setFocus()
     qtbot.keyClick(w.list, Qt.Key.Key_Delete)
-    assert p.current("r1", "coverage", "buckets")["tn"] == []
+    assert p.decisions.current("r1", "coverage", "buckets")["tn"] == []
 
 
 def test_accept_llm_buckets_and_highlights(qtbot, open_window, project_path):  # type: ignore[no-untyped-def]
@@ -76,6 +76,6 @@ def test_accept_llm_buckets_and_highlights(qtbot, open_window, project_path):  #
     for sel in view.response.extraSelections():
         assert sel.cursor.selectedText() in spans.values()
     qtbot.keyClick(w.list, Qt.Key.Key_A)
-    assert w.project.current("r1", "coverage", "status") == "accepted"
-    assert w.project.current("r1", "coverage", "buckets")["fp"] == ["cures infections"]
+    assert w.project.decisions.current("r1", "coverage", "status") == "accepted"
+    assert w.project.decisions.current("r1", "coverage", "buckets")["fp"] == ["cures infections"]
     assert w.current_view.current() == ("r2", "coverage")

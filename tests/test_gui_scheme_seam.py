@@ -115,7 +115,7 @@ def toy_scheme() -> Iterator[ToyScheme]:
 def toy_project(tmp_path: Path, toy_scheme: ToyScheme) -> Path:
     path = tmp_path / "toy.concord"
     with Project.create(path) as p:
-        p.write_samples(NAME, RECORDS)
+        p.samples.write_samples(NAME, RECORDS)
     return path
 
 
@@ -145,14 +145,14 @@ def test_toy_scheme_listed_opened_accepted_and_undone(qtbot, open_window, toy_pr
     w.list.setFocus()
     qtbot.keyClick(w.list, Qt.Key.Key_A)  # accept: scheme.accept(machine label), then the next unit
     p = w.project
-    assert p.current("t1", "judge-1", "toy_verdict") == "yes"
-    assert p.current("t1", "judge-1", "status") == "accepted"
+    assert p.decisions.current("t1", "judge-1", "toy_verdict") == "yes"
+    assert p.decisions.current("t1", "judge-1", "status") == "accepted"
     assert w.model.row(0)["status"] == "accepted"
     assert view.current() == ("t2", "judge-1")  # auto-advance
 
     qtbot.keyClick(w.list, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
-    assert p.current("t1", "judge-1", "toy_verdict") is None
-    assert p.current("t1", "judge-1", "status") is None
+    assert p.decisions.current("t1", "judge-1", "toy_verdict") is None
+    assert p.decisions.current("t1", "judge-1", "status") is None
     assert w.model.row(0)["status"] == "unlabeled"
     assert view.current() == ("t1", "judge-1")  # undo shows the unit it undid
     assert view.status.text() == "status: unlabeled"
@@ -161,7 +161,7 @@ def test_toy_scheme_listed_opened_accepted_and_undone(qtbot, open_window, toy_pr
 
     w.select_row(2)  # no machine label: accept records nothing
     qtbot.keyClick(w.list, Qt.Key.Key_A)
-    assert p.current("t3", "judge-1", "status") is None and view.current() == ("t3", "judge-1")
+    assert p.decisions.current("t3", "judge-1", "status") is None and view.current() == ("t3", "judge-1")
 
 
 def test_list_columns_follow_the_scheme_filter(qtbot, open_window, project_path) -> None:  # type: ignore[no-untyped-def]

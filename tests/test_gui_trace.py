@@ -27,7 +27,7 @@ def trace_path(tmp_path: Path) -> Path:
     raw["question"] = "<b>not bold</b>?"
     path = tmp_path / "trace.concord"
     with Project.create(path) as p:
-        p.write_samples("trace", [SCHEME.parse(raw).record])
+        p.samples.write_samples("trace", [SCHEME.parse(raw).record])
     return path
 
 
@@ -65,8 +65,8 @@ def test_keys_toggle_labels_and_scores_follow(qtbot, open_window, trace_path):  
         qtbot.keyClick(w.list, Qt.Key.Key_D)  # third document sentence: 0c
     assert view.doc_sel == 2 and {s.key: s.kind for s in view.documents.spans}[("doc", 2)] == "trace_none"  # selected
     qtbot.keyClick(w.list, Qt.Key.Key_R)
-    assert p.current("t1", "", "relevant", "tester") == ["0a", "0b", "0c"]
-    assert p.current("t1", view.row["unit"], "status", "tester") == "corrected"
+    assert p.decisions.current("t1", "", "relevant", "tester") == ["0a", "0b", "0c"]
+    assert p.decisions.current("t1", view.row["unit"], "status", "tester") == "corrected"
     assert _score(view, "relevance", "hum_ragbench") == 3 / 5
     assert _score(view, "relevance", "ann_ragbench") == 2 / 5  # the annotator's side is unchanged
     qtbot.keyClick(w.list, Qt.Key.Key_U)
@@ -78,15 +78,15 @@ def test_keys_toggle_labels_and_scores_follow(qtbot, open_window, trace_path):  
     assert view.resp_sel == 1
     assert _score(view, "adherence", "hum_ragbench") == 0.0
     qtbot.keyClick(w.list, Qt.Key.Key_V)
-    assert p.current("t1", "", "unsupported", "tester") == [] and p.current("t1", "", "adherent", "tester") is True
+    assert p.decisions.current("t1", "", "unsupported", "tester") == [] and p.decisions.current("t1", "", "adherent", "tester") is True
     assert _score(view, "adherence", "hum_ragbench") == 1.0 and _score(view, "adherence", "ann_ragbench") == 0.0
     qtbot.keyClick(w.list, Qt.Key.Key_I)  # 0c becomes a supporting key of b
-    assert p.current("t1", "", "support", "tester")["b"] == ["0c"]
+    assert p.decisions.current("t1", "", "support", "tester")["b"] == ["0c"]
     assert view.response_model.records()[1]["keys"] == "0c"
 
     for _ in range(4):
         qtbot.keyClick(w.list, Qt.Key.Key_Z, CTRL)
-    assert p.current("t1", "", "relevant", "tester") is None
+    assert p.decisions.current("t1", "", "relevant", "tester") is None
     assert _score(view, "relevance", "hum_ragbench") == 2 / 5 and _score(view, "adherence", "hum_ragbench") == 0.0
 
 
@@ -94,17 +94,17 @@ def test_mouse_toggles_and_support_keys(qtbot, open_window, trace_path):  # type
     w, view = _open(open_window, trace_path)
     p = w.project
     _click_sentence(qtbot, view, 3, CTRL)  # 1a relevant
-    assert view.doc_sel == 3 and p.current("t1", "", "relevant", "tester") == ["0a", "0b", "1a"]
+    assert view.doc_sel == 3 and p.decisions.current("t1", "", "relevant", "tester") == ["0a", "0b", "1a"]
     _click_sentence(qtbot, view, 4, SHIFT)  # 1b utilized
-    assert p.current("t1", "", "utilized", "tester") == ["0a", "1b"]
+    assert p.decisions.current("t1", "", "utilized", "tester") == ["0a", "1b"]
     assert {s.key: s.kind for s in view.documents.spans}[("doc", 4)] == "trace_utl"
     # with response sentence a selected, a plain click adds or removes a supporting key
     view.response_table.clicked.emit(view.response_model.index(0, 0))
     assert view.resp_sel == 0
     _click_sentence(qtbot, view, 1)
-    assert p.current("t1", "", "support", "tester")["a"] == ["0a", "0b"]
+    assert p.decisions.current("t1", "", "support", "tester")["a"] == ["0a", "0b"]
     _click_sentence(qtbot, view, 0)
-    assert p.current("t1", "", "support", "tester")["a"] == ["0b"]
+    assert p.decisions.current("t1", "", "support", "tester")["a"] == ["0b"]
 
 
 def test_accept_takes_the_annotators_labels(qtbot, open_window, trace_path):  # type: ignore[no-untyped-def]
@@ -112,13 +112,13 @@ def test_accept_takes_the_annotators_labels(qtbot, open_window, trace_path):  # 
     p = w.project
     qtbot.keyClick(w.list, Qt.Key.Key_D)
     qtbot.keyClick(w.list, Qt.Key.Key_R)  # unmark 0a: a correction
-    assert p.current("t1", "", "relevant", "tester") == ["0b"]
+    assert p.decisions.current("t1", "", "relevant", "tester") == ["0b"]
     unit = view.row["unit"]
     qtbot.keyClick(w.list, Qt.Key.Key_A)
-    assert p.current("t1", "", "relevant", "tester") == ["0a", "0b"]
-    assert p.current("t1", "", "unsupported", "tester") == ["b"] and p.current("t1", "", "adherent", "tester") is False
-    assert p.current("t1", "", "support", "tester") == {"a": ["0a"], "b": []}
-    assert p.current("t1", unit, "status", "tester") == "accepted"
+    assert p.decisions.current("t1", "", "relevant", "tester") == ["0a", "0b"]
+    assert p.decisions.current("t1", "", "unsupported", "tester") == ["b"] and p.decisions.current("t1", "", "adherent", "tester") is False
+    assert p.decisions.current("t1", "", "support", "tester") == {"a": ["0a"], "b": []}
+    assert p.decisions.current("t1", unit, "status", "tester") == "accepted"
 
 
 def test_view_actions_do_not_clash_with_any_other_action() -> None:
@@ -142,7 +142,7 @@ def test_an_llm_annotators_unit_shows_its_labels_and_accept_takes_them(qtbot, op
     llm = TraceLabels(("0c", "1a", "1b"), ("1a",), (SupportInfo("a", True, ("1a",), "x"), SupportInfo("b", True, ("general",), "y")),
                       (), True)
     with Project.open(trace_path) as p:
-        p.save_machine_unit("t1", "llm:m", "llm:m", label_value(llm, {}, "m"), None, {"relevance": 0.4})
+        p.samples.save_machine_unit("t1", "llm:m", "llm:m", label_value(llm, {}, "m"), None, {"relevance": 0.4})
     w, view = _open(open_window, trace_path)
     for _ in range(4):
         if view.row["unit"] == "llm:m":
@@ -156,8 +156,8 @@ def test_an_llm_annotators_unit_shows_its_labels_and_accept_takes_them(qtbot, op
     assert view.response_model.records()[1]["keys"] == "general"
     qtbot.keyClick(w.list, Qt.Key.Key_A)
     p = w.project
-    assert p.current("t1", "", "relevant", "tester") == ["0c", "1a", "1b"]
-    assert p.current("t1", "", "unsupported", "tester") == [] and p.current("t1", "", "adherent", "tester") is True
-    assert p.current("t1", "", "support", "tester") == {"a": ["1a"], "b": ["general"]}
-    assert p.current("t1", "llm:m", "status", "tester") == "accepted"
+    assert p.decisions.current("t1", "", "relevant", "tester") == ["0c", "1a", "1b"]
+    assert p.decisions.current("t1", "", "unsupported", "tester") == [] and p.decisions.current("t1", "", "adherent", "tester") is True
+    assert p.decisions.current("t1", "", "support", "tester") == {"a": ["1a"], "b": ["general"]}
+    assert p.decisions.current("t1", "llm:m", "status", "tester") == "accepted"
     assert _score(view, "relevance", "hum_ragbench") == 3 / 5

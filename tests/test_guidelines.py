@@ -45,7 +45,7 @@ def make(path: Path) -> Project:
 def label_all(p: Project, who: str = "ana") -> None:
     for i in range(6):
         for c in (C1, C2):
-            p.record(who, [Change(f"s{i}", c, "matches", GOOD), Change(f"s{i}", c, "status", "accepted")])
+            p.decisions.record(who, [Change(f"s{i}", c, "matches", GOOD), Change(f"s{i}", c, "status", "accepted")])
 
 
 def test_split_names_parts_and_refuses_bad_headings() -> None:
@@ -64,40 +64,40 @@ def test_split_names_parts_and_refuses_bad_headings() -> None:
 
 def test_versions_events_and_a_change_requeues_only_the_affected_units(tmp_path: Path) -> None:
     p = make(tmp_path / "p.concord")
-    p.record("ana", [Change("s0", C1, "status", "accepted")])  # before any guideline: version NULL
-    assert p.add_guideline_version("violations", guidelines.split("violations", V1)) == 1
-    assert p.add_guideline_version("violations", guidelines.split("violations", V1)) is None  # same text: no version
+    p.decisions.record("ana", [Change("s0", C1, "status", "accepted")])  # before any guideline: version NULL
+    assert p.guidelines.add_guideline_version("violations", guidelines.split("violations", V1)) == 1
+    assert p.guidelines.add_guideline_version("violations", guidelines.split("violations", V1)) is None  # same text: no version
     label_all(p)
-    versions = {(e["sample_id"], e["unit"], e["kind"]): e["guideline_version"] for e in p.events()}
-    assert versions[("s0", C1, "matches")] == 1 and p.events()[0]["guideline_version"] is None
+    versions = {(e["sample_id"], e["unit"], e["kind"]): e["guideline_version"] for e in p.decisions.events()}
+    assert versions[("s0", C1, "matches")] == 1 and p.decisions.events()[0]["guideline_version"] is None
     assert build(p, "list", limit=None).n_requeued == 0
-    assert p.add_guideline_version("violations", guidelines.split("violations", V2)) == 2
+    assert p.guidelines.add_guideline_version("violations", guidelines.split("violations", V2)) == 2
     q = build(p, "list", limit=None)
     requeued = {(e.sample_id, e.unit): e.reason for e in q.entries if e.reason}
     # R7 changed: only c1 on s4 cites it (its prediction); no ground truth cites it
     assert requeued == {("s4", C1): "labeled under v1; rule R7 changed in v2"}
     assert q.n_requeued == 1 and q.n_unlabeled == 0
     # confirmed under v2 with the same values: recorded (not a no-op), and no longer queued
-    n = len(p.events())
-    p.record("ana", [Change("s4", C1, "matches", GOOD), Change("s4", C1, "status", "accepted")])
-    assert len(p.events()) == n + 2 and p.events()[-1]["guideline_version"] == 2
+    n = len(p.decisions.events())
+    p.decisions.record("ana", [Change("s4", C1, "matches", GOOD), Change("s4", C1, "status", "accepted")])
+    assert len(p.decisions.events()) == n + 2 and p.decisions.events()[-1]["guideline_version"] == 2
     assert build(p, "list", limit=None).n_requeued == 0
-    p.record("ana", [Change("s4", C1, "status", "accepted")])  # and repeating it now is a no-op again
-    assert len(p.events()) == n + 2
-    p.record("ana", [Change("s5", C1, "status", "accepted")], origin="import")  # an import confirms nothing
-    assert len(p.events()) == n + 2
+    p.decisions.record("ana", [Change("s4", C1, "status", "accepted")])  # and repeating it now is a no-op again
+    assert len(p.decisions.events()) == n + 2
+    p.decisions.record("ana", [Change("s5", C1, "status", "accepted")], origin="import")  # an import confirms nothing
+    assert len(p.decisions.events()) == n + 2
     # a category change reaches the units of the sample whose ground truth is in it: both checkers of s1
     v3 = V2.replace("Tone.", "Tone and register.")
-    assert p.add_guideline_version("violations", guidelines.split("violations", v3)) == 3
+    assert p.guidelines.add_guideline_version("violations", guidelines.split("violations", v3)) == 3
     assert {(e.sample_id, e.unit) for e in build(p, "list", limit=None).entries if e.reason} == {("s1", C1), ("s1", C2)}
     # the preamble concerns every unit; the label made before versioning is compared with v1
-    assert p.add_guideline_version("violations", guidelines.split("violations", "Judge it all.\n" + v3[16:])) == 4
+    assert p.guidelines.add_guideline_version("violations", guidelines.split("violations", "Judge it all.\n" + v3[16:])) == 4
     q = build(p, "list", limit=None)
     assert q.n_requeued == 12
     reasons = {(e.sample_id, e.unit): e.reason for e in q.entries}
     assert reasons[("s4", C1)] == "labeled under v2; preamble changed in v4"
     assert reasons[("s1", C2)] == "labeled under v1; category Style changed in v3"
-    history = p.guideline_history("violations")
+    history = p.guidelines.guideline_history("violations")
     assert [h["version"] for h in history] == [1, 2, 3, 4] and guidelines.changes(history)[2] == ["rule R7"]
     p.close()
 
@@ -112,10 +112,10 @@ def test_rubric_trait_change_requeues_that_traits_units(tmp_path: Path) -> None:
     p.store("rubric").write_rubric_samples([RubricSample("r1", "Q?", "A and B.", tuple(traits), {t["name"]: buckets for t in traits}),
                             RubricSample("r2", "Q?", "A.", (traits[0],), {"coverage": buckets})])
     guide = "## trait coverage\nA first.\n## trait clarity\nPlain words.\n"
-    assert p.add_guideline_version("rubric", guidelines.split("rubric", guide)) == 1
+    assert p.guidelines.add_guideline_version("rubric", guidelines.split("rubric", guide)) == 1
     for sid, trait in (("r1", "coverage"), ("r1", "clarity"), ("r2", "coverage")):
-        p.record("ana", [Change(sid, trait, "buckets", buckets), Change(sid, trait, "status", "accepted")])
-    assert p.add_guideline_version("rubric", guidelines.split("rubric", guide.replace("Plain", "Short"))) == 2
+        p.decisions.record("ana", [Change(sid, trait, "buckets", buckets), Change(sid, trait, "status", "accepted")])
+    assert p.guidelines.add_guideline_version("rubric", guidelines.split("rubric", guide.replace("Plain", "Short"))) == 2
     q = build(p, "list", limit=None)
     assert [(e.sample_id, e.unit, e.reason) for e in q.entries] == [
         ("r1", "clarity", "labeled under v1; trait clarity changed in v2")]
@@ -144,9 +144,9 @@ def test_an_older_project_migrates_with_nothing_lost(tmp_path: Path) -> None:
         after = p.conn.execute("SELECT id, ts, annotator, sample_id, unit, kind, before, after, command, origin, uid, "
                                "guideline_version FROM events").fetchall()
         assert [r[:-1] for r in after] == before and after[0][-1] is None  # kept; "before versioning"
-        assert p.guideline_history("violations") == [] and p.guideline_version("violations") is None
-        p.record("ben", [Change("s1", C1, "status", "accepted")])
-        assert p.events()[-1]["guideline_version"] is None  # still no guideline
+        assert p.guidelines.guideline_history("violations") == [] and p.guidelines.guideline_version("violations") is None
+        p.decisions.record("ben", [Change("s1", C1, "status", "accepted")])
+        assert p.decisions.events()[-1]["guideline_version"] is None  # still no guideline
 
 
 def test_cli_set_show_history_and_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -181,7 +181,7 @@ def test_cli_set_show_history_and_bad_input(tmp_path: Path, capsys: pytest.Captu
         assert message in capsys.readouterr().err
     assert Path(path).stat().st_mtime_ns == mtime
     with Project.open(path) as p:
-        assert p.guideline_version("violations") == 2
+        assert p.guidelines.guideline_version("violations") == 2
 
 
 # -- agreement per guideline version, and --guideline-version -----------------------------------------------------------
@@ -195,15 +195,15 @@ def _two_versions(path: Path, swap_v2: float) -> None:
     rng = random.Random(4)
     good, swapped = [[0, 0], [1, 1]], [[0, 1], [1, 0]]
     p = make_pairs(path, n=24)
-    p.add_guideline_version("violations", {"preamble": "Match what means the same.\n"})
+    p.guidelines.add_guideline_version("violations", {"preamble": "Match what means the same.\n"})
     for version, samples_ in ((1, range(12)), (2, range(12, 24))):
         if version == 2:
-            p.add_guideline_version("violations", {"preamble": "Match what states the same claim.\n"})
+            p.guidelines.add_guideline_version("violations", {"preamble": "Match what states the same claim.\n"})
         for i in samples_:
             for c in ("c1@1|m", "c2@1|m"):
-                p.record("ana", [Change(f"s{i}", c, "matches", good)])
+                p.decisions.record("ana", [Change(f"s{i}", c, "matches", good)])
                 bad = version == 2 and rng.random() < swap_v2
-                p.record("ben", [Change(f"s{i}", c, "matches", swapped if bad else good)])
+                p.decisions.record("ben", [Change(f"s{i}", c, "matches", swapped if bad else good)])
     p.close()
 
 
@@ -223,12 +223,12 @@ def test_agreement_over_version_flags_a_drop_and_guideline_version_selects_label
         plain = agreement(p, samples={f"s{i}" for i in range(12, 24)}, n_boot=300)
         assert out["windows"][1]["kappa"] == plain["overall"]["kappa"]
         with guidelines.valid_labels(p, None, None) as guide:  # current: v1's labels were left behind by the preamble
-            assert {s for _scheme, s, *_ in p.annotator_label_rows()} == {f"s{i}" for i in range(12, 24)}
+            assert {s for _scheme, s, *_ in p.decisions.annotator_label_rows()} == {f"s{i}" for i in range(12, 24)}
         assert guide["violations"]["n_set_aside"] == 12 * 2 * 2
         assert guide["violations"]["set_aside"] == {"labeled under v1; preamble changed in v2": 48}
         with guidelines.valid_labels(p, None, 1):  # v1: the labels given under v2 are later than it
-            assert {s for _scheme, s, *_ in p.annotator_label_rows()} == {f"s{i}" for i in range(12)}
-        assert len(p.annotator_label_rows()) == 96  # outside the block every label again
+            assert {s for _scheme, s, *_ in p.decisions.annotator_label_rows()} == {f"s{i}" for i in range(12)}
+        assert len(p.decisions.annotator_label_rows()) == 96  # outside the block every label again
     assert main(["agreement", str(path), "--over", "version", "--bootstrap", "200", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["schema_version"] == 5 and errors("agreement", data) == []
@@ -264,7 +264,7 @@ def test_evaluate_calibrate_and_export_take_the_guideline_version(tmp_path: Path
     _two_versions(path, 0.8)
     with Project.open(path) as p:
         for i in range(24):  # ana's statuses under v2: the export's default status filter selects the units
-            p.record("ana", [Change(f"s{i}", "c1@1|m", "status", "accepted")])
+            p.decisions.record("ana", [Change(f"s{i}", "c1@1|m", "status", "accepted")])
     project = str(path)
     assert main(["evaluate", project, "--bootstrap", "0", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
@@ -277,7 +277,7 @@ def test_evaluate_calibrate_and_export_take_the_guideline_version(tmp_path: Path
     data = json.loads(capsys.readouterr().out)
     assert data["schema_version"] == 5 and errors("calibrate", data) == [] and data["guideline"]["version"] == 2
     with Project.open(path) as p:  # the stored run says so too
-        assert p.calibration_runs()[-1]["result"]["guideline"] == data["guideline"]
+        assert p.artifacts.calibration_runs()[-1]["result"]["guideline"] == data["guideline"]
     counts = {}
     for version in ("1", "2"):
         assert main(["export", project, "--name", "g", "--version", "1.0.0", "--dry-run", "--json", "--status", "any",
@@ -299,18 +299,18 @@ def test_evaluate_calibrate_and_export_take_the_guideline_version(tmp_path: Path
 
 def test_a_per_sample_label_is_set_aside_when_a_part_affects_its_sample(tmp_path: Path) -> None:
     p = make(tmp_path / "p.concord")
-    p.add_guideline_version("violations", guidelines.split("violations", V1))
+    p.guidelines.add_guideline_version("violations", guidelines.split("violations", V1))
     truth = [{"start": 4, "end": 7, "rule": "R7"}]
-    p.record("ana", [Change("s4", "", "ground_truth", truth), Change("s0", "", "ground_truth", truth)])
-    p.add_guideline_version("violations", guidelines.split("violations", V2))  # R7: cited on s4 only
+    p.decisions.record("ana", [Change("s4", "", "ground_truth", truth), Change("s0", "", "ground_truth", truth)])
+    p.guidelines.add_guideline_version("violations", guidelines.split("violations", V2))  # R7: cited on s4 only
     assert set(guidelines.stale_labels(p, "violations")) == {("s4", "", "ana")}
     assert set(p.store("violations").curated_ground_truth()) == {"s0", "s4"}
     with guidelines.valid_labels(p, ["violations"], None):
         assert set(p.store("violations").curated_ground_truth()) == {"s0"}
-        assert ("s4", "") not in p.scheme_labels("violations")
+        assert ("s4", "") not in p.scheme_data.scheme_labels("violations")
     # s4's units labeled under v2: the stale ground truth of s4 still brings back the unit of s4 the rule affects
     # (c1 cites R7 there), not c2's
-    p.record("ana", [Change("s4", C1, "matches", GOOD), Change("s4", C2, "matches", GOOD)])
+    p.decisions.record("ana", [Change("s4", C1, "matches", GOOD), Change("s4", C2, "matches", GOOD)])
     q = build(p, "list", limit=None)
     assert {(e.sample_id, e.unit): e.reason for e in q.entries if e.reason} == {
         ("s4", C1): "labeled under v1; rule R7 changed in v2"}
@@ -325,11 +325,11 @@ def test_n_in_the_app_visits_the_units_a_guideline_change_sent_back(qtbot, open_
 
     with Project.open(project_path) as p:  # v3's ground truth cites "no medical claims": both its checkers' units
         part = "rule no medical claims"
-        p.add_guideline_version("violations", {part: f"## {part}\nAny cure.\n"})
+        p.guidelines.add_guideline_version("violations", {part: f"## {part}\nAny cure.\n"})
         for sid in ("v1", "v2", "v3"):
             for c in (G1, G2):
-                p.record("ana", [Change(sid, c, "status", "accepted")])
-        p.add_guideline_version("violations", {part: f"## {part}\nAny cure or relief.\n"})
+                p.decisions.record("ana", [Change(sid, c, "status", "accepted")])
+        p.guidelines.add_guideline_version("violations", {part: f"## {part}\nAny cure or relief.\n"})
     w = open_window(project_path)
     w.queue.set_order("random")
     qtbot.waitUntil(lambda: bool(w.queue.requeued), timeout=20000)
@@ -352,10 +352,10 @@ def test_a_judge_level_change_requeues_the_samples_labeled_with_it(tmp_path: Pat
     assert main(["init", str(path)]) == 0 and main(["import", str(path), str(data)]) == 0
     guide = "## level none\nNothing wrong.\n## level minor\nA small slip.\n## level major\nA false claim.\n"
     with Project.open(path) as p:
-        p.add_guideline_version("judge", guidelines.split("judge", guide))
+        p.guidelines.add_guideline_version("judge", guidelines.split("judge", guide))
         for sid, level in (("j0", "minor"), ("j1", "major"), ("j2", "minor")):
-            p.record("ana", [Change(sid, "", "label", level)])
-        p.add_guideline_version("judge", guidelines.split("judge", guide.replace("A small slip.", "Any slip.")))
+            p.decisions.record("ana", [Change(sid, "", "label", level)])
+        p.guidelines.add_guideline_version("judge", guidelines.split("judge", guide.replace("A small slip.", "Any slip.")))
         assert {k[0] for k in guidelines.stale_labels(p, "judge")} == {"j0", "j2"}
         reasons = guidelines.stale_units(p, ["judge"])
         assert {s for s, _u in reasons} == {"j0", "j2"}

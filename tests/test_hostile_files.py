@@ -192,7 +192,7 @@ def test_a_16_mb_field_imports_quickly(project: Path, tmp_path: Path) -> None:
         t0 = time.perf_counter()
         report = import_file(p, f, workers=1)
         seconds = time.perf_counter() - t0
-        stored = p.records("addm", ["big-1"])[0]
+        stored = p.samples.records("addm", ["big-1"])[0]
     assert report.records == 1
     inc, ev = stored.incidents[0], stored.methods["m"].evidences[0]
     assert (inc.start, inc.how, ev.start, ev.how) == (5, "exact", 7, "casefold")
@@ -285,7 +285,7 @@ def test_a_run_file_with_a_utf8_bom_imports(addm_project: Path, tmp_path: Path) 
     f.write_bytes(b"\xef\xbb\xbf" + json.dumps(run).encode())
     assert main(["import", str(addm_project), str(f)]) == 0
     with Project.open(addm_project) as p:
-        assert "m" in p.records("addm", ["tr-001"])[0].methods
+        assert "m" in p.samples.records("addm", ["tr-001"])[0].methods
 
 
 # -- item 9 (part) ---------------------------------------------------------------------------------------------------

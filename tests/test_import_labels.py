@@ -51,13 +51,13 @@ def test_decisions_become_accepted_import_events(project: Project, tmp_path: Pat
     assert (report.lines, report.applied, report.unchanged, report.events) == (3, 3, 0, 6)
     assert report.annotators == ["ana", "ben"]
     assert project.store("violations").human_matches() == {("s0", B): {(0, 1), (2, 0)}, ("s0", A): set()}
-    assert project.current("s0", B, "matches") == [[0, 1], [2, 0]]
-    assert project.current("s0", B, "status") == "accepted"
+    assert project.decisions.current("s0", B, "matches") == [[0, 1], [2, 0]]
+    assert project.decisions.current("s0", B, "status") == "accepted"
     assert project.store("rubric").human_buckets() == {("q1", "dosage"): {"tp": ["two pills"], "fn": [], "fp": ["with water"], "tn": []}}
-    events = project.events()
+    events = project.decisions.events()
     assert {e["origin"] for e in events} == {"import"} and len(events) == 6
     assert {(e["annotator"], e["kind"]) for e in events if e["sample_id"] == "q1"} == {("ben", "buckets"), ("ben", "status")}
-    counts = {u["unit"]: u for u in project.status_counts()["units"]}
+    counts = {u["unit"]: u for u in project.counts.status_counts()["units"]}
     assert (counts[B]["labeled"], counts[B]["total"]) == (1, 3)
 
 
@@ -71,11 +71,11 @@ def test_reimport_changes_nothing_and_keeps_later_app_corrections(project: Proje
     # ana links another pair in the app; importing the old file again must not undo that.
     link("s1", B, [(2, 0)], (0, 1)).apply(project, "ana")
     import_labels(project, path)
-    assert project.current("s1", B, "matches") == [[0, 1], [2, 0]]
+    assert project.decisions.current("s1", B, "matches") == [[0, 1], [2, 0]]
     # A changed file is a new decision.
     changed = import_labels(project, write(tmp_path / "d.jsonl", [{"sample": "s1", "checker": B, "annotator": "ana",
                                                                    "matches": []}]))
-    assert changed.applied == 1 and project.current("s1", B, "matches") == []
+    assert changed.applied == 1 and project.decisions.current("s1", B, "matches") == []
 
 
 def test_bad_index_rejects_the_whole_file(project: Project, tmp_path: Path) -> None:
@@ -108,7 +108,7 @@ def test_bad_index_rejects_the_whole_file(project: Project, tmp_path: Path) -> N
     assert "is a rubric sample" in msgs[5]
     assert msgs[7] == f"a second decision by 'ana' on this checker (first at {path}:1)"
     assert str(exc.value).startswith(f"{path}: 9 problems found, nothing was recorded:")
-    assert project.table_counts() == before and project.events() == []
+    assert project.table_counts() == before and project.decisions.events() == []
 
 
 def test_two_annotators_on_one_unit_are_both_kept(project: Project, tmp_path: Path) -> None:
@@ -117,8 +117,8 @@ def test_two_annotators_on_one_unit_are_both_kept(project: Project, tmp_path: Pa
     path = write(tmp_path / "two.jsonl", lines)
     report = import_labels(project, path)
     assert report.applied == 2
-    assert {e["annotator"] for e in project.events("s0") if e["kind"] == "matches"} == {"ana", "ben"}
-    assert project.current("s0", B, "matches") == [[0, 1], [2, 0]]  # the newest decision is the current label
+    assert {e["annotator"] for e in project.decisions.events("s0") if e["kind"] == "matches"} == {"ana", "ben"}
+    assert project.decisions.current("s0", B, "matches") == [[0, 1], [2, 0]]  # the newest decision is the current label
     assert import_labels(project, path).events == 0
 
 
@@ -128,4 +128,4 @@ def test_csv_decisions(project: Project, tmp_path: Path) -> None:
     pd.DataFrame([{"sample": "s2", "checker": A, "annotator": "cy", "matches": "[[1, 0]]"}]).to_csv(
         tmp_path / "d.csv", index=False)
     report = import_labels(project, tmp_path / "d.csv")
-    assert report.applied == 1 and project.current("s2", A, "matches") == [[1, 0]]
+    assert report.applied == 1 and project.decisions.current("s2", A, "matches") == [[1, 0]]

@@ -31,7 +31,7 @@ def test_a_file_whose_reader_does_not_take_an_option_refuses_it(tmp_path: Path, 
     with Project.create(tmp_path / "p.concord") as p:
         with pytest.raises(UsageError, match=message.replace("(", r"\(").replace(")", r"\)")):
             import_file(p, GENERIC, options=options)
-        assert p.records("addm") == []
+        assert p.samples.records("addm") == []
 
 
 def test_a_scheme_file_refuses_another_schemes_option(tmp_path: Path) -> None:
@@ -41,9 +41,9 @@ def test_a_scheme_file_refuses_another_schemes_option(tmp_path: Path) -> None:
     with Project.create(tmp_path / "p.concord") as p:
         with pytest.raises(UsageError, match="--count-all: only a FaithBench batch file takes it"):
             import_file(p, data, options={"count_all": True})
-        assert p.records("rgb") == []
+        assert p.samples.records("rgb") == []
         import_file(p, data, options={"model": "unused-for-a-data-file"})  # its reader takes it
-        assert len(p.records("rgb")) == 3
+        assert len(p.samples.records("rgb")) == 3
 
 
 def test_the_declared_options_are_the_ones_offered_and_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

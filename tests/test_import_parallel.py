@@ -54,12 +54,12 @@ def snapshot(p: Project) -> dict[str, Any]:
     ids = [s.id for s in p.store("violations").violation_samples()]
     return {
         "samples": p.store("violations").violation_samples(),
-        "rows": [p.sample_row(i) for i in ids],
+        "rows": [p.samples.sample_row(i) for i in ids],
         "groundings": {i: p.store("violations").violation_groundings(i) for i in ids},
-        "units": [p.units_for_sample(i) for i in ids],
+        "units": [p.units.units_for_sample(i) for i in ids],
         "rubric": [p.store("rubric").bucket_assignment(u["sample_id"], u["trait"], "import")["buckets"]  # type: ignore[index]
                    for u in p.store("rubric").rubric_units()],
-        "status": p.status_counts(),
+        "status": p.counts.status_counts(),
     }
 
 
@@ -99,7 +99,7 @@ def test_parallel_reimport_of_a_serial_import_and_updates(tmp_path: Path) -> Non
         assert (report.counts["violations"].added, report.counts["violations"].updated,
                 report.counts["violations"].unchanged) == (1, 1, 29)
         assert len(p.store("violations").violation_sample("s025").ground_truth) == 1  # type: ignore[union-attr]
-        assert p.units_for_sample("s025")[0]["n_gt"] == 1
+        assert p.units.units_for_sample("s025")[0]["n_gt"] == 1
 
 
 def test_same_problems_as_single_process_and_nothing_written(tmp_path: Path) -> None:

@@ -79,13 +79,13 @@ def test_good_file_twice_leaves_the_same_samples_and_violations(project: Project
     facts = first.facts["violations"]
     assert (first.counts["violations"].added, facts.violations, sorted(facts.checkers)) == (5, 20, [CHECKER])
     assert first.changed
-    samples, counts, dataset = project.store("violations").violation_samples(), project.table_counts(), project.dataset("good")
+    samples, counts, dataset = project.store("violations").violation_samples(), project.table_counts(), project.samples.dataset("good")
     second = import_file(project, path)
     assert not second.changed
     assert (second.counts["violations"].unchanged, second.counts["violations"].added) == (5, 0)
     assert project.store("violations").violation_samples() == samples
     assert project.table_counts() == counts
-    assert project.dataset("good") == dataset  # not even the import time moves
+    assert project.samples.dataset("good") == dataset  # not even the import time moves
 
 
 def test_stored_sample_equals_the_file(project: Project, tmp_path: Path) -> None:
@@ -98,9 +98,9 @@ def test_stored_sample_equals_the_file(project: Project, tmp_path: Path) -> None
         TEXT.index("clinically"), TEXT.index("clinically") + 17, "clinically proven", "No absolute claims",
         "compliance", "unverified", "tested")
     assert [v.quote for v in s.predictions[CHECKER]] == ["erase wrinkles forever", "only 3 left"]
-    row = project.sample_row("s1")
+    row = project.samples.sample_row("s1")
     assert row is not None and row["meta"] == {"brand": "Lumen", "n": 3}
-    assert project.dataset("launch")["n_records"] == 1  # type: ignore[index]
+    assert project.samples.dataset("launch")["n_records"] == 1  # type: ignore[index]
     assert project.store("violations").violation_groundings("s1") == {"": ["offsets", "offsets"], CHECKER: ["offsets", "offsets"]}
 
 
@@ -182,7 +182,7 @@ def test_quotes_without_offsets_are_located_and_ungrounded_ones_kept(project: Pr
     assert "wrinkles forever" in TEXT[preds[2].start:preds[2].end]
     assert (preds[3].start, preds[3].end, preds[3].quote) == (None, None, "free shipping worldwide")
     assert project.store("violations").violation_groundings("s1")[CHECKER] == ["exact", "casefold", "fuzzy", "ungrounded"]
-    assert project.status_counts()["scheme_counts"]["violations"]["ungrounded_violations"] == 1
+    assert project.counts.status_counts()["scheme_counts"]["violations"]["ungrounded_violations"] == 1
 
 
 def test_odd_checker_names_and_unknown_fields_warn_once(project: Project, tmp_path: Path) -> None:

@@ -32,7 +32,7 @@ def test_records_naming_their_scheme_import_like_guessed_ones(project: Project, 
     ])
     report = import_file(project, path)
     assert report.counts["violations"].added == 1 and report.counts["rubric"].added == 1 and not report.warnings
-    assert project.sample_schemes(["v", "r"]) == {"v": "violations", "r": "rubric"}
+    assert project.samples.sample_schemes(["v", "r"]) == {"v": "violations", "r": "rubric"}
 
 
 def test_unknown_and_ambiguous_schemes_are_errors(project: Project, tmp_path: Path) -> None:
@@ -46,7 +46,7 @@ def test_unknown_and_ambiguous_schemes_are_errors(project: Project, tmp_path: Pa
     msgs = {p.location.number: (p.field, p.message) for p in exc.value.problems}
     assert msgs[1][0] == "scheme" and "unknown scheme 'nope'" in msgs[1][1] and "violations" in msgs[1][1]
     assert "cannot tell the record kind" in msgs[3][1] and 'add "scheme"' in msgs[3][1]
-    assert project.count_units() == 0
+    assert project.units.count_units() == 0
 
 
 def test_a_record_two_schemes_accept_must_name_one(project: Project, tmp_path: Path) -> None:

@@ -58,7 +58,7 @@ def labeled_by_scan(p: Project) -> dict[tuple[str, str], tuple[int, int, int]]:
 
 def assert_counts_right(p: Project) -> None:
     assert stored(p) == recount(p)
-    status = p.status_counts()
+    status = p.counts.status_counts()
     assert {(u["scheme"], u["unit"]): (u["total"], u["labeled"] or 0, u["with_status"] or 0)
             for u in status["units"]} == labeled_by_scan(p)
     assert status["samples"] == dict(p.conn.execute("SELECT scheme, COUNT(*) FROM samples GROUP BY scheme").fetchall())
@@ -78,20 +78,20 @@ def test_an_error_in_the_last_chunk_leaves_the_project_unchanged_and_every_error
     assert len(list(parallel.chunks(bad))) > 5
     with Project.create(tmp_path / "p.concord") as p:
         import_file(p, write(tmp_path / "first.jsonl", [record(i, rule="Old rule") for i in range(100, 140)]))
-        before = (p.table_counts(), stored(p), p.status_counts())
+        before = (p.table_counts(), stored(p), p.counts.status_counts())
         with pytest.raises(ImportErrors) as exc:
             import_file(p, bad, workers=workers)
         lines = [str(e).split(": ")[0].rsplit(":", 1)[1] for e in exc.value.problems]
         assert lines == ["2", "59", "60"]
-        assert (p.table_counts(), stored(p), p.status_counts()) == before
-        assert p.dataset("bad") is None
+        assert (p.table_counts(), stored(p), p.counts.status_counts()) == before
+        assert p.samples.dataset("bad") is None
         # only the last line wrong: the chunks before it were written inside the transaction, then rolled back
         rows = [record(i) for i in range(60)]
         rows[59]["ground_truth"][0]["end"] = 999
         with pytest.raises(ImportErrors) as exc:
             import_file(p, write(bad, rows), workers=workers)
         assert [str(e).split(": ")[0].rsplit(":", 1)[1] for e in exc.value.problems] == ["60"]
-        assert (p.table_counts(), stored(p), p.status_counts()) == before
+        assert (p.table_counts(), stored(p), p.counts.status_counts()) == before
 
 
 def test_unchanged_lines_are_not_parsed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -152,23 +152,23 @@ def test_row_counts_follow_imports_labels_machine_units_and_merges(tmp_path: Pat
         rows.append(record(77))
         import_file(p, write(tmp_path / "d.jsonl", rows), workers=1)
         assert_counts_right(p)
-        p.record("ana", [Change("s0001", A, "matches", [[0, 0]]), Change("s0001", A, "status", "accepted"),
+        p.decisions.record("ana", [Change("s0001", A, "matches", [[0, 0]]), Change("s0001", A, "status", "accepted"),
                          Change("s0002", "", "note", "later"), Change("r1", "price", "status", "skipped")])
-        p.save_machine_unit("s0005", "llm@1|gpt", "llm", {"x": 1}, summary={"n": 1})
-        p.save_machine_unit("s0005", "llm@1|gpt", "llm", {"x": 2}, summary={"n": 2})  # same unit again
+        p.samples.save_machine_unit("s0005", "llm@1|gpt", "llm", {"x": 1}, summary={"n": 1})
+        p.samples.save_machine_unit("s0005", "llm@1|gpt", "llm", {"x": 2}, summary={"n": 2})  # same unit again
         assert_counts_right(p)
-        assert {(u["unit"], u["labeled"], u["with_status"]) for u in p.status_counts()["units"]} >= {
+        assert {(u["unit"], u["labeled"], u["with_status"]) for u in p.counts.status_counts()["units"]} >= {
             (A, 1, 1), ("price", 0, 1), ("llm@1|gpt", 0, 0)}
     other = tmp_path / "other.concord"
     shutil.copy(path, other)
     with Project.open(other) as q:
-        q.record("ben", [Change("s0006", A, "matches", [])])
+        q.decisions.record("ben", [Change("s0006", A, "matches", [])])
     from app.store.merge import merge
 
     merge(tmp_path / "merged.concord", [path, other])
     with Project.open(tmp_path / "merged.concord") as m:
         assert_counts_right(m)
-        assert any(u["unit"] == A and u["labeled"] == 2 for u in m.status_counts()["units"])
+        assert any(u["unit"] == A and u["labeled"] == 2 for u in m.counts.status_counts()["units"])
 
 
 def test_recovery_recounts_the_rows(tmp_path: Path) -> None:

@@ -78,8 +78,8 @@ def test_csv_import_into_fresh_project(project: Project, tmp_path: Path) -> None
     assert report.counts["violations"].added == 3 and report.facts["violations"].grounding == {"offsets": 3, "exact": 3}
     s = project.store("violations").violation_sample("002")
     assert s is not None and s.split == "test" and s.predictions[CHECKER][0].quote == "Zucker,"
-    assert project.sample_row("002")["meta"] == {"channel": "social", "i": 2}  # type: ignore[index]
-    assert project.dataset("csv-set") is not None
+    assert project.samples.sample_row("002")["meta"] == {"channel": "social", "i": 2}  # type: ignore[index]
+    assert project.samples.dataset("csv-set") is not None
 
 
 def test_parquet_with_native_nested_columns(project: Project, tmp_path: Path) -> None:

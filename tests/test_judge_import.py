@@ -73,7 +73,7 @@ def test_import_then_evaluate_gives_sklearns_auroc(project: Path, tmp_path: Path
     assert "judge samples: 16 added" in out and "decisions by 2 annotator(s)" in out
     with Project.open(project) as p:
         for name in ANNOTATORS:  # each annotator read every sample of the batch: unmarked ones are their "no"
-            labels = p.scheme_labels("judge", annotator=name)
+            labels = p.scheme_data.scheme_labels("judge", annotator=name)
             assert len(labels) == 16
             for s in batch["samples"]:
                 mine = [a for a in s["annotations"] if a["annotator_name"] == name]
@@ -114,7 +114,7 @@ def test_reimport_changes_nothing_and_a_bad_batch_changes_nothing(project: Path,
     err = capsys.readouterr().err
     assert f"{g}:sample 1: annotator:" in err
     with Project.open(project) as p:
-        assert not [s for s in p.sample_rows("judge") if s.startswith("faithbench-b3-")]
+        assert not [s for s in p.samples.sample_rows("judge") if s.startswith("faithbench-b3-")]
     # a span outside its summary: refused before anything is written, naming the sample and field
     bad = _batch(6, n=3)
     bad["samples"][1]["annotations"] = [{"annotator_name": "ana", "label": ["Unwanted"], "summary_start": 2,
@@ -135,7 +135,7 @@ def test_count_all_counts_questionable_and_benign(project: Path, tmp_path: Path)
     f.write_text(json.dumps(batch), encoding="utf-8")
     assert main(["import", str(project), str(f), "--count-all"]) == 0
     with Project.open(project) as p:
-        labels = p.scheme_labels("judge", annotator="ana")
+        labels = p.scheme_data.scheme_labels("judge", annotator="ana")
     for s in batch["samples"]:
         marked = any(a["annotator_name"] == "ana" for a in s["annotations"])
         assert labels[(f"faithbench-b1-{s['sample_id']}", "")]["label"] == marked

@@ -78,8 +78,8 @@ def _sha(path: Path) -> str:
 def _state(project: Path, scheme: str) -> tuple[list[Any], list[dict[str, Any]]]:
     """Every annotator's labels and the records (as import reads them) of a scheme."""
     with Project.open(project) as p:
-        labels = [row for row in p.annotator_label_rows() if row[0] == scheme]
-        records = [get(scheme).to_json(r) for r in p.scheme_records(scheme)]
+        labels = [row for row in p.decisions.annotator_label_rows() if row[0] == scheme]
+        records = [get(scheme).to_json(r) for r in p.scheme_data.scheme_records(scheme)]
     return labels, records
 
 

@@ -32,6 +32,6 @@ def test_without_a_mapping_for_choices_the_file_is_refused(tmp_path: Path, monke
     assert main(["import", str(project), str(src), "--levels", "Faithful,Hallucinated"]) == 2
     assert "no registered scheme reads Label Studio 'choices' results" in capsys.readouterr().err
     with Project.open(project) as p:
-        assert p.sample_counts() == {}
+        assert p.counts.sample_counts() == {}
     assert main(["export", str(project), "--format", "labelstudio", "--out", str(tmp_path / "t.json")]) == 2
     assert "holds no violations samples to export" in capsys.readouterr().err  # only the declared schemes are named

@@ -379,3 +379,64 @@ def test_the_cycle_checker_finds_a_planted_cycle_inside_a_function(tmp_path: Pat
     graph = import_graph(("pkg",), tmp_path)
     assert graph["pkg.c"] == {"pkg.a"} and graph["pkg.d"] == set()
     assert cycles(graph) == [["pkg.a", "pkg.b", "pkg.c"]]
+
+
+# -- the project is composed of parts, not mixins (issue #25 item 3) ------------------------------------------------
+def _part_names() -> dict[str, type]:
+    from functools import cached_property
+
+    from app.store import Project
+
+    return {name: attr.func for name, attr in vars(Project).items() if isinstance(attr, cached_property)}
+
+
+def test_project_inherits_only_project_base_and_lists_its_parts() -> None:
+    from app.store import Project
+    from app.store.parts import ProjectPart
+    from app.store.project import ProjectBase
+
+    assert Project.__bases__ == (ProjectBase,) and Project.__mro__ == (Project, ProjectBase, object)
+    parts = _part_names()
+    assert {"samples", "scheme_data", "counts", "decisions", "units", "assignments", "reveals", "guidelines", "caches",
+            "artifacts", "bulk"} <= set(parts)
+    assert all(isinstance(cls, type) and issubclass(cls, ProjectPart) for cls in parts.values()), parts
+    # a part's name is no attribute of the base, and no part has a method of that name (`project.<part>.<method>`
+    # reads one way); no two parts have a public method of the same name
+    assert not set(parts) & set(dir(ProjectBase))
+    owners: dict[str, list[str]] = {}
+    for name, cls in parts.items():
+        for method in vars(cls):
+            if not method.startswith("_"):
+                owners.setdefault(method, []).append(name)
+    assert not set(parts) & set(owners)
+    assert {m: o for m, o in owners.items() if len(o) > 1} == {}
+
+
+def test_no_mixin_class_is_left_in_the_store() -> None:
+    from app.store.project import ProjectBase
+
+    found = [f"{path.relative_to(ROOT).as_posix()}:{node.lineno} {node.name}"
+             for path in sorted((ROOT / "app" / "store").glob("*.py"))
+             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+             if isinstance(node, ast.ClassDef) and (node.name.endswith("Mixin") or any(
+                 ast.unparse(b) == ProjectBase.__name__ for b in node.bases) and node.name != "Project")]
+    assert found == []
+
+
+def test_each_part_is_built_once_and_writes_in_the_callers_transaction(tmp_path: Path) -> None:
+    import pytest
+
+    from app.store import Project
+    from app.store.parts import ProjectPart
+
+    with Project.create(tmp_path / "p.concord") as project:
+        for name in _part_names():
+            part = getattr(project, name)
+            assert isinstance(part, ProjectPart) and part.project is project and getattr(project, name) is part
+        with pytest.raises(RuntimeError), project.transaction():
+            project.decisions.ensure_annotator("ana")
+            project.assignments.set_blind(True)
+            raise RuntimeError("the caller's transaction fails")
+        assert project.decisions.annotators() == [] and project.get_meta("blind") is None
+        project.decisions.ensure_annotator("ana")
+        assert project.decisions.annotators() == ["ana"]

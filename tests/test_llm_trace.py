@@ -52,7 +52,7 @@ def project(tmp_path: Path) -> Path:
             keyed_record("t3", doc_sizes=(4,), n_response=1)]
     recs[1]["question"], recs[2]["question"] = "Second?", "Third?"
     with Project.create(path) as p:
-        p.write_samples("trace", [SCHEME.parse(r).record for r in recs])
+        p.samples.write_samples("trace", [SCHEME.parse(r).record for r in recs])
     return path
 
 
@@ -115,7 +115,7 @@ def test_assign_saves_lists_the_unit_resumes_and_never_stores_the_key(
     assert assign(project, fake_openai) == 0  # everything done: no request at all
     assert len(fake_openai.chat_requests()) == 3
     with Project.open(project) as p:
-        row = p.machine_label("t2", SOURCE, SOURCE)
+        row = p.samples.machine_label("t2", SOURCE, SOURCE)
         assert row is not None and row["error"] is None
         value = row["value"]
         assert value["relevant"] == ["0a", "0b"] and value["utilized"] == ["0a"]
@@ -125,14 +125,14 @@ def test_assign_saves_lists_the_unit_resumes_and_never_stores_the_key(
         labels = labels_from_value(value)
         assert labels.support[0].explanation == "why a" and labels.unsupported == ("b", "c")
         # a unit of its own beside the dataset's annotator, with its ragbench scores
-        units = {u["unit"]: u for u in p.units_for_sample("t1")}
+        units = {u["unit"]: u for u in p.units.units_for_sample("t1")}
         assert set(units) == {"annotator", SOURCE}
         s = units[SOURCE]  # the summary's figures are the row's columns
         assert s["relevance"] == pytest.approx(2 / 5) and s["utilization"] == pytest.approx(1 / 5)
         assert s["completeness"] == pytest.approx(1 / 2) and s["adherence"] == 0.0
-        assert SOURCE in {u for _, u in p.unit_names("trace")}
+        assert SOURCE in {u for _, u in p.units.unit_names("trace")}
         # Accept takes the LLM's labels as the human's
-        accepted = SCHEME.accept(p.machine_label("t1", SOURCE)["value"])
+        accepted = SCHEME.accept(p.samples.machine_label("t1", SOURCE)["value"])
         assert accepted["relevant"] == ["0a", "0b"] and accepted["unsupported"] == ["b"] and accepted["adherent"] is False
     for f in project.parent.iterdir():
         assert SENTINEL_KEY.encode() not in f.read_bytes(), f
@@ -148,7 +148,7 @@ def test_invalid_keys_are_rejected_then_asked_again(project: Path, fake_openai: 
     first, second = fake_openai.chat_requests()
     assert first["messages"] == second["messages"]
     with Project.open(project) as p:
-        value = p.machine_label("t1", SOURCE, SOURCE)["value"]
+        value = p.samples.machine_label("t1", SOURCE, SOURCE)["value"]
         assert "9z" not in value["relevant"] and value["relevant"] == ["0a", "0b"]
 
 
@@ -167,10 +167,10 @@ def test_a_sample_that_stays_malformed_is_recorded_as_a_failure_and_retried_next
     assert "failed t2" in err and "no entry for response sentence(s) c" in err
     assert len(fake_openai.chat_requests()) == 2 + 3  # t1, t3 once; t2 asked 1 + 2 malformed retries
     with Project.open(project) as p:
-        row = p.machine_label("t2", SOURCE, SOURCE)
+        row = p.samples.machine_label("t2", SOURCE, SOURCE)
         assert row["value"] is None and "malformed output after 3 attempts" in row["error"]
-        assert SOURCE not in {u["unit"] for u in p.units_for_sample("t2")}  # no unit without labels
-        assert SOURCE in {u["unit"] for u in p.units_for_sample("t1")}
+        assert SOURCE not in {u["unit"] for u in p.units.units_for_sample("t2")}  # no unit without labels
+        assert SOURCE in {u["unit"] for u in p.units.units_for_sample("t1")}
     before = len(fake_openai.chat_requests())
     assert assign(project, fake_openai) == 1  # only the failure is asked again
     assert len(fake_openai.chat_requests()) == before + 3
@@ -183,8 +183,8 @@ def test_a_reimport_that_replaces_the_units_gets_the_llm_unit_back_without_a_req
     assert assign(project, fake_openai, "--limit", "1") == 0
     with Project.open(project) as p:
         changed = keyed_record("t1", doc_sizes=(3, 2), n_response=2, all_relevant_sentence_keys=["0b"])
-        p.write_samples("trace", [SCHEME.parse(changed).record])
-        assert SOURCE not in {u["unit"] for u in p.units_for_sample("t1")}
+        p.samples.write_samples("trace", [SCHEME.parse(changed).record])
+        assert SOURCE not in {u["unit"] for u in p.units.units_for_sample("t1")}
     monkeypatch.delenv("OPENAI_API_KEY")  # nothing to send: t1 is done (and --limit 0 is refused, so use a source)
     with Project.open(project) as p:
         from app.llm.settings import LLMSettings
@@ -193,7 +193,7 @@ def test_a_reimport_that_replaces_the_units_gets_the_llm_unit_back_without_a_req
         summary, skipped, _ = annotate(p, LLMSettings(model="fake-model", base_url=fake_openai.base_url, api_key="x"),
                                        limit=0)
         assert summary.total == 0 and skipped == 1
-        assert SOURCE in {u["unit"] for u in p.units_for_sample("t1")}
+        assert SOURCE in {u["unit"] for u in p.units.units_for_sample("t1")}
     assert len(fake_openai.chat_requests()) == 1
 
 

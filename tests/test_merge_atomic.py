@@ -28,10 +28,10 @@ N = 100  # samples: ~800 events per file, enough work that a kill lands mid-merg
 
 def _label_all(path: Path, who: str, value: list) -> None:
     with Project.open(path) as p:
-        p.record(who, [Change(f"s{i}", c, kind, value if kind == "matches" else "accepted")
+        p.decisions.record(who, [Change(f"s{i}", c, kind, value if kind == "matches" else "accepted")
                        for i in range(N) for c in CHECKERS for kind in ("matches", "status")])
-        p.record("cy", [Change(f"s{i}", CHECKERS[0], "matches", value) for i in range(8)])  # conflicts with a, b
-        p.log_time(who, "s0", CHECKERS[0], 4.0)
+        p.decisions.record("cy", [Change(f"s{i}", CHECKERS[0], "matches", value) for i in range(8)])  # conflicts with a, b
+        p.decisions.log_time(who, "s0", CHECKERS[0], 4.0)
 
 
 @pytest.fixture(scope="module")
@@ -157,7 +157,7 @@ def _future(path: Path, src: Path) -> Path:
 
 def _other_samples(path: Path) -> Path:
     with make(path, n=3) as p:
-        p.record("eve", [Change("s0", CHECKERS[0], "matches", [])])
+        p.decisions.record("eve", [Change("s0", CHECKERS[0], "matches", [])])
     with Project.open(path) as p:  # s0..s2 as in the copies, then one they lack
         from calibration.schemes.violations import ViolationSample
         p.store("violations").write_violation_samples([ViolationSample("zz", "another text", (), {CHECKERS[0]: ()})])
@@ -257,7 +257,7 @@ def test_merge_only_reads_its_inputs_even_an_older_schema(copies: Path, tmp_path
     capsys.readouterr()
     assert sha(old) == shas[old] and not Path(f"{old}.backups").exists()
     with Project.open(out) as p:
-        assert len(p.events()) == 4
+        assert len(p.decisions.events()) == 4
     out2 = tmp_path / "out2.concord"
     assert main(["merge", str(out2), str(a)]) == 0
     assert sha(a) == shas[a] and not Path(f"{a}.backups").exists()

@@ -69,9 +69,9 @@ def _project(path: Path, n: int = 60) -> None:
     with Project.create(path) as p:
         p.store("violations").write_violation_samples([ViolationSample(f"s{i:03}", TEXT, gt, {"c1@1|m": preds}) for i in range(n)])
         for i in range(n):
-            p.record("ana", [Change(f"s{i:03}", "c1@1|m", "matches", [[0, 0]] if i % 2 else [])])
-            p.record("ben", [Change(f"s{i:03}", "c1@1|m", "matches", [[0, 0]] if i % 2 or i % 6 == 0 else [[0, 1]])])
-        p.save_calibration_run("kappa", {"scheme": "violations"}, {
+            p.decisions.record("ana", [Change(f"s{i:03}", "c1@1|m", "matches", [[0, 0]] if i % 2 else [])])
+            p.decisions.record("ben", [Change(f"s{i:03}", "c1@1|m", "matches", [[0, 0]] if i % 2 or i % 6 == 0 else [[0, 1]])])
+        p.artifacts.save_calibration_run("kappa", {"scheme": "violations"}, {
             "scheme": "violations", "objective": "kappa", "n_units": 100,
             "gain": {"estimate": 0.04, "ci": [-0.02, 0.1], "baseline": "std_match"}})
 
@@ -134,7 +134,7 @@ def test_two_or_three_annotators_per_item_compared_on_the_same_samples(tmp_path:
         for i in range(30):
             for a, flip in (("ana", False), ("ben", i % 4 == 0), ("cy", i % 5 == 1)):
                 same = [[0, 0]] if i % 2 else []
-                p.record(a, [Change(f"s{i:03}", "c1@1|m", "matches", ([[0, 1]] if flip else same))])
+                p.decisions.record(a, [Change(f"s{i:03}", "c1@1|m", "matches", ([[0, 1]] if flip else same))])
     out = _json(["plan", str(path), "--target-halfwidth", "0.05", "--bootstrap", "200", "--json"], capsys)
     a = out["agreement"]
     assert a["annotators_per_item"] == 3 and a["samples"] == 30

@@ -74,12 +74,12 @@ def test_pure_orders_seeded() -> None:
 
 def test_service_orders_skip_labeled(project_path) -> None:  # noqa: F811
     with Project.open(project_path) as p:
-        p.ensure_annotator("t")
+        p.decisions.ensure_annotator("t")
         from app.corrections import set_status
 
         before = build(p, "list")
         assert before.keys()[0] == ("v1", C1)
-        p.record("t", set_status("v1", C1, "accepted").changes)
+        p.decisions.record("t", set_status("v1", C1, "accepted").changes)
         for order in ("list", "random", "stratified"):
             a, b = build(p, order, seed=4), build(p, order, seed=4)
             assert a.keys() == b.keys(), order
@@ -100,7 +100,7 @@ def test_n_follows_chosen_order(qtbot, open_window, project_path) -> None:  # no
     first = next(k for k in expected if k != start)
     assert w._shown == first
     qtbot.keyClick(w.list, Qt.Key.Key_A)  # accept: labeled, so N skips it from now on (auto-advance moves on)
-    assert w.project.current(*first, "status") == "accepted"
+    assert w.project.decisions.current(*first, "status") == "accepted"
     cur = w._shown
     qtbot.keyClick(w.list, Qt.Key.Key_N)
     assert w._shown == next(k for k in expected if k not in (first, cur))

@@ -51,8 +51,8 @@ def test_report_of_the_demo_has_each_scheme_the_stored_verdict_counts_and_real_c
     assert done.returncode == 0, done.stderr
     page = out.read_text(encoding="utf-8")
     with Project.open(demo) as project:
-        counts = project.unit_counts()["schemes"]
-        run = [r for r in project.calibration_runs() if r["result"].get("scheme") == "judge"][-1]
+        counts = project.counts.unit_counts()["schemes"]
+        run = [r for r in project.artifacts.calibration_runs() if r["result"].get("scheme") == "judge"][-1]
     for name, c in counts.items():  # one section per scheme, with the counts every other surface gives
         title = registry().get(name).title
         assert f'id="scheme-{name}"' in page

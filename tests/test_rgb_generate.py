@@ -84,7 +84,7 @@ def test_generate_assembles_passages_as_processdata(project: Path, tmp_path: Pat
         assert req["messages"][1]["content"] == INSTRUCTION[lang].format(DOCS="\n".join(want), QUERY=r["query"])
         assert "response_format" not in req  # free text, not the bucket assigner's JSON mode
     with Project.open(project) as p:
-        recs = {r.id: r for r in p.records("rgb")}
+        recs = {r.id: r for r in p.samples.records("rgb")}
         suffix = f"/noise{noise:g}" + (f"/passage{passages}" if passages != 5 else "") + (f"/correct{correct:g}" if correct else "")
         for r in raw:
             target = recs[f"{dataset}/{r['id']}{suffix}"]
@@ -92,7 +92,7 @@ def test_generate_assembles_passages_as_processdata(project: Path, tmp_path: Pat
             assert target.task == ("rejection" if noise == 1 and not kind else
                                    {"int": "integration", "fact": "counterfactual"}.get(kind, "noise"))
             assert recs[f"{dataset}/{r['id']}"].units == ()  # the query itself still awaits responses
-        units = {(u["sample_id"], u["unit"]) for u in p.unit_rows("rgb")}
+        units = {(u["sample_id"], u["unit"]) for u in p.units.unit_rows("rgb")}
         assert len(units) == len(raw)
 
 
@@ -114,7 +114,7 @@ def test_generate_resumes_caches_adds_models_and_never_stores_the_key(
     # a second model on the same samples: a new unit beside the first, on the same docs
     assert main(["generate", str(project), "--model", "other", "--base-url", fake_openai.base_url]) == 0
     with Project.open(project) as p:
-        recs = [r for r in p.records("rgb") if r.units]
+        recs = [r for r in p.samples.records("rgb") if r.units]
         assert len(recs) == 6 and all(r.units == ("fake-model", "other") for r in recs)
         assert all(r.for_unit("fake-model").docs == r.for_unit("other").docs for r in recs)
     # the same model again after the samples were removed is answered from the project's cache
@@ -150,7 +150,7 @@ def test_import_prediction_file_model_from_name_or_option(project: Path, tmp_pat
         import_file(p, odd)
     assert main(["import", str(project), str(odd), "--model", "mine"]) == 0
     with Project.open(project) as p:
-        recs = {r.id: r for r in p.records("rgb")}
+        recs = {r.id: r for r in p.samples.records("rgb")}
         got = recs["en_fact/1/noise0.2/gpt-x"]
         assert got.units == ("gpt-x",) and got.task == "counterfactual"
         assert got.fakeanswer == raw[1]["fakeanswer"]  # joined from the imported data file
@@ -173,7 +173,7 @@ def check_release_files(project: Path, fake_openai: FakeOpenAI, data_dir: Path) 
                 obj = json.loads(line)
                 raw[f"{f.stem}/{obj['id']}"] = obj
     with Project.open(project) as p:
-        recs = p.records("rgb")
+        recs = p.samples.records("rgb")
         assert len(recs) == len(raw)
         for r in recs:  # as they are: query, answer, pools unchanged
             src = raw[r.id]
@@ -186,7 +186,7 @@ def check_release_files(project: Path, fake_openai: FakeOpenAI, data_dir: Path) 
     sent = sorted(req["messages"][-1]["content"] for req in fake_openai.chat_requests())
     want = []
     with Project.open(project) as p:
-        generated = {r.id: r for r in p.records("rgb") if r.units}
+        generated = {r.id: r for r in p.samples.records("rgb") if r.units}
     assert len(generated) == len(raw)
     for rid, src in raw.items():
         dataset = rid.split("/")[0]
@@ -245,7 +245,7 @@ def test_judge_stores_machine_labels_resumes_and_is_evaluated(
     assert len(fake_openai.chat_requests()) == 6
     assert "2 already done" in capsys.readouterr().err
     with Project.open(project) as p:
-        labels = p.machine_labels("rgb", "llm_judge:")
+        labels = p.samples.machine_labels("rgb", "llm_judge:")
         got = labels["llm_judge:judge-x"]
         assert got == {
             ("r0", "m1"): {"rejected": True}, ("r1", "m1"): {"rejected": False}, ("r2", "m1"): {"rejected": True},
@@ -254,8 +254,9 @@ def test_judge_stores_machine_labels_resumes_and_is_evaluated(
             ("c2", "m1"): {"error_detected": True, "error_corrected": False},
         }
         # the string checker misses "I have no idea" and the paraphrased error flags; the judge does not
-        report = get("rgb").evaluate(p.records("rgb"), {}, {"n_boot": 50, "cache": p})  # judges read from the project
-        assert report.data == get("rgb").evaluate(p.records("rgb"), {}, {"n_boot": 50, "machine_labels": labels}).data
+        stored = {"n_boot": 50, "machine_labels_of": p.samples.machine_labels}  # judges read from the project
+        report = get("rgb").evaluate(p.samples.records("rgb"), {}, stored)
+        assert report.data == get("rgb").evaluate(p.samples.records("rgb"), {}, {"n_boot": 50, "machine_labels": labels}).data
         figures = {(f["source"], f["task"], f["figure"]): f["value"] for f in report.data["figures"]}
         assert figures[("llm_judge:judge-x", "rejection", "rejection_rate")] == pytest.approx(200 / 3)
         assert figures[("rgb_original", "rejection", "rejection_rate")] == pytest.approx(0.0)

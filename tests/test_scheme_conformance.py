@@ -73,7 +73,7 @@ def _source(name: str, demo: Path) -> tuple[list[dict[str, Any]], list[dict[str,
     records = [r for f in (*DEMO_FILES, *(rec for rec, _, _ in SCHEME_DEMOS)) for r in read(f)]
     lines = [r for f in (LABELS_FILE, *(lab for _, lab, _ in SCHEME_DEMOS)) for r in read(f)]
     with Project.open(demo) as p:  # which of them are this scheme's: as the demo project filed them
-        ids = set(p.sample_rows(name))
+        ids = set(p.samples.sample_rows(name))
     return ([r for r in records if str(r["id"]) in ids],
             [{k: v for k, v in r.items() if k != "annotator"} for r in lines if str(r["sample"]) in ids])
 
@@ -107,7 +107,7 @@ def _make(tmp_path: Path, demo: Path, name: str, capsys: pytest.CaptureFixture[s
 def _expected(path: Path, name: str) -> tuple[int, int]:
     """(labeled, units) read plainly from every annotator's labels (`_plain`)."""
     with Project.open(path) as p:
-        units = sum(len(p.units_for_sample(sid)) for sid in p.sample_rows(name))
+        units = sum(len(p.units.units_for_sample(sid)) for sid in p.samples.sample_rows(name))
     return len(_plain(path, name)), units
 
 
@@ -225,9 +225,9 @@ def test_the_demo_counts_alike_on_every_surface(tmp_path: Path, capsys: pytest.C
 def _plain(path: Path, name: str, annotator: str | None = None) -> set[tuple[str, str]]:
     """The labeled units read plainly from the labels (one annotator's own, or anyone's)."""
     with Project.open(path) as p:
-        units = {(sid, x["unit"]) for sid in p.sample_rows(name) for x in p.units_for_sample(sid)}
+        units = {(sid, x["unit"]) for sid in p.samples.sample_rows(name) for x in p.units.units_for_sample(sid)}
         per_sample = {k for k, kind in base.get(name).label_kinds.items() if kind.per_sample}
-        content = {(sid, unit, kind) for sch, sid, unit, kind, who, _ in p.annotator_label_rows()
+        content = {(sid, unit, kind) for sch, sid, unit, kind, who, _ in p.decisions.annotator_label_rows()
                    if sch == name and kind not in NOT_LABELS and annotator in (None, who)}
     return {(sid, u) for sid, u in units
             if any(k[:2] == (sid, u) for k in content) or any(k[:2] == (sid, "") and k[2] in per_sample for k in content)}
@@ -242,9 +242,9 @@ def test_blind_mode_counts_an_annotators_own_queue(name: str, demo: Path, tmp_pa
         request.getfixturevalue(TOYS[name])
     path, _ = _make(tmp_path, demo, name, capsys)
     with Project.open(path) as p:
-        p.assign_work(["ana", "bo"], 1, seed=1)
-        queue = set(p.assigned_units("ana"))
-        counts = p.unit_counts(annotator="ana", assigned_to="ana")["schemes"][name]
+        p.assignments.assign_work(["ana", "bo"], 1, seed=1)
+        queue = set(p.assignments.assigned_units("ana"))
+        counts = p.counts.unit_counts(annotator="ana", assigned_to="ana")["schemes"][name]
     mine = _plain(path, name, "ana") & queue
     assert counts["units"] == len(queue) and counts["labeled"] == len(mine)
     assert counts["unlabeled"] == len(queue) - len(mine)

@@ -16,10 +16,10 @@ from calibration.schemes.base import registry
 def test_only_a_scheme_that_declares_it_gets_each_annotators_labels(tmp_path: Path) -> None:
     path = tmp_path / "p.concord"
     with Project.create(path) as p:
-        p.write_samples("judge", [registry().get("judge").parse(
+        p.samples.write_samples("judge", [registry().get("judge").parse(
             {"scheme": "judge", "id": "s1", "text": "t", "judges": {"a": 0.2}}).record], None)
         for who, value in (("ana", True), ("bo", False)):
-            p.record(who, list(SetLabels((Change("s1", "", "label", value),), "test").changes))
+            p.decisions.record(who, list(SetLabels((Change("s1", "", "label", value),), "test").changes))
         judge = scheme_options(p, registry().get("judge"), {})
         other = scheme_options(p, registry().get("addm"), {})
     assert judge["annotator_labels"] == {"ana": {("s1", ""): {"label": True}}, "bo": {("s1", ""): {"label": False}}}

@@ -186,7 +186,7 @@ def test_binary_plugin_end_to_end(binary: BinaryScheme, tmp_path: Path, capsys: 
     # import: stored generically from the Scheme object
     report = import_file(project, src)
     assert report.counts[NAME].added == len(records)
-    assert [r.id for r in project.scheme_records(NAME)] == [r["id"] for r in records]
+    assert [r.id for r in project.scheme_data.scheme_records(NAME)] == [r["id"] for r in records]
 
     # the unit list model shows the scheme's units with its summary columns (read-only use of app/gui/models.py)
     model = UnitListModel(project)
@@ -199,18 +199,18 @@ def test_binary_plugin_end_to_end(binary: BinaryScheme, tmp_path: Path, capsys: 
     sid = records[0]["id"]
     decision = SetLabels((Change(sid, UNIT, "answer", True), Change(sid, UNIT, "status", "corrected")), "answer yes")
     undo = decision.apply(project, "ana")
-    assert project.current(sid, UNIT, "answer") is True
-    assert project.scheme_labels(NAME)[(sid, UNIT)] == {"answer": True, "status": "corrected"}
+    assert project.decisions.current(sid, UNIT, "answer") is True
+    assert project.scheme_data.scheme_labels(NAME)[(sid, UNIT)] == {"answer": True, "status": "corrected"}
     undo.apply(project, "ana")
-    assert project.current(sid, UNIT, "answer") is None and (sid, UNIT) not in project.scheme_labels(NAME)
-    assert len(project.events(sid)) == 4
+    assert project.decisions.current(sid, UNIT, "answer") is None and (sid, UNIT) not in project.scheme_data.scheme_labels(NAME)
+    assert len(project.decisions.events(sid)) == 4
     with pytest.raises(ValueError):  # the scheme's kinds are known to the store; others are not
-        project.record("ana", [Change(sid, UNIT, "no_such_kind", 1)])
+        project.decisions.record("ana", [Change(sid, UNIT, "no_such_kind", 1)])
 
     # planted human answers: "yes" exactly when confidence >= PLANTED, decided by two annotators
     for i, r in enumerate(records):
         who = "ana" if i % 2 else "bo"
-        project.record(who, [Change(r["id"], UNIT, "answer", r["confidence"] >= PLANTED),
+        project.decisions.record(who, [Change(r["id"], UNIT, "answer", r["confidence"] >= PLANTED),
                              Change(r["id"], UNIT, "status", "accepted")])
     project.close()
 
@@ -234,8 +234,8 @@ def test_binary_plugin_end_to_end(binary: BinaryScheme, tmp_path: Path, capsys: 
     assert cal["heldout"]["score"] > cal["baselines"]["default"]
     assert cal["applied"] == "tuned@1.0.0"
     with Project.open(path) as p:
-        assert p.load_params(NAME, "tuned") == {"threshold": PLANTED}
-        assert p.calibration_runs()[-1]["params"]["scheme"] == NAME
+        assert p.scheme_data.load_params(NAME, "tuned") == {"threshold": PLANTED}
+        assert p.artifacts.calibration_runs()[-1]["params"]["scheme"] == NAME
     assert main(["evaluate", str(path), "--scheme", NAME, "--use", "tuned", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)[NAME]["accuracy"] == pytest.approx(1.0)
 
@@ -257,7 +257,7 @@ def test_binary_plugin_end_to_end(binary: BinaryScheme, tmp_path: Path, capsys: 
     # the exported records import again unchanged
     again = Project.create(tmp_path / "again.concord")
     import_file(again, split / f"{NAME}.jsonl")
-    assert [SCHEME.to_json(r) for r in again.scheme_records(NAME)] == exported
+    assert [SCHEME.to_json(r) for r in again.scheme_data.scheme_records(NAME)] == exported
     again.close()
 
 
@@ -329,17 +329,17 @@ def test_a_scheme_with_its_own_table_end_to_end(tabled: TabledScheme, tmp_path: 
     with Project.open(path) as project:
         rows = dict(project.conn.execute("SELECT sample_id, confidence FROM binary_tabled_scores"))
         assert rows == {r["id"]: r["confidence"] for r in records}
-        assert [r.id for r in project.scheme_records(TABLED)] == [r["id"] for r in records]
+        assert [r.id for r in project.scheme_data.scheme_records(TABLED)] == [r["id"] for r in records]
 
     # a decision and its undo
     with Project.open(path) as project:
         sid = records[0]["id"]
         undo = SetLabels((Change(sid, UNIT, "answer", True),), "answer yes").apply(project, "ana")
-        assert project.current(sid, UNIT, "answer") is True
+        assert project.decisions.current(sid, UNIT, "answer") is True
         undo.apply(project, "ana")
-        assert project.current(sid, UNIT, "answer") is None
+        assert project.decisions.current(sid, UNIT, "answer") is None
         for i, r in enumerate(records):
-            project.record("ana" if i % 2 else "bo", [Change(r["id"], UNIT, "answer", r["confidence"] >= PLANTED),
+            project.decisions.record("ana" if i % 2 else "bo", [Change(r["id"], UNIT, "answer", r["confidence"] >= PLANTED),
                                                        Change(r["id"], UNIT, "status", "accepted")])
 
     capsys.readouterr()
@@ -359,7 +359,7 @@ def test_a_scheme_with_its_own_table_end_to_end(tabled: TabledScheme, tmp_path: 
     with Project.open(path) as project:
         with project.transaction() as c:
             c.execute("UPDATE binary_tabled_scores SET confidence = 0.999 WHERE sample_id = ?", (records[0]["id"],))
-        assert project.scheme_records(TABLED)[0].confidence == 0.999
+        assert project.scheme_data.scheme_records(TABLED)[0].confidence == 0.999
 
     # export, then re-import into a new project: the own table is filled again
     assert main(["export", str(path), "--name", "tabled", "--version", "0.1.0", "--out", str(tmp_path / "out"),

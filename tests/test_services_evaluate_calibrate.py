@@ -41,7 +41,7 @@ def _project(path: Path, n: int = 40, seed: int = 1) -> Project:
                     union = (g.end - g.start) + (p.end - p.start) - inter
                     if g.rule == p.rule and inter / union > 0.5:
                         pairs.append([gi, pi])
-            project.record("alice", [Change(s.id, checker, "matches", pairs), Change(s.id, checker, "status", "accepted")])
+            project.decisions.record("alice", [Change(s.id, checker, "matches", pairs), Change(s.id, checker, "status", "accepted")])
     return project
 
 
@@ -65,8 +65,8 @@ def test_evaluate_json_counts_match_by_hand(project_path: Path, capsys: pytest.C
     assert lo <= tight["f1"] <= hi
     # the review list now shows machine F1 per unit under this config
     with Project.open(project_path) as p:
-        rows = p.unit_page(UnitFilter(config_ref="std_match@1.0.0"), limit=5)
-        assert all(r["machine_f1"] is None for r in p.unit_page(limit=5))  # no config named: no figures
+        rows = p.units.unit_page(UnitFilter(config_ref="std_match@1.0.0"), limit=5)
+        assert all(r["machine_f1"] is None for r in p.units.unit_page(limit=5))  # no config named: no figures
         assert all(r["machine_f1"] is not None for r in rows)
 
 
@@ -91,9 +91,9 @@ def test_calibrate_beats_defaults_and_applies(project_path: Path, capsys: pytest
     assert out["applied"] == "calibrated@1.0.0"
     assert out["gain"]["promoted"] and out["gain"]["ci"][0] > 0 and out["forced"] is False  # applied without --force
     with Project.open(project_path) as p:
-        runs = p.calibration_runs()
+        runs = p.artifacts.calibration_runs()
         assert len(runs) == 1 and runs[0]["objective"] == "kappa"
-        assert p.calibration_cv_results(runs[0]["id"]) is not None
+        assert p.artifacts.calibration_cv_results(runs[0]["id"]) is not None
         cfg = p.store("violations").match_config("calibrated")
         assert cfg.thresholds.match == out["best"]["params"]["thresholds"]["match"]
     # a second --apply makes a new version rather than overwriting
@@ -141,14 +141,14 @@ def test_machine_scores_are_stored_as_the_json_encoder_writes_them(tmp_path: Pat
         values = [(1, 2, 0, 2 / 3), (0, 0, 0, 1.0), (3, 1, 1, 0.1 + 0.2), (1, 0, 0, float("nan")),
                   (2, 1, 1, np.float64(0.5)), (2, 0, 1, 1e-17)]
         rows = [(f"s{i:03d}", CHECKER, *v) for i, v in enumerate(values)]
-        p.set_machine_scores("cfg@1", rows + [("s000", "no such unit", 1, 1, 1, 0.5)])
+        p.units.set_machine_scores("cfg@1", rows + [("s000", "no such unit", 1, 1, 1, 0.5)])
         stored = {sid: text for sid, text in p.conn.execute(
             "SELECT u.sample_id, ms.figures FROM machine_scores ms JOIN units u ON u.id = ms.unit_id "
             "WHERE ms.config_ref = 'cfg@1'")}
         assert stored == {sid: dumps({"tp": tp, "fp": fp, "fn": fn, "f1": f1}) for sid, _, tp, fp, fn, f1 in rows}
-        assert p.machine_scores("cfg@1")[("s002", CHECKER)]["f1"] == 0.1 + 0.2
-        p.set_machine_scores("cfg@1", rows[:2])  # replaces the config's rows
-        assert len(p.machine_scores("cfg@1")) == 2
+        assert p.units.machine_scores("cfg@1")[("s002", CHECKER)]["f1"] == 0.1 + 0.2
+        p.units.set_machine_scores("cfg@1", rows[:2])  # replaces the config's rows
+        assert len(p.units.machine_scores("cfg@1")) == 2
 
 
 def test_machine_scores_written_again_touch_only_what_changed(tmp_path: Path) -> None:
@@ -156,8 +156,8 @@ def test_machine_scores_written_again_touch_only_what_changed(tmp_path: Path) ->
     a changed one is updated in place, a unit no longer scored loses its row, other configs are left alone."""
     with _project(tmp_path / "p.concord", n=6) as p:
         rows = [(f"s{i:03d}", CHECKER, 1, 1, 1, 0.5) for i in range(6)]
-        p.set_machine_scores("cfg@1", rows)
-        p.set_machine_scores("other@1", rows)
+        p.units.set_machine_scores("cfg@1", rows)
+        p.units.set_machine_scores("other@1", rows)
 
         def stored(ref: str) -> dict[str, tuple[int, str]]:
             return {sid: (rowid, fig) for sid, rowid, fig in p.conn.execute(
@@ -166,12 +166,12 @@ def test_machine_scores_written_again_touch_only_what_changed(tmp_path: Path) ->
 
         before, other = stored("cfg@1"), stored("other@1")
         changed = rows[:4] + [("s004", CHECKER, 2, 0, 0, 1.0)]  # s004 changes, s005 is gone
-        p.set_machine_scores("cfg@1", changed)
+        p.units.set_machine_scores("cfg@1", changed)
         after = stored("cfg@1")
         assert set(after) == {f"s{i:03d}" for i in range(5)}
         assert all(after[s] == before[s] for s in ("s000", "s001", "s002", "s003"))
         assert after["s004"] == (before["s004"][0], '{"f1":1.0,"fn":0,"fp":0,"tp":2}')
-        assert p.machine_scores("cfg@1")[("s004", CHECKER)]["f1"] == 1.0
+        assert p.units.machine_scores("cfg@1")[("s004", CHECKER)]["f1"] == 1.0
         assert stored("other@1") == other
 
 
@@ -180,14 +180,14 @@ def test_machine_scores_written_again_unchanged_skip_the_write_but_not_after_a_u
     and made again, with a new id), the same rows are written again and the row is back."""
     with _project(tmp_path / "p.concord", n=6) as p:
         rows = [(f"s{i:03d}", CHECKER, 1, 1, 1, 0.5) for i in range(6)]
-        p.set_machine_scores("cfg@1", rows)
+        p.units.set_machine_scores("cfg@1", rows)
         changes = p.conn.total_changes
-        p.set_machine_scores("cfg@1", rows)
+        p.units.set_machine_scores("cfg@1", rows)
         assert p.conn.total_changes == changes
         p.conn.execute("DELETE FROM units WHERE sample_id = 's002' AND unit = ?", (CHECKER,))  # the cascade
-        assert len(p.machine_scores("cfg@1")) == 5
-        p.set_machine_scores("cfg@1", rows)  # the unit is gone: its row cannot come back, the rest is kept
-        assert len(p.machine_scores("cfg@1")) == 5
+        assert len(p.units.machine_scores("cfg@1")) == 5
+        p.units.set_machine_scores("cfg@1", rows)  # the unit is gone: its row cannot come back, the rest is kept
+        assert len(p.units.machine_scores("cfg@1")) == 5
         p.conn.execute("INSERT INTO units (sample_id, scheme, unit) VALUES ('s002', 'violations', ?)", (CHECKER,))
-        p.set_machine_scores("cfg@1", rows)
-        assert set(p.machine_scores("cfg@1")) == {(f"s{i:03d}", CHECKER) for i in range(6)}
+        p.units.set_machine_scores("cfg@1", rows)
+        assert set(p.units.machine_scores("cfg@1")) == {(f"s{i:03d}", CHECKER) for i in range(6)}

@@ -22,8 +22,8 @@ def test_second_annotator_who_agrees_records_an_event(qapp, tmp_path: Path) -> N
     assert alice.do(cmd) is True
     assert alice.do(cmd) is False  # alice repeating herself: nothing new
     assert bob.do(cmd) is True  # bob agrees with the resolved label: his judgement is kept
-    assert [e["annotator"] for e in p.events("s")] == ["alice", "alice", "bob", "bob"]
-    assert p.annotator_labels("s", "c", "matches") == {"alice": [[0, 0]], "bob": [[0, 0]]}
+    assert [e["annotator"] for e in p.decisions.events("s")] == ["alice", "alice", "bob", "bob"]
+    assert p.decisions.annotator_labels("s", "c", "matches") == {"alice": [[0, 0]], "bob": [[0, 0]]}
     assert bob.stack.count() == 1
 
 
@@ -32,17 +32,17 @@ def test_undo_restores_the_annotators_own_label(qapp, tmp_path: Path) -> None:  
     alice, bob = Session(p, "alice", record_time=False), Session(p, "bob", record_time=False)
     assert alice.do(set_matches("s", "c", [(0, 0)], "accepted", "accept"))
     assert bob.do(set_matches("s", "c", [], "corrected", "unlink"))
-    assert p.current("s", "c", "matches", "bob") == []
+    assert p.decisions.current("s", "c", "matches", "bob") == []
     bob.stack.undo()
     # bob had no label before: undo clears his, it never writes alice's [[0, 0]] as bob's
-    assert p.current("s", "c", "matches", "bob") is None
-    assert p.current("s", "c", "status", "bob") is None
-    assert p.current("s", "c", "matches", "alice") == [[0, 0]]
-    bob_events = [e for e in p.events("s") if e["annotator"] == "bob"]
+    assert p.decisions.current("s", "c", "matches", "bob") is None
+    assert p.decisions.current("s", "c", "status", "bob") is None
+    assert p.decisions.current("s", "c", "matches", "alice") == [[0, 0]]
+    bob_events = [e for e in p.decisions.events("s") if e["annotator"] == "bob"]
     assert [e["after"] for e in bob_events if e["kind"] == "matches"] == ["[]", None]
-    assert p.current("s", "c", "matches") == [[0, 0]]  # alice's label resolves again
+    assert p.decisions.current("s", "c", "matches") == [[0, 0]]  # alice's label resolves again
     bob.stack.redo()
-    assert p.current("s", "c", "matches", "bob") == [] and p.current("s", "c", "matches", "alice") == [[0, 0]]
+    assert p.decisions.current("s", "c", "matches", "bob") == [] and p.decisions.current("s", "c", "matches", "alice") == [[0, 0]]
     # alice undoes her own step: back to nothing for her, bob's label stays
     alice.stack.undo()
-    assert p.current("s", "c", "matches", "alice") is None and p.current("s", "c", "matches", "bob") == []
+    assert p.decisions.current("s", "c", "matches", "alice") is None and p.decisions.current("s", "c", "matches", "bob") == []

@@ -32,53 +32,53 @@ def make(path: Path, n: int = 4) -> Project:
 
 def test_assign_work_gives_each_unit_overlap_annotators_stratified(tmp_path: Path) -> None:
     p = make(tmp_path / "p.concord", n=6)  # 12 units: 6 per checker
-    assert not p.blind()
-    out = p.assign_work(["ana", "ben", "cy"], 2, seed=3)
+    assert not p.assignments.blind()
+    out = p.assignments.assign_work(["ana", "ben", "cy"], 2, seed=3)
     assert out["units"] == 12 and out["assignments"] == 24 and out["strata"] == 2
-    per_unit = Counter((s, u) for a in ("ana", "ben", "cy") for s, u in p.assigned_units(a))
+    per_unit = Counter((s, u) for a in ("ana", "ben", "cy") for s, u in p.assignments.assigned_units(a))
     assert set(per_unit.values()) == {2} and len(per_unit) == 12
     for checker in ("c1@1|m", "c2@1|m"):  # every annotator gets 4 of the 6 units of each checker
-        assert [sum(u == checker for _, u in p.assigned_units(a)) for a in ("ana", "ben", "cy")] == [4, 4, 4]
-    assert p.blind()  # on once work is assigned
-    first, second = p.assigned_units("ana")[:2]
-    p.record("ana", [Change(*first, "status", "accepted"), Change(*second, "status", "flagged")])
-    p.record("ben", [Change(*first, "status", "flagged")])
-    assert p.annotator_statuses("ana") == {first: "accepted", second: "flagged"}  # hers, not the resolved ones
-    assert p.queue_progress("ana") == (1, 8)
-    p.set_blind(False)
-    assert not p.blind()
-    again = p.assign_work(["ana", "ben", "cy"], 2, seed=3)
+        assert [sum(u == checker for _, u in p.assignments.assigned_units(a)) for a in ("ana", "ben", "cy")] == [4, 4, 4]
+    assert p.assignments.blind()  # on once work is assigned
+    first, second = p.assignments.assigned_units("ana")[:2]
+    p.decisions.record("ana", [Change(*first, "status", "accepted"), Change(*second, "status", "flagged")])
+    p.decisions.record("ben", [Change(*first, "status", "flagged")])
+    assert p.assignments.annotator_statuses("ana") == {first: "accepted", second: "flagged"}  # hers, not the resolved ones
+    assert p.assignments.queue_progress("ana") == (1, 8)
+    p.assignments.set_blind(False)
+    assert not p.assignments.blind()
+    again = p.assignments.assign_work(["ana", "ben", "cy"], 2, seed=3)
     assert again["units"] == 0  # already assigned units keep their annotators
     with pytest.raises(ValueError, match="overlap"):
-        p.assign_work(["ana"], 2)
+        p.assignments.assign_work(["ana"], 2)
     p.close()
     assert main(["assign-work", str(tmp_path / "p.concord"), "--annotators", "ana,ben", "--overlap", "2", "--replace",
                  "--json"]) == 0
     with Project.open(tmp_path / "p.concord") as q:
-        assert len(q.assigned_units("ana")) == len(q.assigned_units("ben")) == 12 and q.assigned_units("cy") == []
+        assert len(q.assignments.assigned_units("ana")) == len(q.assignments.assigned_units("ben")) == 12 and q.assignments.assigned_units("cy") == []
 
 
 def test_adjudication_resolves_a_disagreement_and_the_policy_is_configurable(tmp_path: Path) -> None:
     p = make(tmp_path / "p.concord")
     target = ("s0", "c1@1|m", "matches")
-    p.record("ana", [Change(*target, [[0, 0]])])
-    p.record("ben", [Change(*target, [[0, 0]])])
-    p.record("cy", [Change(*target, [])])
-    assert p.current(*target) == [[0, 0]]  # majority
-    p.set_resolution_policy("newest")
-    assert p.resolution_policy() == "newest" and p.current(*target) == []  # cy is the newest
-    p.set_resolution_policy("majority")
-    assert p.current(*target) == [[0, 0]]
-    p.adjudicate("judge", [Change(*target, [])])
-    assert p.current(*target) == []  # the adjudicated label wins over the majority
-    assert p.events("s0")[-1]["origin"] == "adjudication"
-    assert p.annotator_labels(*target)["ana"] == [[0, 0]]  # every annotator's label is kept
+    p.decisions.record("ana", [Change(*target, [[0, 0]])])
+    p.decisions.record("ben", [Change(*target, [[0, 0]])])
+    p.decisions.record("cy", [Change(*target, [])])
+    assert p.decisions.current(*target) == [[0, 0]]  # majority
+    p.decisions.set_resolution_policy("newest")
+    assert p.decisions.resolution_policy() == "newest" and p.decisions.current(*target) == []  # cy is the newest
+    p.decisions.set_resolution_policy("majority")
+    assert p.decisions.current(*target) == [[0, 0]]
+    p.decisions.adjudicate("judge", [Change(*target, [])])
+    assert p.decisions.current(*target) == []  # the adjudicated label wins over the majority
+    assert p.decisions.events("s0")[-1]["origin"] == "adjudication"
+    assert p.decisions.annotator_labels(*target)["ana"] == [[0, 0]]  # every annotator's label is kept
     with pytest.raises(ValueError, match="resolution"):
-        p.set_resolution_policy("loudest")
+        p.decisions.set_resolution_policy("loudest")
     p.close()
     assert main(["config", str(tmp_path / "p.concord"), "--resolution", "newest"]) == 0
     with Project.open(tmp_path / "p.concord") as q:
-        assert q.resolution_policy() == "newest" and q.current(*target) == []
+        assert q.decisions.resolution_policy() == "newest" and q.decisions.current(*target) == []
 
 
 def test_ground_truth_lines_are_validated_and_the_curated_truth_is_what_evaluation_reads(tmp_path: Path) -> None:
@@ -89,7 +89,7 @@ def test_ground_truth_lines_are_validated_and_the_curated_truth_is_what_evaluati
                    + "\n" + json.dumps({"sample": "nope", "annotator": "ana", "spans": []}) + "\n")
     assert main(["labels", "import", str(path), str(bad)]) == 2
     with Project.open(path) as p:
-        assert p.events() == []  # nothing recorded
+        assert p.decisions.events() == []  # nothing recorded
     good = tmp_path / "gt.jsonl"
     good.write_text("\n".join(json.dumps(x) for x in [
         {"sample": "s0", "annotator": "ana", "ground_truth": [{"quote": "cat", "rule": "r"}]},
@@ -97,8 +97,8 @@ def test_ground_truth_lines_are_validated_and_the_curated_truth_is_what_evaluati
     ]) + "\n")
     assert main(["labels", "import", str(path), str(good)]) == 0
     with Project.open(path) as p:
-        assert p.current("s0", "", "ground_truth", "ana") == [{"start": 4, "end": 7, "quote": "cat", "rule": "r"}]
-        assert p.current("s0", "", "ground_truth", "ben") == [
+        assert p.decisions.current("s0", "", "ground_truth", "ana") == [{"start": 4, "end": 7, "quote": "cat", "rule": "r"}]
+        assert p.decisions.current("s0", "", "ground_truth", "ben") == [
             {"start": 4, "end": 7, "rule": "Unwanted.Intrinsic", "category": "Unwanted"}]
         curated = {s.id: s for s in p.store("violations").violation_samples(curated=True)}
         assert [v.rule for v in curated["s0"].ground_truth] == ["Unwanted.Intrinsic"]  # ben's is the newest
@@ -111,14 +111,14 @@ def test_agreement_equals_hand_computed_values(tmp_path: Path) -> None:
     ben 7 (one 1 -> 0): p_o = 15/16; p_e = (8*7 + 8*9)/256 = 0.5; kappa = (15/16 - 1/2)/(1/2) = 0.875."""
     p = make(tmp_path / "p.concord", n=5)
     for i in range(4):
-        p.record("ana", [Change(f"s{i}", "c1@1|m", "matches", [[0, 0], [1, 1]])])
-        p.record("ben", [Change(f"s{i}", "c1@1|m", "matches", [[0, 0], [1, 1]] if i else [[0, 0]])])
+        p.decisions.record("ana", [Change(f"s{i}", "c1@1|m", "matches", [[0, 0], [1, 1]])])
+        p.decisions.record("ben", [Change(f"s{i}", "c1@1|m", "matches", [[0, 0], [1, 1]] if i else [[0, 0]])])
     # spans (on s4, which has no matches: match indices refer to the curated ground truth where there is one):
     # ana [4,7) and [24,26); ben [4,9) -> IoU 3/5 matches, so F1 = 2*1/(2+1)
-    p.record("ana", [Change("s4", "", "ground_truth", [{"start": 4, "end": 7, "rule": "r"}, {"start": 24, "end": 26, "rule": "q"}])])
-    p.record("ben", [Change("s4", "", "ground_truth", [{"start": 4, "end": 9, "rule": "r"}])])
-    p.log_time("ana", "s0", "c1@1|m", 10.0)
-    p.log_time("ana", "s1", "c1@1|m", 20.0)
+    p.decisions.record("ana", [Change("s4", "", "ground_truth", [{"start": 4, "end": 7, "rule": "r"}, {"start": 24, "end": 26, "rule": "q"}])])
+    p.decisions.record("ben", [Change("s4", "", "ground_truth", [{"start": 4, "end": 9, "rule": "r"}])])
+    p.decisions.log_time("ana", "s0", "c1@1|m", 10.0)
+    p.decisions.log_time("ana", "s1", "c1@1|m", 20.0)
     out = agreement(p, n_boot=200, iou=0.0)
     m = out["schemes"]["violations"]["matches"]
     assert m["pairs"][0]["kappa"]["estimate"] == pytest.approx(0.875)
@@ -149,28 +149,28 @@ def test_merge_of_two_files_equals_labeling_both_in_one_file(tmp_path: Path) -> 
     steps = [("ana", a, "s0", [[0, 0]]), ("ben", b, "s0", []), ("ana", a, "s1", [[1, 1]]), ("ben", b, "s1", [[1, 1]]),
              ("cy", b, "s0", [[0, 0]]), ("ana", a, "s0", [])]
     for who, proj, sid, value in steps:  # the same decisions, in the same order, in copies and in one file
-        proj.record(who, [Change(sid, "c1@1|m", "matches", value)])
-        one.record(who, [Change(sid, "c1@1|m", "matches", value)])
+        proj.decisions.record(who, [Change(sid, "c1@1|m", "matches", value)])
+        one.decisions.record(who, [Change(sid, "c1@1|m", "matches", value)])
         # merge orders events by their millisecond timestamps (ties: input file order), so the steps must be at
         # least a millisecond apart for "the same order" to be well defined; without this the test was flaky
         time.sleep(0.003)
-    a.log_time("ana", "s0", "c1@1|m", 5.0)
+    a.decisions.log_time("ana", "s0", "c1@1|m", 5.0)
     for proj in (a, b):
         proj.close()
     report = merge(tmp_path / "out.concord", [tmp_path / "a.concord", tmp_path / "b.concord"])
     assert report.created and report.conflicts == []
     with Project.open(tmp_path / "out.concord") as out:
         assert _labels(out) == _labels(one)
-        assert [(e["annotator"], e["after"]) for e in out.events()] == [(e["annotator"], e["after"]) for e in one.events()]
-        assert out.current("s0", "c1@1|m", "matches") == one.current("s0", "c1@1|m", "matches")
+        assert [(e["annotator"], e["after"]) for e in out.decisions.events()] == [(e["annotator"], e["after"]) for e in one.decisions.events()]
+        assert out.decisions.current("s0", "c1@1|m", "matches") == one.decisions.current("s0", "c1@1|m", "matches")
         events = out.query("SELECT * FROM events ORDER BY id")
         labels = _labels(out)
-        assert out.time_spent() == 5.0
+        assert out.decisions.time_spent() == 5.0
     again = merge(tmp_path / "out.concord", [tmp_path / "a.concord", tmp_path / "b.concord"])
     assert not again.changed
     with Project.open(tmp_path / "out.concord") as out:  # merging twice changes nothing
         assert out.query("SELECT * FROM events ORDER BY id") == events and _labels(out) == labels
-        assert out.time_spent() == 5.0
+        assert out.decisions.time_spent() == 5.0
     one.close()
 
 
@@ -180,15 +180,15 @@ def test_merge_reports_conflicts_and_refuses_different_samples(tmp_path: Path) -
     base.backup_to(tmp_path / "b.concord")
     base.close()
     with Project.open(tmp_path / "a.concord") as a:
-        a.record("ana", [Change("s0", "c1@1|m", "matches", [[0, 0]])])
+        a.decisions.record("ana", [Change("s0", "c1@1|m", "matches", [[0, 0]])])
     with Project.open(tmp_path / "b.concord") as b:
-        b.record("ana", [Change("s0", "c1@1|m", "matches", [])])  # the same annotator, differently, later
+        b.decisions.record("ana", [Change("s0", "c1@1|m", "matches", [])])  # the same annotator, differently, later
     report = merge(tmp_path / "out.concord", [tmp_path / "a.concord", tmp_path / "b.concord"])
     assert [(c["annotator"], c["output"], c["input_value"], c["kept"]) for c in report.conflicts] == [
         ("ana", [[0, 0]], [], "input")]
     with Project.open(tmp_path / "out.concord") as out:
-        assert len([e for e in out.events() if e["kind"] == "matches"]) == 2  # both kept
-        assert out.current("s0", "c1@1|m", "matches", "ana") == []
+        assert len([e for e in out.decisions.events() if e["kind"] == "matches"]) == 2  # both kept
+        assert out.decisions.current("s0", "c1@1|m", "matches", "ana") == []
     other = Project.create(tmp_path / "other.concord")
     other.store("violations").write_violation_samples([ViolationSample("s0", "a different text", (), {"c1@1|m": ()})])
     other.close()
@@ -209,14 +209,14 @@ def test_the_human_ceiling_beside_the_metric(tmp_path: Path) -> None:
     p = make(tmp_path / "p.concord", n=5)
     assert ceiling(p, "violations", n_boot=0) is None  # nobody labeled a unit twice
     for i in range(4):
-        p.record("ana", [Change(f"s{i}", "c1@1|m", "matches", [[0, 0], [1, 1]])])
-        p.record("ben", [Change(f"s{i}", "c1@1|m", "matches", [[0, 0], [1, 1]] if i else [[0, 0]])])
-    p.record("ana", [Change("s4", "c1@1|m", "matches", [[0, 0]])])  # one annotator only: not in the ceiling
+        p.decisions.record("ana", [Change(f"s{i}", "c1@1|m", "matches", [[0, 0], [1, 1]])])
+        p.decisions.record("ben", [Change(f"s{i}", "c1@1|m", "matches", [[0, 0], [1, 1]] if i else [[0, 0]])])
+    p.decisions.record("ana", [Change("s4", "c1@1|m", "matches", [[0, 0]])])  # one annotator only: not in the ceiling
     human_only = ceiling(p, "violations", n_boot=100)
     assert human_only["units"] == 4 and human_only["metric_human"] is None and human_only["note"]
     assert human_only["human_human"]["mean_pair_kappa"] == pytest.approx(0.875)
     for i in range(5):
-        p.save_machine_label(f"s{i}", "c1@1|m", "matcher", {"predictions": [], "matches": [[0, 0], [1, 1]]})
+        p.samples.save_machine_label(f"s{i}", "c1@1|m", "matcher", {"predictions": [], "matches": [[0, 0], [1, 1]]})
     c = ceiling(p, "violations", n_boot=200)
     assert c["metric_human"]["items"] == 16
     assert c["metric_human"]["kappa_vs_resolved"]["estimate"] == pytest.approx(0.875)
@@ -228,12 +228,12 @@ def test_the_human_ceiling_beside_the_metric(tmp_path: Path) -> None:
 def test_export_carries_every_annotators_labels_agreement_and_the_curated_ground_truth(tmp_path: Path) -> None:
     path = tmp_path / "p.concord"
     p = make(path)
-    p.record("ana", [Change("s3", "", "ground_truth", [{"start": 4, "end": 7, "rule": "r", "quote": "cat"}])])
+    p.decisions.record("ana", [Change("s3", "", "ground_truth", [{"start": 4, "end": 7, "rule": "r", "quote": "cat"}])])
     for i in range(4):  # on s3 the match indices refer to ana's curated ground truth (one violation)
         both = [[0, 0], [1, 1]] if i < 3 else [[0, 0]]
         for who, value in (("ana", both), ("ben", both if i else [[0, 0]])):
-            p.record(who, [Change(f"s{i}", "c1@1|m", "matches", value), Change(f"s{i}", "c1@1|m", "status", "accepted")])
-    p.record("judge", [Change("s0", "c1@1|m", "matches", [[0, 0], [1, 1]])], origin=ADJUDICATION)
+            p.decisions.record(who, [Change(f"s{i}", "c1@1|m", "matches", value), Change(f"s{i}", "c1@1|m", "status", "accepted")])
+    p.decisions.record("judge", [Change("s0", "c1@1|m", "matches", [[0, 0], [1, 1]])], origin=ADJUDICATION)
     p.close()
     out = tmp_path / "out"
     assert main(["export", str(path), "--name", "team", "--version", "1.0.0", "--out", str(out), "--format", "jsonl"]) == 0
@@ -257,8 +257,8 @@ def test_evaluate_reports_the_ceiling_with_the_matchers_decisions(tmp_path: Path
     path = tmp_path / "p.concord"
     p = make(path, n=5)
     for i in range(4):
-        p.record("ana", [Change(f"s{i}", "c1@1|m", "matches", [[0, 0], [1, 1]])])
-        p.record("ben", [Change(f"s{i}", "c1@1|m", "matches", [[0, 0], [1, 1]] if i else [[0, 0]])])
+        p.decisions.record("ana", [Change(f"s{i}", "c1@1|m", "matches", [[0, 0], [1, 1]])])
+        p.decisions.record("ben", [Change(f"s{i}", "c1@1|m", "matches", [[0, 0], [1, 1]] if i else [[0, 0]])])
     p.close()
     assert main(["evaluate", str(path), "--scheme", "violations", "--embedding", "jaccard", "--bootstrap", "50",
                  "--json"]) == 0
@@ -279,7 +279,7 @@ def test_new_commands_refuse_bad_input_with_exit_2_and_change_nothing(tmp_path: 
         main(["assign-work", str(path), "--annotators", "ana,ana", "--overlap", "1"])
     assert exc.value.code == 2 and "listed twice" in capsys.readouterr().err
     with Project.open(path) as p:
-        assert not p.has_assignments() and not p.blind()
+        assert not p.assignments.has_assignments() and not p.assignments.blind()
     with pytest.raises(SystemExit) as exc:
         main(["agreement", str(path), "--iou", "1"])
     assert exc.value.code == 2 and "must be in [0, 1)" in capsys.readouterr().err
@@ -301,15 +301,15 @@ def test_new_commands_refuse_bad_input_with_exit_2_and_change_nothing(tmp_path: 
 def test_merge_projects_that_imported_the_same_samples_separately(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     for name, who in (("ana", "ana"), ("ben", "ben")):  # each annotator builds their own project from the same data
         with make(tmp_path / f"{name}.concord") as p:
-            p.record(who, [Change("s0", "c1@1|m", "matches", [[0, 0]] if who == "ana" else [])])
-            p.log_time(who, "s0", "c1@1|m", 3.0)
+            p.decisions.record(who, [Change("s0", "c1@1|m", "matches", [[0, 0]] if who == "ana" else [])])
+            p.decisions.log_time(who, "s0", "c1@1|m", 3.0)
     out = tmp_path / "team.concord"
     assert main(["merge", str(out), str(tmp_path / "ana.concord"), str(tmp_path / "ben.concord"), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["created"] and report["conflicts"] == [] and report["added_events"][str(tmp_path / "ben.concord")] == 1
     with Project.open(out) as p:
-        assert p.annotator_labels("s0", "c1@1|m", "matches") == {"ana": [[0, 0]], "ben": []}
-        assert p.time_spent() == 6.0
+        assert p.decisions.annotator_labels("s0", "c1@1|m", "matches") == {"ana": [[0, 0]], "ben": []}
+        assert p.decisions.time_spent() == 6.0
         assert agreement(p, n_boot=0)["pairs"][0]["n_items"] == 4
     assert main(["merge", str(out), str(tmp_path / "ben.concord")]) == 0
     assert "nothing changed" in capsys.readouterr().out

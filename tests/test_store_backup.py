@@ -28,11 +28,11 @@ def test_backup_holds_what_is_still_in_the_wal_and_is_one_file(tmp_path: Path) -
         reader.conn.execute("BEGIN")
         reader.scalar("SELECT count(*) FROM events")  # an open read transaction: no checkpoint can finish
         for i in range(50):
-            p.record("ana", [Change("v1", C1, "note", f"n{i}")])
+            p.decisions.record("ana", [Change("v1", C1, "note", f"n{i}")])
         assert Path(f"{path}-wal").stat().st_size > 0
         dest = p.backup_to(tmp_path / "copy.concord")
         reader.conn.execute("COMMIT")
-        p.record("ana", [Change("v1", C1, "note", "after the backup")])
+        p.decisions.record("ana", [Change("v1", C1, "note", "after the backup")])
         with pytest.raises(ValueError, match="is the project itself"):
             p.backup_to(path)
     assert _events(dest) == 50
@@ -41,7 +41,7 @@ def test_backup_holds_what_is_still_in_the_wal_and_is_one_file(tmp_path: Path) -
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
     conn.close()
     with Project.open(dest) as copy:
-        assert copy.current("v1", C1, "note") == "n49"
+        assert copy.decisions.current("v1", C1, "note") == "n49"
 
 
 def test_migration_is_preceded_by_a_backup_of_the_old_file(tmp_path: Path) -> None:
@@ -72,7 +72,7 @@ def test_backup_if_due_at_most_once_per_interval_and_keeps_the_newest(tmp_path: 
         made = [first]
         for i in range(KEEP + 2):
             time.sleep(0.002)  # distinct millisecond time stamps
-            p.record("ana", [Change("v1", C1, "note", f"n{i}")])
+            p.decisions.record("ana", [Change("v1", C1, "note", f"n{i}")])
             made.append(p.backup_if_due(every=0))  # type: ignore[arg-type]
     kept = list_backups(path)
     assert kept == made[-KEEP:]  # oldest pruned, order by time stamp

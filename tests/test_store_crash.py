@@ -23,12 +23,12 @@ CHILD = textwrap.dedent("""
     i = 0
     while True:  # decide sample after sample, like an annotator clicking through the list
         sid = f"s{i % 50}"
-        ids = project.record("ana", [Change(sid, "careful@2.0|gpt-4o", "matches", [[0, i % 2]]),
+        ids = project.decisions.record("ana", [Change(sid, "careful@2.0|gpt-4o", "matches", [[0, i % 2]]),
                                      Change(sid, "careful@2.0|gpt-4o", "status", "corrected" if i % 2 else "accepted")])
         print(" ".join(map(str, ids)), flush=True)  # only after the commit returned
         if i == 40:
             with project.transaction():  # an edit that never commits
-                project.record("ana", [Change("s0", "", "note", "uncommitted")])
+                project.decisions.record("ana", [Change("s0", "", "note", "uncommitted")])
                 print("open", flush=True)
                 time.sleep(600)
         i += 1
@@ -63,15 +63,15 @@ def test_killed_process_keeps_every_committed_decision(project_path: Path) -> No
     assert len(committed) >= 41  # 41 decisions reported before the uncommitted edit
 
     with Project.open(project_path) as p:  # opens cleanly, recovering from the WAL
-        events = p.events()
+        events = p.decisions.events()
         ids = [e["id"] for e in events]
         assert ids == committed  # every committed event, in order, and nothing else (not the uncommitted note)
-        assert p.current("s0", "", "note") is None
+        assert p.decisions.current("s0", "", "note") is None
         last = {}
         for e in events:
             last[(e["sample_id"], e["unit"], e["kind"])] = e["after"]
-        labels = {(sid, unit, kind): p.current(sid, unit, kind) for sid, unit, kind in last}
-        p.rebuild_labels()
-        assert {(s, u, k): p.current(s, u, k) for s, u, k in last} == labels  # labels agree with the events
+        labels = {(sid, unit, kind): p.decisions.current(sid, unit, kind) for sid, unit, kind in last}
+        p.decisions.rebuild_labels()
+        assert {(s, u, k): p.decisions.current(s, u, k) for s, u, k in last} == labels  # labels agree with the events
         assert p.scalar("PRAGMA integrity_check") == "ok"
-        assert p.record("ana", [Change("s1", CHECKER, "note", "after the crash")])  # and it keeps working
+        assert p.decisions.record("ana", [Change("s1", CHECKER, "note", "after the crash")])  # and it keeps working

@@ -21,14 +21,14 @@ def _project(tmp_path: Path) -> Project:
 def test_a_kind_no_scheme_declares_is_refused_with_nothing_written(tmp_path: Path) -> None:
     p = _project(tmp_path)
     with pytest.raises(ValueError, match="unknown decision kind 'sparkle'"):
-        p.record("alice", [Change("s", "c", "note", "kept?"), Change("s", "c", "sparkle", 1)])
-    assert p.events("s") == []
+        p.decisions.record("alice", [Change("s", "c", "note", "kept?"), Change("s", "c", "sparkle", 1)])
+    assert p.decisions.events("s") == []
 
 
 def test_the_kinds_come_from_the_registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     p = _project(tmp_path)
-    assert len(p.record("alice", [Change("s", "c", "matches", [[0, 0]])])) == 1  # the violations scheme's kind
+    assert len(p.decisions.record("alice", [Change("s", "c", "matches", [[0, 0]])])) == 1  # the violations scheme's kind
     monkeypatch.setattr(type(registry()), "label_kinds", lambda _self: dict(COMMON_KINDS))  # no scheme's own kinds
     with pytest.raises(ValueError, match="unknown decision kind 'matches'"):
-        p.record("bob", [Change("s", "c", "matches", [[0, 0]])])
-    assert len(p.record("bob", [Change("s", "c", "note", "fine")])) == 1
+        p.decisions.record("bob", [Change("s", "c", "matches", [[0, 0]])])
+    assert len(p.decisions.record("bob", [Change("s", "c", "note", "fine")])) == 1

@@ -38,7 +38,7 @@ def project_with_events(path: Path, n: int = 300) -> Path:
     make_project(path)
     with Project.open(path) as p:
         for i in range(n):
-            p.record(f"annotator-{i % 3}", [Change("v1", C1, "note", f"note number {i} " + "x" * 80),
+            p.decisions.record(f"annotator-{i % 3}", [Change("v1", C1, "note", f"note number {i} " + "x" * 80),
                                              Change("v2", C1, "status", "accepted" if i % 2 else "flagged")])
     return path
 
@@ -108,7 +108,7 @@ def test_truncated_file_recovers_every_row_left_on_its_pages(tmp_path: Path, cap
     assert derived + apart >= expected.get("labels", 0)
     got.close()
     with Project.open(out) as p:  # a project again
-        assert len(p.events()) == expected["events"]
+        assert len(p.decisions.events()) == expected["events"]
 
 
 HOT_CHILD = textwrap.dedent("""
@@ -127,7 +127,7 @@ HOT_CHILD = textwrap.dedent("""
 def test_hot_journal_of_a_killed_writer_is_rolled_back_by_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = project_with_events(tmp_path / "hot.concord", n=100)
     with Project.open(path) as p:
-        n_events, project_id = len(p.events()), p.project_id
+        n_events, project_id = len(p.decisions.events()), p.project_id
     child = subprocess.Popen([sys.executable, "-c", HOT_CHILD, str(path)], cwd=ROOT, stdout=subprocess.PIPE, text=True)
     try:
         assert child.stdout is not None and child.stdout.readline().strip() == "open"
@@ -141,7 +141,7 @@ def test_hot_journal_of_a_killed_writer_is_rolled_back_by_check(tmp_path: Path, 
     assert main(["merge", str(tmp_path / "merged.concord"), str(path)]) == 0  # not "damaged"
     capsys.readouterr()
     with Project.open(path) as p:
-        assert len(p.events()) == n_events and p.project_id == project_id
+        assert len(p.decisions.events()) == n_events and p.project_id == project_id
 
 
 def test_hot_journal_in_a_read_only_place_says_what_to_do() -> None:
@@ -188,7 +188,7 @@ def test_import_on_a_full_disk_is_one_sentence_and_changes_nothing(tmp_path: Pat
     path = make_project(tmp_path / "full.concord")
     data = samples_file(tmp_path / "big.jsonl", 400)
     before = Project.open(path)
-    n_before = before.n_samples()
+    n_before = before.bulk.n_samples()
     before.close()
     real_init = ProjectBase.__init__
 
@@ -202,7 +202,7 @@ def test_import_on_a_full_disk_is_one_sentence_and_changes_nothing(tmp_path: Pat
     assert f"{path}: the disk is full" in err and "free some space" in err and "no transaction" not in err
     monkeypatch.undo()
     with Project.open(path) as p:
-        assert p.n_samples() == n_before
+        assert p.bulk.n_samples() == n_before
 
 
 def test_busy_project_is_retried_then_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -21,7 +21,7 @@ def project_with_events(path: Path) -> Path:
     make_project(path)
     with Project.open(path) as p:
         for i in range(N_EVENTS // 2):  # two events per round: ~20 leaf pages of events
-            p.record(f"annotator-{i % 3}", [Change("v1", C1, "note", f"note number {i} " + "x" * 80),
+            p.decisions.record(f"annotator-{i % 3}", [Change("v1", C1, "note", f"note number {i} " + "x" * 80),
                                              Change("v2", C1, "status", "accepted" if i % 2 else "flagged")])
     return path
 
@@ -59,7 +59,7 @@ def test_damaged_file_is_reported_as_damaged_and_repaired_into_a_new_file(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = project_with_events(tmp_path / "hurt.concord")
     with Project.open(path) as p:
-        n_events = len(p.events())
+        n_events = len(p.decisions.events())
     damage_events_pages(path)
     before = sha(path)
 
@@ -83,9 +83,9 @@ def test_damaged_file_is_reported_as_damaged_and_repaired_into_a_new_file(
     assert main(["check", str(out)]) == 0  # the recovered file is healthy, labels derived from its events
     capsys.readouterr()
     with Project.open(out) as p:
-        events = p.events()
+        events = p.decisions.events()
         assert 0 < len(events) < n_events  # the rows of the damaged page are lost, the others kept
-        assert p.sample_labels("v1")  # labels rebuilt from the surviving events
+        assert p.decisions.sample_labels("v1")  # labels rebuilt from the surviving events
         assert len(p.store("violations").violation_samples()) == 3
 
     # recovery never overwrites

@@ -43,23 +43,23 @@ def test_schema_1_is_migrated_on_open_with_labels_backfilled(tmp_path: Path) -> 
     with Project.open(path) as p:
         assert p.schema_version == SCHEMA_VERSION == MIGRATIONS[-1][0]
         assert [m["version"] for m in p.query("SELECT version FROM migrations ORDER BY version")] == [v for v, _, _ in MIGRATIONS]
-        assert all(e["uid"] and len(e["uid"]) == 32 for e in p.events())  # v4 backfills event uids
-        assert len(p.events()) == 4  # the audit trail is untouched
-        assert p.current("s1", CHECKER, "matches") == [[0, 0]]
-        assert p.current("s1", CHECKER, "status") == "corrected"
-        assert p.current("s1", "", "note") == "check the price claim"
+        assert all(e["uid"] and len(e["uid"]) == 32 for e in p.decisions.events())  # v4 backfills event uids
+        assert len(p.decisions.events()) == 4  # the audit trail is untouched
+        assert p.decisions.current("s1", CHECKER, "matches") == [[0, 0]]
+        assert p.decisions.current("s1", CHECKER, "status") == "corrected"
+        assert p.decisions.current("s1", "", "note") == "check the price claim"
         assert p.store("violations").human_matches() == {("s1", CHECKER): {(0, 0)}}
-        labels_before = p.sample_labels("s1")
-        p.rebuild_labels()
-        assert p.sample_labels("s1") == labels_before  # the backfill equals a derivation from the events
+        labels_before = p.decisions.sample_labels("s1")
+        p.decisions.rebuild_labels()
+        assert p.decisions.sample_labels("s1") == labels_before  # the backfill equals a derivation from the events
         # The migrated project works like a new one.
-        p.record("ana", [])
+        p.decisions.record("ana", [])
         from app.store import Change
 
-        ids = p.record("ben", [Change("s1", CHECKER, "matches", [[0, 1]])])
+        ids = p.decisions.record("ben", [Change("s1", CHECKER, "matches", [[0, 1]])])
         # Two annotators who disagree: both labels are kept; the newest resolves the tie.
-        assert len(ids) == 1 and p.current("s1", CHECKER, "matches") == [[0, 1]]
-        assert p.annotator_labels("s1", CHECKER, "matches") == {"ana": [[0, 0]], "ben": [[0, 1]]}
+        assert len(ids) == 1 and p.decisions.current("s1", CHECKER, "matches") == [[0, 1]]
+        assert p.decisions.annotator_labels("s1", CHECKER, "matches") == {"ana": [[0, 0]], "ben": [[0, 1]]}
         assert p.store("violations").violation_sample("s1").predictions[CHECKER][1].rule == "Superlative"  # type: ignore[union-attr]
     with Project.open(path) as p:  # opening again does not migrate again
-        assert len(p.query("SELECT version FROM migrations")) == len(MIGRATIONS) and len(p.events()) == 5
+        assert len(p.query("SELECT version FROM migrations")) == len(MIGRATIONS) and len(p.decisions.events()) == 5

@@ -14,9 +14,9 @@ def _v5_project(path: Path) -> list[tuple]:
     """A project as Concord wrote it before v7 (schema 5), with decisions; its events as rows."""
     make_project(path)
     with Project.open(path) as p:
-        p.record("ana", [Change("v1", C1, "matches", [[0, 0]]), Change("v1", C1, "status", "corrected")])
-        p.record("ben", [Change("v1", C1, "status", "flagged")])
-        p.assign_work(["ana", "ben"], overlap=2, schemes=["violations"])
+        p.decisions.record("ana", [Change("v1", C1, "matches", [[0, 0]]), Change("v1", C1, "status", "corrected")])
+        p.decisions.record("ben", [Change("v1", C1, "status", "flagged")])
+        p.assignments.assign_work(["ana", "ben"], overlap=2, schemes=["violations"])
     conn = sqlite3.connect(path)
     with conn:  # back to schema 5: drop what v6 and v7 added (SQLite >= 3.35 drops columns)
         conn.execute("DROP TABLE reveals")
@@ -35,34 +35,34 @@ def test_an_older_project_migrates_to_v7_with_nothing_lost(tmp_path: Path) -> No
     old_events = _v5_project(path)
     with Project.open(path) as p:
         assert p.schema_version >= 7  # later migrations (v8: adaptive strata) leave v7's content as it was
-        events = p.events()
+        events = p.decisions.events()
         assert [tuple(v for k, v in e.items() if k not in ("machine_visible", "guideline_version"))
                 for e in events] == old_events
         assert all(e["machine_visible"] is None for e in events)  # not recorded before v7: unknown, not "hidden"
-        assert p.current("v1", C1, "matches", "ana") == [[0, 0]] and p.current("v1", C1, "status", "ben") == "flagged"
-        assert p.hide_machine()  # blind mode (work assigned) turns it on by default
-        assert not p.revealed("ana", "v1", C1)
-        p.set_hide_machine(False)
-        assert not p.hide_machine() and p.blind()
+        assert p.decisions.current("v1", C1, "matches", "ana") == [[0, 0]] and p.decisions.current("v1", C1, "status", "ben") == "flagged"
+        assert p.reveals.hide_machine()  # blind mode (work assigned) turns it on by default
+        assert not p.reveals.revealed("ana", "v1", C1)
+        p.reveals.set_hide_machine(False)
+        assert not p.reveals.hide_machine() and p.assignments.blind()
     assert len(list(tmp_path.glob("old.concord.backups/*.concord"))) == 1  # the migration backed the old file up first
 
 
 def test_commit_records_visibility_and_reveals_in_one_transaction(tmp_path: Path) -> None:
     path = make_project(tmp_path / "p.concord")
     with Project.open(path) as p:
-        assert not p.blind() and not p.hide_machine()  # no blind mode: off by default
-        p.set_blind(True)
-        assert p.hide_machine()
+        assert not p.assignments.blind() and not p.reveals.hide_machine()  # no blind mode: off by default
+        p.assignments.set_blind(True)
+        assert p.reveals.hide_machine()
         cmd = commit("v1", C1, (Change("v1", C1, "matches", []),), agrees=False)
         inverse = cmd.apply(p, "ana", machine_visible=False)
-        assert p.revealed("ana", "v1", C1) and not p.revealed("ben", "v1", C1)
-        assert [(e["kind"], e["machine_visible"]) for e in p.events()] == [("matches", 0), ("status", 0)]
-        assert p.current("v1", C1, "status", "ana") == "corrected"
+        assert p.reveals.revealed("ana", "v1", C1) and not p.reveals.revealed("ben", "v1", C1)
+        assert [(e["kind"], e["machine_visible"]) for e in p.decisions.events()] == [("matches", 0), ("status", 0)]
+        assert p.decisions.current("v1", C1, "status", "ana") == "corrected"
         inverse.apply(p, "ana", machine_visible=True)  # undo: labels back, the reveal stays (it was seen)
-        assert p.current("v1", C1, "status", "ana") is None and p.revealed("ana", "v1", C1)
-        assert [e["machine_visible"] for e in p.events()][-2:] == [1, 1]
-        p.record("ana", [Change("v2", C1, "status", "skipped")])
-        assert p.events()[-1]["machine_visible"] is None  # a caller that does not say: not recorded
+        assert p.decisions.current("v1", C1, "status", "ana") is None and p.reveals.revealed("ana", "v1", C1)
+        assert [e["machine_visible"] for e in p.decisions.events()][-2:] == [1, 1]
+        p.decisions.record("ana", [Change("v2", C1, "status", "skipped")])
+        assert p.decisions.events()[-1]["machine_visible"] is None  # a caller that does not say: not recorded
 
 
 def test_merge_keeps_visibility_and_reveals(tmp_path: Path) -> None:
@@ -77,8 +77,8 @@ def test_merge_keeps_visibility_and_reveals(tmp_path: Path) -> None:
     out = tmp_path / "out.concord"
     merge(out, [a, b])
     with Project.open(out) as p:
-        assert p.revealed("ben", "v1", C1)
-        assert [e["machine_visible"] for e in p.events() if e["annotator"] == "ben"] == [0, 0]
+        assert p.reveals.revealed("ben", "v1", C1)
+        assert [e["machine_visible"] for e in p.decisions.events() if e["annotator"] == "ben"] == [0, 0]
 
 
 def test_config_sets_and_prints_the_hide_setting(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
@@ -93,4 +93,4 @@ def test_config_sets_and_prints_the_hide_setting(tmp_path: Path, capsys) -> None
     out = capsys.readouterr().out
     assert "blind\ton" in out and "hide_machine\toff" in out
     with Project.open(path) as p:
-        assert p.blind() and not p.hide_machine()
+        assert p.assignments.blind() and not p.reveals.hide_machine()

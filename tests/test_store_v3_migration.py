@@ -81,10 +81,10 @@ def test_release_v2_file_migrates_with_nothing_lost(tmp_path: Path) -> None:
         resolved = {(s, u, k): v for s, u, k, v in c.execute("SELECT sample_id, unit, kind, value FROM labels WHERE resolved = 1")}
         assert resolved == newest
         # hk-001 / prompt-baseline: alice and carol say [[2, 1]], bob []; status: alice accepted, bob corrected (tie)
-        assert p.annotator_labels("hk-001", CH, "matches") == {"alice": [[2, 1]], "bob": [], "carol": [[2, 1]]}
-        assert p.current("hk-001", CH, "matches") == [[2, 1]]
-        assert p.current("hk-001", CH, "status") == "corrected"
-        assert p.current("hk-001", CH, "status", annotator="alice") == "accepted"
+        assert p.decisions.annotator_labels("hk-001", CH, "matches") == {"alice": [[2, 1]], "bob": [], "carol": [[2, 1]]}
+        assert p.decisions.current("hk-001", CH, "matches") == [[2, 1]]
+        assert p.decisions.current("hk-001", CH, "status") == "corrected"
+        assert p.decisions.current("hk-001", CH, "status", annotator="alice") == "accepted"
         # the readers the app uses still work on the migrated file
         assert p.store("violations").human_matches()[("hk-001", CH)] == {(2, 1)}
         u = p.store("rubric").rubric_units()[0]
@@ -92,21 +92,21 @@ def test_release_v2_file_migrates_with_nothing_lost(tmp_path: Path) -> None:
         assert p.store("rubric").bucket_assignment(u["sample_id"], u["trait"], "gpt-4o@1")["buckets"]["fn"] == ["b"]  # type: ignore[index]
         assert p.store("rubric").rubric_sample(u["sample_id"])["question"]  # type: ignore[index]
         assert p.store("violations").violation_sample("hk-001").context  # type: ignore[union-attr]
-        page = p.unit_page(order_by="n_pred", descending=True, limit=5)
+        page = p.units.unit_page(order_by="n_pred", descending=True, limit=5)
         assert page[0]["n_pred"] == max(r[5] for r in units)
-        assert p.count_units() == len(units)
+        assert p.units.count_units() == len(units)
         labels_before = rows(c, "SELECT * FROM labels")
-        p.rebuild_labels()
+        p.decisions.rebuild_labels()
         assert rows(c, "SELECT * FROM labels") == labels_before  # the migration equals a derivation from events
         # re-importing the release's files changes nothing (content hashes are unchanged), except samples whose fuzzy
         # quotes a later grounding fix places differently
         assert not import_file(p, demo_dir() / "rubric.jsonl").changed
-        fuzzy = {sid for sid in p.sample_rows("violations")
+        fuzzy = {sid for sid in p.samples.sample_rows("violations")
                  if any("fuzzy" in g for g in p.store("violations").violation_groundings(sid).values())}
         hashes = dict(c.execute("SELECT id, content_hash FROM samples"))
         r = import_file(p, demo_dir() / "violations.jsonl")
         changed = {sid for sid, h in c.execute("SELECT id, content_hash FROM samples") if hashes[sid] != h}
         assert r.counts["violations"].added == 0 and changed <= fuzzy and r.counts["violations"].unchanged >= 60 - len(fuzzy)
         # and it keeps working: a new label by a fourth annotator
-        assert p.record("dan", [Change("hk-001", CH, "matches", [])])
-        assert p.current("hk-001", CH, "matches") == []  # alice and carol against bob and dan: the newest breaks the tie
+        assert p.decisions.record("dan", [Change("hk-001", CH, "matches", [])])
+        assert p.decisions.current("hk-001", CH, "matches") == []  # alice and carol against bob and dan: the newest breaks the tie

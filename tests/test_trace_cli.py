@@ -22,14 +22,14 @@ def project(tmp_path: Path) -> Path:
     recs, labels = make()
     path = tmp_path / "p.concord"
     with Project.create(path) as p:
-        p.write_samples("trace", recs)
+        p.samples.write_samples("trace", recs)
         for (sid, _), kinds in labels.items():
-            p.record("alice", [*(Change(sid, "", k, v) for k, v in kinds.items()),
+            p.decisions.record("alice", [*(Change(sid, "", k, v) for k, v in kinds.items()),
                                Change(sid, "annotator", "status", "corrected")])
         rec = next(r for r in recs if r.id == "s1")
         llm = truth_labels(rec, {"relevant": ["0c"], "utilized": ["0c"], "unsupported": ["a", "b"]})
-        p.save_machine_unit("s1", "llm:m", "llm:m", label_value(llm, {}, "m"), None, {})
-        p.record("alice", [Change("s1", "llm:m", "status", "accepted")])
+        p.samples.save_machine_unit("s1", "llm:m", "llm:m", label_value(llm, {}, "m"), None, {})
+        p.decisions.record("alice", [Change("s1", "llm:m", "status", "accepted")])
     return path
 
 
@@ -84,7 +84,7 @@ def test_export_carries_the_scores_of_every_label_source(project: Path, tmp_path
     assert main(["init", str(again)]) == 0
     assert main(["import", str(again), str(split / "trace.jsonl")]) == 0
     with Project.open(again) as p:
-        assert {r.id for r in p.records("trace")} == records
+        assert {r.id for r in p.samples.records("trace")} == records
 
 
 def test_default_dataset_name_of_a_split_file_in_a_subset_folder(tmp_path: Path) -> None:
@@ -106,8 +106,8 @@ def test_default_dataset_name_of_a_split_file_in_a_subset_folder(tmp_path: Path)
     with Project.open(path) as p:
         names = {r["name"] for r in p.query("SELECT name FROM datasets")}
         assert names == {"covidqa-test", "hotpotqa-test", "batch7", "chosen"}
-        assert p.sample_row("hotpotqa-1")["dataset_id"] == p.dataset("hotpotqa-test")["id"]
-        assert p.sample_row("emanual-1")["dataset_id"] == p.dataset("chosen")["id"]
+        assert p.samples.sample_row("hotpotqa-1")["dataset_id"] == p.samples.dataset("hotpotqa-test")["id"]
+        assert p.samples.sample_row("emanual-1")["dataset_id"] == p.samples.dataset("chosen")["id"]
     from app.schemes.trace.io import default_dataset
 
     assert default_dataset("test.parquet") is None and default_dataset("data/covidqa/TEST.parquet") == "covidqa-TEST"

@@ -41,7 +41,7 @@ def make(path: Path) -> Project:
     p = Project.create(path)
     p.store("violations").write_violation_samples(generated(60))
     # curated ground truth on a few samples: a different list, an empty one
-    p.record("ana", [Change("s001", "", "ground_truth", [{"start": 4, "end": 9, "rule": "Tone", "category": "Style"}]),
+    p.decisions.record("ana", [Change("s001", "", "ground_truth", [{"start": 4, "end": 9, "rule": "Tone", "category": "Style"}]),
                      Change("s002", "", "ground_truth", []),
                      Change("s007", "", "ground_truth", [{"rule": "jargon word", "explanation": "x"},
                                                          {"start": 10, "end": 15, "rule": "tone"}])])
@@ -57,7 +57,7 @@ def assert_same_table(a, b) -> None:
 def test_columns_from_sql_give_the_records_pair_table_and_metrics(tmp_path: Path) -> None:
     with make(tmp_path / "p.concord") as p:
         columns = p.store("violations").violation_columns()
-        records = p.scheme_records("violations")
+        records = p.scheme_data.scheme_records("violations")
         samples = [r.sample for r in records]
         assert [len(s.ground_truth) for s in samples[1:3]] == [1, 0]  # the curated ground truth is what is read
         assert_same_table(build_pair_table(columns, "jaccard"), build_pair_table(samples, "jaccard"))
@@ -66,7 +66,7 @@ def test_columns_from_sql_give_the_records_pair_table_and_metrics(tmp_path: Path
         for checkers in (["b@1|m"], ["c@1|m", "a@2|m"]):
             assert_same_table(build_pair_table(columns, "jaccard", checkers=checkers),
                               build_pair_table(samples, "jaccard", checkers=checkers))
-        labels = p.scheme_labels("violations")
+        labels = p.scheme_data.scheme_labels("violations")
         options = {"embedding": "jaccard", "n_boot": 50}
         assert evaluate_report(columns, labels, options).data == evaluate_report(records, labels, options).data
 

@@ -51,7 +51,7 @@ def add_figures(project: Any, args: argparse.Namespace, out: dict[str, Any]) -> 
         out["over_time"] = agreement_over_time(project, window=args.window or "day", iou=args.iou,
                                                n_boot=args.bootstrap, seed=args.seed, scope=scope)
     elif over == "version":  # every label, each under the version it was given under (not --guideline-version's)
-        with project.every_label():
+        with project.guidelines.every_label():
             out["over_version"] = agreement_over_time(project, iou=args.iou, n_boot=args.bootstrap, seed=args.seed,
                                                       scope=collect_labels(project, args.scheme), over="version")
 

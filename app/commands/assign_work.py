@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
     elif args.replace:
         raise UsageError("--replace with --overlap adaptive would drop the assignments its decisions rest on")
     with Project.open(args.project) as project:
-        warning = case_warning(case_twins(names, project.annotators()))
+        warning = case_warning(case_twins(names, project.decisions.annotators()))
         if warning:
             print(f"warning: {warning}", file=sys.stderr)
         if adaptive:
@@ -104,14 +104,14 @@ def run(args: argparse.Namespace) -> int:
                                    max_overlap=3 if args.max_overlap is None else args.max_overlap,
                                    budget=args.budget, audit=0.1 if args.audit is None else args.audit,
                                    seed=args.seed, schemes=args.scheme)
-            out = project.assign_adaptive(names, more, seed=args.seed, schemes=args.scheme, signals=signals)
+            out = project.assignments.assign_adaptive(names, more, seed=args.seed, schemes=args.scheme, signals=signals)
             summary.update(more=out.pop("more"), no_annotator_left=out.pop("no_annotator_left"))
             out["adaptive"] = summary
         else:
-            out = project.assign_work(names, args.overlap, seed=args.seed, replace=args.replace, schemes=args.scheme)
+            out = project.assignments.assign_work(names, args.overlap, seed=args.seed, replace=args.replace, schemes=args.scheme)
             out["adaptive"] = None
-        out["blind"] = project.blind()
-        out["totals"] = project.assignment_counts()
+        out["blind"] = project.assignments.blind()
+        out["totals"] = project.assignments.assignment_counts()
     if args.json:
         print(dumps("assign-work", out, indent=2))
         return 0

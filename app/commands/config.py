@@ -37,13 +37,13 @@ def run(args: argparse.Namespace) -> int:
 
     with Project.open(args.project) as project:
         if args.resolution is not None:
-            project.set_resolution_policy(args.resolution)
+            project.decisions.set_resolution_policy(args.resolution)
         if args.blind is not None:
-            project.set_blind(args.blind == "on")
+            project.assignments.set_blind(args.blind == "on")
         if args.hide_machine is not None:
-            project.set_hide_machine(args.hide_machine == "on")
-        settings = {"resolution": project.resolution_policy(), "blind": project.blind(),
-                    "hide_machine": project.hide_machine()}
+            project.reveals.set_hide_machine(args.hide_machine == "on")
+        settings = {"resolution": project.decisions.resolution_policy(), "blind": project.assignments.blind(),
+                    "hide_machine": project.reveals.hide_machine()}
     if args.json:
         print(dumps("config", settings))
     else:

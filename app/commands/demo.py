@@ -43,7 +43,7 @@ def _existing_demo(path: Path) -> bool:
 
     try:
         with Project.open(path) as project:
-            return all(project.dataset(name) is not None for name in DATASETS.values())
+            return all(project.samples.dataset(name) is not None for name in DATASETS.values())
     except NotAProjectError:
         return False  # create_demo refuses it and names --force
 
@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         for line in report.lines:
             print(line)
-        counts = project.unit_counts()["schemes"]  # the one definition every surface shows (app/store/counts.py)
+        counts = project.counts.unit_counts()["schemes"]  # the one definition every surface shows (app/store/counts.py)
         held = "; ".join(f"{name}: {c['samples']} samples, {c['units']} units, {c['labeled']} labeled"
                          for name, c in counts.items())
         print(f"created {args.path}: {held}")

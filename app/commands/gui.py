@@ -27,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.project is not None:
         with Project.open(args.project) as project:  # a bad path is a clear message (exit 2) before any window appears
-            known = project.annotators()
+            known = project.decisions.annotators()
         if args.annotator:
             import sys
 

@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     with Project.open(args.project) as project:
         if args.action == "show":
             return _show(project, args)
-        history = project.guideline_history(args.scheme)
+        history = project.guidelines.guideline_history(args.scheme)
     _print_history(args.scheme, history)
     return 0
 
@@ -84,12 +84,12 @@ def _set(args: argparse.Namespace, text: str) -> int:
     except ValueError as exc:
         raise UsageError(f"{args.file}: {exc}") from None
     with Project.open(args.project) as project:
-        before = project.guideline_version(args.scheme)
-        version = project.add_guideline_version(args.scheme, parts)
+        before = project.guidelines.guideline_version(args.scheme)
+        version = project.guidelines.add_guideline_version(args.scheme, parts)
         if version is None:
             print(f"{args.scheme}: the guideline equals v{before}; no version added")
             return 0
-        changed = guidelines.changes(project.guideline_history(args.scheme)).get(version, [])
+        changed = guidelines.changes(project.guidelines.guideline_history(args.scheme)).get(version, [])
         requeued = guidelines.stale_units(project, [args.scheme])
     print(f"{args.scheme}: guideline v{version} stored ({len(parts)} parts"
           + (f"; changed: {', '.join(terminal_safe(p) for p in changed)}" if changed else "") + ")")
@@ -103,14 +103,14 @@ def _show(project: object, args: argparse.Namespace) -> int:
     from app.errors import UsageError
     from app.names import terminal_safe
 
-    current = project.guideline_version(args.scheme)  # type: ignore[attr-defined]
+    current = project.guidelines.guideline_version(args.scheme)  # type: ignore[attr-defined]
     if current is None:
         raise UsageError(f"scheme {args.scheme} has no guideline yet; store one with "
                          f"`concord guideline {args.project} --scheme {args.scheme} set FILE`")
     version = args.guideline_version or current
     if version > current:
         raise UsageError(f"--version: scheme {args.scheme} has guideline versions 1 to {current}, not {version}")
-    parts = project.guideline_parts(args.scheme, version)  # type: ignore[attr-defined]
+    parts = project.guidelines.guideline_parts(args.scheme, version)  # type: ignore[attr-defined]
     print(f"# {args.scheme} guideline v{version}" + (" (current)" if version == current else ""))
     print("\n".join(terminal_safe(line) for line in "".join(parts.values()).splitlines()))
     return 0

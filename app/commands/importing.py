@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     console = Console(stderr=True)
     with Project.open(args.project) as project, RichBar(console, label="importing") as bar:
         report = import_file(project, args.file, dataset=args.dataset, progress=bar, options=options_of(args))
-        counts = project.unit_counts()["schemes"]
+        counts = project.counts.unit_counts()["schemes"]
     print_warnings(report.warnings)
     print(summary_text(report, counts))
     return 0

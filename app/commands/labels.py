@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     with Project.open(args.project) as project, RichBar(console, label="recording") as bar:
         project.backup_before("before-labels-import")
         report = import_labels(project, args.file, progress=bar)
-        counts = project.unit_counts()["schemes"]
+        counts = project.counts.unit_counts()["schemes"]
     print_warnings(report.warnings)
     print(report.summary())
     print_scheme_counts(counts)

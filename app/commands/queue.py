@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     from app.store import Project
 
     with Project.open(args.project) as project:
-        if not project.sample_counts():  # the one rule of evaluate, calibrate and queue (the app shows an empty list)
+        if not project.counts.sample_counts():  # the one rule of evaluate, calibrate and queue (the app shows an empty list)
             raise no_samples("queue", args.project)
         queue = build(project, args.order, schemes=args.scheme, seed=args.seed, limit=args.limit)
     if args.json:

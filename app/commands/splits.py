@@ -41,7 +41,7 @@ def split_schemes(manifest: dict[str, Any]) -> dict[str, dict[str, int]]:
 
 def run(args: argparse.Namespace) -> int:
     with Project.open(args.project) as project:
-        rows = project.splits()
+        rows = project.artifacts.splits()
     console = Console()
     if args.json:
         out = []

@@ -25,12 +25,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def collect(project: Any) -> dict[str, Any]:
-    counts = project.status_counts()  # units and schemes: the one definition (app/store/counts.py)
+    counts = project.counts.status_counts()  # units and schemes: the one definition (app/store/counts.py)
     return {"project": str(project.path), "project_schema_version": project.schema_version, **counts}
 
 
 def print_scheme_counts(schemes: dict[str, dict[str, int]]) -> None:
-    """After an import: what the project now holds (`Project.unit_counts`), counted as `concord status` counts it."""
+    """After an import: what the project now holds (`Project.counts.unit_counts`), counted as `concord status` counts it."""
     lines = scheme_lines(schemes)
     if lines:
         print("project now:\n" + "\n".join(lines))

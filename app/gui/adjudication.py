@@ -141,9 +141,9 @@ class AdjudicationPanel(QDialog):
     def show_unit(self, sample_id: str, unit: str) -> None:
         self.key = (sample_id, unit)
         units = list(dict.fromkeys([unit, ""]))
-        self.annotators, self.targets = table_rows(self.project.label_table(sample_id, units))
+        self.annotators, self.targets = table_rows(self.project.decisions.label_table(sample_id, units))
         describe = self._describer(sample_id)
-        policy = self.project.resolution_policy()
+        policy = self.project.decisions.resolution_policy()
         cols = [Column("unit", "Unit", lambda v: v or "(sample)"), Column("kind", "Label")]
         cols += [Column(f"a:{a}", a, tip=f"{a}'s label") for a in self.annotators]
         cols.append(Column("resolved", "Resolved", tip="The label calibration and export use, and who gave it"))
@@ -189,7 +189,7 @@ class AdjudicationPanel(QDialog):
         """The scheme view's words for this sample's label values (app.gui.views.base.DetailView.describe_label)."""
         from app.gui.views import view_class
 
-        scheme = self.project.sample_schemes([sample_id]).get(sample_id)
+        scheme = self.project.samples.sample_schemes([sample_id]).get(sample_id)
         hook = view_class(scheme).describe_label if scheme else None
         if hook is None:
             return lambda _u, _k, _v: None

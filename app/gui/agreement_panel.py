@@ -157,8 +157,8 @@ class AgreementPanel(QDialog):
                 scope = collect_labels(wp)
                 res = {**out, "annotator_quality": annotator_quality(wp, n_boot=n_boot, scope=scope),
                        "over_time": agreement_over_time(wp, window=window, iou=iou, n_boot=n_boot, scope=scope),
-                       "guideline_history": {s: wp.guideline_history(s) for s in wp.guideline_schemes()}}
-                with wp.every_label():  # each label under the version it was given under, as --over version
+                       "guideline_history": {s: wp.guidelines.guideline_history(s) for s in wp.guidelines.guideline_schemes()}}
+                with wp.guidelines.every_label():  # each label under the version it was given under, as --over version
                     res["over_version"] = agreement_over_time(wp, iou=iou, n_boot=n_boot, over="version",
                                                               scope=collect_labels(wp))
                 return res

@@ -60,7 +60,7 @@ def set_hiding(window: "MainWindow", on: bool) -> None:
     session = window.session
     if session is None:
         return
-    session.project.set_hide_machine(on)
+    session.project.reveals.set_hide_machine(on)
     session.hide_machine = on
     apply_to_window(window)
     view = window.shown_view()

@@ -70,7 +70,7 @@ def inspect_problem(path: str, name: str, progress: TaskProgress | None = None) 
     with Project.open(path) as wp:
         try:
             opts = scheme_options(wp, scheme, {}, progress)
-            problem = scheme.search_problem(wp.scheme_records(name), wp.scheme_labels(name), opts)
+            problem = scheme.search_problem(wp.scheme_data.scheme_records(name), wp.scheme_data.scheme_labels(name), opts)
         except (ValueError, UsageError) as exc:
             return {"message": f"{scheme.title}: {exc}"}
     if problem is None:
@@ -101,7 +101,7 @@ def calibrated_schemes(project: Project) -> list[Scheme]:
     try:
         schemes = present(project)
     except UsageError:  # samples of an unregistered scheme: list the registered ones
-        counts = project.sample_counts()
+        counts = project.counts.sample_counts()
         schemes = [s for s in registry() if counts.get(s.name)]
     return [s for s in schemes if calibrates(s)]
 
@@ -201,7 +201,7 @@ class SchemePage(QWidget):
         if run is None:
             self.summary.setText(f"No {scheme.title} calibration run yet: choose the objective and folds, then Run.")
         else:
-            self.show_result(run["result"], self.panel.project.calibration_cv_results(run["id"]), run["id"])
+            self.show_result(run["result"], self.panel.project.artifacts.calibration_cv_results(run["id"]), run["id"])
         path, name = str(self.panel.project.path), scheme.name
         self._start(Task(lambda progress: {"inspect": inspect_problem(path, name, progress)}, "inspect"),
                     "Building the search problem…")
@@ -325,7 +325,7 @@ class SchemePage(QWidget):
                 p = params
                 if p is None:
                     opts = scheme_options(wp, scheme, {}, progress)
-                    problem = scheme.search_problem(wp.scheme_records(scheme_name), wp.scheme_labels(scheme_name), opts)
+                    problem = scheme.search_problem(wp.scheme_data.scheme_records(scheme_name), wp.scheme_data.scheme_labels(scheme_name), opts)
                     if problem is None:
                         raise ValueError("no search problem for the current labels")
                     p = problem.to_params(problem.space.config(int(config_id)))

@@ -51,7 +51,7 @@ class CeilingChart(QWidget):
             from app.services.ceiling import ceiling_with_machine  # the metric's decisions as `evaluate` has them
 
             with Project.open(path) as wp:
-                return {s: ceiling_with_machine(wp, s, n_boot=n_boot, seed=seed) for s in wp.unit_schemes()}
+                return {s: ceiling_with_machine(wp, s, n_boot=n_boot, seed=seed) for s in wp.units.unit_schemes()}
 
         task = Task(work, "human ceiling")
         task.signals.finished.connect(self.set_results)

@@ -37,7 +37,7 @@ def _child_encode(project_path: str, spec: str, texts: list[str]) -> int:
     if spec not in _child_embedders:
         _child_embedders[spec] = make_embedder(spec)
     with Project.open(project_path) as p:
-        CachedEmbedder(_child_embedders[spec], p).encode(texts)
+        CachedEmbedder(_child_embedders[spec], p.caches).encode(texts)
     return len(texts)
 
 

@@ -129,7 +129,7 @@ class ExportDialog(QDialog):
             status_row.addWidget(box)
         self.units = QListWidget()
         self.units.setMaximumHeight(110)
-        for u in dict.fromkeys(u for _scheme, u in p.unit_names() if u):
+        for u in dict.fromkeys(u for _scheme, u in p.units.unit_names() if u):
             item = QListWidgetItem(u)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             item.setCheckState(Qt.CheckState.Unchecked)
@@ -155,7 +155,7 @@ class ExportDialog(QDialog):
         named = config_scheme().name
         params_name = next((a.params_name for a in export_adapters(p) if a.scheme == named and a.params_name), None)
         self.config = QComboBox()
-        self.config.addItems(p.param_refs(named))
+        self.config.addItems(p.scheme_data.param_refs(named))
         self.config.setCurrentText(config_ref(self.ctx))
         self.force = QCheckBox("replace an existing NAME@VERSION directory")
         for label, w in (("Name", self.name), ("Version", self.version)):

@@ -133,7 +133,7 @@ class FilterBar(QWidget):
         self._loading = True
         try:
             self._project = project
-            present = set(project.unit_schemes()) if project is not None else set()
+            present = set(project.units.unit_schemes()) if project is not None else set()
             known = registry().names()
             self._present = [n for n in known if n in present] + sorted(present - set(known))
             self.scheme.clear()
@@ -161,7 +161,7 @@ class FilterBar(QWidget):
             one = len(shown) == 1
 
             def units() -> list[tuple[str, str]]:
-                rows = project.unit_names(shown[0]) if one else project.unit_names()
+                rows = project.units.unit_names(shown[0]) if one else project.units.unit_names()
                 noun = {n: registry().get(n).unit_noun if n in registry() else "unit" for n, _u in rows}
                 return [(u if one else f"{noun[s]}: {u}", u) for s, u in rows if u and s in shown]
 

@@ -104,7 +104,7 @@ def start_import(window: "MainWindow", source: Path) -> Task:
         try:
             with Project.open(project_path) as p:
                 report = import_file(p, source, progress=progress)
-                counts = p.unit_counts()["schemes"]
+                counts = p.counts.unit_counts()["schemes"]
         except UsageError as exc:  # a refused file (every problem listed), a wrong option: nothing was written
             return "refused", str(exc)
         except OSError as exc:

@@ -1,6 +1,6 @@
 """Thin Qt item models over store queries and small in-memory records. No SQL here; no second copy of the project.
 
-`UnitListModel` pages the review list from `Project.unit_page` (canFetchMore/fetchMore), so opening a project
+`UnitListModel` pages the review list from `Project.units.unit_page` (canFetchMore/fetchMore), so opening a project
 with 100,000 units costs one page. `RecordTableModel` shows a short list of dicts (the violations of one sample,
 its candidate pairs, a metrics table) with declared columns.
 """
@@ -180,7 +180,7 @@ class UnitListModel(QAbstractTableModel):
             self._rows, self._cells, self._where, self._total = [], [], {}, 0
             try:
                 self.columns = self._pending_columns or self._project_columns()
-                self._total = 0 if self._project is None else self._project.count_units(self._filter)
+                self._total = 0 if self._project is None else self._project.units.count_units(self._filter)
                 self._append(self._fetch(0))
             except Exception:
                 self._rows, self._cells, self._where, self._total = [], [], {}, 0
@@ -196,7 +196,7 @@ class UnitListModel(QAbstractTableModel):
         # in list order the next page starts after the last row read (keyset): a page deep in a 1M-unit list costs
         # what the first one does
         after = self._rows[-1]["id"] if offset and offset == len(self._rows) else None
-        return self._project.unit_page(self._filter, offset, self._page, self._order_by, self._descending, after=after,
+        return self._project.units.unit_page(self._filter, offset, self._page, self._order_by, self._descending, after=after,
                                        matching=self._total)
 
     def _append(self, rows: list[dict[str, Any]]) -> None:
@@ -228,7 +228,7 @@ class UnitListModel(QAbstractTableModel):
         if self._project is None:
             return list_columns(())
         reg = registry()
-        self._schemes = {n: reg.get(n) for n in self._project.unit_schemes() if n in reg}
+        self._schemes = {n: reg.get(n) for n in self._project.units.unit_schemes() if n in reg}
         return list_columns(list(self._schemes.values()))
 
     def column_of(self, key: str) -> int:

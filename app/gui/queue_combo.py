@@ -80,7 +80,7 @@ class QueueOrder(QObject):
             from app.services.queue import build
 
             with Project.open(path) as wp:
-                q = build(wp, order, schemes=[s for s in schemes if s in set(wp.unit_schemes())] or None, seed=seed)
+                q = build(wp, order, schemes=[s for s in schemes if s in set(wp.units.unit_schemes())] or None, seed=seed)
             return {"order": order, "keys": q.keys(), "notes": q.notes,
                     "requeued": {(e.sample_id, e.unit): e.reason for e in q.entries if e.reason}}
 
@@ -111,6 +111,6 @@ class QueueOrder(QObject):
             if key in self.requeued:
                 self.ctx.status_message(self.requeued[key], 8000)
                 return key
-            if project.current(key[0], key[1], "status") is None:
+            if project.decisions.current(key[0], key[1], "status") is None:
                 return key
         return None

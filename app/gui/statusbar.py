@@ -1,6 +1,6 @@
 """Status-bar progress: labeled / total units and this session's pace, counted in a worker.
 
-Labeled and total are `Project.unit_counts` (what `concord status` prints; blind mode: the annotator's own labels
+Labeled and total are `Project.counts.unit_counts` (what `concord status` prints; blind mode: the annotator's own labels
 over their queue).
 
 A COUNT over 100,000 units with a join takes long enough to stall the UI thread, so it runs on the pool
@@ -54,12 +54,12 @@ class SessionProgress(QObject):
 
         def count(_progress: TaskProgress) -> tuple[int, int, int | None, UnitFilter | None]:
             # blind mode: the annotator's own labels over their queue (the filter carries both)
-            # labeled and total as every other surface counts them (Project.unit_counts, app/store/counts.py)
+            # labeled and total as every other surface counts them (Project.counts.unit_counts, app/store/counts.py)
             mine = {} if f is None else {"annotator": f.annotator, "assigned_to": f.assigned_to}
             with Project.open(path) as wp:
-                schemes = wp.unit_counts(**mine)["schemes"].values()
+                schemes = wp.counts.unit_counts(**mine)["schemes"].values()
                 return (sum(c["labeled"] for c in schemes), sum(c["units"] for c in schemes),
-                        None if f is None else wp.count_units(f), f)
+                        None if f is None else wp.units.count_units(f), f)
 
         task = Task(count, "counting labeled units")
         task.signals.finished.connect(self._show)

@@ -66,7 +66,7 @@ class Session(QObject):
         self.annotator = annotator.strip()  # stored with the first decision (record() adds the annotator)
         # blind mode without anchoring (issue #27): machine labels hidden until the annotator's own decision;
         # `shown` is the unit on screen, whose visibility each event records
-        self.hide_machine = project.hide_machine()
+        self.hide_machine = project.reveals.hide_machine()
         self.shown = shown
         self.record_time = record_time
         self._time_log: list[tuple[str, str, float]] = []
@@ -81,7 +81,7 @@ class Session(QObject):
 
     def machine_hidden(self, sample_id: str, unit: str) -> bool:
         """Whether the views hide the machine's labels of the unit from this annotator (not decided on it yet)."""
-        return self.hide_machine and not self.project.revealed(self.annotator, sample_id, unit)
+        return self.hide_machine and not self.project.reveals.revealed(self.annotator, sample_id, unit)
 
     def machine_visible(self) -> bool:
         """Whether the machine's labels of the unit on screen are visible now (recorded with each event)."""
@@ -109,7 +109,7 @@ class Session(QObject):
         self.last_error = None
         try:
             # this annotator's own labels: a second annotator who agrees with the resolved label still records theirs
-            before = {(c.sample_id, c.unit, c.kind): self.project.current(c.sample_id, c.unit, c.kind, self.annotator)
+            before = {(c.sample_id, c.unit, c.kind): self.project.decisions.current(c.sample_id, c.unit, c.kind, self.annotator)
                       for c in cmd.changes}
         except Exception as exc:  # noqa: BLE001
             self.last_error = exc
@@ -129,7 +129,7 @@ class Session(QObject):
 
     def _reveal_only(self, cmd: Commit) -> bool:
         try:
-            self.project.reveal(self.annotator, *cmd.unit)
+            self.project.reveals.reveal(self.annotator, *cmd.unit)
         except Exception as exc:  # noqa: BLE001
             self.last_error = exc
             self.failed.emit(f"Could not save '{cmd.text}': {exc}")
@@ -164,7 +164,7 @@ class Session(QObject):
         try:
             with self.project.transaction():
                 for sid, unit, seconds in entries:
-                    self.project.log_time(self.annotator, sid, unit, seconds)
+                    self.project.decisions.log_time(self.annotator, sid, unit, seconds)
         except Exception as exc:  # noqa: BLE001
             self.failed.emit(f"Could not record time spent: {exc}")
 

@@ -34,7 +34,7 @@ class DecisionsPart(Part):
             return
         self._recount()  # the counts are read from the store after every commit
         if unit:
-            self.units.model.set_status(sample_id, unit, p.current(sample_id, unit, "status", self.ctx.blind_as))
+            self.units.model.set_status(sample_id, unit, p.decisions.current(sample_id, unit, "status", self.ctx.blind_as))
         view = self.detail.current_view
         cur = None if view is None else view.current()
         if replay and cur is not None:  # undo/redo: show the unit the decision belongs to
@@ -50,7 +50,7 @@ class DecisionsPart(Part):
                 self.detail.show_failed(dict(view.row), exc)
 
     def _any_unit(self, sample_id: str) -> str:
-        units = self.project.units_for_sample(sample_id) if self.project is not None else []
+        units = self.project.units.units_for_sample(sample_id) if self.project is not None else []
         return units[0]["unit"] if units else ""
 
     def _decide(self, cmd: SetLabels | None, advance: bool) -> None:
@@ -97,7 +97,7 @@ class DecisionsPart(Part):
         key = self._current_key()
         if key is None or self.project is None:
             return
-        old = self.project.current(key[0], key[1], "note") or ""
+        old = self.project.decisions.current(key[0], key[1], "note") or ""
         text, ok = ask_text(self._dialog_parent, "Note", f"Note on {key[0]} / {key[1] or 'ground truth'}:", old, multiline=True)
         if ok and self.detail.shown_view() is not None and self._current_key() == key:
             self._decide(set_note(key[0], key[1], text.strip()), advance=False)

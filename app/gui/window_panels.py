@@ -54,7 +54,7 @@ class PanelsPart(Part):
             return
         cfg = self.ctx.config()
         self.ctx.messages.dismiss("hint_scores")
-        present = set(self.units.filters.schemes) | set(p.unit_schemes())
+        present = set(self.units.filters.schemes) | set(p.units.unit_schemes())
         for view in view_classes():
             if not view.scores_follow_config or view.scheme not in present:
                 continue

@@ -61,9 +61,9 @@ class ProjectPart(Part):
         if project is not None:
             # blind mode (issue #15): this annotator sees only their own labels and, if work was assigned to them,
             # only their queue; the list status is theirs
-            if project.blind():
+            if project.assignments.blind():
                 ctx.blind_as = ctx.annotator
-                ctx.queue_of = ctx.annotator if project.assignment_counts().get(ctx.annotator) else None
+                ctx.queue_of = ctx.annotator if project.assignments.assignment_counts().get(ctx.annotator) else None
             session = ctx.session = Session(project, ctx.annotator, self.host, record_time=ctx.record_time,
                                             shown=lambda: panes.detail.shown)
             session.changed.connect(panes.after_change)

@@ -113,10 +113,10 @@ class DetailPanePart(Part):
             return
         if self.project is None:
             return
-        for u in self.project.units_for_sample(sample_id):
+        for u in self.project.units.units_for_sample(sample_id):
             if u["unit"] == unit:
                 self.units.clear_selection()
-                self.show_unit({**u, "status": self.project.current(sample_id, unit, "status", self.ctx.blind_as)
+                self.show_unit({**u, "status": self.project.decisions.current(sample_id, unit, "status", self.ctx.blind_as)
                                 or "unlabeled"})
                 return
 
@@ -127,13 +127,13 @@ class DetailPanePart(Part):
         p = self.project
         if p is None:
             return False
-        info = {u["unit"]: u for u in p.units_for_sample(sample_id)}.get(unit)
+        info = {u["unit"]: u for u in p.units.units_for_sample(sample_id)}.get(unit)
         if info is None:
             self.status_message(f"{sample_id} · {unit}: not in this project", 6000)
             return False
         filters = self.units.filters
         f = filters.current()
-        status = p.current(sample_id, unit, "status", self.ctx.blind_as) or "unlabeled"
+        status = p.decisions.current(sample_id, unit, "status", self.ctx.blind_as) or "unlabeled"
         hiding = [name for name, hides in (("scheme", bool(f.scheme) and f.scheme != info["scheme"]),
                                            ("status", bool(f.statuses) and status not in f.statuses),
                                            ("unit", bool(f.units) and unit not in f.units)) if hides]

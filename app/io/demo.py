@@ -83,7 +83,7 @@ def pin_presets(project: Project, origin: str = "demo") -> list[str]:
     """Save every registered scheme's versioned presets (`name@version`, e.g. the match configs) in the project as
     they are, so the settings the demo's reports and splits name travel with the file; returns their refs. A preset
     without a version has no ref to pin: its scheme resolves it by name."""
-    return [project.save_params(scheme.name, name, params, origin=origin, version=str(params["version"]))
+    return [project.scheme_data.save_params(scheme.name, name, params, origin=origin, version=str(params["version"]))
             for scheme in registry() for name, params in scheme.presets().items() if params.get("version")]
 
 

@@ -78,7 +78,7 @@ def next_version(project: Project, name: str, version: str | None = None) -> str
 
     Used in the message of a refused export and as the version a dialog proposes.
     """
-    known = [r["version"] for r in project.splits() if r["name"] == name] + ([version] if version else [])
+    known = [r["version"] for r in project.artifacts.splits() if r["name"] == name] + ([version] if version else [])
     keys = [_version_key(v) for v in known if _version_key(v) != (-1,)]
     if not keys:
         return "0.1.0"
@@ -106,7 +106,7 @@ def _canonical(sel: Selection) -> dict[str, bytes]:
 
 def _conflict(project: Project, name: str, version: str, content: str) -> dict[str, Any] | None:
     """The recorded split this export would contradict, or None (not recorded, or the same content)."""
-    rec = project.split_record(name, version)
+    rec = project.artifacts.split_record(name, version)
     if rec is not None and rec["content_sha256"] != content:
         return rec
     return None
@@ -166,7 +166,7 @@ def preview_split(project: Project, *, statuses: Sequence[str] | None = ("accept
     """
     f = _filters(project, statuses, checkers, stratify, sample, seed, config_ref, schemes)
     stale, guide = under_version(project, f.schemes, guideline_version)
-    with project.excluding_labels(stale):
+    with project.guidelines.excluding_labels(stale):
         sel = select(project, f, progress)
     content = content_sha256(_canonical(sel))
     problems: list[str] = []
@@ -290,7 +290,7 @@ def export_split(project: Project, name: str, version: str, out_dir: str | Path,
     total = 6
     if progress is not None:
         progress.update(0, total, "selecting samples")
-    with project.excluding_labels(stale):
+    with project.guidelines.excluding_labels(stale):
         sel = select(project, f, progress)
     if sel.empty:
         raise UsageError("nothing to export: no unit matches the filters (check --status and --checker)")
@@ -298,7 +298,7 @@ def export_split(project: Project, name: str, version: str, out_dir: str | Path,
     total = len(datasets) + 3  # select, one step per dataset, install, done
     jsonl = _canonical(sel)
     content = content_sha256(jsonl)
-    rec = project.split_record(name, version)
+    rec = project.artifacts.split_record(name, version)
     if rec is not None and rec["content_sha256"] != content:
         raise UsageError(_conflict_message(project, name, version, rec))
     if target.exists() and not force:
@@ -306,7 +306,7 @@ def export_split(project: Project, name: str, version: str, out_dir: str | Path,
         if same is None:
             raise UsageError(_exists_message(target))
         if rec is None:  # written by this tool from another copy of the project: record it here too
-            project.record_split(name, version, content, same, str(target.resolve()))
+            project.artifacts.record_split(name, version, content, same, str(target.resolve()))
         return ExportResult(name, version, target, {k: v["sha256"] for k, v in same.get("files", {}).items()},
                             content, same.get("counts", {}), same, rec is not None, unchanged=True,
                             params=dict(f.params))
@@ -321,7 +321,7 @@ def export_split(project: Project, name: str, version: str, out_dir: str | Path,
             blobs[f"{ds}.{fmt}"] = jsonl[ds] if fmt == "jsonl" else serialise(ds, datasets[ds], fmt, sel.columns.get(ds))
             canonical[f"{ds}.{fmt}"] = jsonl[ds]
     files = {fname: sha256(data) for fname, data in blobs.items()}
-    with project.excluding_labels(stale):
+    with project.guidelines.excluding_labels(stale):
         manifest = build_manifest(project, name, version, fmt, f, sel, files, content, _in_split(guide, sel))
     extra = {"manifest.json": (pretty_json(manifest) + "\n").encode("utf-8"),
              "README.md": readme(manifest, [p.adapter for p in sel.parts]).encode("utf-8")}
@@ -340,7 +340,7 @@ def export_split(project: Project, name: str, version: str, out_dir: str | Path,
             progress.update(total - 1, total, "installing")
         old = _install(tmp, target, force)
         try:
-            project.record_split(name, version, content, manifest, str(target.resolve()))
+            project.artifacts.record_split(name, version, content, manifest, str(target.resolve()))
         except BaseException:
             shutil.rmtree(target, ignore_errors=True)
             if old is not None:

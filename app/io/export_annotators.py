@@ -20,13 +20,13 @@ def inter_annotator(project: Project, sel: Any) -> dict[str, Any]:
     from app.services.agreement import agreement
 
     ids = exported_ids(sel)
-    rows = [r for r in project.label_rows(_kinds(project), every_annotator=True) if r["sample_id"] in ids]
+    rows = [r for r in project.decisions.label_rows(_kinds(project), every_annotator=True) if r["sample_id"] in ids]
     per_target: dict[tuple[str, str, str], int] = {}
     for r in rows:
         key = (r["sample_id"], r["unit"], r["kind"])
         per_target[key] = per_target.get(key, 0) + 1
-    out: dict[str, Any] = {"resolution": f"adjudicated, else {project.resolution_policy()}"
-                                         + (", else newest" if project.resolution_policy() == "majority" else ""),
+    out: dict[str, Any] = {"resolution": f"adjudicated, else {project.decisions.resolution_policy()}"
+                                         + (", else newest" if project.decisions.resolution_policy() == "majority" else ""),
                            "annotators": sorted({r["annotator"] for r in rows}),
                            "targets_with_several_annotators": sum(1 for n in per_target.values() if n > 1)}
     if not out["targets_with_several_annotators"]:
@@ -39,7 +39,7 @@ def inter_annotator(project: Project, sel: Any) -> dict[str, Any]:
 
 
 def _kinds(project: Project) -> list[str]:
-    return [k for k in project.label_kinds_present() if k not in ("status", "note")]
+    return [k for k in project.decisions.label_kinds_present() if k not in ("status", "note")]
 
 
 def card_lines(info: dict[str, Any] | None) -> list[str]:

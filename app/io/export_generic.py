@@ -45,16 +45,16 @@ class GenericExport(SchemeExport):
         from calibration.schemes.base import get
 
         scheme = get(self.scheme)
-        resolved = project.scheme_labels(self.scheme)
+        resolved = project.scheme_data.scheme_labels(self.scheme)
         # the units a human decided on, by the rule every count uses (a per-sample label decides its sample's units)
-        decided = project.decided_units(self.scheme)
+        decided = project.counts.decided_units(self.scheme)
         chosen = sorted(k for k in decided if _wanted(resolved.get(k, {}), k[1], f.statuses, f.checkers))
         part = Part(self.scheme, self)
         units: dict[str, list[str]] = {}
         for sid, unit in chosen:
             units.setdefault(sid, []).append(unit)
         records, parsed = {}, {}
-        for record in project.records(self.scheme, sorted(units)) if units else ():
+        for record in project.samples.records(self.scheme, sorted(units)) if units else ():
             data = scheme.to_json(record)
             records[str(data["id"])] = data
             parsed[str(data["id"])] = record
@@ -80,7 +80,7 @@ class GenericExport(SchemeExport):
         part.by_split = count_splits(out)
         wanted = {(sid, u) for sid in ids for u in units[sid]} | {(sid, "") for sid in ids}  # per-sample labels too
         labels = []
-        for row in project.label_rows(list(scheme.label_kinds), every_annotator=True):
+        for row in project.decisions.label_rows(list(scheme.label_kinds), every_annotator=True):
             if (row["sample_id"], row["unit"]) in wanted:
                 labels.append({"scheme": self.scheme, "sample": row["sample_id"], "unit": row["unit"],
                                "kind": row["kind"], "value": row["value"], "annotator": row["annotator"],

@@ -59,7 +59,7 @@ def export_labelstudio(project: Project, out: str | Path, schemes: Sequence[str]
     out = Path(out)
     if out.is_dir():
         raise UsageError(f"--out: {out} is a directory; with --format labelstudio give the file to write (tasks.json)")
-    held = project.sample_counts()
+    held = project.counts.sample_counts()
     mappings = ls.mappings()
     present = [s for s in mappings if s in held and (schemes is None or s in schemes)]
     if not present:
@@ -68,13 +68,13 @@ def export_labelstudio(project: Project, out: str | Path, schemes: Sequence[str]
     res = LabelStudioExport(out)
     labels: dict[str, list[tuple[str, Any]]] = {}
     kinds = [mappings[s].label_kind for s in present]
-    for scheme, sid, unit, kind, annotator, value in project.annotator_label_rows(kinds):
+    for scheme, sid, unit, kind, annotator, value in project.decisions.annotator_label_rows(kinds):
         if unit == "" and scheme in mappings and mappings[scheme].label_kind == kind:
             labels.setdefault(sid, []).append((annotator, value))
     tasks = []
     for scheme in present:
         to_json = get(scheme).to_json
-        for record in project.scheme_records(scheme):
+        for record in project.scheme_data.scheme_records(scheme):
             rec = to_json(record)
             tasks.append(_task(mappings[scheme], rec, labels.get(str(rec["id"]), []), res))
             res.tasks[scheme] = res.tasks.get(scheme, 0) + 1

@@ -99,7 +99,7 @@ def normalize_filters(project: Project, f: Filters) -> Filters:
             raise UsageError(f"--status: unknown status {', '.join(bad) or '(empty)'}; choose from {', '.join(STATUSES)}")
     checkers = f.checkers
     if checkers is not None:
-        known = {unit for _, unit in project.unit_names() if unit}
+        known = {unit for _, unit in project.units.unit_names() if unit}
         checkers = tuple(dict.fromkeys(resolve_prefix(c.strip(), known) for c in checkers if c.strip()))
         bad = [c for c in checkers if c not in known]
         if bad or not checkers:
@@ -204,7 +204,7 @@ def export_adapters(project: Project) -> list[SchemeExport]:
     from calibration.schemes.base import registry
 
     own = {s.name: adapter for s in registry() if (adapter := io_adapter(s.name).export) is not None}
-    return [*own.values(), *(GenericExport(name) for name in project.sample_counts() if name not in own)]
+    return [*own.values(), *(GenericExport(name) for name in project.counts.sample_counts() if name not in own)]
 
 
 def _merge(datasets: dict[str, list[dict[str, Any]]], more: Mapping[str, list[dict[str, Any]]]) -> None:
@@ -236,7 +236,7 @@ def select(project: Project, f: Filters, progress: Progress | None = None) -> Se
         _merge(datasets, p.datasets)
     for p in parts:  # labeled units among those written, by the rule every surface counts with
         if p.unit_keys:
-            decided = project.decided_units(p.scheme)
+            decided = project.counts.decided_units(p.scheme)
             p.n_labeled = sum(1 for k in p.unit_keys if decided.get(k, (False, False))[1])
     ids = {str(r["id"]) for p in parts for r in p.records}
     columns = {name: cols for p in parts for name, cols in p.adapter.columns.items()}

@@ -22,6 +22,6 @@ def scheme_lines(schemes: dict[str, dict[str, int]]) -> list[str]:
 
 
 def summary_text(report: Any, counts: dict[str, dict[str, int]]) -> str:
-    """What an import added (`ImportReport.summary()`) and what the project now holds (`Project.unit_counts`)."""
+    """What an import added (`ImportReport.summary()`) and what the project now holds (`Project.counts.unit_counts`)."""
     now = scheme_lines(counts)
     return report.summary() + ("\nproject now:\n" + "\n".join(now) if now else "")

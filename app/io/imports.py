@@ -218,7 +218,7 @@ def _import_file(project: Project, path: Path, dataset: str | None, progress: Pr
             dataset_id = _dataset_id(project, name, path, sha, total)
             own = {scheme: _write_prepared(project, scheme, rows, dataset_id, {})
                    for scheme, rows in prepared_rows(out, {}).items()}  # schemes with store writes of their own
-            counts = {scheme: project.write_samples(scheme, recs, dataset_id) for scheme, recs in out.records.items()}
+            counts = {scheme: project.samples.write_samples(scheme, recs, dataset_id) for scheme, recs in out.records.items()}
             labeled = _record_labels(project, src, problems, path)
     except ValueError as exc:  # the store's own consistency checks; validation should have caught these first
         raise UsageError(f"{path}: {exc}") from None
@@ -280,13 +280,13 @@ class _Stream:
         project = self.project
         if self.dataset_id is None:
             name = self.dataset or default_dataset(self.path, self.generic)
-            known = project.dataset(name)
-            self.dataset_id = int(known["id"]) if known is not None else project.add_dataset(name, str(self.path.resolve()), None, 0)
+            known = project.samples.dataset(name)
+            self.dataset_id = int(known["id"]) if known is not None else project.samples.add_dataset(name, str(self.path.resolve()), None, 0)
         try:
             for scheme, prepared in r.prepared.items():
                 counts_of(self, scheme).add(_write_prepared(project, scheme, prepared, self.dataset_id, r.line_hashes))
             for scheme, recs in r.generic.items():
-                counts_of(self, scheme).add(project.write_samples(scheme, recs, self.dataset_id, r.line_hashes))
+                counts_of(self, scheme).add(project.samples.write_samples(scheme, recs, self.dataset_id, r.line_hashes))
         except ValueError as exc:  # the store's own consistency checks; validation should have caught these first
             raise UsageError(f"{self.path}: {exc}") from None
 
@@ -324,18 +324,18 @@ def _import_jsonl(project: Project, path: Path, dataset: str | None, progress: P
     if progress is not None:
         progress.update(0, size, f"reading {path.name}" + (f" ({workers} processes)" if workers > 1 else ""))
     contexts = project_contexts(project)
-    lookup = str(project.path) if project.has_line_hashes() else None
+    lookup = str(project.path) if project.bulk.has_line_hashes() else None
     stream = _Stream(project, path, dataset, contexts)
     sha = hashlib.sha256()
     parts = (Part(str(path), a, b, line, lookup, contexts, data, None) if type(data) is bytes
              else Part(str(path), a, b, line, lookup, contexts, b"", data.field)  # an Overlong line
              for a, b, line, data in chunks(path, hasher=sha))
-    expected, held = _expected_lines(path, size), project.n_samples()
+    expected, held = _expected_lines(path, size), project.bulk.n_samples()
     reader = LineHashReader(lookup, preload=held <= PRELOAD_RATIO * expected) if lookup is not None else None
     pipeline = Pipeline(parts, workers - 1, reader)
     rebuild = expected >= REBUILD_MIN and expected >= REBUILD_RATIO * held
     try:
-        with project.transaction(), project.bulk_write(rebuild):
+        with project.transaction(), project.bulk.bulk_write(rebuild):
             for result in pipeline:
                 check(progress)
                 stream.add(result)
@@ -369,15 +369,15 @@ def default_dataset(path: Path, schemes: Iterable[str]) -> str:
 
 
 def _dataset_id(project: Project, name: str, path: Path, sha: str, total: int) -> int:
-    known = project.dataset(name)
+    known = project.samples.dataset(name)
     if known is not None and known["sha256"] == sha:
         return int(known["id"])  # the same file again: leave its row (and import time) alone
-    return project.add_dataset(name, str(path.resolve()), sha, total)
+    return project.samples.add_dataset(name, str(path.resolve()), sha, total)
 
 
 def _check_schemes(project: Project, wanted: dict[str, str], validator: RecordValidator, problems: Problems) -> None:
     """An id may not switch scheme: a violations sample cannot be replaced by a rubric one (or vice versa)."""
-    for sid, scheme in project.sample_schemes(wanted).items():
+    for sid, scheme in project.samples.sample_schemes(wanted).items():
         if scheme != wanted[sid]:
             problems.error(validator.location_of(sid), "id", f"{sid!r} already exists in the project as a {scheme} sample")
 

@@ -87,7 +87,7 @@ class _Checker:
 
     def units(self, sample_id: str) -> dict[str, dict[str, Any]]:
         if sample_id not in self._units:
-            self._units[sample_id] = {u["unit"]: u for u in self.project.units_for_sample(sample_id)}
+            self._units[sample_id] = {u["unit"]: u for u in self.project.units.units_for_sample(sample_id)}
         return self._units[sample_id]
 
     def line(self, loc: Location, rec: dict[str, Any]) -> _Line | None:
@@ -177,7 +177,7 @@ class _Checker:
             unit = None
         if sid is not None:
             if sid not in self._schemes:
-                self._schemes.update(self.project.sample_schemes([sid]))
+                self._schemes.update(self.project.samples.sample_schemes([sid]))
             have = self._schemes.get(sid)
             if have is None:
                 err(loc, "sample", f"no sample {clip(sid)} in the project (import the samples first)")
@@ -245,7 +245,7 @@ class _Checker:
             err(loc, "scheme", f"sample {clip(sid)} is a {scheme} sample, not {rec.get('scheme')!r}")
         for name in rec.keys() - allowed:
             self._unknown.setdefault(name, [loc, 0])[1] += 1
-        row = self.project.sample_row(sid) or {}
+        row = self.project.samples.sample_row(sid) or {}
         kind, value, problems = hook(sid, str(row.get("text", "")), rec)
         for pr in problems:
             (err if pr.severity == "error" else self.problems.warn)(loc, pr.field, pr.message)
@@ -284,7 +284,7 @@ class _Checker:
         return name
 
     def finish(self) -> None:
-        for a, b in case_twins(sorted(self._names), self.project.annotators()):  # said once per pair, where first seen
+        for a, b in case_twins(sorted(self._names), self.project.decisions.annotators()):  # said once per pair, where first seen
             where = self._names[b] if b in self._names else self._names[a]
             self.problems.warn(where, "annotator", case_warning([(a, b)]) or "")
         for name, (first, count) in self._unknown.items():
@@ -343,7 +343,7 @@ def record_lines(project: Project, lines: Sequence[_Line], progress: Progress | 
         if all(latest.get((line.annotator, c.unit, c.kind), _MISSING) == c.after for c in line.command.changes):
             unchanged += 1
             continue
-        ids = project.record(line.annotator, list(line.command.changes), origin="import")
+        ids = project.decisions.record(line.annotator, list(line.command.changes), origin="import")
         for c in line.command.changes:
             latest[(line.annotator, c.unit, c.kind)] = c.after
         applied += 1
@@ -357,7 +357,7 @@ _MISSING = object()
 def _latest_imported(project: Project, sample_id: str) -> dict[tuple[str, str, str], Any]:
     """(annotator, unit, kind) -> value of that annotator's newest imported event for the target."""
     out: dict[tuple[str, str, str], Any] = {}
-    for e in project.events(sample_id):
+    for e in project.decisions.events(sample_id):
         if e["origin"] == "import":
             out[(e["annotator"], e["unit"], e["kind"])] = None if e["after"] is None else json.loads(e["after"])
     return out

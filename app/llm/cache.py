@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 
 class LLMCache(Protocol):
-    """Implemented by app.store.Project (persistent) and MemoryLLMCache (tests, dry runs)."""
+    """Implemented by the project's `project.caches` (persistent) and MemoryLLMCache (tests, dry runs)."""
 
     def get_llm_response(self, key: str) -> dict | None: ...
 

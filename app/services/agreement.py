@@ -34,13 +34,13 @@ def collect_labels(project: Any, schemes: Sequence[str] | None = None,
                    samples: Collection[str] | None = None) -> dict[str, Any]:
     """Per scheme: records by id (what `label_items` reads of them), and (sample, unit, annotator) -> kind -> value of every annotator's label
     (only of `samples` when given: an export's selection)."""
-    present = project.sample_counts()
+    present = project.counts.sample_counts()
     names = {s.name for s in registry() if s.name in present and (not schemes or s.name in schemes)}
     by_scheme: dict[str, dict[tuple[str, str, str], dict[str, Any]]] = defaultdict(lambda: defaultdict(dict))
-    for name, sid, unit, kind, annotator, value in project.annotator_label_rows(skip=sorted(NOT_ITEMS)):
+    for name, sid, unit, kind, annotator, value in project.decisions.annotator_label_rows(skip=sorted(NOT_ITEMS)):
         if name in names and kind not in NOT_ITEMS and (samples is None or sid in samples):
             by_scheme[name][(sid, unit, annotator)][kind] = value
-    return {name: {"records": project.scheme_item_records(name), "labels": labels}
+    return {name: {"records": project.scheme_data.scheme_item_records(name), "labels": labels}
             for name, labels in by_scheme.items() if labels}
 
 
@@ -93,7 +93,7 @@ def unit_items(scope: Mapping[str, Any]) -> tuple[dict[tuple[str, str], list[tup
 def records_by_id(project: Any, name: str) -> dict[str, Any]:
     """A scheme's records by id (read once per call of `agreement` or `ceiling`: the labels change between calls)."""
     scheme = registry().get(name)
-    return {scheme.record_id(r): r for r in project.scheme_records(name)}
+    return {scheme.record_id(r): r for r in project.scheme_data.scheme_records(name)}
 
 
 def record_items(scheme: Any, record: Any, unit: str, kind: str, value: Any) -> dict[str, Any]:
@@ -117,7 +117,7 @@ def agreement(project: Any, *, schemes: Sequence[str] | None = None, iou: float 
 
     scope = collect_labels(project, schemes, samples)
     items, spans = tables(project, scope=scope)
-    lengths = project.text_lengths() if spans else {}
+    lengths = project.decisions.text_lengths() if spans else {}
     per: dict[str, dict[str, Any]] = defaultdict(dict)
     raters: set[str] = set()
     for (name, kind), rows in sorted(items.items()):
@@ -181,7 +181,7 @@ def _people(project: Any, agree: Mapping[str, Mapping[str, Any]], scope: Mapping
             n_labels[annotator] += len(kinds)
             units[annotator].add((sid, unit))
     seconds: dict[str, list[float]] = defaultdict(list)
-    for (annotator, sid, unit), secs in project.seconds_per_annotator_unit().items():
+    for (annotator, sid, unit), secs in project.decisions.seconds_per_annotator_unit().items():
         if (sid, unit) in units.get(annotator, ()):
             seconds[annotator].append(secs)
     rows = []
@@ -223,7 +223,7 @@ def _timed_items(project: Any, scope: Mapping[str, Any]) -> list[tuple]:
     the calibration.annotator_quality columns plus the target (scheme, sample, unit, kind) it belongs to and whether
     the label came from an import."""
     items, _ = unit_items(scope)
-    times = project.label_times()
+    times = project.decisions.label_times()
     rows = []
     for (name, kind), found in items.items():
         for sid, unit, item, annotator, category in found:
@@ -242,11 +242,11 @@ def _decision_seconds(project: Any, scope: Mapping[str, Any]) -> dict[str, dict[
 
     units = {(sid, unit) for data in scope.values() for (sid, unit, _a) in data["labels"]}
     logged: dict[str, list[float]] = defaultdict(list)
-    for (annotator, sid, unit), secs in project.seconds_per_annotator_unit().items():
+    for (annotator, sid, unit), secs in project.decisions.seconds_per_annotator_unit().items():
         if (sid, unit) in units:
             logged[annotator].append(secs)
     out = {a: {"source": "work_log", **spread(v)} for a, v in logged.items()}
-    for annotator, stamps in project.decision_times().items():
+    for annotator, stamps in project.decisions.decision_times().items():
         if annotator not in out:
             out[annotator] = {"source": "events", **spread(decision_gaps(_epoch(t) for t in stamps))}
     return out
@@ -255,7 +255,7 @@ def _decision_seconds(project: Any, scope: Mapping[str, Any]) -> dict[str, dict[
 def _statuses(project: Any, scope: Mapping[str, Any], samples: Collection[str] | None) -> dict[str, dict[str, int]]:
     """annotator -> status -> count of their current status labels in the schemes of `scope` (imports left out)."""
     out: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    for name, sid, annotator, value in project.decided_statuses():
+    for name, sid, annotator, value in project.decisions.decided_statuses():
         if name in scope and (samples is None or sid in samples) and isinstance(value, str):
             out[annotator][value] += 1
     return {a: dict(v) for a, v in out.items()}
@@ -296,7 +296,7 @@ def agreement_over_time(project: Any, *, window: str | int = "day", schemes: Seq
     for row in _timed_items(project, scope):
         by_target[row[7]].append(row)
     _, spans = unit_items(scope)
-    times = project.label_times()
+    times = project.decisions.label_times()
     span_targets: dict[tuple, dict[tuple[str, str], list[tuple[int, int]]]] = defaultdict(dict)
     for (name, kind), sets in spans.items():
         for (sid, annotator), value in sets.items():
@@ -316,12 +316,12 @@ def agreement_over_time(project: Any, *, window: str | int = "day", schemes: Seq
             newest[("spans", *target)] = (target[1], "", target[3], last_a)
     keys = sorted(when, key=lambda k: (when[k], k))
     if over == "version":
-        given = project.label_versions()
+        given = project.guidelines.label_versions()
         keys = sorted(when, key=lambda k: (k[1] if k[0] == "spans" else k[0], when[k], k))
         assigned = versions_of([((k[1] if k[0] == "spans" else k[0]), given.get(newest[k])) for k in keys])
     else:
         assigned = window_of([when[k] for k in keys], window)
-    lengths = project.text_lengths() if span_targets else {}
+    lengths = project.decisions.text_lengths() if span_targets else {}
     windows: list[dict[str, Any]] = []
     for number in sorted({w for w, _ in assigned}):
         mine = [k for k, (w, _) in zip(keys, assigned) if w == number]

@@ -61,10 +61,10 @@ def ceiling(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0
     if not shared:
         return None
     # what label_items reads (violations: counts from SQL); whole records only if a machine decision needs them
-    records = project.scheme_item_records(scheme_name)
+    records = project.scheme_data.scheme_item_records(scheme_name)
     full: dict[str, Any] | None = None
     stored: Mapping[tuple[str, str], str | None] = {}
-    resolved = project.scheme_labels(scheme_name)
+    resolved = project.scheme_data.scheme_labels(scheme_name)
     humans: list[tuple] = []
     metric_rows: list[tuple] = []
     for (sid, unit), by_annotator in shared.items():
@@ -78,7 +78,7 @@ def ceiling(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0
         decided = machine.get((sid, unit)) if machine is not None else None
         if decided is None:
             if full is None:
-                full, stored = records_by_id(project, scheme_name), project.newest_machine_values(scheme_name)
+                full, stored = records_by_id(project, scheme_name), project.samples.newest_machine_values(scheme_name)
             decided = machine_decision(project, scheme, full.get(sid), sid, unit, stored)
         if decided:
             for kind, value in decided.items():
@@ -181,14 +181,14 @@ def _run_evaluate(project: Any, scheme_name: str, options: Mapping[str, Any] | N
     opts.update(save_scores=lambda *_: None, machine_decisions=lambda _ref, labels: decided.update(labels))
     from app.services.evaluation import evaluation_records  # the scheme's lightest form (violations: columns)
 
-    report = hook(evaluation_records(project, scheme), project.scheme_labels(scheme_name), opts)
+    report = hook(evaluation_records(project, scheme), project.scheme_data.scheme_labels(scheme_name), opts)
     return decided, report.data if report is not None else None
 
 
 def _by_annotator(project: Any, scheme_name: str) -> dict[tuple[str, str], dict[str, dict[str, Any]]]:
     """(sample, unit) -> annotator -> kind -> value, judgement kinds only."""
     out: dict[tuple[str, str], dict[str, dict[str, Any]]] = defaultdict(dict)
-    for name, sid, unit, kind, annotator, value in project.annotator_label_rows(skip=sorted(NOT_ITEMS)):
+    for name, sid, unit, kind, annotator, value in project.decisions.annotator_label_rows(skip=sorted(NOT_ITEMS)):
         if name == scheme_name and kind not in NOT_ITEMS:
             out[(sid, unit)].setdefault(annotator, {})[kind] = value
     return out
@@ -218,7 +218,7 @@ def _machine(project: Any, scheme: Any, record: Any, sid: str, unit: str,
     elif stored is not None and stored[(sid, unit)] is not None:
         value = json.loads(stored[(sid, unit)])
     else:  # not read in bulk, or several labels: the newest, as machine_label chooses it
-        row = project.machine_label(sid, unit)
+        row = project.samples.machine_label(sid, unit)
         value = row.get("value") if row else None
     if value is None:
         value = scheme.machine_label(record, unit)
@@ -280,9 +280,9 @@ def evaluate_with_ceilings(project: Project, schemes: Sequence[Any], options: di
     from app.services.evaluation import evaluate
 
     decided: dict[Any, Any] = {}
-    if project.several_annotators():  # else no unit is shared: no ceiling, no decisions to collect
+    if project.decisions.several_annotators():  # else no unit is shared: no ceiling, no decisions to collect
         options = {**options, "machine_decisions": lambda ref, labels: decided.update(labels)}
-    with project.records_once():
+    with project.scheme_data.records_once():
         results = evaluate(project, schemes, options, progress)
         ceilings = human_ceilings(project, [r.scheme.name for r in results if r.report is not None],
                                   int(options.get("n_boot", 1000)), int(options.get("seed", 0)), decided,

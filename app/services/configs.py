@@ -19,7 +19,7 @@ def default_params_ref(project: Any, scheme: Scheme) -> str | None:
     """The newest parameters applied in the project for `scheme` that are not one of its presets (`calibrate
     --apply`, the app's Apply), else its first preset; None when it has neither."""
     presets = scheme.presets()
-    stored = [r for r in project.param_refs(scheme.name) if r.split("@", 1)[0] not in presets]
+    stored = [r for r in project.scheme_data.param_refs(scheme.name) if r.split("@", 1)[0] not in presets]
     if stored:
         return stored[-1]
     return next((preset_ref(n, p) for n, p in presets.items()), None)

@@ -45,7 +45,7 @@ def evaluation_records(project: Project, scheme: Scheme) -> Any:
     """What a scheme's evaluate hook reads: its store adapter's `evaluation_records(project)` when it has a lighter
     form than the records (violations: columns straight from SQL, no object per violation), else the records."""
     loader = store_adapter(scheme.name).evaluation_records
-    return loader(project) if loader is not None else project.scheme_records(scheme.name)
+    return loader(project) if loader is not None else project.scheme_data.scheme_records(scheme.name)
 
 
 def evaluate(project: Project, schemes: Sequence[Scheme], options: Mapping[str, Any],
@@ -76,7 +76,7 @@ def evaluate(project: Project, schemes: Sequence[Scheme], options: Mapping[str, 
             continue
         with _gc_paused():
             records = evaluation_records(project, scheme)
-            labels = project.scheme_labels(scheme.name)
+            labels = project.scheme_data.scheme_labels(scheme.name)
             try:
                 report = hook(records, labels, opts)
             except (ValueError, OSError) as exc:  # a bad config file, an unknown preset: the scheme says which

@@ -66,11 +66,11 @@ def guaranteed(project: Project, scheme: Scheme, options: Mapping[str, Any], *, 
     check_guarantee(target, delta, share)
     check_options(scheme, options)
     reference = check_reference(scheme, options.get("reference"))
-    labels = project.scheme_labels(scheme.name)
+    labels = project.scheme_data.scheme_labels(scheme.name)
     if reference is None or not reference.released:
         check_enough_labels(scheme, labels, calibrate_kw.get("folds", 5), calibrate_kw.get("group_by") or "group")
     opts = scheme_options(project, scheme, options, progress)
-    records = project.scheme_records(scheme.name)
+    records = project.scheme_data.scheme_records(scheme.name)
     try:
         whole = scheme.search_problem(records, labels, opts)
     except ValueError as exc:

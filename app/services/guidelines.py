@@ -63,7 +63,7 @@ def affected(project: Any, scheme: str, parts: Collection[str]) -> set[tuple[str
     say, else the scheme's `affected`."""
     hook = loader.guideline(scheme).affected
     if hook is None or PREAMBLE in parts:
-        return project.scheme_unit_keys(scheme)
+        return project.guidelines.scheme_unit_keys(scheme)
     return set(hook(project, parts))
 
 
@@ -99,7 +99,7 @@ class Stale:
 def stale_labels(project: Any, scheme: str, at: int | None = None) -> dict[tuple[str, str, str], Stale]:
     """(sample, unit, annotator) -> why that annotator's labels of the unit are not valid under version `at`
     (default: the current one); {} when the scheme has no guideline."""
-    history = project.guideline_history(scheme)
+    history = project.guidelines.guideline_history(scheme)
     if not history:
         return {}
     at = history[-1]["version"] if at is None else at
@@ -115,7 +115,7 @@ def stale_labels(project: Any, scheme: str, at: int | None = None) -> dict[tuple
 
     first = history[0]["version"]
     out: dict[tuple[str, str, str], Stale] = {}
-    for sid, unit, kind, annotator, version in project.label_guideline_versions(scheme):
+    for sid, unit, kind, annotator, version in project.guidelines.label_guideline_versions(scheme):
         key = (sid, unit, annotator)
         if key in out or kind == "note":  # a note is free text, not a judgement under the guideline
             continue
@@ -155,7 +155,7 @@ def check_version(project: Any, schemes: Sequence[str], version: int | None) -> 
     UsageError when a scheme lacks the version asked for."""
     out: dict[str, int] = {}
     for scheme in schemes:
-        current = project.guideline_version(scheme)
+        current = project.guidelines.guideline_version(scheme)
         if current is None:
             continue
         if version is not None and not 1 <= version <= current:
@@ -172,7 +172,7 @@ def under_version(project: Any, schemes: Sequence[str] | None, version: int | No
     the schemes asked for (None: every scheme) and, per scheme with a guideline, what was set aside: the version
     used, the current one, how many labels and the reasons counted, and the versions the labels kept were given
     under. UsageError when `version` is asked for and no such scheme has a guideline, or one lacks it."""
-    names = [s for s in project.guideline_schemes() if schemes is None or s in schemes]
+    names = [s for s in project.guidelines.guideline_schemes() if schemes is None or s in schemes]
     if version is not None and not names:
         raise UsageError("--guideline-version: " + ("none of the schemes asked for" if schemes else "no scheme")
                          + " has a guideline yet (store one with `concord guideline PROJECT --scheme S set FILE`)")
@@ -184,8 +184,8 @@ def under_version(project: Any, schemes: Sequence[str] | None, version: int | No
         reasons: dict[str, int] = defaultdict(int)
         for why in found.values():
             reasons[why.reason()] += 1
-        kept = {v for s, u, k, a, v in project.label_guideline_versions(scheme) if (s, u, a) not in found}
-        summary[scheme] = {"version": at, "current": project.guideline_version(scheme), "n_set_aside": len(found),
+        kept = {v for s, u, k, a, v in project.guidelines.label_guideline_versions(scheme) if (s, u, a) not in found}
+        summary[scheme] = {"version": at, "current": project.guidelines.guideline_version(scheme), "n_set_aside": len(found),
                            "set_aside": dict(sorted(reasons.items())),
                            "label_versions": [version_name(v) for v in sorted(kept, key=lambda v: v or 0)]}
     return keys, summary
@@ -198,7 +198,7 @@ def valid_labels(project: Any, schemes: Sequence[str] | None, version: int | Non
     one of each scheme; `schemes` None: every scheme); yields the summary of `under_version` (for the output's
     `guideline` key)."""
     keys, summary = under_version(project, schemes, version)
-    with project.excluding_labels(keys):
+    with project.guidelines.excluding_labels(keys):
         yield summary
 
 

@@ -19,9 +19,9 @@ NOT_LABELS = ("status", "note")
 def labeled_in_order(project: Project, scheme: Scheme) -> list[tuple[str, str]]:
     """The scheme's labeled (sample, unit) keys in the order first labeled; keys with labels but no event (should
     not happen: events are the truth) come last in key order."""
-    labels = project.scheme_labels(scheme.name)
+    labels = project.scheme_data.scheme_labels(scheme.name)
     have = {k for k, kinds in labels.items() if any(v is not None for kind, v in kinds.items() if kind not in NOT_LABELS)}
-    ordered = [k for k in project.label_order(scheme.name) if k in have]
+    ordered = [k for k in project.units.label_order(scheme.name) if k in have]
     return ordered + sorted(have - set(ordered))
 
 
@@ -34,11 +34,11 @@ def learning_curve(project: Project, scheme: Scheme, options: Mapping[str, Any],
     from calibration.search.problem import suggested_objective
     from calibration.search.progress import check
 
-    labels = project.scheme_labels(scheme.name)
+    labels = project.scheme_data.scheme_labels(scheme.name)
     order = labeled_in_order(project, scheme)
     if not order:
         raise UsageError(f"no human decisions yet for the {scheme.name} scheme: nothing to draw a curve from")
-    records = project.scheme_records(scheme.name)
+    records = project.scheme_data.scheme_records(scheme.name)
     opts = scheme_options(project, scheme, options, progress)
 
     ns = learning.sizes(len(order), max(folds * 2, len(order) // points), points)

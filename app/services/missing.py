@@ -26,8 +26,8 @@ def units_missing(project: Project, scheme: Scheme) -> str | None:
     declares that it then has nothing to score (SchemeInfo.no_units: its figures would be empty tables); None
     otherwise. A scheme without the declaration may work on its samples alone (ADDM's policy from human verdicts)."""
     advice = info(scheme).no_units
-    n = project.sample_counts().get(scheme.name, 0) if advice else 0
-    if not n or project.count_units(UnitFilter(scheme=scheme.name)) > 0:
+    n = project.counts.sample_counts().get(scheme.name, 0) if advice else 0
+    if not n or project.units.count_units(UnitFilter(scheme=scheme.name)) > 0:
         return None
     return f"{scheme.title}: {n} sample{'s' if n != 1 else ''}, but {advice}"
 

@@ -45,7 +45,7 @@ def evidence(project: Any, schemes: Sequence[str] | None = None) -> dict[Key, ov
     given = _given(project, schemes)
     scheme_of: dict[tuple[str, str], str] = {}
     assigned: dict[tuple[str, str], set[str]] = defaultdict(set)
-    for sid, unit, a, name in project.assignment_rows():
+    for sid, unit, a, name in project.assignments.assignment_rows():
         assigned[(sid, unit)].add(a)
         scheme_of[(sid, unit)] = name
     by_unit = {(sid, unit): name for name, sid, unit in given}
@@ -57,7 +57,7 @@ def evidence(project: Any, schemes: Sequence[str] | None = None) -> dict[Key, ov
         waiting = len(assigned.get((sid, unit), set()) - set(per))
         if name not in records:
             scheme = registry().get(name)
-            records[name] = {scheme.record_id(r): r for r in project.scheme_records(name)}
+            records[name] = {scheme.record_id(r): r for r in project.scheme_data.scheme_records(name)}
         machine = _machine(registry().get(name), records[name].get(sid), unit,
                            overlap.Evidence(labels).majority, record_items)
         out[key] = overlap.Evidence(labels, waiting, machine)
@@ -110,7 +110,7 @@ def decide(project: Any, *, target: float = overlap.TARGET, max_overlap: int = o
     units = [ev[k] for k in keys]
     extra = 0
     assigned: dict[tuple[str, str], set[str]] = defaultdict(set)
-    for sid, unit, a, _ in project.assignment_rows():
+    for sid, unit, a, _ in project.assignments.assignment_rows():
         assigned[(sid, unit)].add(a)
     for (_, sid, unit), e in zip(keys, units):
         extra += max(0, max(len(e.labels) + e.pending, len(assigned.get((sid, unit), ()))) - 1)
@@ -144,14 +144,14 @@ def post_stratified(project: Any, *, schemes: Sequence[str] | None = None, n_boo
     adaptive round would see. None when no adaptive round recorded its signals."""
     from app.services.agreement import epoch, json_finite, record_items
 
-    recorded = project.adaptive_strata()
+    recorded = project.assignments.adaptive_strata()
     if not recorded:
         return None
     given = _given(project, schemes)
     if not given:
         return None
     first_at: dict[tuple[str, str, str], float] = {}
-    for (sid, unit, _kind, annotator), (ts, *_rest) in project.label_times().items():
+    for (sid, unit, _kind, annotator), (ts, *_rest) in project.decisions.label_times().items():
         t = epoch(ts)
         first_at[(sid, unit, annotator)] = min(t, first_at.get((sid, unit, annotator), t))
     records: dict[str, dict[str, Any]] = {}
@@ -163,7 +163,7 @@ def post_stratified(project: Any, *, schemes: Sequence[str] | None = None, n_boo
         if stratum is None:
             if name not in records:
                 scheme = registry().get(name)
-                records[name] = {scheme.record_id(r): r for r in project.scheme_records(name)}
+                records[name] = {scheme.record_id(r): r for r in project.scheme_data.scheme_records(name)}
             machine = _machine(registry().get(name), records[name].get(sid), unit, a1, record_items)
             stratum = list(overlap.stratum(overlap.Evidence((a1,), machine=machine)))
         else:

@@ -67,9 +67,9 @@ def _units(project: Project, schemes: Sequence[Scheme]) -> Units:
 
     keys, names, labeled = [], [], []
     for scheme in schemes:
-        labels = project.scheme_labels(scheme.name)
+        labels = project.scheme_data.scheme_labels(scheme.name)
         done = {k for k, kinds in labels.items() if any(v is not None for kind, v in kinds.items() if kind != "note")}
-        rows = project.unit_page(UnitFilter(scheme=scheme.name), 0, 1 << 31)
+        rows = project.units.unit_page(UnitFilter(scheme=scheme.name), 0, 1 << 31)
         for r in rows:
             k = (str(r["sample_id"]), str(r["unit"]))
             keys.append(k)
@@ -88,7 +88,7 @@ def calibrates(scheme: Scheme) -> bool:
 def last_run(project: Project, scheme: str) -> dict[str, Any] | None:
     """The newest stored calibration run of a scheme (runs without a scheme name are the violations panel's older
     runs: they count for the first registered scheme that has a search problem... never guessed: skipped)."""
-    for run in reversed(project.calibration_runs()):
+    for run in reversed(project.artifacts.calibration_runs()):
         name = (run.get("result") or {}).get("scheme") or (run.get("params") or {}).get("scheme")
         if name == scheme:
             return run
@@ -100,8 +100,8 @@ def candidates(project: Project, scheme: Scheme, options: Mapping[str, Any], lab
     """The scheme's search problem over every unit (`unlabeled`), under a run's options; `labels` default: the
     resolved human labels (metric-vs-llm passes the machine's instead)."""
     opts = scheme_options(project, scheme, {**options, "unlabeled": True}, progress)
-    labels = project.scheme_labels(scheme.name) if labels is None else labels
-    return scheme.search_problem(project.scheme_records(scheme.name), labels, opts)
+    labels = project.scheme_data.scheme_labels(scheme.name) if labels is None else labels
+    return scheme.search_problem(project.scheme_data.scheme_records(scheme.name), labels, opts)
 
 
 def unit_keys(problem: Any) -> list[tuple[str, str]]:
@@ -140,7 +140,7 @@ def _model_scores(project: Project, scheme: Scheme, order: str, notes: list[str]
         notes.append(f"{scheme.name}: the calibrated metric decides none of this project's units (no machine output "
                      "on them to score); its units follow in random order")
         return None
-    cv = project.calibration_cv_results(run["id"])
+    cv = project.artifacts.calibration_cv_results(run["id"])
     if cv is None or cv.empty or not set(problem.space.columns) <= set(cv.columns):
         notes.append(f"{scheme.name}: the last run (#{run['id']}) does not match the current search space; re-run it")
         return None
@@ -160,7 +160,7 @@ def _model_scores(project: Project, scheme: Scheme, order: str, notes: list[str]
 
 def last_guarantee(project: Project, scheme: str) -> dict[str, Any] | None:
     """The newest calibration run of a scheme that certified a guaranteed band (`calibrate --guarantee`)."""
-    for run in reversed(project.calibration_runs()):
+    for run in reversed(project.artifacts.calibration_runs()):
         result = run.get("result") or {}
         name = result.get("scheme") or (run.get("params") or {}).get("scheme")
         if name == scheme and result.get("guarantee"):
@@ -214,11 +214,11 @@ def machine_labels(project: Project, scheme: Scheme) -> dict[tuple[str, str], di
     """(sample, unit) -> the human-kind labels accepting the machine's label would record (stored machine labels,
     the first source by name; else the record's own, e.g. a checker's decisions)."""
     out: dict[tuple[str, str], dict[str, Any]] = {}
-    for _source, rows in sorted(project.machine_labels(scheme.name).items()):
+    for _source, rows in sorted(project.samples.machine_labels(scheme.name).items()):
         for key, value in rows.items():
             out.setdefault(key, value)
     if not out:
-        for rec in project.scheme_records(scheme.name):
+        for rec in project.scheme_data.scheme_records(scheme.name):
             for unit in scheme.units(rec):
                 value = scheme.machine_label(rec, unit)
                 if value is not None:
@@ -237,7 +237,7 @@ def annotator_disagreement(project: Project, index: Mapping[tuple[str, str], int
     values: dict[tuple[str, str, str], set[str]] = {}
     import json
 
-    for row in project.annotator_label_rows():
+    for row in project.decisions.annotator_label_rows():
         _scheme, sid, unit, kind, _who, value = row  # (scheme, sample, unit, kind, annotator, value)
         if kind in ("note", "status"):
             continue
@@ -247,7 +247,7 @@ def annotator_disagreement(project: Project, index: Mapping[tuple[str, str], int
         i = index.get((sid, unit))
         if i is not None and len(vals) > 1:
             out[i] += 1
-    return out, project.adjudicated_units()
+    return out, project.units.adjudicated_units()
 
 
 def build(project: Project, order: str = "disagreement", *, schemes: Sequence[str] | None = None, seed: int = 0,

@@ -44,7 +44,7 @@ def build(project: Project, wanted: Sequence[str] | None = None, *, n_boot: int 
     """Every scheme present (or the `wanted` ones) with its figures; a scheme without a report or a run is listed
     with a note saying what to do, never left out silently."""
     schemes = present(project, wanted)
-    counts = project.unit_counts()
+    counts = project.counts.unit_counts()
     report = ProjectReport(path=str(project.path), project_id=project.project_id,
                            made_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))
     results, ceilings = evaluate_with_ceilings(project, schemes, {"n_boot": n_boot, "seed": seed}, progress)

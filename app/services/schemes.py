@@ -3,8 +3,10 @@
 app/services/evaluation.py). Nothing here names a scheme; a scheme's own services sit beside it
 (app/schemes/<scheme>/services.py).
 
-Side effects a scheme may need come in `options` (see base.Scheme.evaluate): `cache` (the project: its embedding
-cache), `progress`, and `save_scores(config_ref, rows)` (per-unit figures for the review list).
+Side effects a scheme may need come in `options` (see base.Scheme.evaluate): `cache` (the project's embedding
+cache, `project.caches`), `machine_labels_of(scheme, source_prefix)` (the machine labels stored in the project:
+`project.samples.machine_labels`), `progress`, and `save_scores(config_ref, rows)` (per-unit figures for the review
+list).
 """
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ NOT_LABELS = ("status", "note")  # kinds that say nothing a metric can be calibr
 def present(project: Project, wanted: Sequence[str] | None = None) -> list[Scheme]:
     """The registered schemes with samples in the project, in registry order; `wanted` names some (each must be
     registered; one without samples is refused, so a typo is never a silent no-op)."""
-    counts = project.sample_counts()
+    counts = project.counts.sample_counts()
     reg = registry()
     if wanted:
         out = []
@@ -44,7 +46,7 @@ def present(project: Project, wanted: Sequence[str] | None = None) -> list[Schem
 
 def _save_scores(project: Project) -> Any:
     def save(config_ref: str, rows: Sequence[tuple[Any, ...]]) -> None:
-        project.set_machine_scores(config_ref, rows)
+        project.units.set_machine_scores(config_ref, rows)
 
     return save
 
@@ -60,10 +62,11 @@ def scheme_options(project: Project, scheme: Scheme, options: Mapping[str, Any],
         out["presets"] = [p for p in out["presets"] if p in scheme.presets()]
     if out.get("use"):
         try:
-            out["params"] = [project.load_params(scheme.name, ref) for ref in out.pop("use")]
+            out["params"] = [project.scheme_data.load_params(scheme.name, ref) for ref in out.pop("use")]
         except (KeyError, UsageError) as exc:
             raise UsageError(f"--use: {scheme.name}: no stored parameters {exc}") from None
-    out.update(cache=project, progress=progress, save_scores=_save_scores(project))
+    out.update(cache=project.caches, machine_labels_of=project.samples.machine_labels, progress=progress,
+               save_scores=_save_scores(project))
     if "annotator_labels" in _inputs(scheme.name) and "annotator_labels" not in out:
         out["annotator_labels"] = annotator_labels(project, scheme.name)
     return out
@@ -80,8 +83,8 @@ def _inputs(name: str) -> frozenset[str]:
 def annotator_labels(project: Project, scheme_name: str) -> dict[str, dict[tuple[str, str], dict[str, Any]]]:
     """Annotator -> their own labels of the scheme ((sample, unit) -> kind -> value), for every annotator with any."""
     out = {}
-    for a in project.annotators():
-        labels = project.scheme_labels(scheme_name, annotator=a)
+    for a in project.decisions.annotators():
+        labels = project.scheme_data.scheme_labels(scheme_name, annotator=a)
         if labels:
             out[a] = labels
     return out
@@ -119,7 +122,7 @@ def check_reference(scheme: Scheme, name: str | None) -> Reference | None:
 def labeled_units(project: Project, scheme: Scheme) -> int:
     """The scheme's labeled review units, as `concord status` counts them (a search problem's own units, its
     `n_units`, may be finer: a sample's sentences, a unit's metrics)."""
-    return int(project.unit_counts()["schemes"].get(scheme.name, {}).get("labeled", 0))
+    return int(project.counts.unit_counts()["schemes"].get(scheme.name, {}).get("labeled", 0))
 
 
 def check_enough_labels(scheme: Scheme, labels: Mapping[tuple[str, str], Mapping[str, Any]], folds: int,
@@ -172,13 +175,13 @@ def calibrate(project: Project, scheme: Scheme, options: Mapping[str, Any], *, o
     group_by = group_by or "group"
     check_options(scheme, options)
     reference = check_reference(scheme, options.get("reference"))
-    labels = project.scheme_labels(scheme.name)
+    labels = project.scheme_data.scheme_labels(scheme.name)
     if hold_out:
         labels = {k: v for k, v in labels.items() if k[0] not in hold_out}
     if reference is None or not reference.released:  # a released reference is in the records, not the labels
         check_enough_labels(scheme, labels, folds, group_by)
     opts = scheme_options(project, scheme, options, progress)
-    records = project.scheme_records(scheme.name)
+    records = project.scheme_data.scheme_records(scheme.name)
     if hold_out:
         records = [r for r in records if scheme.record_id(r) not in hold_out]
     try:
@@ -202,7 +205,7 @@ def calibrate(project: Project, scheme: Scheme, options: Mapping[str, Any], *, o
     result = cal.to_dict() | {"grouping": cal.grouping_, "weights_meaning": cal.weights_meaning_} | dict((accept(cal) if accept is not None else None) or {})
     params = {"scheme": scheme.name, "objective": objective, "folds": folds, "group_by": group_by, "seed": seed,
               "options": {k: v for k, v in options.items() if isinstance(v, (str, int, float, bool, list, dict))}}
-    run_id = project.save_calibration_run(objective, params, result, cal.cv_results_)
+    run_id = project.artifacts.save_calibration_run(objective, params, result, cal.cv_results_)
     return cal, run_id
 
 
@@ -211,6 +214,6 @@ def apply_params(project: Project, scheme: Scheme, name: str, params: Mapping[st
     """Save the best parameters as the next version of `name` for the scheme; returns `name@version`. `origin`
     says where they came from ("calibration (forced)": applied although no better than the default)."""
     try:
-        return project.save_params(scheme.name, name, dict(params), origin=origin)
+        return project.scheme_data.save_params(scheme.name, name, dict(params), origin=origin)
     except ValueError as exc:
         raise UsageError(f"--apply {name!r}: {exc}") from None

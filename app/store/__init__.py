@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 def __getattr__(name: str) -> Any:
     """`Project` is assembled on first use (app/store/assembled.py): importing the package (e.g. for `WriteCounts`)
-    does not import every mixin of the project class."""
+    does not import every part of the project class."""
     if name == "Project":
         from app.store.assembled import Project
 

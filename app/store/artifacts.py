@@ -6,13 +6,16 @@ import io
 import json
 from typing import TYPE_CHECKING, Any
 
-from app.store.project import ProjectBase, dumps, now
+from app.store.parts import ProjectPart
+from app.store.project import dumps, now
 
 if TYPE_CHECKING:  # imported where used: pandas is slow to load for `concord status`
     import pandas as pd
 
 
-class ArtifactsMixin(ProjectBase):
+class ArtifactsPart(ProjectPart):
+    """`project.artifacts`: calibration runs and exported splits."""
+
     # -- calibration runs ------------------------------------------------------------------------------------------
     def save_calibration_run(self, objective: str, params: dict[str, Any], result: dict[str, Any],
                              cv_results: pd.DataFrame | None = None) -> int:

@@ -19,10 +19,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from app.names import annotator_name
-from app.store.project import ProjectBase, now
+from app.store.parts import ProjectPart
+from app.store.project import now
 
 
-class AssignmentsMixin(ProjectBase):
+class AssignmentsPart(ProjectPart):
+    """`project.assignments`: who labels which unit, and blind mode."""
+
     def assign_work(self, annotators: Sequence[str], overlap: int, *, seed: int = 0, replace: bool = False,
                     schemes: Sequence[str] | None = None) -> dict[str, Any]:
         """Assign the units that have no annotator yet (all units with `replace`); returns counts per annotator."""
@@ -129,11 +132,11 @@ class AssignmentsMixin(ProjectBase):
 
     def blind(self) -> bool:
         """Blind mode: meta `blind` when set ('1'/'0'), else on exactly when work has been assigned."""
-        value = self.get_meta("blind")
+        value = self.project.get_meta("blind")
         return self.has_assignments() if value is None else value == "1"
 
     def set_blind(self, on: bool) -> None:
-        self.set_meta("blind", "1" if on else "0")
+        self.project.set_meta("blind", "1" if on else "0")
 
 
 def _spread(c: Any, names: list[str], overlap: int, rng: random.Random, schemes: Sequence[str] | None,

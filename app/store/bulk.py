@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from app.store.project import ProjectBase
+from app.store.parts import ProjectPart
 
 ROWS_PER_INSERT = 32  # rows per INSERT statement in `insert_flat`
 LINE_SALT = b"concord-line-1"  # change it when the same line would now give a different sample
@@ -91,7 +91,9 @@ class LineHashReader:
         self.conn.close()
 
 
-class BulkMixin(ProjectBase):
+class BulkPart(ProjectPart):
+    """`project.bulk`: what a large import needs of the project (line hashes, the sample total, bulk writes)."""
+
     def has_line_hashes(self) -> bool:
         return self.conn.execute("SELECT 1 FROM samples WHERE line_hash IS NOT NULL LIMIT 1").fetchone() is not None
 

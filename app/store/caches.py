@@ -5,14 +5,18 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from app.store.project import ProjectBase, dumps, now
+from app.store.parts import ProjectPart
+from app.store.project import dumps, now
 
 
 if TYPE_CHECKING:
     import numpy as np
 
 
-class CachesMixin(ProjectBase):
+class CachesPart(ProjectPart):
+    """`project.caches`: the embedding and LLM response caches (what calibration's `VectorCache` and the LLM engine
+    take as their cache)."""
+
     # numpy is imported where vectors are read or written, not with the store: `concord status` never needs it.
     def get_vectors(self, namespace: str, keys: Sequence[str]) -> dict[str, np.ndarray]:
         import numpy as np

@@ -13,6 +13,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from app.store.parts import ProjectPart
+
 Key = tuple[str, str, str]  # (table, scheme, key): ('samples', scheme, ''), ('units', scheme, unit), adapters' own
 
 
@@ -153,3 +155,47 @@ def unit_counts_by_scheme(conn: sqlite3.Connection, annotator: str | None = None
                                                                   "machine_labeled")},
                          "label_rows": rows.get(name, 0)}
     return {"schemes": schemes, "units": units}
+
+
+class CountsPart(ProjectPart):
+    """`project.counts`: the counts every surface shows (status, status bar, demo, export), read from the counts kept
+    on write and the labels side by the definitions above, on the project's connection."""
+
+    def sample_counts(self) -> dict[str, int]:
+        """Samples per scheme present in the project (no registry needed: `concord status` stays fast)."""
+        # In the order the schemes first appear (a scan that stops at each scheme's first row), counts kept on write.
+        return dict(self.conn.execute(
+            "SELECT scheme, n FROM row_counts rc WHERE tbl = 'samples' "
+            "ORDER BY (SELECT s.rowid FROM samples s WHERE s.scheme = rc.scheme LIMIT 1)").fetchall())
+
+    def unit_counts(self, annotator: str | None = None, assigned_to: str | None = None) -> dict[str, Any]:
+        """Per scheme and per (scheme, unit): samples, units, labeled/unlabeled units, units with a status, label
+        rows, machine-labeled units (app/store/counts.py says what counts); every surface reads these."""
+        return unit_counts_by_scheme(self.conn, annotator, assigned_to)
+
+    def decided_units(self, scheme: str | None = None, annotator: str | None = None
+                      ) -> dict[tuple[str, str], tuple[bool, bool]]:
+        """(sample_id, unit) -> (has a status, is labeled) of every unit a human decided on, by the same rule."""
+        return decided_units(self.conn, scheme, annotator)
+
+    def status_counts(self) -> dict[str, Any]:
+        """Everything `concord status` prints, in a few aggregate queries."""
+        from app.schemes.loader import store
+
+        # Totals come from the counts kept on write; what humans decided is counted from the labels side, by the one
+        # definition every surface uses (app/store/counts.unit_counts_by_scheme): nothing here scans the big tables.
+        samples = {scheme: n for (scheme, _), n in stored_counts(self.conn, "samples").items()}
+        own: dict[str, Any] = {}
+        for scheme in samples:  # a store part may add counts of its own tables (`status_counts(project)`)
+            hook = store(scheme).status_counts
+            if hook is not None:
+                own[scheme] = hook(self.project)
+        counts = unit_counts_by_scheme(self.conn)
+        return {
+            "samples": samples,
+            "scheme_counts": own,
+            "units": counts["units"],
+            "schemes": counts["schemes"],
+            "events": int(self.scalar("SELECT COUNT(*) FROM events")),
+            "annotators": int(self.scalar("SELECT COUNT(*) FROM annotators")),
+        }

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.names import annotator_name
-from app.store.project import ProjectBase, dumps, now
+from app.store.parts import ProjectPart
+from app.store.project import dumps, now
 from app.store.resolution import (
     ADJUDICATED_SQL, ADJUDICATION_ORIGINS, mark_resolved, policy, resolve_all, resolve_written,
 )
@@ -48,7 +49,9 @@ class Change:
     after: Any
 
 
-class DecisionsMixin(ProjectBase):
+class DecisionsPart(ProjectPart):
+    """`project.decisions`: human decisions (events) and the labels derived from them, annotators, work time."""
+
     def ensure_annotator(self, name: str) -> str:
         """Register an annotator; returns the name as stored (app.names: NFC, no control characters)."""
         name = annotator_name(name, "annotator")
@@ -218,7 +221,7 @@ class DecisionsMixin(ProjectBase):
         import orjson  # several times faster than json on the many small values agreement reads
 
         loads = orjson.loads
-        excluded = getattr(self, "excluded_labels", ())  # app/store/guidelines.py: labels of another guideline
+        excluded = self.project.guidelines.excluded_labels  # app/store/guidelines.py: labels of another guideline
         return [(sc, s, u, k, a, loads(v)) for sc, s, u, k, a, v in self.conn.execute(
             "SELECT s.scheme, l.sample_id, l.unit, l.kind, l.annotator, l.value FROM labels l "
             f"JOIN samples s ON s.id = l.sample_id WHERE l.value IS NOT NULL{where} "
@@ -254,7 +257,7 @@ class DecisionsMixin(ProjectBase):
             f"{which}AND value IS NOT NULL ORDER BY sample_id, unit, kind, event_id",
             tuple(kinds),
         )
-        excluded = getattr(self, "excluded_labels", ())  # app/store/guidelines.py: labels of another guideline
+        excluded = self.project.guidelines.excluded_labels  # app/store/guidelines.py: labels of another guideline
         if excluded:
             rows = [r for r in rows if (r["sample_id"], r["unit"], r["annotator"]) not in excluded]
         for r in rows:

@@ -16,14 +16,17 @@ from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from app.store.project import ProjectBase, now
+from app.store.parts import ProjectPart
+from app.store.project import now
 
 # The version of the sample's scheme in force now (one bound parameter: the sample id); NULL before any version.
 GUIDELINE_IN_FORCE_SQL = ("(SELECT MAX(g.version) FROM guidelines g JOIN samples s ON s.scheme = g.scheme "
                           "WHERE s.id = ?)")
 
 
-class GuidelinesMixin(ProjectBase):
+class GuidelinesPart(ProjectPart):
+    """`project.guidelines`: guideline versions, and the labels reads leave out (`excluding_labels`)."""
+
     excluded_labels: frozenset[tuple[str, str, str]] = frozenset()
 
     def guideline_version(self, scheme: str) -> int | None:

@@ -214,7 +214,7 @@ def _renumber_events(project: Project) -> None:
         c.execute(f"INSERT INTO main.events (id, {EVENT_COLUMNS}) SELECT ROW_NUMBER() OVER (ORDER BY ts, id), "
                   f"{EVENT_COLUMNS} FROM temp.merge_events ORDER BY ts, id")
         c.execute("DROP TABLE temp.merge_events")
-        project.rebuild_labels()
+        project.decisions.rebuild_labels()
 
 
 def _pause() -> None:

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from app.errors import NotAProjectError, busy_seconds
 from app.files import regular_file
@@ -35,7 +35,7 @@ def dumps(value: Any) -> str:
 
 
 class ProjectBase:
-    """Connection, transactions, migrations and metadata. Feature mixins add the queries."""
+    """Connection, transactions, migrations and metadata. The queries are the project's parts (app/store/assembled.py)."""
 
     def __init__(self, path: str | Path, *, create: bool = False, migrate_to: int = LATEST) -> None:
         self.path = Path(path)
@@ -91,17 +91,17 @@ class ProjectBase:
 
     # -- lifecycle -------------------------------------------------------------------------------------------------
     @classmethod
-    def open(cls, path: str | Path) -> "ProjectBase":
+    def open(cls, path: str | Path) -> Self:
         return cls(path)
 
     @classmethod
-    def create(cls, path: str | Path) -> "ProjectBase":
+    def create(cls, path: str | Path) -> Self:
         return cls(path, create=True)
 
     def close(self) -> None:
         self.conn.close()
 
-    def __enter__(self) -> "ProjectBase":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: Any) -> None:

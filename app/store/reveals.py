@@ -8,17 +8,20 @@ were visible when an event was made is the event's `machine_visible` column (app
 """
 from __future__ import annotations
 
-from app.store.project import ProjectBase, now
+from app.store.parts import ProjectPart
+from app.store.project import now
 
 
-class RevealsMixin(ProjectBase):
+class RevealsPart(ProjectPart):
+    """`project.reveals`: which machine labels an annotator may see (module docstring)."""
+
     def hide_machine(self) -> bool:
         """Hide machine labels until the annotator's own decision: meta `hide_machine` when set, else blind mode."""
-        value = self.get_meta("hide_machine")
-        return bool(self.blind()) if value is None else value == "1"  # type: ignore[attr-defined]
+        value = self.project.get_meta("hide_machine")
+        return self.project.assignments.blind() if value is None else value == "1"
 
     def set_hide_machine(self, on: bool) -> None:
-        self.set_meta("hide_machine", "1" if on else "0")
+        self.project.set_meta("hide_machine", "1" if on else "0")
 
     def revealed(self, annotator: str, sample_id: str, unit: str) -> bool:
         """Whether `annotator` has committed a decision on the unit (and so may see the machine's labels)."""

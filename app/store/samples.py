@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from app.store.counts import add_counts, unit_counts
-from app.store.project import ProjectBase, dumps, now
+from app.store.parts import ProjectPart
+from app.store.project import dumps, now
 
 if TYPE_CHECKING:
     from app.schemes.contracts import StorePart
@@ -57,7 +58,9 @@ def _row(row: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-class SamplesMixin(ProjectBase):
+class SamplesPart(ProjectPart):
+    """`project.samples`: datasets, samples (text + payload) and machine labels, of any scheme."""
+
     # -- datasets --------------------------------------------------------------------------------------------------
     def add_dataset(self, name: str, path: str | None, sha256: str | None, n_records: int) -> int:
         with self.transaction() as c:
@@ -171,7 +174,7 @@ class SamplesMixin(ProjectBase):
             add_counts(c, deltas)
             own = store_adapter(scheme.name).write_records
             if own is not None:  # the scheme's own tables, in the same transaction
-                own(self, [r for sid, r, _, _, _ in prepared if sid in todo])
+                own(self.project, [r for sid, r, _, _, _ in prepared if sid in todo])
         return counts
 
     def records(self, scheme_name: str, ids: Sequence[str] | None = None) -> list[Any]:
@@ -291,36 +294,18 @@ def store_adapter(scheme_name: str) -> StorePart:
     return loader.store(scheme_name)
 
 
-class SchemeDataMixin(ProjectBase):
-    """What the registry-driven services read for any scheme: its records, its human labels, applied parameters."""
+class SchemeDataPart(ProjectPart):
+    """`project.scheme_data`: what the registry-driven services read for any scheme: its records, its human labels,
+    applied parameters (a scheme's store part answers for its own tables, through the hooks of its contribution)."""
 
-    def sample_counts(self) -> dict[str, int]:
-        """Samples per scheme present in the project (no registry needed: `concord status` stays fast)."""
-        # In the order the schemes first appear (a scan that stops at each scheme's first row), counts kept on write.
-        return dict(self.conn.execute(
-            "SELECT scheme, n FROM row_counts rc WHERE tbl = 'samples' "
-            "ORDER BY (SELECT s.rowid FROM samples s WHERE s.scheme = rc.scheme LIMIT 1)").fetchall())
-
-    def store(self, scheme_name: str) -> Any:
-        """The scheme's store part (composition: its store contribution's PART, built with this project once; its
-        `create_tables` runs then: tables of its own are made on first use, those of the released migrations need
-        nothing). A KeyError for a scheme without one."""
-        parts: dict[str, Any] = self.__dict__.setdefault("_store_parts", {})
-        if scheme_name not in parts:
-            cls = store_adapter(scheme_name).part
-            if cls is None:
-                raise KeyError(f"scheme {scheme_name!r} keeps no tables of its own")
-            part = cls(self)
-            part.create_tables()  # no write transaction here: reading a part must not wait for another writer
-            parts[scheme_name] = part
-        return parts[scheme_name]
+    _records_memo: dict[tuple, list[Any]] | None = None  # while `records_once` is open
 
     @contextmanager
     def records_once(self) -> Iterator[None]:
         """Within: a scheme's records are parsed once while the project is unchanged (a command that reads them
         twice, e.g. `evaluate` and its human ceiling: parsing trace records was most of it at 20k samples). Keyed
         by this connection's changes and SQLite's data_version (others' commits), so a write reads them again."""
-        self._records_memo: dict[tuple, list[Any]] | None = {}
+        self._records_memo = {}
         try:
             yield
         finally:
@@ -329,7 +314,7 @@ class SchemeDataMixin(ProjectBase):
     def scheme_records(self, scheme_name: str) -> list[Any]:
         """Every record of a scheme as its `base.Scheme` type: the store adapter's `load_records(project)` when the
         scheme keeps tables of its own, else the generic payloads (`records`); parsed once within `records_once`."""
-        memo = getattr(self, "_records_memo", None)
+        memo = self._records_memo
         if memo is None:
             return self._scheme_records(scheme_name)
         key = (scheme_name, self.conn.total_changes, self.conn.execute("PRAGMA data_version").fetchone()[0])
@@ -341,15 +326,15 @@ class SchemeDataMixin(ProjectBase):
     def _scheme_records(self, scheme_name: str) -> list[Any]:
         loader = store_adapter(scheme_name).load_records
         if loader is not None:
-            return list(loader(self))
-        return self.records(scheme_name)  # type: ignore[attr-defined]
+            return list(loader(self.project))
+        return self.project.samples.records(scheme_name)
 
     def scheme_item_records(self, scheme_name: str) -> dict[str, Any]:
         """Record id -> what the scheme's `label_items` reads of the record (agreement's items): the store adapter's
         `item_records(project)` when it can count that in SQL, else every record (`scheme_records`)."""
         loader = store_adapter(scheme_name).item_records
         if loader is not None:
-            return loader(self)
+            return loader(self.project)
         from calibration.schemes.base import registry
 
         scheme = registry().get(scheme_name)
@@ -360,10 +345,10 @@ class SchemeDataMixin(ProjectBase):
         Per-sample kinds sit under unit ''. Read once within `records_once` while the project is unchanged (evaluate
         and its human ceiling both read them: a second at 100k samples); callers get their own outer dict, and
         treat the per-unit dicts as read-only."""
-        memo = getattr(self, "_records_memo", None)
+        memo = self._records_memo
         if memo is None:
             return self._scheme_labels(scheme_name, annotator)
-        key = ("labels", scheme_name, annotator, id(getattr(self, "excluded_labels", None)), self.conn.total_changes,
+        key = ("labels", scheme_name, annotator, id(self.project.guidelines.excluded_labels), self.conn.total_changes,
                self.conn.execute("PRAGMA data_version").fetchone()[0])  # the guideline's exclusions in force too
         if key not in memo:
             memo[key] = self._scheme_labels(scheme_name, annotator)
@@ -372,7 +357,7 @@ class SchemeDataMixin(ProjectBase):
     def _scheme_labels(self, scheme_name: str, annotator: str | None) -> dict[tuple[str, str], dict[str, Any]]:
         who, params = ("l.resolved = 1", (scheme_name,)) if annotator is None else ("l.annotator = ?", (scheme_name, annotator))
         out: dict[tuple[str, str], dict[str, Any]] = {}
-        excluded = getattr(self, "excluded_labels", ())  # app/store/guidelines.py: labels of another guideline
+        excluded = self.project.guidelines.excluded_labels  # app/store/guidelines.py: labels of another guideline
         for sid, unit, kind, value, who_set in self.conn.execute(
             "SELECT l.sample_id, l.unit, l.kind, l.value, l.annotator FROM labels l JOIN samples s ON s.id = l.sample_id "
             f"WHERE s.scheme = ? AND {who} AND l.value IS NOT NULL ORDER BY l.sample_id, l.unit, l.event_id", params
@@ -389,7 +374,7 @@ class SchemeDataMixin(ProjectBase):
     def param_refs(self, scheme_name: str) -> list[str]:
         hook = store_adapter(scheme_name).param_refs
         if hook is not None:
-            return list(hook(self))
+            return list(hook(self.project))
         prefix = f"params/{scheme_name}/"
         return [k[len(prefix):] for (k,) in self.conn.execute(
             "SELECT key FROM meta WHERE key >= ? AND key < ? ORDER BY rowid", (prefix, prefix + "\uffff"))]
@@ -411,23 +396,23 @@ class SchemeDataMixin(ProjectBase):
                 version = f"{major}.{minor + 1}.0"
         hook = store_adapter(scheme_name).save_params
         if hook is not None:
-            return str(hook(self, name, version, params, origin))
+            return str(hook(self.project, name, version, params, origin))
         ref = f"{name}@{version}"
         key, data = f"params/{scheme_name}/{ref}", dumps(params)
-        old = self.get_meta(key)
+        old = self.project.get_meta(key)
         if old is not None and old != data:
             raise ValueError(f"{scheme_name} parameters {ref} already exist with different settings; bump the version")
-        self.set_meta(key, data)
+        self.project.set_meta(key, data)
         return ref
 
     def load_params(self, scheme_name: str, ref: str) -> dict[str, Any]:
         """`name@version` or `name` (its newest version); the scheme's presets are the caller's business."""
         hook = store_adapter(scheme_name).load_params
         if hook is not None:
-            return dict(hook(self, ref))
+            return dict(hook(self.project, ref))
         name, _, version = ref.partition("@")
         refs = [r for r in self.param_refs(scheme_name) if r == ref or (not version and r.split("@", 1)[0] == name)]
         if not refs:
             raise KeyError(ref)
         refs.sort(key=lambda r: tuple(int(x) for x in r.split("@", 1)[1].split(".")))
-        return json.loads(str(self.get_meta(f"params/{scheme_name}/{refs[-1]}")))
+        return json.loads(str(self.project.get_meta(f"params/{scheme_name}/{refs[-1]}")))

@@ -11,8 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.store.counts import decided_units, stored_counts, unit_counts_by_scheme
-from app.store.project import ProjectBase
+from app.store.parts import ProjectPart
 
 SORTABLE = {"id": "u.id", "sample_id": "u.sample_id", "scheme": "u.scheme", "unit": "u.unit",
             "machine_f1": "ms.score", "machine_score": "ms.score", "status": "status"}
@@ -73,7 +72,9 @@ class UnitFilter:
     assigned_to: str | None = None
 
 
-class UnitsMixin(ProjectBase):
+class UnitsPart(ProjectPart):
+    """`project.units`: the review list's units, paged and filtered, and the machine scores shown beside them."""
+
     _search_memo: tuple[tuple[str, int, int], str] | None = None  # the last text search's sample ids (JSON)
 
     def _unit_where(self, f: UnitFilter) -> tuple[str, list[Any]]:
@@ -320,38 +321,6 @@ class UnitsMixin(ProjectBase):
         return {(sid, unit): json.loads(fig) for sid, unit, fig in self.conn.execute(
             "SELECT u.sample_id, u.unit, ms.figures FROM machine_scores ms JOIN units u ON u.id = ms.unit_id "
             "WHERE ms.config_ref = ?", (config_ref,))}
-
-    def unit_counts(self, annotator: str | None = None, assigned_to: str | None = None) -> dict[str, Any]:
-        """Per scheme and per (scheme, unit): samples, units, labeled/unlabeled units, units with a status, label
-        rows, machine-labeled units (app/store/counts.py says what counts); every surface reads these."""
-        return unit_counts_by_scheme(self.conn, annotator, assigned_to)
-
-    def decided_units(self, scheme: str | None = None, annotator: str | None = None
-                      ) -> dict[tuple[str, str], tuple[bool, bool]]:
-        """(sample_id, unit) -> (has a status, is labeled) of every unit a human decided on, by the same rule."""
-        return decided_units(self.conn, scheme, annotator)
-
-    def status_counts(self) -> dict[str, Any]:
-        """Everything `concord status` prints, in a few aggregate queries."""
-        from app.store.samples import store_adapter
-
-        # Totals come from the counts kept on write; what humans decided is counted from the labels side, by the one
-        # definition every surface uses (app/store/counts.unit_counts_by_scheme): nothing here scans the big tables.
-        samples = {scheme: n for (scheme, _), n in stored_counts(self.conn, "samples").items()}
-        own: dict[str, Any] = {}
-        for scheme in samples:  # a store part may add counts of its own tables (`status_counts(project)`)
-            hook = store_adapter(scheme).status_counts
-            if hook is not None:
-                own[scheme] = hook(self)
-        counts = unit_counts_by_scheme(self.conn)
-        return {
-            "samples": samples,
-            "scheme_counts": own,
-            "units": counts["units"],
-            "schemes": counts["schemes"],
-            "events": int(self.scalar("SELECT COUNT(*) FROM events")),
-            "annotators": int(self.scalar("SELECT COUNT(*) FROM annotators")),
-        }
 
     # -- what to label next (issue #16) ---------------------------------------------------------------------------
     def label_order(self, scheme: str) -> list[tuple[str, str]]:

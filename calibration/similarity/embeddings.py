@@ -30,7 +30,7 @@ class Embedder(Protocol):
 
 @runtime_checkable
 class VectorCache(Protocol):
-    """Implemented by `app.store.Project` (sqlite) and `MemoryVectorCache` (tests)."""
+    """Implemented by the project's `project.caches` (sqlite, app/store/caches.py) and `MemoryVectorCache` (tests)."""
 
     def get_vectors(self, namespace: str, keys: Sequence[str]) -> dict[str, np.ndarray]: ...
 

@@ -238,7 +238,7 @@ class DetailView(QWidget):
     def sample_labels(self, sample_id: str) -> dict[tuple[str, str], Any]:
         """(unit, kind) -> label of the sample as this view may show it: the resolved labels, or in blind mode only
         the session annotator's own (never another annotator's)."""
-        return self.project.sample_labels(sample_id, self.ctx.blind_as())
+        return self.project.decisions.sample_labels(sample_id, self.ctx.blind_as())
 
     def machine_hidden(self) -> bool:
         """Blind mode without anchoring (issue #27, app/gui/blind.py): the machine's labels of the shown unit stay

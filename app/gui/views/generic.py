@@ -86,11 +86,11 @@ class GenericView(DetailView):
     def show_unit(self, row: dict[str, Any]) -> None:
         scheme = get(row["scheme"])  # an unknown scheme raises: the window shows the failure
         sid, unit = row["sample_id"], row["unit"]
-        records = self.project.records(scheme.name, [sid])
+        records = self.project.samples.records(scheme.name, [sid])
         if not records:
             raise LookupError(f"sample {sid!r} could not be read back as a {scheme.name} record")
         self.row, self.scheme_obj, self.record = row, scheme, records[0]
-        found = self.project.machine_label(sid, unit)
+        found = self.project.samples.machine_label(sid, unit)
         self.machine = None if found is None else found.get("value")
         self.machine_source = "" if found is None else str(found.get("source") or "")
         self.title.setText(f"{sid} · {scheme.unit_noun} {unit or self.empty_unit} · {scheme.title}")
@@ -148,7 +148,7 @@ class GenericView(DetailView):
     def units_of_sample(self) -> list[str]:
         if self.row is None:
             return []
-        return [u["unit"] for u in self.project.units_for_sample(self.row["sample_id"])]
+        return [u["unit"] for u in self.project.units.units_for_sample(self.row["sample_id"])]
 
     def handle(self, action_id: str) -> bool:
         if self.row is None or action_id != "next_checker":

@@ -60,7 +60,7 @@ def read_file(path: str | Path, problems: Problems, options: Mapping[str, Any], 
         (problems.error if p.level == "error" else problems.warn)(whole, p.path, p.message)
     if run is None:
         return src
-    stored = project.records(NAME, list(run.results)) if project is not None else []
+    stored = project.samples.records(NAME, list(run.results)) if project is not None else []
     if not stored:
         problems.error(whole, "results", f"none of the run's {len(run.results)} businesses is an {NAME} sample in "
                                          f"the project (import the {NAME} records with their reviews first)")

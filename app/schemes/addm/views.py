@@ -169,7 +169,7 @@ class AddmView(DetailView):
         new_sample = self.record is None or self.row is None or row["sample_id"] != self.row["sample_id"]
         self.row = row
         if new_sample:
-            found = self.project.records(SCHEME.name, [row["sample_id"]])
+            found = self.project.samples.records(SCHEME.name, [row["sample_id"]])
             if not found:
                 raise LookupError(f"sample {row['sample_id']!r} could not be read back as an {SCHEME.name} record")
             self.record = found[0]
@@ -199,13 +199,13 @@ class AddmView(DetailView):
         blind = self.ctx.blind_as()
         if self.corpus is None or self._corpus_blind != blind:
             self.corpus, self._corpus_blind = None, blind
-            if (self.project.sample_counts().get(SCHEME.name) or 0) > CORPUS_LIMIT:
+            if (self.project.counts.sample_counts().get(SCHEME.name) or 0) > CORPUS_LIMIT:
                 return None
             human: dict[str, list[Any]] = {}
-            for r in self.project.label_rows(["incidents", "verdict"], every_annotator=blind is not None):
+            for r in self.project.decisions.label_rows(["incidents", "verdict"], every_annotator=blind is not None):
                 if r["unit"] == "" and (blind is None or r["annotator"] == blind):
                     human.setdefault(r["sample_id"], [None, None])[0 if r["kind"] == "incidents" else 1] = r["value"]
-            self.corpus = rv.Corpus(self.project.records(SCHEME.name), {k: tuple(v) for k, v in human.items()})
+            self.corpus = rv.Corpus(self.project.samples.records(SCHEME.name), {k: tuple(v) for k, v in human.items()})
         return self.corpus
 
     # -- rendering -------------------------------------------------------------------------------------------------

@@ -29,6 +29,6 @@ def _level(value: Any) -> str:
 
 def affected(project: Any, parts: Collection[str]) -> set[tuple[str, str]]:
     levels = {p.partition(" ")[2] for p in parts if p.startswith("level ")}
-    samples = {sid for scheme, sid, _u, _k, _a, value in project.annotator_label_rows([LABEL])
+    samples = {sid for scheme, sid, _u, _k, _a, value in project.decisions.annotator_label_rows([LABEL])
                if scheme == SCHEME and _level(value) in levels}
-    return {(s, u) for s, u in project.scheme_unit_keys(SCHEME) if s in samples}
+    return {(s, u) for s, u in project.guidelines.scheme_unit_keys(SCHEME) if s in samples}

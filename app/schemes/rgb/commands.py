@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     except LLMConfigError as exc:
         raise UsageError(str(exc)) from None
     with Project.open(args.project) as project:
-        if not any(awaiting(r) for r in project.records(SCHEME)):
+        if not any(awaiting(r) for r in project.samples.records(SCHEME)):
             raise UsageError(f"{args.project}: no RGB queries to answer; import RGB data files first "
                              "(concord import PROJECT en.json)")
         with sigint_cancels(console) as cancel, RichBar(console, label="generating", cancel=cancel, transient=False) as bar:

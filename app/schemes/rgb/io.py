@@ -149,7 +149,7 @@ def _valid_lines(numbers: list[int], bad: set[int]) -> list[int]:
 def _stored_instances(project: "Project | None", ids: list[str]) -> dict[str, Any]:
     if project is None or not ids:
         return {}
-    return {r.id: r for r in project.records("rgb", sorted(set(ids)))}
+    return {r.id: r for r in project.samples.records("rgb", sorted(set(ids)))}
 
 
 def check(v: "RecordValidator", loc: Location, record: Any) -> None:

@@ -77,7 +77,7 @@ def generate(project: Any, settings: LLMSettings, *, noise_rate: float = 0.0, pa
              progress: Progress | None = None, cancel: Any = None, client: Any = None) -> tuple[ChatSummary, int]:
     """Generate the responses of `settings.model`; returns the run's summary and how many were already there."""
     model = settings.model
-    records = project.records(SCHEME)
+    records = project.samples.records(SCHEME)
     current = {r.id: r for r in records}
     bases = [r for r in records if awaiting(r)]
     if limit is not None:
@@ -106,12 +106,12 @@ def generate(project: Any, settings: LLMSettings, *, noise_rate: float = 0.0, pa
                              noise_rate=float(noise_rate), responses=())
         target = replace(target, responses=(*((m, t) for m, t in target.responses if m != model), (model, text)))
         if base_id not in datasets:
-            row = project.sample_row(base_id)
+            row = project.samples.sample_row(base_id)
             datasets[base_id] = None if row is None else row.get("dataset_id")
-        project.write_samples(SCHEME, [target], datasets[base_id])
+        project.samples.write_samples(SCHEME, [target], datasets[base_id])
         current[tid] = target
 
-    summary = run_chat(jobs, nonempty_text, settings, project, sink, progress, cancel, client=client,
+    summary = run_chat(jobs, nonempty_text, settings, project.caches, sink, progress, cancel, client=client,
                        label=f"generating responses of {model}")
     return summary, skipped
 
@@ -156,11 +156,11 @@ def judge(project: Any, settings: LLMSettings, *, limit: int | None = None, sour
           progress: Progress | None = None, cancel: Any = None, client: Any = None) -> tuple[ChatSummary, int, str]:
     """Judge every unit the paper judges; returns (summary, units already judged, source)."""
     source = source or judge_source(settings.model)
-    records = project.records(SCHEME)
+    records = project.samples.records(SCHEME)
     by_id = {r.id: r for r in records}
 
     def done(sid: str, unit: str) -> bool:
-        row = project.machine_label(sid, unit, source)
+        row = project.samples.machine_label(sid, unit, source)
         return row is not None and row.get("value") is not None
 
     jobs, skipped = judge_jobs(records, done)
@@ -170,9 +170,9 @@ def judge(project: Any, settings: LLMSettings, *, limit: int | None = None, sour
     def sink(key: tuple[str, str, str], evaluation: str | None, error: str | None) -> None:
         sid, unit, kind = key
         value = None if evaluation is None else judge_value(by_id[sid], unit, kind, evaluation)
-        project.save_machine_label(sid, unit, source, value, error)
+        project.samples.save_machine_label(sid, unit, source, value, error)
 
-    summary = run_chat(jobs, nonempty_text, settings, project, sink, progress, cancel, client=client,
+    summary = run_chat(jobs, nonempty_text, settings, project.caches, sink, progress, cancel, client=client,
                        label=f"judging with {settings.model}")
     return summary, skipped, source
 

@@ -187,7 +187,7 @@ class RGBView(DetailView):
     # -- data ------------------------------------------------------------------------------------------------------
     def judges(self) -> dict[str, dict[tuple[str, str], Any]]:
         if self._judges is None:
-            self._judges = self.project.machine_labels(SCHEME, JUDGE_PREFIX)
+            self._judges = self.project.samples.machine_labels(SCHEME, JUDGE_PREFIX)
         return self._judges
 
     def sources(self) -> list[str]:
@@ -204,7 +204,7 @@ class RGBView(DetailView):
 
     def show_unit(self, row: dict[str, Any]) -> None:
         sid, unit = row["sample_id"], row["unit"]
-        records = self.project.records(SCHEME, [sid])
+        records = self.project.samples.records(SCHEME, [sid])
         if not records:
             raise LookupError(f"sample {sid!r} could not be read back as an rgb record")
         if unit not in records[0].units:
@@ -275,7 +275,7 @@ class RGBView(DetailView):
     def _render_chart(self, model: str) -> None:
         """Accuracy against noise rate for `model`: both checkers over its units, the humans over theirs."""
         self._chart_model = model
-        records = [r.for_unit(model) for r in self.project.records(SCHEME)
+        records = [r.for_unit(model) for r in self.project.samples.records(SCHEME)
                    if model in r.units and r.task in NOISE_TASKS]
         rated = [r for r in records if r.noise_rate is not None]
         rates = sorted({float(r.noise_rate) for r in rated})  # type: ignore[arg-type]
@@ -284,7 +284,7 @@ class RGBView(DetailView):
             d = decide(features_from_records(rated), list(PRESETS.values()))
             for i, name in enumerate(PRESETS):
                 series.append((name, [_mean([c for r, c in zip(rated, d.correct[i]) if r.noise_rate == x]) for x in rates]))
-            human = {row["sample_id"]: bool(row["value"]) for row in self.project.label_rows(["correct"])
+            human = {row["sample_id"]: bool(row["value"]) for row in self.project.decisions.label_rows(["correct"])
                      if row["unit"] == model}
             series.append(("human", [_mean([human[r.id] for r in rated if r.noise_rate == x and r.id in human])
                                      for x in rates]))
@@ -326,7 +326,7 @@ class RGBView(DetailView):
     def units_of_sample(self) -> list[str]:
         if self.row is None:
             return []
-        return [u["unit"] for u in self.project.units_for_sample(self.row["sample_id"])]
+        return [u["unit"] for u in self.project.units.units_for_sample(self.row["sample_id"])]
 
     def handle(self, action_id: str) -> bool:
         if self.row is None:

@@ -23,4 +23,4 @@ def split(text: str) -> dict[str, str]:
 
 def affected(project: Any, parts: Collection[str]) -> set[tuple[str, str]]:
     traits = {p.partition(" ")[2] for p in parts if p.startswith("trait ")}
-    return project.scheme_unit_keys(SCHEME, traits)
+    return project.guidelines.scheme_unit_keys(SCHEME, traits)

@@ -185,10 +185,10 @@ class RubricExport(SchemeExport):
                "labels": LABELS_COLUMNS}
 
     def candidates(self, project: Any, f: "Filters", skipped: Counter[str], progress: "Progress | None") -> Part:
-        rows = project.label_rows(("status", "buckets"))
+        rows = project.decisions.label_rows(("status", "buckets"))
         labels = {(r["sample_id"], r["unit"], r["kind"]): (r["value"], r["annotator"]) for r in rows}
         chosen = _rubric_units(project, f, labels, skipped)
-        sample_rows = project.sample_rows(SCHEME) if chosen else {}
+        sample_rows = project.samples.sample_rows(SCHEME) if chosen else {}
         part = Part(SCHEME, self)
         for sid in chosen:
             if f.stratify == "category":

@@ -81,7 +81,7 @@ def assign_cli(args: argparse.Namespace) -> int:
 
         with sigint_cancels(console) as cancel, RichBar(console, label="assigning", cancel=cancel, transient=False) as progress:
             try:
-                summary = assign_buckets(todo, trait, settings, project, sink, progress=progress)
+                summary = assign_buckets(todo, trait, settings, project.caches, sink, progress=progress)
             except LLMConfigError as exc:
                 raise UsageError(str(exc)) from None
         _print_summary(console, summary, skipped, source)

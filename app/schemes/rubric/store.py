@@ -49,7 +49,7 @@ class RubricStore(ProjectPart):
                              line_hashes: Mapping[str, bytes] | None = None) -> WriteCounts:
         """Insert or replace samples (unchanged ones are left alone); `line_hashes`: id -> raw JSONL line hash."""
         counts = WriteCounts()
-        existing = self.project.existing_hashes(s.id for s in samples)
+        existing = self.project.samples.existing_hashes(s.id for s in samples)
         line_hashes = line_hashes or {}
         refresh: list[tuple[bytes, str]] = []
         deltas: Counter[tuple[str, str, str]] = Counter()
@@ -95,7 +95,7 @@ class RubricStore(ProjectPart):
                         c.execute("INSERT INTO machine_labels VALUES (?, ?, ?, ?, NULL, ?)",
                                   (s.id, t["name"], IMPORT_SOURCE, dumps(b), now()))
             add_counts(c, deltas)
-        self.project.refresh_line_hashes(refresh)
+        self.project.samples.refresh_line_hashes(refresh)
         return counts
 
     def rubric_units(self, trait: str | None = None) -> list[dict[str, Any]]:
@@ -124,12 +124,12 @@ class RubricStore(ProjectPart):
         self, sample_id: str, trait: str, source: str, buckets: Mapping[str, list[str]] | None, error: str | None = None
     ) -> None:
         """The LLM's buckets for a unit, as a machine label; the unit's excerpt count follows."""
-        self.project.save_machine_label(sample_id, trait, source, None if buckets is None else dict(buckets), error,
+        self.project.samples.save_machine_label(sample_id, trait, source, None if buckets is None else dict(buckets), error,
                                         None if buckets is None else {"n_pred": _n_pred(buckets)})
 
     def bucket_assignment(self, sample_id: str, trait: str, source: str | None = None) -> dict[str, Any] | None:
         """The machine's buckets for a unit: the named source, else the newest successful one."""
-        row = self.project.machine_label(sample_id, trait, source)
+        row = self.project.samples.machine_label(sample_id, trait, source)
         if row is None:
             return None
         row["trait"] = row["unit"]
@@ -142,7 +142,7 @@ def store_of(project: Project) -> RubricStore:
     return project.store(SCHEME)
 
 
-# -- hooks the generic store reads (app/store/samples.py SchemeDataMixin) ---------------------------------------------
+# -- hooks the generic store reads (app/store/samples.py SchemeDataPart) ----------------------------------------------
 def load_records(project: Any) -> list[RubricSample]:
     """The rubric samples as `RubricSample`s: traits from the traits table, the machine's buckets per trait (the
     newest successful machine label: an LLM run after import replaces the imported buckets)."""

@@ -117,7 +117,7 @@ def export_extra(project: Any, records: list[TraceRecord], labels: Mapping[tuple
     from calibration.schemes.trace.reference import score_record
     from calibration.schemes.trace.scheme import truth_labels
 
-    llm = project.machine_labels("trace", LLM_SOURCE_PREFIX)
+    llm = project.samples.machine_labels("trace", LLM_SOURCE_PREFIX)
     rows: list[dict[str, Any]] = []
     for record in sorted(records, key=lambda r: r.id):
         sources: list[tuple[str, TraceLabels]] = []

@@ -41,11 +41,11 @@ def unit_summary(record: TraceRecord, labels: TraceLabels) -> dict[str, float | 
 
 def _relist(project: Any, by_id: dict[str, TraceRecord], source: str, labeled: set[str]) -> None:
     """A re-import that changed a sample replaces its units; its LLM labels stay: list their unit again."""
-    listed = {row["sample_id"] for row in project.unit_rows(SCHEME) if row["unit"] == source}
+    listed = {row["sample_id"] for row in project.units.unit_rows(SCHEME) if row["unit"] == source}
     for sid in sorted(labeled - listed):
-        row = project.machine_label(sid, source, source)
+        row = project.samples.machine_label(sid, source, source)
         if row is not None and row.get("value") is not None and sid in by_id:
-            project.save_machine_unit(sid, source, source, row["value"], None,
+            project.samples.save_machine_unit(sid, source, source, row["value"], None,
                                       unit_summary(by_id[sid], labels_from_value(row["value"])))
 
 
@@ -53,9 +53,9 @@ def annotate(project: Any, settings: LLMSettings, *, limit: int | None = None, s
              progress: Progress | None = None, cancel: Any = None, client: Any = None) -> tuple[ChatSummary, int, str]:
     """Label every trace sample not labeled by `source` yet; returns (summary, samples already done, source)."""
     source = source or default_source(settings.model)
-    records: list[TraceRecord] = project.records(SCHEME)
+    records: list[TraceRecord] = project.samples.records(SCHEME)
     by_id = {r.id: r for r in records}
-    labeled = {sid for sid, unit in project.machine_labels(SCHEME, source).get(source, {}) if unit == source}
+    labeled = {sid for sid, unit in project.samples.machine_labels(SCHEME, source).get(source, {}) if unit == source}
     _relist(project, by_id, source, labeled)
     todo = [r for r in records if r.id not in labeled]
     skipped = len(records) - len(todo)
@@ -66,13 +66,13 @@ def annotate(project: Any, settings: LLMSettings, *, limit: int | None = None, s
 
     def sink(sid: str, parsed: Any, error: str | None) -> None:
         if parsed is None:
-            project.save_machine_unit(sid, source, source, None, error)
+            project.samples.save_machine_unit(sid, source, source, None, error)
             return
         labels, explanations = parsed
-        project.save_machine_unit(sid, source, source, label_value(labels, explanations, settings.model), None,
+        project.samples.save_machine_unit(sid, source, source, label_value(labels, explanations, settings.model), None,
                                   unit_summary(by_id[sid], labels))
 
-    summary = run_chat(jobs, _no_parse, settings, project, sink, progress, cancel, client=client,
+    summary = run_chat(jobs, _no_parse, settings, project.caches, sink, progress, cancel, client=client,
                        label=f"annotating with {settings.model}")
     return summary, skipped, source
 
@@ -102,7 +102,7 @@ def assign_cli(args: Any) -> int:
     except LLMConfigError as exc:
         raise UsageError(str(exc)) from None
     with Project.open(args.project) as project:
-        if not project.sample_counts().get(SCHEME):
+        if not project.counts.sample_counts().get(SCHEME):
             raise UsageError(f"{args.project}: the project has no trace samples (import some first)")
         with sigint_cancels(console) as cancel, RichBar(console, label="annotating", cancel=cancel, transient=False) as bar:
             try:

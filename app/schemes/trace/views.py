@@ -153,7 +153,7 @@ class TraceView(DetailView):
         changed = self.row is None or row["sample_id"] != self.row["sample_id"]
         self.row = row
         if changed or self.record is None:
-            found = self.project.records("trace", [row["sample_id"]])
+            found = self.project.samples.records("trace", [row["sample_id"]])
             if not found:
                 raise LookupError(f"sample {row['sample_id']!r} could not be read back as a trace record")
             self.record = found[0]
@@ -185,7 +185,7 @@ class TraceView(DetailView):
         unit = self.row["unit"]
         if not unit.startswith(LLM_SOURCE_PREFIX):
             return self.record.labels
-        stored = self.project.machine_label(self.row["sample_id"], unit, unit)
+        stored = self.project.samples.machine_label(self.row["sample_id"], unit, unit)
         value = None if stored is None else stored.get("value")
         return TraceLabels() if value is None else labels_from_value(value)
 
@@ -438,7 +438,7 @@ class TraceView(DetailView):
     def units_of_sample(self) -> list[str]:
         if self.record is None or self.row is None:
             return []
-        return [u["unit"] for u in self.project.units_for_sample(self.row["sample_id"])]  # LLM annotator units too
+        return [u["unit"] for u in self.project.units.units_for_sample(self.row["sample_id"])]  # LLM annotator units too
 
 
 VIEW = TraceView

@@ -343,7 +343,7 @@ def _violation_units(project: Any, f: "Filters", labels: Mapping, skipped: Count
                      ) -> tuple[dict[str, ViolationSample], dict[str, list[ViolationUnit]]]:
     samples = {s.id: s for s in project.store(SCHEME).violation_samples(curated=True)}
     chosen: dict[str, list[ViolationUnit]] = {}
-    for n, row in enumerate(project.unit_rows(SCHEME)):
+    for n, row in enumerate(project.units.unit_rows(SCHEME)):
         if n % 2000 == 0:
             check_progress(progress)
         sid, checker = row["sample_id"], row["unit"]
@@ -396,7 +396,7 @@ class ViolationsExport(SchemeExport):
         return project.store(SCHEME).match_config(ref).ref  # a preset or a stored config; UsageError naming the known ones
 
     def candidates(self, project: Any, f: "Filters", skipped: Counter[str], progress: "Progress | None") -> Part:
-        rows = project.label_rows(("status", "matches", "gt_wrong", "missing_gt"))
+        rows = project.decisions.label_rows(("status", "matches", "gt_wrong", "missing_gt"))
         labels = {(r["sample_id"], r["unit"], r["kind"]): (r["value"], r["annotator"]) for r in rows}
         samples, chosen = _violation_units(project, f, labels, skipped, progress)
         curated: dict[str, list[Violation]] = {}
@@ -423,7 +423,7 @@ class ViolationsExport(SchemeExport):
     def export_rows(self, project: Any, part: Part, keep: set[str]) -> None:
         st = part.state
         samples, chosen, curated = st["samples"], st["chosen"], st["curated"]
-        meta_rows = project.sample_rows(SCHEME) if chosen else {}
+        meta_rows = project.samples.sample_rows(SCHEME) if chosen else {}
         records: list[dict[str, Any]] = []
         labels: list[dict[str, Any]] = []
         for sid in sorted(keep & set(chosen)):
@@ -467,7 +467,7 @@ class ViolationsExport(SchemeExport):
         from calibration.agreement import spearman
 
         units = part.state["units"]
-        machine = {(r["sample_id"], r["unit"]): float(r["machine_f1"]) for r in project.unit_rows(SCHEME, config_ref)
+        machine = {(r["sample_id"], r["unit"]): float(r["machine_f1"]) for r in project.units.unit_rows(SCHEME, config_ref)
                    if r["machine_f1"] is not None} if units else {}
         grouped: dict[str, list[tuple[float, float]]] = {}
         for u in units:

@@ -31,7 +31,7 @@ def pair_table(project: Project, embedding: str, progress: Progress | None = Non
     columns = store_of(project).violation_columns(curated=False)
     if progress is not None:
         progress.update(1, 2, f"embedding texts ({embedding})")
-    table = build_pair_table(columns, embedding, checkers=checkers, cache=project)
+    table = build_pair_table(columns, embedding, checkers=checkers, cache=project.caches)
     if progress is not None:
         progress.update(2, 2, "pair table ready")
     return table
@@ -49,4 +49,4 @@ def human_leaderboard(table: PairTable, labels: HumanLabels) -> dict[str, dict[s
 
 def store_machine_scores(project: Project, table: PairTable, config: MatchConfig, matching: str) -> None:
     """Per-unit TP/FP/FN/F1 under `config`, shown in the review list's machine F1 column."""
-    project.set_machine_scores(config.ref, hook.unit_scores(table, config, matching))
+    project.units.set_machine_scores(config.ref, hook.unit_scores(table, config, matching))

@@ -170,10 +170,10 @@ class ViolationsStore(MatchConfigs):
         """`write_violation_samples` of rows `prepare_violation_samples` made (perhaps in an import worker; the line
         hashes it was given are the ones written: `line_hashes` here only refreshes those of unchanged samples)."""
         counts = WriteCounts()
-        existing = self.project.existing_hashes(prepared.ids)
+        existing = self.project.samples.existing_hashes(prepared.ids)
         replaced: list[str] = []
         if existing:
-            todo, existed = self.project.changed_samples(SCHEME, list(zip(prepared.ids, prepared.hashes)), counts,
+            todo, existed = self.project.samples.changed_samples(SCHEME, list(zip(prepared.ids, prepared.hashes)), counts,
                                                          line_hashes, existing)
             replaced = [sid for sid in prepared.ids if sid in existed]
             keep = [i for i, sid in enumerate(prepared.ids) if sid in todo]
@@ -299,7 +299,7 @@ class ViolationsStore(MatchConfigs):
         where, params = "", ()
         if ids is not None:
             where, params = f" AND l.sample_id IN ({','.join('?' * len(ids))})", tuple(ids)
-        excluded = getattr(self.project, "excluded_labels", ())  # labels not valid under a guideline version (issue #29)
+        excluded = self.project.guidelines.excluded_labels  # labels not valid under a guideline version (issue #29)
         return {sid: json.loads(v) for sid, v, who in self.conn.execute(
             "SELECT l.sample_id, l.value, l.annotator FROM labels l JOIN samples s ON s.id = l.sample_id "
             "WHERE l.kind = 'ground_truth' "
@@ -388,7 +388,7 @@ def store_of(project: Project) -> ViolationsStore:
     return project.store(SCHEME)
 
 
-# -- hooks the generic store reads (app/store/samples.py SchemeDataMixin, units.py status_counts) ----------------------
+# -- hooks the generic store reads (app/store/samples.py SchemeDataPart, counts.py CountsPart.status_counts) ----------
 def status_counts(project: Any) -> dict[str, Any]:
     """What `concord status` adds for violations: ground-truth, predicted (per checker) and ungrounded violations."""
     per_checker, ungrounded = store_of(project).violation_counts()

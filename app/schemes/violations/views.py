@@ -166,7 +166,7 @@ class ViolationsView(DetailView):
         if not same_sample:
             self.sample = self._file_sample = store_of(self.project).violation_sample(row["sample_id"])
             # from the units table: a checker that ran and found nothing has no prediction rows but is a unit
-            self.checkers = [u["unit"] for u in self.project.units_for_sample(row["sample_id"])]
+            self.checkers = [u["unit"] for u in self.project.units.units_for_sample(row["sample_id"])]
             self.sel_gt = self.sel_pred = None
         if self.sample is None:
             self.title.setText(f"{row['sample_id']}: not found in the project")
@@ -300,7 +300,7 @@ class ViolationsView(DetailView):
         if hit is not None:
             self._cache.move_to_end(key)
             return hit
-        sc = quick_scores(sample, checker, cfg, self.project)
+        sc = quick_scores(sample, checker, cfg, self.project.caches)
         if sc.final:
             self._remember(sc, gt_signature(sample))
         return sc
@@ -329,7 +329,7 @@ class ViolationsView(DetailView):
 
         def work(progress: TaskProgress) -> dict[tuple[str, str], UnitScores]:
             with Project.open(path) as worker_project:  # one connection per thread
-                return full_scores(todo, cfg, worker_project, progress, project_path=path)
+                return full_scores(todo, cfg, worker_project.caches, progress, project_path=path)
 
         task = Task(work, "scoring")
         keys = [f"{s.id}|{cfg.ref}|{gt_signature(s)}" for s in todo]

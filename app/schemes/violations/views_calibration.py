@@ -366,7 +366,7 @@ class MatchPage(QWidget):
             from app.services.schemes import calibrate, labeled_units
 
             with Project.open(path) as wp:
-                ensure_sample_vectors(path, wp, emb, store_of(wp).violation_samples(), progress)  # the model stays out of the app
+                ensure_sample_vectors(path, wp.caches, emb, store_of(wp).violation_samples(), progress)  # the model stays out of the app
                 cal, run_id = calibrate(wp, SCHEME, options, progress=progress, **opts)  # as `concord calibrate`
                 counted = labeled_units(wp, SCHEME)  # as `concord status` counts them
                 table = pair_table(wp, emb)  # vectors are cached now: cheap, and needed for the disagreements
@@ -386,7 +386,7 @@ class MatchPage(QWidget):
         def prepare(path: str, wp: Project, progress: Any) -> None:
             from app.schemes.violations.views_scoring import ensure_sample_vectors
 
-            ensure_sample_vectors(path, wp, emb, store_of(wp).violation_samples(), progress)  # the model stays out of the app
+            ensure_sample_vectors(path, wp.caches, emb, store_of(wp).violation_samples(), progress)  # the model stays out of the app
 
         return (SCHEME.name, opts, self.objective.currentText(), self.folds.value(), self.group_by.currentData(), prepare)
 
@@ -407,7 +407,7 @@ class MatchPage(QWidget):
 
     def load_latest(self) -> None:
         """Show the project's newest stored run; the pair table for its disagreements is built in a worker."""
-        runs = [r for r in (self.project.calibration_runs() if self.panel.ctx.project is not None else [])
+        runs = [r for r in (self.project.artifacts.calibration_runs() if self.panel.ctx.project is not None else [])
                 if ((r.get("result") or {}).get("scheme") or (r.get("params") or {}).get("scheme") or SCHEME.name)
                 == SCHEME.name]  # the match metric's own runs (older ones carry no scheme name)
         if not runs:
@@ -417,7 +417,7 @@ class MatchPage(QWidget):
         best = (run["result"].get("best") or {}).get("params") or {}
         emb = (run["params"].get("embedding") or (run["params"].get("options") or {}).get("embedding")
                or run["result"].get("embedding") or best.get("embedding") or self._window_config().embedding)
-        self._show_result(run["result"] | {"embedding": emb}, self.project.calibration_cv_results(run["id"]), run["id"])
+        self._show_result(run["result"] | {"embedding": emb}, self.project.artifacts.calibration_cv_results(run["id"]), run["id"])
         path = str(self.project.path)
 
         def work(progress: TaskProgress) -> dict[str, Any]:
@@ -425,7 +425,7 @@ class MatchPage(QWidget):
             from app.schemes.violations.services import human_labels, pair_table
 
             with Project.open(path) as wp:
-                ensure_sample_vectors(path, wp, emb, store_of(wp).violation_samples(), progress)
+                ensure_sample_vectors(path, wp.caches, emb, store_of(wp).violation_samples(), progress)
                 table = pair_table(wp, emb)
                 return {"table": table, "labels": human_labels(wp, table)}
 

@@ -131,7 +131,7 @@ def machine_scores(path: str, cfg: MatchConfig, progress: TaskProgress) -> str:
     from app.schemes.violations.services import pair_table, store_machine_scores
 
     with Project.open(path) as wp:  # the worker's own connection
-        ensure_sample_vectors(path, wp, cfg.embedding, store_of(wp).violation_samples(), progress)  # the model stays out of the app
+        ensure_sample_vectors(path, wp.caches, cfg.embedding, store_of(wp).violation_samples(), progress)  # the model stays out of the app
         table = pair_table(wp, cfg.embedding, progress)
         check(progress)
         progress.update(2, 3, "matching and storing machine scores")

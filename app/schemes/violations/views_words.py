@@ -27,7 +27,7 @@ def describe_label(project: Any, sample_id: str, unit: str, kind: str, value: An
     sample = store_of(project).violation_sample(sample_id)
     if sample is None:
         return None
-    sample = with_ground_truth(sample, project.sample_labels(sample_id).get(("", CURATED)))
+    sample = with_ground_truth(sample, project.decisions.sample_labels(sample_id).get(("", CURATED)))
     gt, preds = sample.ground_truth, sample.predictions.get(unit, ())
     try:
         if kind == "matches":

@@ -5,8 +5,8 @@ Sources compared (one row group each):
 - each checker config (the presets rgb_original and rgb_extended by default, plus `options["configs"]`, name ->
   CheckerConfig dict, and `options["params"]`, stored config dicts, e.g. calibrated ones), decided for every response in one vectorised pass (features.decide);
 - machine labels stored per unit (`options["machine_labels"]`: source -> (sample, unit) -> decisions, e.g.
-  `llm_judge:<model>`, which decides rejection and error detection only; by default read from the project passed
-  as `options["cache"]`), each figure over the units that carry what it needs, like the humans';
+  `llm_judge:<model>`, which decides rejection and error detection only; by default read from the project through
+  `options["machine_labels_of"]`), each figure over the units that carry what it needs, like the humans';
 - the humans' decisions: each figure over the units where the decisions it needs were judged (accuracy needs
   `correct`; RGB's correction rate needs `error_detected` and `error_corrected`), so a partly labelled project
   still gets every figure it can support.
@@ -72,10 +72,11 @@ def _configs(options: Mapping[str, Any]) -> list[CheckerConfig]:
 
 
 def _machine_labels(options: Mapping[str, Any]) -> Mapping[str, Mapping[tuple[str, str], Any]]:
-    """`options["machine_labels"]`, else the judges stored in the project the caller passes as `cache`."""
+    """`options["machine_labels"]`, else the judges stored in the project, read with the caller's
+    `machine_labels_of(scheme, source_prefix)`."""
     if options.get("machine_labels") is not None:
         return options["machine_labels"]
-    read = getattr(options.get("cache"), "machine_labels", None)
+    read = options.get("machine_labels_of")
     return read("rgb", JUDGE_PREFIX) if callable(read) else {}
 
 
