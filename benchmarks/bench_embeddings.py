@@ -200,7 +200,8 @@ def cache_pass(n: int, runs: int) -> None:
     model = OnnxEmbedder()
     model.encode(["warm up"])
     with tempfile.TemporaryDirectory() as tmp:
-        caches: list[tuple[str, object]] = [("sqlite project", Project.create(Path(tmp) / "bench.concord")),
+        project = Project.create(Path(tmp) / "bench.concord")
+        caches: list[tuple[str, object]] = [("sqlite project", project.caches),
                                             ("memory", MemoryVectorCache())]
         print(f"\n[cache] {n:,} distinct texts, ONNX backend, {model.threads_used} thread(s)")
         cold = CachedEmbedder(model, caches[0][1])  # type: ignore[arg-type]
@@ -223,7 +224,7 @@ def cache_pass(n: int, runs: int) -> None:
             t_warm, cpu = times[len(times) // 2]
             print(f"  warm ({name} cache): {t_warm:7.3f} s  {n / t_warm:8,.0f} texts/s  (hits only; median of {runs}); "
                   f"x{t_cold / t_warm:,.0f} the cold run  [{conditions(t_warm, cpu)}]")
-        caches[0][1].close()  # type: ignore[attr-defined]
+        project.close()
 
 
 def _torch_threads() -> int:

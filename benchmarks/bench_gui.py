@@ -334,7 +334,7 @@ def search_reference(path: Path, searches: list[tuple[str, int]]) -> tuple[float
                                  "LIKE ? OR id LIKE ? OR payload LIKE ?)", (like, like, like)).fetchone()[0]
                 since(t, wall, cpu)
                 t = clock()
-                counted = p.count_units(UnitFilter(search=text))
+                counted = p.units.count_units(UnitFilter(search=text))
                 since(t, store_wall, store_cpu)
                 same = same and n == listed == counted
     finally:
