@@ -43,11 +43,11 @@ from benchresult import emit
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "resources" / "demo"
 PY = sys.executable
-SCHEMES = ("violations", "rubric", "trace", "rgb", "addm")
+SCHEMES = ("violations", "rubric", "trace", "rgb", "addm", "judge")
 RECORDS = {"violations": "violations.jsonl", "rubric": "rubric.jsonl", "trace": "trace.jsonl", "rgb": "rgb.jsonl",
-           "addm": "addm.jsonl"}
+           "addm": "addm.jsonl", "judge": "judge.jsonl"}
 LABELS = {"violations": "labels.jsonl", "rubric": "labels.jsonl", "trace": "trace_labels.jsonl",
-          "rgb": "rgb_labels.jsonl", "addm": "addm_labels.jsonl"}
+          "rgb": "rgb_labels.jsonl", "addm": "addm_labels.jsonl", "judge": "judge_labels.jsonl"}
 ANNOTATORS = ("ana", "ben", "cy")
 LOCK = Path(tempfile.gettempdir()) / "concord-bench.lock"
 LOCK_HELD = "CONCORD_BENCH_LOCK_HELD"

@@ -1,0 +1,142 @@
+"""Agreement's bootstrap sums are exact counts (issue #28): the same replicates as the float product of the draw
+counts, the same figures as the per-unit formulas, and the same bits whatever the BLAS thread count."""
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from threadpoolctl import threadpool_limits
+
+from calibration.agreement import percentile_interval, resample_counts
+from calibration.annotators import (
+    _alpha_from_coincidence, _fleiss, boot_sums, boot_sums_shared, item_agreement, item_agreements,
+    kappa_from_confusion,
+)
+
+
+def _float_product(x: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
+    """The replicate sums as every draw counts them: draw counts times the rows, one replicate at a time."""
+    return np.concatenate([np.stack([wr @ x.astype(float) for wr in w]) for w in resample_counts(len(x), n_boot, seed)])
+
+
+@pytest.mark.parametrize("distinct", [3, 40, 400])
+def test_counted_sums_equal_the_float_product(distinct: int) -> None:
+    rng = np.random.default_rng(distinct)
+    patterns = rng.integers(-3, 9, size=(distinct, 7))
+    patterns[:, 2] = 0  # a column no sample uses
+    x = patterns[rng.integers(0, distinct, size=500)]
+    got = boot_sums(x.astype(np.int32), 130, seed=5)
+    assert np.array_equal(got, _float_product(x, 130, 5))
+    assert np.array_equal(boot_sums(x.astype(float), 130, seed=5), got)
+    # shared draws: each matrix gets the sums its own call gives
+    y = rng.integers(0, 4, size=(500, 3))
+    both = boot_sums_shared([x, y], 130, seed=5)
+    assert np.array_equal(both[0], got) and np.array_equal(both[1], boot_sums(y, 130, 5))
+
+
+def test_non_integer_sums_keep_the_float_product() -> None:
+    rng = np.random.default_rng(3)
+    x = rng.random((200, 4))
+    want = np.concatenate([w @ x for w in resample_counts(200, 70, 9)])
+    assert np.array_equal(boot_sums(x, 70, 9), want)
+
+
+def _old_per_unit(rows: list[tuple], n_boot: int, seed: int) -> tuple[list[float], list[float]]:
+    """Fleiss' kappa and nominal alpha (estimate, low, high) the way they were summed before: per-unit fractions
+    p_u, q_u and coincidences o_u summed per sample, then the draw counts times them."""
+    samples = sorted({r[0] for r in rows})
+    units = sorted({(r[0], r[1]) for r in rows})
+    cats = sorted({r[3] for r in rows})
+    k = len(cats)
+    counts = np.zeros((len(units), k))
+    for s, i, _a, c in rows:
+        counts[units.index((s, i)), cats.index(c)] += 1
+    m = counts.sum(1)
+    keep = m >= 2
+    per = np.zeros((len(samples), 2 + k + k * k))
+    for u, (s, _i) in enumerate(units):
+        if keep[u]:
+            c = counts[u]
+            o = (np.outer(c, c) - np.diag(c)) / (m[u] - 1)
+            per[samples.index(s)] += np.concatenate([[(c * (c - 1)).sum() / (m[u] * (m[u] - 1)), 1.0], c / m[u],
+                                                     o.ravel()])
+    # the samples in the order the table first names them (the order the bootstrap draws index)
+    order = list(dict.fromkeys(r[0] for r in rows))
+    per = per[[samples.index(s) for s in order]]
+
+    def stats(sums: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        o = sums[..., 2 + k:].reshape(*sums.shape[:-1], k, k)
+        return (_fleiss(sums[..., 0], sums[..., 2:2 + k], sums[..., 1]),
+                _alpha_from_coincidence(o, "nominal", np.arange(k, dtype=float)))
+
+    reps = stats(_float_product(per, n_boot, seed))
+    est = stats(per.sum(0))
+    return ([float(est[0]), *percentile_interval(reps[0])], [float(est[1]), *percentile_interval(reps[1])])
+
+
+def _random_rows(seed: int, n_samples: int = 40, annotators: int = 4, k: int = 3) -> list[tuple]:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for s in rng.permutation(n_samples):
+        for i in range(int(rng.integers(1, 4))):
+            truth = int(rng.integers(0, k))
+            for a in range(annotators):
+                if rng.random() < 0.7:  # some units get one rating (not pairable), most 2-4
+                    v = truth if rng.random() < 0.7 else int(rng.integers(0, k))
+                    rows.append((f"s{s}", f"i{i}", f"a{a}", f"c{v}"))
+    return rows
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_fleiss_and_alpha_equal_the_per_unit_sums(seed: int) -> None:
+    rows = _random_rows(seed)
+    out = item_agreement(rows, n_boot=150, seed=seed)
+    fleiss, alpha = _old_per_unit(rows, 150, seed)
+    got_f = [out["overall"]["kappa"][x] for x in ("estimate", "low", "high")]
+    got_a = [out["overall"]["alpha"][x] for x in ("estimate", "low", "high")]
+    assert got_f == pytest.approx(fleiss, rel=1e-12, abs=1e-13)
+    assert got_a[1:] == pytest.approx(alpha[1:], rel=1e-12, abs=1e-13)
+    assert got_a[0] == pytest.approx(alpha[0], rel=1e-9)  # the krippendorff package's own estimate
+
+
+def test_fleiss_estimate_is_the_exact_fraction_rounded() -> None:
+    """Sums of counts, divided once: the estimate is within a few units in the last place of the exact value."""
+    rows = _random_rows(4, n_samples=300, annotators=3)
+    units: dict[tuple, dict[str, int]] = {}
+    for s, i, _a, c in rows:
+        units.setdefault((s, i), {}).setdefault(c, 0)
+        units[(s, i)][c] += 1
+    cats = sorted({r[3] for r in rows})
+    p_sum, n, q = Fraction(0), 0, {c: Fraction(0) for c in cats}
+    for counts in units.values():
+        m = sum(counts.values())
+        if m >= 2:
+            n += 1
+            p_sum += Fraction(sum(v * (v - 1) for v in counts.values()), m * (m - 1))
+            for c, v in counts.items():
+                q[c] += Fraction(v, m)
+    p_e = sum((qc / n) ** 2 for qc in q.values())
+    exact = (p_sum / n - p_e) / (1 - p_e)
+    got = item_agreement(rows, n_boot=0)["overall"]["kappa"]["estimate"]
+    assert abs(Fraction(got) - exact) <= 8 * np.spacing(float(exact))
+
+
+def test_pair_kappas_and_shared_draws_match_single_calls() -> None:
+    a, b = _random_rows(5), _random_rows(6)
+    together = item_agreements([a, b], n_boot=120, seed=2)
+    assert together == [item_agreement(a, n_boot=120, seed=2), item_agreement(b, n_boot=120, seed=2)]
+    # pair kappa replicates: confusion counts, as before
+    pair = together[0]["pairs"][0]
+    x = [r for r in a if r[2] in (pair["a"], pair["b"])]
+    assert pair["kappa"]["estimate"] == item_agreement(x, n_boot=0)["pairs"][0]["kappa"]["estimate"]
+    assert np.isfinite(kappa_from_confusion(np.ones((2, 2)), 1 - np.eye(2)))
+
+
+def test_figures_do_not_depend_on_the_blas_thread_count() -> None:
+    rows = _random_rows(7, n_samples=400)
+    with threadpool_limits(1, user_api="blas"):
+        one = item_agreement(rows, n_boot=200)
+    with threadpool_limits(2, user_api="blas"):
+        two = item_agreement(rows, n_boot=200)
+    assert one == two
