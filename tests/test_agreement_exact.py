@@ -140,3 +140,44 @@ def test_figures_do_not_depend_on_the_blas_thread_count() -> None:
     with threadpool_limits(2, user_api="blas"):
         two = item_agreement(rows, n_boot=200)
     assert one == two
+
+
+def test_schemes_whose_items_skip_the_record_never_read_it() -> None:
+    """A scheme declaring items_read_record False gives the same items with the record as with a placeholder (every
+    demo label of it), so agreement may skip parsing its records; a non-bool flag is refused."""
+    import json
+    from pathlib import Path
+
+    from calibration.schemes.base import SchemeError, capabilities, registry
+
+    demo = Path(__file__).resolve().parents[1] / "resources" / "demo"
+    lines = [json.loads(x) for f in demo.glob("*labels.jsonl") for x in f.read_text(encoding="utf-8").splitlines()
+             if x.strip()]
+    checked = 0
+    for scheme in registry():
+        if capabilities(scheme).items_read_record:
+            continue
+        records = {}
+        for f in demo.glob("*.jsonl"):
+            for x in f.read_text(encoding="utf-8").splitlines():
+                raw = json.loads(x) if x.strip() else {}
+                if raw.get("scheme") == scheme.name and "id" in raw:
+                    rec = scheme.parse(raw).record
+                    records[scheme.record_id(rec)] = rec
+        for line in lines:
+            if line.get("scheme") != scheme.name or line.get("sample") not in records:
+                continue
+            unit = str(line.get("unit") or line.get("checker") or line.get("trait") or "")
+            for kind in scheme.label_kinds:
+                if line.get(kind) is not None:
+                    with_record = scheme.label_items(records[line["sample"]], unit, {kind: line[kind]})
+                    assert scheme.label_items(object(), unit, {kind: line[kind]}) == with_record
+                    checked += 1
+    assert checked > 20
+
+    class Bad:
+        name = "bad"
+        items_read_record = "no"
+
+    with pytest.raises(SchemeError, match="items_read_record"):
+        capabilities(Bad())  # type: ignore[arg-type]

@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from calibration.schemes.base import COMMON_KINDS, registry
+from calibration.schemes.base import COMMON_KINDS, capabilities, registry
 
 NOT_ITEMS = frozenset(COMMON_KINDS)  # status and note: review state and free text, not judgements to agree on
 
@@ -40,8 +40,30 @@ def collect_labels(project: Any, schemes: Sequence[str] | None = None,
     for name, sid, unit, kind, annotator, value in project.annotator_label_rows(skip=sorted(NOT_ITEMS)):
         if name in names and kind not in NOT_ITEMS and (samples is None or sid in samples):
             by_scheme[name][(sid, unit, annotator)][kind] = value
-    return {name: {"records": project.scheme_item_records(name), "labels": labels}
+    return {name: {"records": (project.scheme_item_records(name) if capabilities(registry().get(name)).items_read_record
+                               else NOT_READ), "labels": labels}
             for name, labels in by_scheme.items() if labels}
+
+
+class _RecordsNotRead(Mapping[str, Any]):
+    """The records of a scheme whose `label_items` reads the labels only (Capabilities.items_read_record False):
+    every sample's is a placeholder, so no record is parsed for agreement."""
+
+    def __getitem__(self, key: str) -> Any:
+        return _NOT_READ
+
+    def __iter__(self) -> Any:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+        return _NOT_READ
+
+
+_NOT_READ = object()  # not None: `unit_items` skips labels whose sample has no record
+NOT_READ = _RecordsNotRead()
 
 
 def tables(project: Any, schemes: Sequence[str] | None = None, samples: Collection[str] | None = None,
@@ -113,20 +135,28 @@ def agreement(project: Any, *, schemes: Sequence[str] | None = None, iou: float 
               seed: int = 0, samples: Collection[str] | None = None) -> dict[str, Any]:
     """Every figure of `concord agreement --json`: per scheme and kind, then overall, pairs and annotators
     (over `samples` only when given)."""
-    from calibration.annotators import item_agreement, span_agreement
+    from calibration.annotators import item_agreements, span_agreement
 
     scope = collect_labels(project, schemes, samples)
     items, spans = tables(project, scope=scope)
     lengths = project.text_lengths() if spans else {}
     per: dict[str, dict[str, Any]] = defaultdict(dict)
     raters: set[str] = set()
+    compared: list[tuple[str, str]] = []
     for (name, kind), rows in sorted(items.items()):
         who = {r[2] for r in rows}
         raters |= who
         if len(who) < 2:
             per[name][kind] = {"n_labels": len(rows), "note": "fewer than two annotators"}
-            continue
-        per[name][kind] = json_finite(item_agreement(rows, n_boot=n_boot, seed=seed))
+        else:
+            compared.append((name, kind))
+    # one kind: the pooled figures are that kind's (same items, categories only renamed), so not computed twice;
+    # every table in one call: tables of the same samples share the bootstrap's draw
+    pool = len(raters) >= 2 and len(items) > 1
+    figures = item_agreements([items[key] for key in compared] + ([_pooled(items)] if pool else []),
+                              n_boot=n_boot, seed=seed)
+    for (name, kind), res in zip(compared, figures):
+        per[name][kind] = json_finite(res)
     pooled_spans: dict[tuple[str, str], list[tuple[int, int]]] = {}
     for (name, kind), sets in sorted(spans.items()):
         per[name][kind] = json_finite(span_agreement(sets, iou, lengths=lengths, n_boot=n_boot, seed=seed))
@@ -136,9 +166,8 @@ def agreement(project: Any, *, schemes: Sequence[str] | None = None, iou: float 
     pairs: dict[tuple[str, str], dict[str, Any]] = {}
     people: dict[str, dict[str, Any]] = {}
     if len(raters) >= 2:
-        # one kind: the pooled figures are that kind's (same items, categories only renamed), so not computed twice
         single = per[next(iter(items))[0]][next(iter(items))[1]] if len(items) == 1 else {}
-        res = single if "overall" in single else json_finite(item_agreement(_pooled(items), n_boot=n_boot, seed=seed))
+        res = json_finite(figures[-1]) if pool else single
         out["overall"].update(kappa=res["overall"]["kappa"], alpha=res["overall"]["alpha"],
                               n_items_pairable=res["overall"]["n_items_pairable"])
         for p in res["pairs"]:
