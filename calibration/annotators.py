@@ -21,15 +21,16 @@ Libraries and where we wrote our own:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 import krippendorff
 import numpy as np
 import pandas as pd
 
-from calibration.agreement import estimate_interval, nan_ratio, resample_counts, resample_index_chunks
+from calibration.agreement import (
+    estimate_interval, nan_ratio, one_blas_thread, resample_counts, resample_index_chunks,
+)
 from calibration.annotator_spans import span_agreement, unitizing_alpha
 
 __all__ = ["COLUMNS", "KAPPA_WEIGHTS", "Level", "item_agreement", "span_agreement", "unitizing_alpha"]
@@ -124,17 +125,6 @@ def _distinct_int_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     from calibration.agreement import distinct_rows
 
     return distinct_rows(x)
-
-
-@contextmanager
-def one_blas_thread() -> Iterator[None]:
-    """One BLAS thread for products of integer counts: exact sums, so the thread count changes no bit, and OpenBLAS's
-    helper threads cost far more than they give on these small products (16 products of (64, 566) by (566, 99):
-    0.38 CPU-s on two threads of a loaded machine, 0.007 s on one; about 2 ms to enter and leave)."""
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(1, user_api="blas"):
-        yield
 
 
 # -- items ----------------------------------------------------------------------------------------------------------
