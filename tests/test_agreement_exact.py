@@ -181,3 +181,44 @@ def test_schemes_whose_items_skip_the_record_never_read_it() -> None:
 
     with pytest.raises(SchemeError, match="items_read_record"):
         capabilities(Bad())  # type: ignore[arg-type]
+
+
+def test_trace_item_records_read_the_keys_parsing_gives(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Agreement reads trace's sentence keys from the stored payloads (app/schemes/trace/store.py): the same keys
+    the parsed records have, for records stored with keyed sentences and for one whose sentences are split at parse
+    time (parsed as before)."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from app.io.demo import create_demo
+    from app.schemes.trace.store import SentenceKeys, item_records
+    from calibration.schemes.base import registry
+
+    root = Path(__file__).resolve().parents[1]
+    path = tmp_path / "demo.concord"
+    create_demo(path).close()
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text(json.dumps({"scheme": "trace", "id": "unkeyed-1", "question": "Q?",
+                                 "documents": ["First fact here. Second fact here."],
+                                 "response": "One claim. Another claim."}) + "\n", encoding="utf-8")
+    subprocess.run([sys.executable, "-m", "app.cli", "import", str(path), str(plain)], cwd=root, check=True,
+                   capture_output=True)
+    import sqlite3
+
+    with sqlite3.connect(path) as conn:  # as a project written before import stored the split sentences
+        conn.execute("UPDATE samples SET payload = json_remove(payload, '$.documents_sentences', "
+                     "'$.response_sentences') WHERE id = 'unkeyed-1'")
+    conn.close()
+    from app.store import Project
+
+    with Project.open(path) as project:
+        light = item_records(project)
+        scheme = registry().get("trace")
+        parsed = {scheme.record_id(r): r for r in project.scheme_records("trace")}
+    assert light.keys() == parsed.keys() and len(parsed) > 10
+    for sid, rec in parsed.items():
+        assert (light[sid].document_keys, light[sid].response_keys) == (rec.document_keys, rec.response_keys)
+    assert isinstance(light[next(s for s in parsed if s != "unkeyed-1")], SentenceKeys)
+    assert not isinstance(light["unkeyed-1"], SentenceKeys) and light["unkeyed-1"].document_keys
