@@ -153,11 +153,17 @@ def resample_index_chunks(n: int, n_boot: int, seed: int = 0, chunk: int = 64) -
         yield ahead.result()
 
 
+_ONE_THREAD_FROM = 1_000_000  # multiply-adds of all the replicate products
+
+
 @contextmanager
-def one_blas_thread() -> Iterator[None]:
+def one_blas_thread(work: int = _ONE_THREAD_FROM) -> Iterator[None]:
     """One BLAS thread for products of integer counts: exact sums, so the thread count changes no bit, and OpenBLAS's
     helper threads cost far more than they give on these small products (16 products of (64, 566) by (566, 99):
     0.38 CPU-s on two threads of a loaded machine, 0.007 s on one; about 2 ms to enter and leave)."""
+    if work < _ONE_THREAD_FROM:  # a few tiny products: not worth the 2 ms (the planner calls this in loops)
+        yield
+        return
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(1, user_api="blas"):

@@ -268,7 +268,7 @@ def span_agreement(
     if n_boot > 0:  # one draw of samples for every statistic
         reps, u_list = np.empty((n_boot, per_sample.shape[1])), []
         lo = 0
-        with one_blas_thread():  # sums of counts and integer lengths: exact on any number of threads
+        with one_blas_thread(n_boot * per_sample.size):  # sums of counts and lengths: exact on any thread count
             for w in resample_counts(n_s, n_boot, seed):
                 reps[lo:lo + len(w)] = w @ per_sample
                 lo += len(w)

@@ -94,12 +94,12 @@ def _counted_sums(x: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
     n = x.shape[0]
     rows, codes = _distinct_int_rows(x)
     k = rows.shape[0]
-    by_row = 2 * k <= n  # mostly distinct rows: the sample draw counts themselves, without the gather
+    by_row = 2 * k <= n  # few distinct rows: draws counted per distinct row; else per sample (no gather)
     right = rows.astype(np.float64) if by_row else x.astype(np.float64)
     width = k if by_row else n
     out = np.empty((n_boot, x.shape[1]))
     lo = 0
-    with one_blas_thread():
+    with one_blas_thread(n_boot * width * x.shape[1]):
         for idx in resample_index_chunks(n, n_boot, seed):
             w = np.empty((idx.shape[0], width))
             for r in range(idx.shape[0]):
