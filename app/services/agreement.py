@@ -37,7 +37,7 @@ def collect_labels(project: Any, schemes: Sequence[str] | None = None,
     present = project.sample_counts()
     names = {s.name for s in registry() if s.name in present and (not schemes or s.name in schemes)}
     by_scheme: dict[str, dict[tuple[str, str, str], dict[str, Any]]] = defaultdict(lambda: defaultdict(dict))
-    for name, sid, unit, kind, annotator, value in project.annotator_label_rows(skip=sorted(NOT_ITEMS)):
+    for name, sid, unit, kind, annotator, value in project.iter_annotator_label_rows(skip=sorted(NOT_ITEMS)):
         if name in names and kind not in NOT_ITEMS and (samples is None or sid in samples):
             by_scheme[name][(sid, unit, annotator)][kind] = value
     return {name: {"records": (project.scheme_item_records(name) if capabilities(registry().get(name)).items_read_record
