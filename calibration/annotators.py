@@ -316,32 +316,35 @@ def _prepare_items(table: pd.DataFrame | Iterable[Any], level: Level, ci: float)
         return kappa_from_confusion(conf, weights), _fleiss(p_sum, q_sum, units.sum(-1)), \
             _alpha_from_coincidence(o, level, numeric)
 
+    # everything but the intervals now, so that the table and the per-item arrays are not kept for them
+    _, fleiss_est, _ = stats(full(per_sample.sum(0, dtype=np.int64)))
+    counts = np.bincount(unit_code * k + cat_code, minlength=n_u * k).reshape(n_u, k).astype(float)
+    alpha_est = (float(krippendorff.alpha(value_counts=counts[pairable], value_domain=numeric,
+                                          level_of_measurement=level))
+                 if pairable.any() and (counts[pairable].sum(0) > 0).sum() > 1 else math.nan)
+    people = []
+    for a, name in enumerate(annotators):
+        mine = [r["kappa"] for r in pair_rows if name in (r["a"], r["b"])]
+        finite = [x for x in mine if math.isfinite(x)]
+        rows = annot_code == a
+        row = {"annotator": name, "n_labels": int(rows.sum()),
+               "n_samples": int(np.unique(sample_code[rows]).size),
+               "mean_kappa": float(np.mean(finite)) if finite else math.nan}
+        if "seconds" in df.columns:
+            secs = pd.to_numeric(df["seconds"][rows], errors="coerce").dropna()
+            row["seconds_per_unit"] = float(secs.mean()) if len(secs) else math.nan
+        people.append(row)
+    n_pairable, n_labels, categories = int(pairable.sum()), len(df), values.tolist()
+
     def finish(sums: np.ndarray | None, n_boot: int) -> dict[str, Any]:
-        _, fleiss_est, _ = stats(full(per_sample.sum(0, dtype=np.int64)))
-        counts = np.bincount(unit_code * k + cat_code, minlength=n_u * k).reshape(n_u, k).astype(float)
-        alpha_est = (float(krippendorff.alpha(value_counts=counts[pairable], value_domain=numeric,
-                                              level_of_measurement=level))
-                     if pairable.any() and (counts[pairable].sum(0) > 0).sum() > 1 else math.nan)
         reps = stats(full(sums)) if sums is not None else None
         for p, row in enumerate(pair_rows):
             row["kappa"] = estimate_interval(row["kappa"], None if reps is None else reps[0][:, p], ci)
         overall = {"kappa": estimate_interval(float(fleiss_est), None if reps is None else reps[1], ci),
                    "alpha": estimate_interval(alpha_est, None if reps is None else reps[2], ci),
-                   "n_items_pairable": int(pairable.sum())}
-        people = []
-        for a, name in enumerate(annotators):
-            mine = [r["kappa"]["estimate"] for r in pair_rows if name in (r["a"], r["b"])]
-            finite = [x for x in mine if math.isfinite(x)]
-            rows = annot_code == a
-            row = {"annotator": name, "n_labels": int(rows.sum()),
-                   "n_samples": int(np.unique(sample_code[rows]).size),
-                   "mean_kappa": float(np.mean(finite)) if finite else math.nan}
-            if "seconds" in df.columns:
-                secs = pd.to_numeric(df["seconds"][rows], errors="coerce").dropna()
-                row["seconds_per_unit"] = float(secs.mean()) if len(secs) else math.nan
-            people.append(row)
-        return {"level": level, "n_samples": n_s, "n_items": n_u, "n_labels": len(df), "n_boot": n_boot,
-                "categories": values.tolist(), "overall": overall, "pairs": pair_rows, "annotators": people}
+                   "n_items_pairable": n_pairable}
+        return {"level": level, "n_samples": n_s, "n_items": n_u, "n_labels": n_labels, "n_boot": n_boot,
+                "categories": categories, "overall": overall, "pairs": pair_rows, "annotators": people}
 
     return per_sample, finish
 
