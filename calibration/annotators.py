@@ -99,14 +99,20 @@ def _counted_sums(x: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
     width = k if by_row else n
     out = np.empty((n_boot, x.shape[1]))
     lo = 0
+    # fewer replicates per chunk above 125k samples: memory bounded by the draws, and the same replicates (the
+    # generator hands out the same stream of draws however the calls split it; tested)
+    chunk = max(1, min(64, _DRAWS_PER_CHUNK // n))
     with one_blas_thread(n_boot * width * x.shape[1]):
-        for idx in resample_index_chunks(n, n_boot, seed):
+        for idx in resample_index_chunks(n, n_boot, seed, chunk):
             w = np.empty((idx.shape[0], width))
             for r in range(idx.shape[0]):
                 w[r] = np.bincount(codes[idx[r]] if by_row else idx[r], minlength=width)
             out[lo:lo + len(w)] = w @ right
             lo += len(w)
     return out
+
+
+_DRAWS_PER_CHUNK = 64 * 125_000  # 32 MB of int32 indices (a second chunk is drawn meanwhile on a thread)
 
 
 def _distinct_int_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
