@@ -153,6 +153,16 @@ def resample_index_chunks(n: int, n_boot: int, seed: int = 0, chunk: int = 64) -
         yield ahead.result()
 
 
+_DRAWS_PER_CHUNK = 64 * 125_000  # 32 MB of int32 indices (a second chunk is drawn meanwhile on a thread)
+
+
+def draw_chunk(n: int) -> int:
+    """Replicates per chunk of draws over n units: 64, fewer above 125k units, so the draws and their counts stay
+    within a few tens of MB at any n. The same replicates as chunks of 64: the generator hands out one stream of
+    int32 draws however the calls split it (PCG64 keeps the spare half of a 64-bit draw in its state; tested)."""
+    return max(1, min(64, _DRAWS_PER_CHUNK // max(n, 1)))
+
+
 _ONE_THREAD_FROM = 1_000_000  # multiply-adds of all the replicate products
 
 

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from calibration.agreement import (
-    estimate_interval, nan_ratio, one_blas_thread, resample_counts, resample_index_chunks,
+    draw_chunk, estimate_interval, nan_ratio, one_blas_thread, resample_counts, resample_index_chunks,
 )
 from calibration.annotator_spans import span_agreement, unitizing_alpha
 
@@ -65,7 +65,7 @@ def boot_sums_shared(mats: Sequence[np.ndarray], n_boot: int, seed: int) -> list
     if not _exact_integers(x):
         lo = 0
         xf = x.astype(np.float64, copy=False)
-        for w in resample_counts(n, n_boot, seed):
+        for w in resample_counts(n, n_boot, seed, draw_chunk(n)):
             out[lo:lo + len(w)] = w @ xf
             lo += len(w)
         return [out[:, a:b] for a, b in zip(widths[:-1], widths[1:])]
@@ -99,9 +99,7 @@ def _counted_sums(x: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
     width = k if by_row else n
     out = np.empty((n_boot, x.shape[1]))
     lo = 0
-    # fewer replicates per chunk above 125k samples: memory bounded by the draws, and the same replicates (the
-    # generator hands out the same stream of draws however the calls split it; tested)
-    chunk = max(1, min(64, _DRAWS_PER_CHUNK // n))
+    chunk = draw_chunk(n)  # fewer replicates per chunk above 125k samples: the same replicates, bounded memory
     with one_blas_thread(n_boot * width * x.shape[1]):
         for idx in resample_index_chunks(n, n_boot, seed, chunk):
             w = np.empty((idx.shape[0], width))
@@ -110,9 +108,6 @@ def _counted_sums(x: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
             out[lo:lo + len(w)] = w @ right
             lo += len(w)
     return out
-
-
-_DRAWS_PER_CHUNK = 64 * 125_000  # 32 MB of int32 indices (a second chunk is drawn meanwhile on a thread)
 
 
 def _distinct_int_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -227,10 +227,15 @@ def test_trace_item_records_read_the_keys_parsing_gives(tmp_path) -> None:  # ty
 def test_large_draws_in_smaller_chunks_are_the_same_replicates() -> None:
     """Above 125k samples the counted sums draw fewer replicates per chunk (bounded memory): the generator gives
     the same stream however the draws are split, so the sums equal those of the 64-replicate chunks."""
-    from calibration.annotators import _DRAWS_PER_CHUNK
+    from calibration.agreement import _DRAWS_PER_CHUNK
 
     n = _DRAWS_PER_CHUNK // 64 * 2 + 1  # chunks of 31 replicates
     rng = np.random.default_rng(11)
     x = rng.integers(0, 3, size=(n, 2))
     want = np.concatenate([w @ x.astype(float) for w in resample_counts(n, 70, 4)])
     assert np.array_equal(boot_sums(x, 70, 4), want)
+    from calibration.agreement import draw_chunk
+
+    assert draw_chunk(n) < 64
+    assert np.array_equal(np.concatenate(list(resample_counts(n, 70, 4, draw_chunk(n)))),
+                          np.concatenate(list(resample_counts(n, 70, 4))))
