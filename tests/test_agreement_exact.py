@@ -239,3 +239,12 @@ def test_large_draws_in_smaller_chunks_are_the_same_replicates() -> None:
     assert draw_chunk(n) < 64
     assert np.array_equal(np.concatenate(list(resample_counts(n, 70, 4, draw_chunk(n)))),
                           np.concatenate(list(resample_counts(n, 70, 4))))
+
+
+def test_pooled_names_keep_equal_values_of_other_types_apart() -> None:
+    """The pooled table's joined names are made once per name, and True, 1 and 1.0 stay three categories."""
+    from app.services.agreement import _pooled
+
+    rows = _pooled({("s", "k"): [("x", "u|i", "a", True), ("x", "u|i", "b", 1), ("x", "u|i", "c", 1.0)]})
+    assert [r[3] for r in rows] == ["k=True", "k=1", "k=1.0"]
+    assert rows[0][0] is rows[1][0] and rows[0][1] is rows[2][1]
