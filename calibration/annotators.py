@@ -21,6 +21,7 @@ Libraries and where we wrote our own:
 from __future__ import annotations
 
 import math
+from itertools import pairwise
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -61,18 +62,18 @@ def boot_sums_shared(mats: Sequence[np.ndarray], n_boot: int, seed: int) -> list
     x = np.hstack(mats) if len(mats) > 1 else np.asarray(mats[0])
     out = np.zeros((n_boot, x.shape[1]))
     if n_boot <= 0 or n == 0 or x.shape[1] == 0:
-        return [out[:, a:b] for a, b in zip(widths[:-1], widths[1:])]
+        return [out[:, a:b] for a, b in pairwise(widths)]
     if not _exact_integers(x):
         lo = 0
         xf = x.astype(np.float64, copy=False)
         for w in resample_counts(n, n_boot, seed, draw_chunk(n)):
             out[lo:lo + len(w)] = w @ xf
             lo += len(w)
-        return [out[:, a:b] for a, b in zip(widths[:-1], widths[1:])]
+        return [out[:, a:b] for a, b in pairwise(widths)]
     used = np.flatnonzero((x != 0).any(axis=0))
     if used.size:
         out[:, used] = _counted_sums(x[:, used], n_boot, seed)
-    return [out[:, a:b] for a, b in zip(widths[:-1], widths[1:])]
+    return [out[:, a:b] for a, b in pairwise(widths)]
 
 
 def _exact_integers(x: np.ndarray) -> bool:

@@ -10,7 +10,12 @@ from threadpoolctl import threadpool_limits
 
 from calibration.agreement import percentile_interval, resample_counts
 from calibration.annotators import (
-    _alpha_from_coincidence, _fleiss, boot_sums, boot_sums_shared, item_agreement, item_agreements,
+    _alpha_from_coincidence,
+    _fleiss,
+    boot_sums,
+    boot_sums_shared,
+    item_agreement,
+    item_agreements,
     kappa_from_confusion,
 )
 
