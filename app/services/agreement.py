@@ -71,9 +71,7 @@ def tables(project: Any, schemes: Sequence[str] | None = None, samples: Collecti
     """(scheme, kind) -> item rows (sample, unit|item, annotator, category), and (scheme, kind) -> span sets
     {(sample, annotator): [(start, end), ...]} for per-sample kinds whose every value is a span list."""
     scope = collect_labels(project, schemes, samples) if scope is None else scope
-    items, spans = unit_items(scope)
-    names = _Names()
-    return ({key: [(s, names.join(u, "|", i), a, c) for s, u, i, a, c in rows] for key, rows in items.items()}, spans)
+    return unit_items(scope, joined=True)
 
 
 class _Names(dict):  # type: ignore[type-arg]
@@ -88,10 +86,19 @@ class _Names(dict):  # type: ignore[type-arg]
         return got
 
 
-def unit_items(scope: Mapping[str, Any]) -> tuple[dict[tuple[str, str], list[tuple]], dict[tuple[str, str], dict]]:
+def unit_items(scope: Mapping[str, Any], *, joined: bool = False
+               ) -> tuple[dict[tuple[str, str], list[tuple]], dict[tuple[str, str], dict]]:
     """`tables` with the unit apart from the item: (scheme, kind) -> rows (sample, unit, item, annotator, category)
-    (annotator quality needs the unit to find when each label was given), and the span sets."""
+    (annotator quality needs the unit to find when each label was given), and the span sets; `joined`: rows
+    (sample, unit|item, annotator, category), as `tables` gives them (made once, not converted from the others)."""
     items: dict[tuple[str, str], list[tuple]] = defaultdict(list)
+    names = _Names()
+
+    def row(sid: str, unit: str, item: Any, annotator: str, category: Any) -> tuple:
+        if joined:
+            return (sid, names.join(unit, "|", item), annotator, _category(category))
+        return (sid, unit, item, annotator, _category(category))
+
     candidates: dict[tuple[str, str], dict[tuple[str, str], Any]] = defaultdict(dict)
     for name, data in scope.items():
         scheme = registry().get(name)
@@ -108,7 +115,7 @@ def unit_items(scope: Mapping[str, Any]) -> tuple[dict[tuple[str, str], list[tup
                     continue
                 for item, category in record_items(scheme, record, unit, kind, value).items():
                     if category is not None:
-                        items[(name, kind)].append((sid, unit, item, annotator, _category(category)))
+                        items[(name, kind)].append(row(sid, unit, item, annotator, category))
     spans: dict[tuple[str, str], dict[tuple[str, str], list[tuple[int, int]]]] = {}
     for key, sets in candidates.items():
         values = list(sets.values())
@@ -121,7 +128,7 @@ def unit_items(scope: Mapping[str, Any]) -> tuple[dict[tuple[str, str], list[tup
             rec = scope[key[0]]["records"].get(sid)
             for item, category in record_items(scheme, rec, "", key[1], value).items():
                 if category is not None:
-                    items[key].append((sid, "", item, annotator, _category(category)))
+                    items[key].append(row(sid, "", item, annotator, category))
     return dict(items), spans
 
 
