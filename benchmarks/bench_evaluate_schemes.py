@@ -10,10 +10,9 @@ Timed: each command in a child process of its own (interpreter start, imports, r
 the JSON), median of `--runs` runs, with its CPU seconds, CPU share (CPU / wall) and peak resident memory
 (ru_maxrss of that child). References, each in a child process too and interleaved with the commands (so under
 the same load), and each checked against the command's output:
-- agreement: the same Cohen's kappa per annotator pair and Fleiss' kappa (with 1000-replicate percentile intervals
-  over samples) from the same label rows, in plain sqlite3 + pandas + numpy (`REFERENCE_AGREEMENT`), for the schemes
-  whose items need no scheme code to read: violations (every (ground truth, prediction) pair of a unit matched or
-  not; the pair counts from SQL) and rgb (the four decisions);
+- agreement: the same pooled Cohen's kappa per annotator pair, Fleiss' kappa and Krippendorff's alpha (with
+  1000-replicate percentile intervals over samples) from the same label rows, in plain sqlite3 + pandas + numpy
+  (benchmarks/agreement_reference.py: each scheme's items read from the rows in plain code), for every scheme;
 - evaluate: a floor, not the same figures: a plain sqlite3 read and json.loads of every row the scheme's evaluate
   reads (samples' payloads and labels; violations' rows), i.e. the data evaluate must read at least.
 Prints the load average before each line and the ratio (wall and CPU) to the reference. One benchmark at a time on
@@ -43,11 +42,11 @@ from benchresult import emit
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "resources" / "demo"
 PY = sys.executable
-SCHEMES = ("violations", "rubric", "trace", "rgb", "addm")
+SCHEMES = ("violations", "rubric", "trace", "rgb", "addm", "judge")
 RECORDS = {"violations": "violations.jsonl", "rubric": "rubric.jsonl", "trace": "trace.jsonl", "rgb": "rgb.jsonl",
-           "addm": "addm.jsonl"}
+           "addm": "addm.jsonl", "judge": "judge.jsonl"}
 LABELS = {"violations": "labels.jsonl", "rubric": "labels.jsonl", "trace": "trace_labels.jsonl",
-          "rgb": "rgb_labels.jsonl", "addm": "addm_labels.jsonl"}
+          "rgb": "rgb_labels.jsonl", "addm": "addm_labels.jsonl", "judge": "judge_labels.jsonl"}
 ANNOTATORS = ("ana", "ben", "cy")
 LOCK = Path(tempfile.gettempdir()) / "concord-bench.lock"
 LOCK_HELD = "CONCORD_BENCH_LOCK_HELD"
@@ -189,99 +188,6 @@ print(json.dumps({"rc": rc, "cpu": r.ru_utime + r.ru_stime, "rss_mb": r.ru_maxrs
 sys.exit(rc)
 """
 
-REFERENCE_AGREEMENT = r"""
-# Cohen's kappa per annotator pair and Fleiss' kappa over the items, with percentile bootstrap intervals over samples
-# (1000 replicates), from the label rows: sqlite3, json, pandas, numpy only.
-import json, resource, sqlite3, sys
-import numpy as np, pandas as pd
-path, scheme = sys.argv[1:3]
-conn = sqlite3.connect(path)
-# every annotator's current label (one row per sample, unit, kind and annotator)
-last = {(sid, unit, who, kind): value for sid, unit, who, kind, value in conn.execute(
-    "SELECT l.sample_id, l.unit, l.annotator, l.kind, l.value FROM labels l JOIN samples s ON s.id = l.sample_id "
-    "WHERE s.scheme = ? AND l.value IS NOT NULL AND l.kind IN ('matches', 'correct', 'rejected', 'error_detected', "
-    "'error_corrected') ORDER BY l.sample_id, l.unit, l.kind, l.annotator", (scheme,))}
-items = []
-if scheme == "violations":
-    counts = {}
-    for sid, checker, n in conn.execute("SELECT sample_id, checker, COUNT(*) FROM violations GROUP BY 1, 2"):
-        counts[(sid, checker)] = n
-    for (sid, unit, who, kind), value in last.items():
-        if kind != "matches":
-            continue
-        chosen = {(int(g), int(p)) for g, p in json.loads(value)}
-        n_gt, n_pred = counts.get((sid, ""), 0), counts.get((sid, unit), 0)
-        for g in range(n_gt):
-            for p in range(n_pred):
-                items.append((sid, f"{unit}|{g},{p}", who, str(int((g, p) in chosen))))
-else:  # rgb: the four decisions, each kind's categories its own (as agreement pools kinds)
-    for (sid, unit, who, kind), value in last.items():
-        items.append((sid, f"{unit}|{kind}", who, f"{kind}={bool(json.loads(value))}"))
-df = pd.DataFrame(items, columns=["sample", "item", "annotator", "category"])
-wide = df.pivot_table(index=["sample", "item"], columns="annotator", values="category", aggfunc="first")
-cats = sorted(df["category"].unique())
-code = {c: i for i, c in enumerate(cats)}
-k = len(cats)
-samples = wide.index.get_level_values(0)
-s_codes, s_names = pd.factorize(samples)
-n_s = len(s_names)
-who = list(wide.columns)
-coded = wide.apply(lambda col: col.map(code)).to_numpy(dtype=float)  # NaN: not labeled
-blocks = []
-pairs = [(a, b) for i, a in enumerate(who) for b in who[i + 1:]]
-for a, b in pairs:
-    x, y = coded[:, who.index(a)], coded[:, who.index(b)]
-    ok = ~(np.isnan(x) | np.isnan(y))
-    cell = (x[ok] * k + y[ok]).astype(np.int64)
-    per = np.zeros((n_s, k * k))
-    np.add.at(per, (s_codes[ok], cell), 1)
-    blocks.append(per)
-present = ~np.isnan(coded)
-n_u = present.sum(1)
-onehot = np.zeros((coded.shape[0], k))
-for c in range(k):
-    onehot[:, c] = (coded == c).sum(1)
-pairable = n_u >= 2
-p_u = np.where(pairable, ((onehot * (onehot - 1)).sum(1)) / np.where(pairable, n_u * (n_u - 1), 1), 0)
-q_u = np.where(pairable[:, None], onehot / np.where(pairable, n_u, 1)[:, None], 0)
-fl = np.zeros((n_s, 2 + k))
-np.add.at(fl, s_codes, np.column_stack([p_u, pairable.astype(float), q_u]))
-per_sample = np.concatenate(blocks + [fl], axis=1)
-
-def figures(sums):
-    out = []
-    for i in range(len(pairs)):
-        conf = sums[..., i * k * k:(i + 1) * k * k].reshape(*sums.shape[:-1], k, k)
-        n = conf.sum((-2, -1))
-        po = np.trace(conf, axis1=-2, axis2=-1) / n
-        pe = (conf.sum(-1) * conf.sum(-2)).sum(-1) / n ** 2
-        out.append((po - pe) / (1 - pe))
-    f = sums[..., len(pairs) * k * k:]
-    p_bar = f[..., 0] / f[..., 1]
-    p_c = f[..., 2:] / f[..., 1:2]
-    pe = (p_c ** 2).sum(-1)
-    out.append((p_bar - pe) / (1 - pe))
-    return np.stack(out, axis=-1)
-
-with np.errstate(invalid="ignore", divide="ignore"):
-    est = figures(per_sample.sum(0))
-    rng = np.random.default_rng(0)
-    reps = []
-    for lo in range(0, 1000, 64):
-        idx = rng.integers(0, n_s, size=(min(64, 1000 - lo), n_s), dtype=np.int32)
-        w = np.stack([np.bincount(r, minlength=n_s) for r in idx]).astype(float)
-        reps.append(figures(w @ per_sample))
-    reps = np.concatenate(reps)
-out = {}
-for j, name in enumerate([f"{a}/{b}" for a, b in pairs] + ["fleiss"]):
-    v = reps[:, j][np.isfinite(reps[:, j])]
-    lo, hi = np.percentile(v, [2.5, 97.5])
-    out[name] = [float(est[j]), float(lo), float(hi)]
-r = resource.getrusage(resource.RUSAGE_SELF)
-print(json.dumps(out))
-print(json.dumps({"cpu": r.ru_utime + r.ru_stime, "rss_mb": r.ru_maxrss / 1024}), file=sys.stderr)
-"""
-
 REFERENCE_READ = r"""
 # the floor of evaluate: every row it reads (samples' payloads, labels, violations), json-decoded
 import json, resource, sqlite3, sys
@@ -303,23 +209,23 @@ print(json.dumps({"cpu": r.ru_utime + r.ru_stime, "rss_mb": r.ru_maxrss / 1024})
 
 
 def agreement_figures(out: str, scheme: str) -> dict[str, list[float]]:
-    """The command's pair kappas and Fleiss' kappa, as the reference prints them (over every item kind)."""
+    """The command's pooled pair kappas, Fleiss' kappa and alpha, as the reference prints them (over every item
+    kind)."""
     data = json.loads(out)
     res: dict[str, list[float]] = {}
     for p in data.get("pairs", []):
         if p.get("kappa"):
             k = p["kappa"]
             res[f"{p['a']}/{p['b']}"] = [k["estimate"], k["low"], k["high"]]
-    k = data["overall"]["kappa"]
-    res["fleiss"] = [k["estimate"], k["low"], k["high"]]
+    for name, key in (("fleiss", "kappa"), ("alpha", "alpha")):
+        k = data["overall"][key]
+        res[name] = [k["estimate"], k["low"], k["high"]]
     return res
 
 
-def same(a: dict[str, list[float]], b: dict[str, list[float]], tol: float = 1e-9, ci_tol: float = 2e-3) -> bool:
-    """Estimates equal (to rounding); intervals within ci_tol (the reference may order samples, so replicates,
-    another way)."""
-    return a.keys() == b.keys() and all(abs(a[k][0] - b[k][0]) <= tol and abs(a[k][1] - b[k][1]) <= ci_tol
-                                         and abs(a[k][2] - b[k][2]) <= ci_tol for k in a)
+def same(a: dict[str, list[float]], b: dict[str, list[float]], tol: float = 1e-9) -> bool:
+    """Estimates and interval ends equal to rounding (the reference draws the same samples: same seed and order)."""
+    return a.keys() == b.keys() and all(abs(u - v) <= tol for k in a for u, v in zip(a[k], b[k]))
 
 
 def line(label: str, runs: list[tuple[float, float, float]], ref: list[tuple[float, float, float]] | None,
@@ -357,30 +263,29 @@ def main() -> None:
                 argv = [PY, "-c", WRAP, command, str(path), "--scheme", scheme, "--json"]
                 if command == "evaluate" and scheme == "violations":
                     argv[5:5] = ["--embedding", "jaccard"]
-                has_ref = command == "evaluate" or scheme in ("violations", "rgb")
-                ref_code = REFERENCE_READ if command == "evaluate" else REFERENCE_AGREEMENT
+                ref_argv = ([PY, "-c", REFERENCE_READ] if command == "evaluate"
+                            else [PY, str(ROOT / "benchmarks" / "agreement_reference.py")])
                 runs, refs, outs, ref_outs = [], [], set(), set()
                 load = os.getloadavg()
                 for _ in range(args.runs):
                     wall, cpu, rss, out = run_child(argv)
                     runs.append((wall, cpu, rss))
                     outs.add(out)
-                    if has_ref:
-                        wall, cpu, rss, out = run_child([PY, "-c", ref_code, str(path), scheme])
-                        refs.append((wall, cpu, rss))
-                        ref_outs.add(out)
+                    wall, cpu, rss, out = run_child([*ref_argv, str(path), scheme])
+                    refs.append((wall, cpu, rss))
+                    ref_outs.add(out)
                 print(line(f"{command} --scheme {scheme}", runs, refs or None, load))
                 print(f"  {'identical output in every run' if len(outs) == 1 else 'OUTPUTS DIFFER between runs'}")
                 matched = None  # evaluate's reference is a floor: other figures
-                if command == "agreement" and has_ref:
+                if command == "agreement":
                     got = agreement_figures(next(iter(outs)), scheme)
                     want = json.loads(next(iter(ref_outs)))
                     matched = same(got, want) and len(outs) == 1
                     print(f"  reference figures {'equal' if same(got, want) else 'DIFFER: ' + repr((got, want))} "
                           f"({', '.join(f'{k} {v[0]:.4f}' for k, v in want.items())})")
                 ref_name = "sqlite3 read floor" if command == "evaluate" else "sqlite3 + pandas"
-                results.append((f"{command} --scheme {scheme}, {args.samples:,} samples"
-                                + (f" (ref: {ref_name})" if has_ref else " (no ref)"), runs, refs, matched, load[0]))
+                results.append((f"{command} --scheme {scheme}, {args.samples:,} samples (ref: {ref_name})", runs, refs,
+                                matched, load[0]))
         print(f"load average after {os.getloadavg()}")
     for timed, runs, refs, matched, load in results:
         med = [statistics.median(r[i] for r in runs) for i in (0, 1)]

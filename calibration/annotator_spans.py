@@ -19,7 +19,7 @@ import pandas as pd
 if TYPE_CHECKING:  # scipy.sparse costs about 0.5 s to import: only span agreement draws its histograms with it
     from scipy import sparse
 
-from calibration.agreement import estimate_interval, nan_ratio, resample_counts
+from calibration.agreement import draw_chunk, estimate_interval, nan_ratio, one_blas_thread, resample_counts
 
 
 def _count_of(keys: np.ndarray, query: np.ndarray) -> np.ndarray:
@@ -268,13 +268,15 @@ def span_agreement(
     if n_boot > 0:  # one draw of samples for every statistic
         reps, u_list = np.empty((n_boot, per_sample.shape[1])), []
         lo = 0
-        for w in resample_counts(n_s, n_boot, seed):
-            reps[lo:lo + len(w)] = w @ per_sample
-            lo += len(w)
-            if u_alpha is not None:
-                m, use, parts, units, gaps = u_alpha
-                wu = w[:, use]
-                u_list.append(_u_alpha(m, wu @ parts, np.asarray((units.T @ wu.T).T), np.asarray((gaps.T @ wu.T).T)))
+        with one_blas_thread(n_boot * per_sample.size):  # sums of counts and lengths: exact on any thread count
+            for w in resample_counts(n_s, n_boot, seed, draw_chunk(n_s)):
+                reps[lo:lo + len(w)] = w @ per_sample
+                lo += len(w)
+                if u_alpha is not None:
+                    m, use, parts, units, gaps = u_alpha
+                    wu = w[:, use]
+                    u_list.append(_u_alpha(m, wu @ parts, np.asarray((units.T @ wu.T).T),
+                                           np.asarray((gaps.T @ wu.T).T)))
         u_reps = np.concatenate(u_list) if u_list else None
     if u_alpha is not None:
         m, use, parts, units, gaps = u_alpha

@@ -21,14 +21,17 @@ Libraries and where we wrote our own:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from itertools import pairwise
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 import krippendorff
 import numpy as np
 import pandas as pd
 
-from calibration.agreement import estimate_interval, nan_ratio, resample_counts
+from calibration.agreement import (
+    draw_chunk, estimate_interval, nan_ratio, one_blas_thread, resample_counts, resample_index_chunks,
+)
 from calibration.annotator_spans import span_agreement, unitizing_alpha
 
 __all__ = ["COLUMNS", "KAPPA_WEIGHTS", "Level", "item_agreement", "span_agreement", "unitizing_alpha"]
@@ -40,21 +43,90 @@ KAPPA_WEIGHTS: dict[str, str | None] = {"nominal": None, "ordinal": "linear", "i
 # -- bootstrap of per-sample sums -------------------------------------------------------------------------------------------------
 def boot_sums(per_sample: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
     """(n_boot, D) column sums of `per_sample` (n_samples, D) over bootstrap resamples of the samples."""
-    out = np.empty((n_boot, per_sample.shape[1]))
+    return boot_sums_shared([per_sample], n_boot, seed)[0]
+
+
+def boot_sums_shared(mats: Sequence[np.ndarray], n_boot: int, seed: int) -> list[np.ndarray]:
+    """`boot_sums` of several (n, D_i) matrices of the same n samples over one draw: the replicates of
+    `resample_counts(n, n_boot, seed)`, drawn and counted once for all of them (a draw at 100k samples costs about
+    as much as all the products; agreement bootstraps every kind and the pooled table).
+
+    Integer-valued sums (counts: every statistic here) are exact: no rounding in any order, so the figures are the
+    same bits whatever the BLAS thread count. Then only the non-zero columns are multiplied, and samples with equal
+    rows are counted together (a replicate's sum depends only on how often each distinct row is drawn). Other values
+    go through the plain float product of the draw counts."""
+    n = mats[0].shape[0]
+    if any(m.shape[0] != n for m in mats):
+        raise ValueError("every matrix needs one row per sample")
+    widths = np.cumsum([0, *(m.shape[1] for m in mats)])
+    x = np.hstack(mats) if len(mats) > 1 else np.asarray(mats[0])
+    out = np.zeros((n_boot, x.shape[1]))
+    if n_boot <= 0 or n == 0 or x.shape[1] == 0:
+        return [out[:, a:b] for a, b in pairwise(widths)]
+    if not _exact_integers(x):
+        lo = 0
+        xf = x.astype(np.float64, copy=False)
+        for w in resample_counts(n, n_boot, seed, draw_chunk(n)):
+            out[lo:lo + len(w)] = w @ xf
+            lo += len(w)
+        return [out[:, a:b] for a, b in pairwise(widths)]
+    used = np.flatnonzero((x != 0).any(axis=0))
+    if used.size:
+        out[:, used] = _counted_sums(x[:, used], n_boot, seed)
+    return [out[:, a:b] for a, b in pairwise(widths)]
+
+
+def _exact_integers(x: np.ndarray) -> bool:
+    """Whether every sum of n draws of `x`'s rows is an integer float64 holds exactly (|sum| < 2**53)."""
+    if np.issubdtype(x.dtype, np.integer):
+        big = int(np.abs(x).max(initial=0))
+    elif np.issubdtype(x.dtype, np.floating):
+        if not np.isfinite(x).all() or not np.array_equal(x, np.rint(x)):
+            return False
+        big = float(np.abs(x).max(initial=0))
+    else:
+        return False
+    return big * max(x.shape[0], 1) < 2 ** 53
+
+
+def _counted_sums(x: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
+    """(n_boot, D) replicate sums of the integer-valued rows `x` (n, D): per replicate, the draws of each distinct
+    row times that row (float64 products of integers: exact in any order)."""
+    n = x.shape[0]
+    rows, codes = _distinct_int_rows(x)
+    k = rows.shape[0]
+    by_row = 2 * k <= n  # few distinct rows: draws counted per distinct row; else per sample (no gather)
+    right = rows.astype(np.float64) if by_row else x.astype(np.float64)
+    width = k if by_row else n
+    out = np.empty((n_boot, x.shape[1]))
     lo = 0
-    for w in resample_counts(per_sample.shape[0], n_boot, seed):
-        out[lo:lo + len(w)] = w @ per_sample
-        lo += len(w)
+    chunk = draw_chunk(n)  # fewer replicates per chunk above 125k samples: the same replicates, bounded memory
+    with one_blas_thread(n_boot * width * x.shape[1]):
+        for idx in resample_index_chunks(n, n_boot, seed, chunk):
+            w = np.empty((idx.shape[0], width))
+            for r in range(idx.shape[0]):
+                w[r] = np.bincount(codes[idx[r]] if by_row else idx[r], minlength=width)
+            out[lo:lo + len(w)] = w @ right
+            lo += len(w)
     return out
 
 
-def _sum_by(group: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:
-    """(n_groups, D): the rows of `values` (n, D) summed per group, in row order (the additions, so the bits, of the
-    sparse group-by-row matrix product this replaces; without importing scipy.sparse, 0.5 s)."""
-    out = np.zeros((n_groups, values.shape[1]))
-    for j in range(values.shape[1]):
-        out[:, j] = np.bincount(group, weights=values[:, j], minlength=n_groups)
-    return out
+def _distinct_int_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(distinct rows of the integer-valued `x`, each row's index among them): rows hashed by a fixed random
+    integer combination (wrapping int64 arithmetic), then checked equal to their class's row (a collision, never
+    seen, falls back to the column-by-column `distinct_rows`)."""
+    ints = x.astype(np.int64, copy=False)
+    mix = np.random.default_rng(0x5EED).integers(1, 2 ** 62, size=x.shape[1], dtype=np.int64) | 1
+    h = ints @ mix  # integer matmul wraps silently: a hash, not a number
+    codes, uniques = pd.factorize(h)
+    first = np.empty(len(uniques), dtype=np.int64)
+    first[codes[::-1]] = np.arange(len(codes) - 1, -1, -1)
+    rows = x[first]
+    if np.array_equal(rows[codes], x):
+        return rows, codes
+    from calibration.agreement import distinct_rows
+
+    return distinct_rows(x)
 
 
 # -- items ----------------------------------------------------------------------------------------------------------
@@ -133,8 +205,37 @@ def item_agreement(
     - annotators: labels, samples, mean kappa with the others, mean seconds per unit when given.
     Each statistic comes with a percentile bootstrap interval over samples (`n_boot=0`: no interval).
     """
+    return item_agreements([table], level=level, n_boot=n_boot, seed=seed, ci=ci)[0]
+
+
+def item_agreements(
+    tables: Sequence[pd.DataFrame | Iterable[Any]], *, level: Level = "nominal", n_boot: int = 1000, seed: int = 0,
+    ci: float = 0.95,
+) -> list[dict[str, Any]]:
+    """`item_agreement` of each table, the same figures; tables over the same number of samples share one bootstrap
+    draw (`boot_sums_shared`: each gets the replicates its own call would draw, counted once)."""
     if level not in KAPPA_WEIGHTS:
         raise ValueError(f"level must be nominal, ordinal or interval, got {level!r}")
+    prepared = [_prepare_items(t, level, ci) for t in tables]
+    sums: list[np.ndarray | None] = [None] * len(prepared)
+    if n_boot > 0:
+        by_n: dict[int, list[int]] = {}
+        for i, p in enumerate(prepared):
+            by_n.setdefault(p[0].shape[0], []).append(i)
+        for group in by_n.values():
+            for i, got in zip(group, boot_sums_shared([prepared[i][0] for i in group], n_boot, seed)):
+                sums[i] = got
+    return [finish(reps, n_boot) for (_, finish), reps in zip(prepared, sums)]
+
+
+def _prepare_items(table: pd.DataFrame | Iterable[Any], level: Level, ci: float) -> tuple[np.ndarray, Any]:
+    """(per-sample integer sums (n_samples, D'), finish(their replicate sums or None, n_boot) -> the figures) of a
+    table. Only the D' of D columns that are not zero for every sample are kept (int32: the memory is per sample).
+
+    Every column is a count, so replicate sums are exact: per annotator pair its confusion counts; per number m of
+    ratings on a unit, the pairable units and the coincidences (ordered pairs of different raters giving values c, k:
+    n_c n_k - [c = k] n_c), which give Fleiss' sums (sum_c n_c (n_c - 1) and n_c are its diagonal and row sums) and
+    Krippendorff's coincidence matrix once divided by m (m - 1) and m - 1."""
     df = _table(table)
     if df.empty:
         raise ValueError("no labels to compare")
@@ -160,71 +261,107 @@ def item_agreement(
     unit_sample[unit_code] = sample_code
     ratings = np.full((n_a, n_u), -1, dtype=np.int64)
     ratings[annot_code, unit_code] = cat_code
-    counts = np.bincount(unit_code * k + cat_code, minlength=n_u * k).reshape(n_u, k).astype(float)
-    m_u = counts.sum(1)
+    m_u = np.bincount(unit_code, minlength=n_u)
     pairable = m_u >= 2
+    ms = np.unique(m_u[pairable])  # the numbers of ratings a pairable unit has
+    n_g = len(ms)
+    group = np.searchsorted(ms, m_u)  # of pairable units only
 
-    # per-sample sufficient statistics: [pair confusions..., fleiss (sum P, n units, sum q_c), coincidences]
-    blocks: list[np.ndarray] = []
     idx = np.arange(k)
     weights = {None: 1.0 - np.eye(k), "linear": np.abs(idx[:, None] - idx[None, :]).astype(float),
                "quadratic": ((idx[:, None] - idx[None, :]) ** 2).astype(float)}[KAPPA_WEIGHTS[level]]
     pairs = [(a, b) for a in range(n_a) for b in range(a + 1, n_a)]
-    pair_rows: list[dict[str, Any]] = []
-    shared = (ratings >= 0).astype(np.int64)
+    rated = ratings >= 0
+    shared = rated.astype(np.int64)
     shared = shared @ shared.T  # items each two annotators both labelled
     pairs = [(a, b) for a, b in pairs if shared[a, b] > 0]  # annotators who never met form no pair
+    blocks: list[tuple[np.ndarray, np.ndarray, int]] = []  # (kept counts, their cells, the block's width)
+    pair_rows: list[dict[str, Any]] = []
     for a, b in pairs:
-        both = (ratings[a] >= 0) & (ratings[b] >= 0)
-        flat = unit_sample[both] * k * k + ratings[a][both] * k + ratings[b][both]
-        blocks.append(np.bincount(flat, minlength=n_s * k * k).reshape(n_s, k * k).astype(float))
+        both = rated[a] & rated[b]
         ra, rb = ratings[a][both], ratings[b][both]
+        blocks.append((*_counts_by(unit_sample[both], ra * k + rb, n_s, k * k), k * k))
         # the pair's confusion counts through sklearn's formula (tested equal to cohen_kappa_score): importing
         # sklearn.metrics costs 1-2 s, a large part of a first `concord calibrate` that shows the human ceiling
-        kappa = float(kappa_from_confusion(blocks[-1].sum(axis=0).reshape(k, k), weights)) if both.any() else math.nan
+        conf = np.bincount(ra * k + rb, minlength=k * k).reshape(k, k).astype(float)
+        kappa = float(kappa_from_confusion(conf, weights)) if both.any() else math.nan
         pair_rows.append({"a": annotators[a], "b": annotators[b], "n_items": int(both.sum()),
                           "observed_agreement": float((ra == rb).mean()) if both.any() else math.nan,
                           "kappa": kappa})
-    with np.errstate(divide="ignore", invalid="ignore"):
-        p_u = np.where(pairable, (counts * (counts - 1)).sum(1) / (m_u * (m_u - 1)), 0.0)
-        q_u = np.where(pairable[:, None], counts / m_u[:, None], 0.0)
-    fleiss_unit = np.column_stack([p_u, pairable.astype(float), q_u])
-    blocks.append(_sum_by(unit_sample, fleiss_unit, n_s))
-    coinc_unit = np.where(pairable[:, None, None], (counts[:, :, None] * counts[:, None, :]
-                                                   - counts[:, :, None] * np.eye(k)), 0.0)
-    coinc_unit /= np.where(pairable, m_u - 1, 1)[:, None, None]
-    blocks.append(_sum_by(unit_sample, coinc_unit.reshape(n_u, k * k), n_s))
-    per_sample = np.hstack(blocks)
+    blocks.append((*_counts_by(unit_sample[pairable], group[pairable], n_s, n_g), n_g))
+    ordered = [(i, j) for i in range(n_a) for j in range(n_a) if i != j and shared[i, j] > 0]
+    none = np.zeros(0, dtype=np.int64)
+    cell = np.concatenate([_coincidence_cells(ratings[i], ratings[j], group, k) for i, j in ordered] or [none])
+    where = np.concatenate([unit_sample[rated[i] & rated[j]] for i, j in ordered] or [none])
+    blocks.append((*_counts_by(where, cell, n_s, n_g * k * k), n_g * k * k))
+    per_sample = np.hstack([b for b, _, _ in blocks])
+    offsets = np.cumsum([0, *(width for _, _, width in blocks)])
+    columns = np.concatenate([off + used for (_, used, _), off in zip(blocks, offsets)])
+    m_f = ms.astype(float)
+
+    def full(compact: np.ndarray) -> np.ndarray:
+        """(..., D) sums from the (..., D') kept columns."""
+        out = np.zeros((*compact.shape[:-1], int(offsets[-1])))
+        out[..., columns] = compact
+        return out
 
     def stats(sums: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(pair kappas (..., P), fleiss (...), alpha (...)) from summed statistics (..., D)."""
+        """(pair kappas (..., P), fleiss (...), alpha (...)) from summed counts (..., D)."""
         off = len(pairs) * k * k
         conf = sums[..., :off].reshape(*sums.shape[:-1], len(pairs), k, k)
-        fl = sums[..., off:off + 2 + k]
-        o = sums[..., off + 2 + k:].reshape(*sums.shape[:-1], k, k)
-        return kappa_from_confusion(conf, weights), _fleiss(fl[..., 0], fl[..., 2:], fl[..., 1]), \
+        units = sums[..., off:off + n_g]
+        c = sums[..., off + n_g:].reshape(*sums.shape[:-1], n_g, k, k)
+        pairs_of = m_f * (m_f - 1)  # ordered pairs of raters on a unit of m ratings
+        p_sum = (np.trace(c, axis1=-2, axis2=-1) / pairs_of).sum(-1)
+        q_sum = (c.sum(-1) / pairs_of[:, None]).sum(-2)
+        o = (c / (m_f - 1)[:, None, None]).sum(-3)
+        return kappa_from_confusion(conf, weights), _fleiss(p_sum, q_sum, units.sum(-1)), \
             _alpha_from_coincidence(o, level, numeric)
 
-    _, fleiss_est, _ = stats(per_sample.sum(0))
+    # everything but the intervals now, so that the table and the per-item arrays are not kept for them
+    _, fleiss_est, _ = stats(full(per_sample.sum(0, dtype=np.int64)))
+    counts = np.bincount(unit_code * k + cat_code, minlength=n_u * k).reshape(n_u, k).astype(float)
     alpha_est = (float(krippendorff.alpha(value_counts=counts[pairable], value_domain=numeric,
                                           level_of_measurement=level))
                  if pairable.any() and (counts[pairable].sum(0) > 0).sum() > 1 else math.nan)
-    reps = stats(boot_sums(per_sample, n_boot, seed)) if n_boot > 0 else None
-    for p, row in enumerate(pair_rows):
-        row["kappa"] = estimate_interval(row["kappa"], None if reps is None else reps[0][:, p], ci)
-    overall = {"kappa": estimate_interval(float(fleiss_est), None if reps is None else reps[1], ci),
-               "alpha": estimate_interval(alpha_est, None if reps is None else reps[2], ci),
-               "n_items_pairable": int(pairable.sum())}
     people = []
     for a, name in enumerate(annotators):
-        mine = [r["kappa"]["estimate"] for r in pair_rows if name in (r["a"], r["b"])]
+        mine = [r["kappa"] for r in pair_rows if name in (r["a"], r["b"])]
         finite = [x for x in mine if math.isfinite(x)]
         rows = annot_code == a
-        row = {"annotator": name, "n_labels": int(rows.sum()), "n_samples": int(np.unique(sample_code[rows]).size),
+        row = {"annotator": name, "n_labels": int(rows.sum()),
+               "n_samples": int(np.unique(sample_code[rows]).size),
                "mean_kappa": float(np.mean(finite)) if finite else math.nan}
         if "seconds" in df.columns:
             secs = pd.to_numeric(df["seconds"][rows], errors="coerce").dropna()
             row["seconds_per_unit"] = float(secs.mean()) if len(secs) else math.nan
         people.append(row)
-    return {"level": level, "n_samples": n_s, "n_items": n_u, "n_labels": len(df), "n_boot": n_boot,
-            "categories": values.tolist(), "overall": overall, "pairs": pair_rows, "annotators": people}
+    n_pairable, n_labels, categories = int(pairable.sum()), len(df), values.tolist()
+
+    def finish(sums: np.ndarray | None, n_boot: int) -> dict[str, Any]:
+        reps = stats(full(sums)) if sums is not None else None
+        for p, row in enumerate(pair_rows):
+            row["kappa"] = estimate_interval(row["kappa"], None if reps is None else reps[0][:, p], ci)
+        overall = {"kappa": estimate_interval(float(fleiss_est), None if reps is None else reps[1], ci),
+                   "alpha": estimate_interval(alpha_est, None if reps is None else reps[2], ci),
+                   "n_items_pairable": n_pairable}
+        return {"level": level, "n_samples": n_s, "n_items": n_u, "n_labels": n_labels, "n_boot": n_boot,
+                "categories": categories, "overall": overall, "pairs": pair_rows, "annotators": people}
+
+    return per_sample, finish
+
+
+def _counts_by(sample: np.ndarray, cell: np.ndarray, n_s: int, n_cells: int) -> tuple[np.ndarray, np.ndarray]:
+    """((n_s, used) int32 counts of the entries in each (sample, cell), the used cells among n_cells): cells no
+    entry falls in are left out (a pooled table's confusion is mostly such)."""
+    used = np.flatnonzero(np.bincount(cell, minlength=n_cells))
+    remap = np.zeros(n_cells, dtype=np.int64)
+    remap[used] = np.arange(len(used))
+    block = np.bincount(sample * len(used) + remap[cell], minlength=n_s * len(used))
+    return block.astype(np.int32).reshape(n_s, len(used)), used
+
+
+def _coincidence_cells(ri: np.ndarray, rj: np.ndarray, group: np.ndarray, k: int) -> np.ndarray:
+    """The coincidence cell (group of the unit's rating count, value i, value j) of each unit both raters rated."""
+    both = (ri >= 0) & (rj >= 0)
+    return (group[both] * k + ri[both]) * k + rj[both]

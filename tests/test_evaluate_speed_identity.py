@@ -134,22 +134,6 @@ def test_ceiling_reads_stored_machine_labels_in_bulk_as_one_at_a_time(tmp_path: 
     assert any(d for d in decided)
 
 
-@pytest.mark.parametrize(("n", "groups", "width"), [(1, 1, 1), (500, 40, 4), (20000, 3000, 9)])
-def test_sum_by_group_is_the_sparse_product_bit_for_bit(n: int, groups: int, width: int) -> None:
-    """item_agreement sums units' statistics per sample with bincount instead of a scipy.sparse product (0.5 s to
-    import): the same additions in the same order, so the same bits."""
-    from scipy import sparse
-
-    from calibration.annotators import _sum_by
-
-    rng = np.random.default_rng(n)
-    group = np.sort(rng.integers(0, groups, n)) if n % 2 else rng.integers(0, groups, n)
-    values = rng.random((n, width)) / rng.integers(1, 7, (n, width))
-    values[rng.random((n, width)) < 0.3] = 0.0
-    old = sparse.csr_matrix((np.ones(n), (group, np.arange(n))), shape=(groups, n))
-    assert np.array_equal(_sum_by(group, values, groups), np.asarray(old @ values))
-
-
 def test_item_agreement_and_evaluate_skip_scipy_sparse() -> None:
     """Item agreement (the ceiling of `concord evaluate`, `concord agreement` on items) imports no scipy.sparse."""
     import subprocess

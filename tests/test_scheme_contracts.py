@@ -20,7 +20,8 @@ def test_every_builtin_contribution_satisfies_its_contract() -> None:
     assert [m.name for m in loader.builtin().values()] == [n for n in registry().names() if n in loader.builtin()]
     assert loader.io("violations").prepare is not None and loader.io("trace").prepare is None
     assert loader.io("rgb").read_file is not None and loader.io("trace").default_dataset is not None
-    assert loader.store("trace") == StorePart("trace")  # stored generically: every hook None
+    assert loader.store("rgb") == StorePart("rgb")  # stored generically: every hook None
+    assert loader.store("trace").item_records is not None and loader.store("trace").part is None  # one read only
     assert loader.store("violations").load_params is not None
     assert loader.assigner("addm") is None and loader.assigner("rubric") is not None
     assert {"traits", "generate"} <= set(loader.commands())

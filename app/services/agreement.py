@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from calibration.schemes.base import COMMON_KINDS, registry
+from calibration.schemes.base import COMMON_KINDS, capabilities, registry
 
 NOT_ITEMS = frozenset(COMMON_KINDS)  # status and note: review state and free text, not judgements to agree on
 
@@ -37,11 +37,33 @@ def collect_labels(project: Any, schemes: Sequence[str] | None = None,
     present = project.counts.sample_counts()
     names = {s.name for s in registry() if s.name in present and (not schemes or s.name in schemes)}
     by_scheme: dict[str, dict[tuple[str, str, str], dict[str, Any]]] = defaultdict(lambda: defaultdict(dict))
-    for name, sid, unit, kind, annotator, value in project.decisions.annotator_label_rows(skip=sorted(NOT_ITEMS)):
+    for name, sid, unit, kind, annotator, value in project.decisions.iter_annotator_label_rows(skip=sorted(NOT_ITEMS)):
         if name in names and kind not in NOT_ITEMS and (samples is None or sid in samples):
             by_scheme[name][(sid, unit, annotator)][kind] = value
-    return {name: {"records": project.scheme_data.scheme_item_records(name), "labels": labels}
+    return {name: {"records": (project.scheme_data.scheme_item_records(name) if capabilities(registry().get(name)).items_read_record
+                               else NOT_READ), "labels": labels}
             for name, labels in by_scheme.items() if labels}
+
+
+class _RecordsNotRead(Mapping[str, Any]):
+    """The records of a scheme whose `label_items` reads the labels only (Capabilities.items_read_record False):
+    every sample's is a placeholder, so no record is parsed for agreement."""
+
+    def __getitem__(self, key: str) -> Any:
+        return _NOT_READ
+
+    def __iter__(self) -> Any:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+        return _NOT_READ
+
+
+_NOT_READ = object()  # not None: `unit_items` skips labels whose sample has no record
+NOT_READ = _RecordsNotRead()
 
 
 def tables(project: Any, schemes: Sequence[str] | None = None, samples: Collection[str] | None = None,
@@ -49,14 +71,34 @@ def tables(project: Any, schemes: Sequence[str] | None = None, samples: Collecti
     """(scheme, kind) -> item rows (sample, unit|item, annotator, category), and (scheme, kind) -> span sets
     {(sample, annotator): [(start, end), ...]} for per-sample kinds whose every value is a span list."""
     scope = collect_labels(project, schemes, samples) if scope is None else scope
-    items, spans = unit_items(scope)
-    return ({key: [(s, f"{u}|{i}", a, c) for s, u, i, a, c in rows] for key, rows in items.items()}, spans)
+    return unit_items(scope, joined=True)
 
 
-def unit_items(scope: Mapping[str, Any]) -> tuple[dict[tuple[str, str], list[tuple]], dict[tuple[str, str], dict]]:
+class _Names(dict):  # type: ignore[type-arg]
+    """Joined names made once: an item's or a sample's name repeats on every annotator's row (one string for all
+    of them, not one per row: 1.7M item rows at 100k violations samples)."""
+
+    def join(self, a: str, sep: str, b: Any) -> str:
+        key = (a, sep, b, type(b))  # True and 1 are equal keys but "True" and "1" as names
+        got = self.get(key)
+        if got is None:
+            got = self[key] = f"{a}{sep}{b}"
+        return got
+
+
+def unit_items(scope: Mapping[str, Any], *, joined: bool = False
+               ) -> tuple[dict[tuple[str, str], list[tuple]], dict[tuple[str, str], dict]]:
     """`tables` with the unit apart from the item: (scheme, kind) -> rows (sample, unit, item, annotator, category)
-    (annotator quality needs the unit to find when each label was given), and the span sets."""
+    (annotator quality needs the unit to find when each label was given), and the span sets; `joined`: rows
+    (sample, unit|item, annotator, category), as `tables` gives them (made once, not converted from the others)."""
     items: dict[tuple[str, str], list[tuple]] = defaultdict(list)
+    names = _Names()
+
+    def row(sid: str, unit: str, item: Any, annotator: str, category: Any) -> tuple:
+        if joined:
+            return (sid, names.join(unit, "|", item), annotator, _category(category))
+        return (sid, unit, item, annotator, _category(category))
+
     candidates: dict[tuple[str, str], dict[tuple[str, str], Any]] = defaultdict(dict)
     for name, data in scope.items():
         scheme = registry().get(name)
@@ -73,7 +115,7 @@ def unit_items(scope: Mapping[str, Any]) -> tuple[dict[tuple[str, str], list[tup
                     continue
                 for item, category in record_items(scheme, record, unit, kind, value).items():
                     if category is not None:
-                        items[(name, kind)].append((sid, unit, item, annotator, _category(category)))
+                        items[(name, kind)].append(row(sid, unit, item, annotator, category))
     spans: dict[tuple[str, str], dict[tuple[str, str], list[tuple[int, int]]]] = {}
     for key, sets in candidates.items():
         values = list(sets.values())
@@ -86,7 +128,7 @@ def unit_items(scope: Mapping[str, Any]) -> tuple[dict[tuple[str, str], list[tup
             rec = scope[key[0]]["records"].get(sid)
             for item, category in record_items(scheme, rec, "", key[1], value).items():
                 if category is not None:
-                    items[key].append((sid, "", item, annotator, _category(category)))
+                    items[key].append(row(sid, "", item, annotator, category))
     return dict(items), spans
 
 
@@ -113,20 +155,28 @@ def agreement(project: Any, *, schemes: Sequence[str] | None = None, iou: float 
               seed: int = 0, samples: Collection[str] | None = None) -> dict[str, Any]:
     """Every figure of `concord agreement --json`: per scheme and kind, then overall, pairs and annotators
     (over `samples` only when given)."""
-    from calibration.annotators import item_agreement, span_agreement
+    from calibration.annotators import item_agreements, span_agreement
 
     scope = collect_labels(project, schemes, samples)
     items, spans = tables(project, scope=scope)
     lengths = project.decisions.text_lengths() if spans else {}
     per: dict[str, dict[str, Any]] = defaultdict(dict)
     raters: set[str] = set()
+    compared: list[tuple[str, str]] = []
     for (name, kind), rows in sorted(items.items()):
         who = {r[2] for r in rows}
         raters |= who
         if len(who) < 2:
             per[name][kind] = {"n_labels": len(rows), "note": "fewer than two annotators"}
-            continue
-        per[name][kind] = json_finite(item_agreement(rows, n_boot=n_boot, seed=seed))
+        else:
+            compared.append((name, kind))
+    # one kind: the pooled figures are that kind's (same items, categories only renamed), so not computed twice;
+    # every table in one call: tables of the same samples share the bootstrap's draw
+    pool = len(raters) >= 2 and len(items) > 1
+    figures = item_agreements([items[key] for key in compared] + ([_pooled(items)] if pool else []),
+                              n_boot=n_boot, seed=seed)
+    for (name, kind), res in zip(compared, figures):
+        per[name][kind] = json_finite(res)
     pooled_spans: dict[tuple[str, str], list[tuple[int, int]]] = {}
     for (name, kind), sets in sorted(spans.items()):
         per[name][kind] = json_finite(span_agreement(sets, iou, lengths=lengths, n_boot=n_boot, seed=seed))
@@ -136,9 +186,8 @@ def agreement(project: Any, *, schemes: Sequence[str] | None = None, iou: float 
     pairs: dict[tuple[str, str], dict[str, Any]] = {}
     people: dict[str, dict[str, Any]] = {}
     if len(raters) >= 2:
-        # one kind: the pooled figures are that kind's (same items, categories only renamed), so not computed twice
         single = per[next(iter(items))[0]][next(iter(items))[1]] if len(items) == 1 else {}
-        res = single if "overall" in single else json_finite(item_agreement(_pooled(items), n_boot=n_boot, seed=seed))
+        res = json_finite(figures[-1]) if pool else single
         out["overall"].update(kappa=res["overall"]["kappa"], alpha=res["overall"]["alpha"],
                               n_items_pairable=res["overall"]["n_items_pairable"])
         for p in res["pairs"]:
@@ -165,7 +214,8 @@ def agreement(project: Any, *, schemes: Sequence[str] | None = None, iou: float 
 def _pooled(items: Mapping[tuple[str, str], Sequence[tuple]]) -> list[tuple]:
     """Every kind's item rows in one table, kinds and schemes kept apart in the names and categories (built only
     when there is more than one kind: with one, the pooled figures are that kind's)."""
-    return [(f"{name}:{s}", f"{kind}|{i}", a, f"{kind}={c}")
+    names = _Names()
+    return [(names.join(name, ":", s), names.join(kind, "|", i), a, names.join(kind, "=", c))
             for (name, kind), rows in sorted(items.items()) for s, i, a, c in rows]
 
 

@@ -350,11 +350,15 @@ class Capabilities:
     evaluate: Callable[..., Report] | None = None  # `Scheme.evaluate`; None: `concord evaluate` skips it with a note
     search_problem: Callable[..., Any] | None = None  # `Scheme.search_problem`; None: nothing to calibrate
     calibrates: bool = True  # False: its metrics have no parameters to fit (rubric), decided without building anything
+    # False: `label_items` reads only the labels, never the record (agreement then parses no record: rgb's parsing
+    # was a fifth of `concord agreement`)
+    items_read_record: bool = True
     # check_options(options): raises ValueError for calibration options it refuses, before any label is read
     check_options: Callable[[Mapping[str, Any]], None] | None = None
 
 
-OPTIONAL_MEMBERS: tuple[str, ...] = ("evaluate", "search_problem", "calibrates", "check_options")
+OPTIONAL_MEMBERS: tuple[str, ...] = ("evaluate", "search_problem", "calibrates", "check_options", "items_read_record")
+_FLAGS = ("calibrates", "items_read_record")  # the optional members that are True or False
 
 
 def capabilities(scheme: Scheme) -> Capabilities:
@@ -363,9 +367,9 @@ def capabilities(scheme: Scheme) -> Capabilities:
     found = {m: getattr(scheme, m) for m in OPTIONAL_MEMBERS if hasattr(scheme, m)}
     name = getattr(scheme, "name", "?")
     for m, value in found.items():
-        if m == "calibrates" and not isinstance(value, bool):
-            raise SchemeError(f"scheme {name!r}: `calibrates` must be True or False, got {value!r}")
-        if m != "calibrates" and value is not None and not callable(value):
+        if m in _FLAGS and not isinstance(value, bool):
+            raise SchemeError(f"scheme {name!r}: `{m}` must be True or False, got {value!r}")
+        if m not in _FLAGS and value is not None and not callable(value):
             raise SchemeError(f"scheme {name!r}: `{m}` must be callable")
     return Capabilities(**found)
 

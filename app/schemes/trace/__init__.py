@@ -1,4 +1,5 @@
-"""The TRACe scheme's app side: import rules (io), detail view (views), LLM annotation run (llm). Its pure library:
+"""The TRACe scheme's app side: import rules (io), agreement's reads (store), detail view (views), LLM annotation
+run (llm). Its pure library:
 calibration/schemes/trace/."""
 from app.schemes.manifest import Contribution, Manifest
 
@@ -7,6 +8,7 @@ MANIFEST = Manifest(
     scheme="calibration.schemes.trace.scheme:SCHEME",
     contributions={
         "io": Contribution("app.schemes.trace.io", {"sample_id", "default_dataset", "export_extra"}),
+        "store": Contribution("app.schemes.trace.store", {"item_records"}),
         "views": Contribution("app.schemes.trace.views"),
         "llm": Contribution("app.schemes.trace.llm"),
     },

@@ -157,6 +157,8 @@ class AddmScheme:
         out.update({k: float(v) for k, v in zip(COUNTS, c)})
         return out
 
+    items_read_record = False  # label_items reads the labels only: agreement parses no record
+
     def label_items(self, record: AddmSample, unit: str, labels: Mapping[str, Any]) -> dict[str, Any]:
         """`verdict` -> the verdict, and each incident's review id -> its severity (what two labelers agree on)."""
         out: dict[str, Any] = {}

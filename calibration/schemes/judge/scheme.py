@@ -146,6 +146,8 @@ class JudgeScheme:
                 "human": nan if h is None else float(h),
                 "correct": nan if d is None or h is None else float(int(d) == h)}
 
+    items_read_record = False  # label_items reads the labels only: agreement parses no record
+
     def label_items(self, record: JudgeRecord, unit: str, labels: Mapping[str, Any]) -> dict[str, Any]:
         """`label` -> the human label (what two labelers agree on; marks are compared as spans elsewhere)."""
         v = labels.get(LABEL)

@@ -120,6 +120,8 @@ class RGBScheme:
             out[f"{k}_agree"] = math.nan if h is None else float(d[k] == bool(h))
         return out
 
+    items_read_record = False  # label_items reads the labels only: agreement parses no record
+
     def label_items(self, record: RGBRecord, unit: str, labels: Mapping[str, Any]) -> dict[str, Any]:
         """The four decisions the humans gave (what two labelers agree on)."""
         return {k: bool(labels[k]) for k in DECISIONS if labels.get(k) is not None}

@@ -110,6 +110,8 @@ class RubricScheme:
             return {}
         return compute_trait_metrics(MetricTrait.from_dict(t, strict=False), buckets)
 
+    items_read_record = False  # label_items reads the labels only: agreement parses no record
+
     def label_items(self, record: RubricSample, unit: str, labels: Mapping[str, Any]) -> dict[str, Any]:
         """Each excerpt (normalised) -> the bucket it was put in."""
         buckets = labels.get("buckets") or {}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from calibration.schemes import base
@@ -61,6 +62,13 @@ def _validate_indices(value: Any) -> list[FieldProblem]:
 MATCHES = LabelKind("matches", _validate_matches, description="pairs [gt, pred] a human says are the same violation")
 GT_WRONG = LabelKind("gt_wrong", _validate_indices, per_sample=True, description="ground-truth violations that are wrong")
 MISSING_GT = LabelKind("missing_gt", _validate_indices, description="predictions that are real but missing from the ground truth")
+
+
+@lru_cache(maxsize=1024)
+def _pair_keys(n_gt: int, n_pred: int) -> tuple[tuple[tuple[int, int], str], ...]:
+    """((g, p), "g,p") of every (ground truth, prediction) pair, made once per shape: agreement asks for them per
+    unit and annotator (1.7M item names at 100k samples, now shared strings)."""
+    return tuple(((g, p), f"{g},{p}") for g in range(n_gt) for p in range(n_pred))
 
 
 @dataclass(frozen=True)
@@ -151,8 +159,8 @@ class ViolationsScheme:
             return {}
         chosen = {(int(g), int(p)) for g, p in matches}
         s = record.sample
-        return {f"{g},{p}": int((g, p) in chosen)
-                for g in range(len(s.ground_truth)) for p in range(len(s.predictions.get(unit, ())))}
+        pairs = _pair_keys(len(s.ground_truth), len(s.predictions.get(unit, ())))
+        return {key: int(pair in chosen) for pair, key in pairs}
 
     def presets(self) -> dict[str, dict[str, Any]]:
         from calibration.schemes.violations.config import PRESETS
