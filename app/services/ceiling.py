@@ -146,17 +146,27 @@ def _item_table(scheme: Any, records: Mapping[str, Any], rows: list[tuple], rate
                 item_l.append(it)
                 cat_l.append(repr(cat))
         row = np.asarray(row_l, dtype=np.int64)
-        item_code, _ = pd.factorize(pd.Series(item_l, dtype=object), sort=False)
+        item_code, _ = pd.factorize(_objects(item_l), sort=False)
         category = np.asarray(cat_l, dtype=object)
     row = np.asarray(row, dtype=np.int64)
-    cols = list(zip(*rows)) if rows else [(), (), (), ()]
-    unit_code, _ = pd.factorize(pd.Series(cols[1], dtype=object), sort=False)
-    kind_code, kinds = pd.factorize(pd.Series(cols[2], dtype=object), sort=False)
-    unit_kind = unit_code.astype(np.int64) * max(len(kinds), 1) + kind_code
+    sample_code, unit_code, kind_code = (pd.factorize(_objects(r[c] for r in rows), sort=False)[0] for c in range(3))
+    unit_kind = unit_code.astype(np.int64) * (int(kind_code.max(initial=0)) + 1) + kind_code
     key = unit_kind[row] * (int(item_code.max(initial=-1)) + 1) + item_code  # (unit, kind, item) -> one integer
-    table = pd.DataFrame({COLUMNS[0]: np.asarray(cols[0], dtype=object)[row], COLUMNS[1]: key,
-                          COLUMNS[2]: np.asarray(raters, dtype=object)[row], COLUMNS[3]: category})
+    # samples as their codes in order of appearance: item_agreement only groups by them (and names none), in that
+    # order; no string column of a row per item to build and hash
+    table = pd.DataFrame({COLUMNS[0]: sample_code[row], COLUMNS[1]: key,
+                          COLUMNS[2]: _objects(raters)[row], COLUMNS[3]: category})
     return table, int(np.searchsorted(row, n_first))
+
+
+def _objects(values: Any) -> Any:
+    """An object array of `values` (a pandas Series of str would be converted to Arrow strings first)."""
+    import numpy as np
+
+    values = list(values)
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
 
 
 def _humans(table: Any, n_metric: int, n_boot: int, seed: int) -> dict[str, Any]:
@@ -325,12 +335,12 @@ def evaluate_with_ceilings(project: Project, schemes: Sequence[Any], options: di
                            progress: Progress | None = None) -> tuple[list[Evaluated], dict[str, Any]]:
     """Each scheme's evaluation and its human ceiling, as `concord evaluate` computes them: the metric's decisions
     are collected while the hooks run (for the ceiling's metric side) and the records are read once."""
-    from app.services.evaluation import evaluate
+    from app.services.evaluation import _gc_paused, evaluate
 
     decided: dict[Any, Any] = {}
     if project.several_annotators():  # else no unit is shared: no ceiling, no decisions to collect
         options = {**options, "machine_decisions": lambda ref, labels: decided.update(labels)}
-    with project.records_once():
+    with project.records_once(), _gc_paused():  # the ceiling's millions of small objects too
         results = evaluate(project, schemes, options, progress)
         ceilings = human_ceilings(project, [r.scheme.name for r in results if r.report is not None],
                                   int(options.get("n_boot", 1000)), int(options.get("seed", 0)), decided,
