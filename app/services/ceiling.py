@@ -54,10 +54,7 @@ def ceiling(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0
     evaluate hook's `machine_decisions`); else the stored machine labels. `per_unit`: the scheme's own metric side
     (`own_ceiling`), shown instead: each unit's mean Cohen's kappa against each annotator."""
     scheme = registry().get(scheme_name)
-    by_unit: dict[tuple[str, str], dict[str, dict[str, Any]]] = defaultdict(dict)
-    for (sid, unit), kinds in _by_annotator(project, scheme_name).items():
-        by_unit[(sid, unit)] = kinds
-    shared = {k: v for k, v in by_unit.items() if len(v) >= 2}
+    shared = {k: v for k, v in _by_annotator(project, scheme_name).items() if len(v) >= 2}
     if not shared:
         return None
     # what label_items reads (violations: counts from SQL); whole records only if a machine decision needs them
@@ -95,17 +92,19 @@ def ceiling(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0
                     metric_raters.append(RESOLVED)
     table, n_metric = _item_table(scheme, records, metric_rows + humans, metric_raters + human_raters,
                                   len(metric_rows))
+    n_units = len(shared)
+    del shared, humans, metric_rows, human_raters, metric_raters, resolved  # their items are in `table` now
     if n_metric == len(table):
         return None
     hh = _humans(table, n_metric, n_boot, seed)
     out: dict[str, Any] = {
-        "units": len(shared), "annotators": int(table["annotator"].iloc[n_metric:].nunique()),
+        "units": n_units, "annotators": int(table["annotator"].iloc[n_metric:].nunique()),
         "human_human": {"kappa": hh["overall"]["kappa"], "alpha": hh["overall"]["alpha"],
                         "mean_pair_kappa": _mean(p["kappa"]["estimate"] for p in hh["pairs"])},
         "metric_human": None, "note": "",
     }
     if per_unit:
-        out["metric_human"] = {"kappa_vs_resolved": None, "mean_kappa_vs_each": None, "items": len(shared),
+        out["metric_human"] = {"kappa_vs_resolved": None, "mean_kappa_vs_each": None, "items": n_units,
                                "per_unit": dict(per_unit)}
         return json_finite(out)
     shared_item, n_items = _metric_items(table, n_metric)
@@ -179,7 +178,6 @@ def _humans(table: Any, n_metric: int, n_boot: int, seed: int) -> dict[str, Any]
 def _metric_items(table: Any, n_metric: int) -> tuple[Any, int]:
     """(each row's item is one the metric labeled, how many such items)."""
     import numpy as np
-    import pandas as pd
 
     pair = table.groupby(["sample", "item"], sort=False).ngroup().to_numpy()
     metric = pair[:n_metric][table["annotator"].to_numpy()[:n_metric] == METRIC]
