@@ -13,8 +13,12 @@ the same load), and each checked against the command's output:
 - agreement: the same pooled Cohen's kappa per annotator pair, Fleiss' kappa and Krippendorff's alpha (with
   1000-replicate percentile intervals over samples) from the same label rows, in plain sqlite3 + pandas + numpy
   (benchmarks/agreement_reference.py: each scheme's items read from the rows in plain code), for every scheme;
-- evaluate: a floor, not the same figures: a plain sqlite3 read and json.loads of every row the scheme's evaluate
-  reads (samples' payloads and labels; violations' rows), i.e. the data evaluate must read at least.
+- evaluate --scheme violations: the same figures from the same rows (`REFERENCE_EVALUATE_VIOLATIONS`: sqlite3, the
+  library's pair table and vectorised matcher, numpy/pandas): per config and checker TP/FP/FN, P/R/F1 (equal) and
+  the F1's 95% bootstrap interval (its own draws, so ends within a fifth of the interval's width), the humans'
+  leaderboard (equal), the human ceiling's Fleiss' kappa and metric-vs-resolved kappa (estimates, equal);
+- evaluate, other schemes: a floor, not the same figures: a plain sqlite3 read and json.loads of every row the
+  scheme's evaluate reads (samples' payloads and labels), i.e. the data evaluate must read at least.
 Prints the load average before each line and the ratio (wall and CPU) to the reference. One benchmark at a time on
 a shared machine: the run holds an exclusive lock (`/tmp/concord-bench.lock`, flock) and waits for it.
 
@@ -188,6 +192,152 @@ print(json.dumps({"rc": rc, "cpu": r.ru_utime + r.ru_stime, "rss_mb": r.ru_maxrs
 sys.exit(rc)
 """
 
+REFERENCE_EVALUATE_VIOLATIONS = r"""
+# violations evaluate's figures from the same rows: sqlite3 reads, the library's pair table (similarity components)
+# and vectorised matcher, numpy/pandas for everything else -- per config and checker TP/FP/FN, P/R/F1 and the F1's
+# 95% bootstrap interval over samples (1000 replicates, multinomial draws over the distinct per-sample rows); the
+# humans' own leaderboard; the human ceiling's Fleiss' kappa among annotators and the metric's Cohen's kappa against
+# the resolved label (estimates).
+import json, resource, sqlite3, sys
+import numpy as np, pandas as pd
+sys.path.insert(0, ".")
+from calibration.schemes.violations.columns import ViolationColumns, object_array
+from calibration.schemes.violations.config import PRESETS
+from calibration.schemes.violations.matching import match
+from calibration.schemes.violations.pairs import build_pair_table
+path = sys.argv[1]
+conn = sqlite3.connect(path)
+assert not conn.execute("SELECT 1 FROM labels WHERE kind = 'ground_truth' LIMIT 1").fetchone()  # no curated truth
+rowids, ids = zip(*conn.execute("SELECT rowid, id FROM samples WHERE scheme = 'violations' ORDER BY rowid"))
+rows = conn.execute('SELECT s.rowid, v.checker, v.start, v."end", v.rule, v.category, v.explanation, v.correction '
+                    "FROM samples s JOIN violations v ON v.sample_id = s.id WHERE s.scheme = 'violations' "
+                    "ORDER BY s.rowid, v.checker, v.idx").fetchall()
+rowid, checker, start, end, *texts = (list(c) for c in zip(*rows))
+del rows
+index = pd.Index(object_array(list(ids)))
+unit_sid, unit_checker = zip(*conn.execute("SELECT sample_id, unit FROM units WHERE scheme = 'violations' AND unit != ''"))
+cols = ViolationColumns(index.to_numpy(dtype=object), index.get_indexer(object_array(list(unit_sid))).astype(np.int64),
+                        object_array(list(unit_checker)), np.searchsorted(np.array(rowids), np.array(rowid)),
+                        object_array(checker), np.array(start, dtype=float), np.array(end, dtype=float),
+                        *(object_array(t) for t in texts))
+table = build_pair_table(cols, "jaccard")
+groups, pairs = table.groups, table.pairs
+G = len(groups)
+s_code, samples = pd.factorize(groups["sample_id"].to_numpy(dtype=object))
+c_code, checkers = pd.factorize(groups["checker"].to_numpy(dtype=object), sort=True)
+S, C = len(samples), len(checkers)
+n_gt, n_pred = groups["n_gt"].to_numpy(np.int64), groups["n_pred"].to_numpy(np.int64)
+pg = pairs["group"].to_numpy(np.int64)
+
+def prf(tp, fp, fn):
+    tp, fp, fn = (np.asarray(x, dtype=float) for x in (tp, fp, fn))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        empty = np.where((tp == 0) & (fp == 0) & (fn == 0), 1.0, 0.0)
+        return (np.where(tp + fp > 0, tp / (tp + fp), empty), np.where(tp + fn > 0, tp / (tp + fn), empty),
+                np.where(2 * tp + fp + fn > 0, 2 * tp / (2 * tp + fp + fn), 1.0))
+
+out = {"configs": {}, "human": {}, "ceiling": {}}
+masks = {}
+for name in ("std_match", "ha_match"):
+    config = PRESETS[name].with_(embedding="jaccard")
+    mask = masks[name] = match(table, config, method=config.matching)
+    tp = np.bincount(pg[mask], minlength=G)
+    per = np.zeros((S, C, 3))
+    np.add.at(per, (s_code, c_code), np.column_stack([tp, n_pred - tp, n_gt - tp]))
+    tot = per.sum(0)
+    p, r, f = prf(tot[:, 0], tot[:, 1], tot[:, 2])
+    distinct, inverse = np.unique(per.reshape(S, C * 3), axis=0, return_inverse=True)
+    draws = np.random.default_rng(0).multinomial(S, np.bincount(inverse.ravel()) / S, size=1000)
+    reps = (draws @ distinct).reshape(1000, C, 3)
+    lo, hi = np.nanquantile(prf(reps[..., 0], reps[..., 1], reps[..., 2])[2], [0.025, 0.975], axis=0)
+    out["configs"][name] = {str(c): [int(tot[j, 0]), int(tot[j, 1]), int(tot[j, 2]), float(p[j]), float(r[j]),
+                                     float(f[j]), float(lo[j]), float(hi[j])] for j, c in enumerate(checkers)}
+# every annotator's current matches, and the resolved one, per unit
+group_of = {(s, c): g for g, (s, c) in enumerate(zip(groups["sample_id"], groups["checker"]))}
+labels = conn.execute("SELECT l.sample_id, l.unit, l.annotator, l.resolved, l.value FROM labels l JOIN samples s "
+                      "ON s.id = l.sample_id WHERE s.scheme = 'violations' AND l.kind = 'matches' "
+                      "AND l.value IS NOT NULL").fetchall()
+who = sorted({r[2] for r in labels})
+resolved, chosen = {}, {a: {} for a in who}
+for sid, unit, annotator, is_resolved, value in labels:
+    g = group_of.get((sid, unit))
+    if g is not None:
+        m = json.loads(value)
+        chosen[annotator][g] = m
+        if is_resolved:
+            resolved[g] = m
+lab = np.array(sorted(resolved), dtype=np.int64)
+h_tp = np.zeros(G, dtype=np.int64)
+h_tp[lab] = [len(resolved[g]) for g in lab]
+h = pd.DataFrame({"checker": c_code[lab], "tp": h_tp[lab], "fp": n_pred[lab] - h_tp[lab], "fn": n_gt[lab] - h_tp[lab]})
+for j, row in h.groupby("checker").agg(units=("tp", "size"), tp=("tp", "sum"), fp=("fp", "sum"), fn=("fn", "sum")).iterrows():
+    out["human"][str(checkers[j])] = [int(row["units"]), int(row["tp"]), int(row["fp"]), int(row["fn"])]
+# the ceiling's items: every (gt, pred) pair of the units two or more annotators labeled; each rater's 0/1
+n_raters = sum(np.isin(np.arange(G), np.fromiter(chosen[a], np.int64)) for a in who)
+shared = n_raters[pg] >= 2
+assert n_gt.max(initial=0) < 100 and n_pred.max(initial=0) < 100  # the pair keys below
+def rated(m_by_group):  # (pair is in the rater's matches, the rater labeled the pair's unit) per pair
+    has = np.zeros(G, dtype=bool)
+    has[np.fromiter(m_by_group, np.int64)] = True
+    key = [g * 10_000 + int(a) * 100 + int(b) for g, ms in m_by_group.items() for a, b in ms]
+    pair_key = pg * 10_000 + pairs["gt"].to_numpy(np.int64) * 100 + pairs["pred"].to_numpy(np.int64)
+    return np.isin(pair_key, np.array(key, dtype=np.int64)), has[pg]
+ones = np.zeros(len(pg))
+raters = np.zeros(len(pg))
+for a in who:
+    yes, has = rated(chosen[a])
+    ones += yes & has
+    raters += has
+m = raters[shared]
+n1 = ones[shared]
+agree = (n1 * (n1 - 1) + (m - n1) * (m - n1 - 1)) / (m * (m - 1))
+q1 = (n1 / m).mean()
+pe = q1 ** 2 + (1 - q1) ** 2
+out["ceiling"]["fleiss"] = float((agree.mean() - pe) / (1 - pe))
+yes_r, has_r = rated(resolved)
+both = shared & has_r
+x, y = masks["std_match"][both].astype(int), yes_r[both].astype(int)
+conf = np.bincount(x * 2 + y, minlength=4).reshape(2, 2) / both.sum()
+po, pe = np.trace(conf), (conf.sum(0) * conf.sum(1)).sum()
+out["ceiling"]["kappa_vs_resolved"] = float((po - pe) / (1 - pe))
+r = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps(out))
+print(json.dumps({"cpu": r.ru_utime + r.ru_stime, "rss_mb": r.ru_maxrss / 1024}), file=sys.stderr)
+"""
+
+
+def violations_figures(out: str) -> dict[str, Any]:
+    """The CLI's figures the violations evaluate reference computes, in its shape."""
+    data = json.loads(out)["violations"]
+    got: dict[str, Any] = {"configs": {}, "human": {}, "ceiling": {}}
+    for name, res in data["configs"].items():
+        got["configs"][name] = {c: [m["tp"], m["fp"], m["fn"], m["precision"], m["recall"], m["f1"], *m["f1_ci"]]
+                                for c, m in res["checkers"].items()}
+    got["human"] = {c: [m["units"], m["tp"], m["fp"], m["fn"]] for c, m in data["human"].items()}
+    ceiling = data.get("human_ceiling") or {}
+    got["ceiling"] = {"fleiss": ceiling["human_human"]["kappa"]["estimate"],
+                      "kappa_vs_resolved": ceiling["metric_human"]["kappa_vs_resolved"]["estimate"]} if ceiling else {}
+    return got
+
+
+def same_violations(got: dict[str, Any], want: dict[str, Any], tol: float = 1e-9) -> bool:
+    """Counts equal, estimates equal to rounding, F1 interval ends within a fifth of the interval's width (the
+    reference draws its replicates over its own classes of samples, so other replicates)."""
+    if got.keys() != want.keys() or got["human"] != want["human"] or got["configs"].keys() != want["configs"].keys():
+        return False
+    for name, by in want["configs"].items():
+        if got["configs"][name].keys() != by.keys():
+            return False
+        for c, w in by.items():
+            g = got["configs"][name][c]
+            width = max(w[7] - w[6], 1e-12)
+            if g[:3] != w[:3] or any(abs(a - b) > tol for a, b in zip(g[3:6], w[3:6])) or \
+                    any(abs(a - b) > 0.2 * width for a, b in zip(g[6:], w[6:])):
+                return False
+    return got["ceiling"].keys() == want["ceiling"].keys() and all(
+        abs(got["ceiling"][k] - want["ceiling"][k]) <= tol for k in want["ceiling"])
+
+
 REFERENCE_READ = r"""
 # the floor of evaluate: every row it reads (samples' payloads, labels, violations), json-decoded
 import json, resource, sqlite3, sys
@@ -265,6 +415,8 @@ def main() -> None:
                     argv[5:5] = ["--embedding", "jaccard"]
                 ref_argv = ([PY, "-c", REFERENCE_READ] if command == "evaluate"
                             else [PY, str(ROOT / "benchmarks" / "agreement_reference.py")])
+                if command == "evaluate" and scheme == "violations":
+                    ref_argv = [PY, "-c", REFERENCE_EVALUATE_VIOLATIONS]
                 runs, refs, outs, ref_outs = [], [], set(), set()
                 load = os.getloadavg()
                 for _ in range(args.runs):
@@ -283,7 +435,15 @@ def main() -> None:
                     matched = same(got, want) and len(outs) == 1
                     print(f"  reference figures {'equal' if same(got, want) else 'DIFFER: ' + repr((got, want))} "
                           f"({', '.join(f'{k} {v[0]:.4f}' for k, v in want.items())})")
+                if command == "evaluate" and scheme == "violations":
+                    got = violations_figures(next(iter(outs)))
+                    want = json.loads(next(iter(ref_outs)))
+                    matched = same_violations(got, want) and len(outs) == 1
+                    print(f"  reference figures {'equal' if same_violations(got, want) else 'DIFFER: ' + repr((got, want))}"
+                          f" (ceiling {', '.join(f'{k} {v:.4f}' for k, v in want['ceiling'].items())})")
                 ref_name = "sqlite3 read floor" if command == "evaluate" else "sqlite3 + pandas"
+                if command == "evaluate" and scheme == "violations":
+                    ref_name = "sqlite3 + numpy + the library's matcher"
                 results.append((f"{command} --scheme {scheme}, {args.samples:,} samples (ref: {ref_name})", runs, refs,
                                 matched, load[0]))
         print(f"load average after {os.getloadavg()}")

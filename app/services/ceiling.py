@@ -54,10 +54,7 @@ def ceiling(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0
     evaluate hook's `machine_decisions`); else the stored machine labels. `per_unit`: the scheme's own metric side
     (`own_ceiling`), shown instead: each unit's mean Cohen's kappa against each annotator."""
     scheme = registry().get(scheme_name)
-    by_unit: dict[tuple[str, str], dict[str, dict[str, Any]]] = defaultdict(dict)
-    for (sid, unit), kinds in _by_annotator(project, scheme_name).items():
-        by_unit[(sid, unit)] = kinds
-    shared = {k: v for k, v in by_unit.items() if len(v) >= 2}
+    shared = {k: v for k, v in _by_annotator(project, scheme_name).items() if len(v) >= 2}
     if not shared:
         return None
     # what label_items reads (violations: counts from SQL); whole records only if a machine decision needs them
@@ -65,16 +62,20 @@ def ceiling(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0
     full: dict[str, Any] | None = None
     stored: Mapping[tuple[str, str], str | None] = {}
     resolved = project.scheme_data.scheme_labels(scheme_name)
+    # (sample, unit, kind, value) of the metric's and resolved labels (metric_rows), then the annotators' (humans),
+    # with each one's rater: their items are drawn in one pass (`_item_table`)
     humans: list[tuple] = []
     metric_rows: list[tuple] = []
+    human_raters: list[str] = []
+    metric_raters: list[str] = []
     for (sid, unit), by_annotator in shared.items():
         record = records.get(sid)
         if record is None:
             continue
         for annotator, kinds in by_annotator.items():
             for kind, value in kinds.items():
-                for item, cat in record_items(scheme, record, unit, kind, value).items():
-                    humans.append((sid, f"{unit}|{kind}|{item}", annotator, repr(cat)))
+                humans.append((sid, unit, kind, value))
+                human_raters.append(annotator)
         decided = machine.get((sid, unit)) if machine is not None else None
         if decided is None:
             if full is None:
@@ -82,65 +83,120 @@ def ceiling(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0
             decided = machine_decision(project, scheme, full.get(sid), sid, unit, stored)
         if decided:
             for kind, value in decided.items():
-                if kind in NOT_ITEMS:
-                    continue
-                for item, cat in record_items(scheme, record, unit, kind, value).items():
-                    metric_rows.append((sid, f"{unit}|{kind}|{item}", METRIC, repr(cat)))
+                if kind not in NOT_ITEMS:
+                    metric_rows.append((sid, unit, kind, value))
+                    metric_raters.append(METRIC)
             for kind, value in (resolved.get((sid, unit)) or {}).items():
                 if kind not in NOT_ITEMS:
-                    for item, cat in record_items(scheme, record, unit, kind, value).items():
-                        metric_rows.append((sid, f"{unit}|{kind}|{item}", RESOLVED, repr(cat)))
-    if not humans:
+                    metric_rows.append((sid, unit, kind, value))
+                    metric_raters.append(RESOLVED)
+    table, n_metric = _item_table(scheme, records, metric_rows + humans, metric_raters + human_raters,
+                                  len(metric_rows))
+    n_units = len(shared)
+    del shared, humans, metric_rows, human_raters, metric_raters, resolved  # their items are in `table` now
+    if n_metric == len(table):
         return None
-    hh = _humans(humans, metric_rows, n_boot, seed)
+    hh = _humans(table, n_metric, n_boot, seed)
     out: dict[str, Any] = {
-        "units": len(shared), "annotators": len({r[2] for r in humans}),
+        "units": n_units, "annotators": int(table["annotator"].iloc[n_metric:].nunique()),
         "human_human": {"kappa": hh["overall"]["kappa"], "alpha": hh["overall"]["alpha"],
                         "mean_pair_kappa": _mean(p["kappa"]["estimate"] for p in hh["pairs"])},
         "metric_human": None, "note": "",
     }
     if per_unit:
-        out["metric_human"] = {"kappa_vs_resolved": None, "mean_kappa_vs_each": None, "items": len(shared),
+        out["metric_human"] = {"kappa_vs_resolved": None, "mean_kappa_vs_each": None, "items": n_units,
                                "per_unit": dict(per_unit)}
         return json_finite(out)
-    items = {(r[0], r[1]) for r in metric_rows if r[2] == METRIC}
-    if not items:
+    shared_item, n_items = _metric_items(table, n_metric)
+    if not n_items:
         out["note"] = "the metric's labels carry no items to compare (no stored machine label)"
         return json_finite(out)
-    mh, each = _metric_sides(humans, metric_rows, items, hh["table"], n_boot, seed)
+    mh, each = _metric_sides(table, n_metric, shared_item, n_boot, seed)
     metric_pairs = [p["kappa"]["estimate"] for p in each["pairs"] if METRIC in (p["a"], p["b"])]
     out["metric_human"] = {"kappa_vs_resolved": mh["pairs"][0]["kappa"] if mh["pairs"] else None,
-                           "mean_kappa_vs_each": _mean(metric_pairs), "items": len(items)}
+                           "mean_kappa_vs_each": _mean(metric_pairs), "items": n_items}
     return json_finite(out)
 
 
-def _humans(humans: list[tuple], metric_rows: list[tuple], n_boot: int, seed: int) -> dict[str, Any]:
-    """item_agreement among the humans, and (under "table") the one DataFrame of the metric's rows then the humans'
-    that `_metric_sides` reads its comparisons from: converting rows to a DataFrame was a third of item_agreement's
-    time, done three times over mostly the same rows."""
+def _item_table(scheme: Any, records: Mapping[str, Any], rows: list[tuple], raters: list[str], n_first: int
+                ) -> tuple[Any, int]:
+    """(the (sample, item, annotator, category) table of every row's items, how many of them the first `n_first`
+    rows gave). The scheme's `label_items_many` draws them at once when it has one, else `label_items` per row.
+    An item is coded as an integer one-to-one with its key `unit|kind|item` (item_agreement only groups by it);
+    a category is its repr, as the per-row tables had it."""
+    import numpy as np
     import pandas as pd
 
-    from calibration.annotators import COLUMNS, item_agreement  # pandas and krippendorff: only when drawn
+    from calibration.annotators import COLUMNS
 
-    table = pd.DataFrame.from_records(metric_rows + humans, columns=list(COLUMNS))
-    return {**item_agreement(table.iloc[len(metric_rows):], n_boot=n_boot, seed=seed), "table": table}
+    many = capabilities(scheme).label_items_many
+    if many is not None:
+        row, item, category = many(records, rows)
+        item_code, _ = pd.factorize(np.asarray(item), sort=False)
+        cat_code, cats = pd.factorize(np.asarray(category), sort=False)
+        category = np.array([repr(c) for c in np.asarray(cats).tolist()], dtype=object)[cat_code]
+    else:
+        row_l: list[int] = []
+        item_l: list[Any] = []
+        cat_l: list[str] = []
+        for i, (sid, unit, kind, value) in enumerate(rows):
+            for it, cat in record_items(scheme, records.get(sid), unit, kind, value).items():
+                row_l.append(i)
+                item_l.append(it)
+                cat_l.append(repr(cat))
+        row = np.asarray(row_l, dtype=np.int64)
+        item_code, _ = pd.factorize(_objects(item_l), sort=False)
+        category = np.asarray(cat_l, dtype=object)
+    row = np.asarray(row, dtype=np.int64)
+    sample_code, unit_code, kind_code = (pd.factorize(_objects(r[c] for r in rows), sort=False)[0] for c in range(3))
+    unit_kind = unit_code.astype(np.int64) * (int(kind_code.max(initial=0)) + 1) + kind_code
+    key = unit_kind[row] * (int(item_code.max(initial=-1)) + 1) + item_code  # (unit, kind, item) -> one integer
+    # samples as their codes in order of appearance: item_agreement only groups by them (and names none), in that
+    # order; no string column of a row per item to build and hash
+    table = pd.DataFrame({COLUMNS[0]: sample_code[row], COLUMNS[1]: key,
+                          COLUMNS[2]: _objects(raters)[row], COLUMNS[3]: category})
+    return table, int(np.searchsorted(row, n_first))
 
 
-def _metric_sides(humans: list[tuple], metric_rows: list[tuple], items: set[tuple[str, str]], table: Any,
-                  n_boot: int, seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
+def _objects(values: Any) -> Any:
+    """An object array of `values` (a pandas Series of str would be converted to Arrow strings first)."""
+    import numpy as np
+
+    values = list(values)
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
+def _humans(table: Any, n_metric: int, n_boot: int, seed: int) -> dict[str, Any]:
+    """item_agreement among the humans: the rows of `table` after the metric's."""
+    from calibration.annotators import item_agreement  # pandas and krippendorff: only when drawn
+
+    return item_agreement(table.iloc[n_metric:], n_boot=n_boot, seed=seed)
+
+
+def _metric_items(table: Any, n_metric: int) -> tuple[Any, int]:
+    """(each row's item is one the metric labeled, how many such items)."""
+    import numpy as np
+
+    pair = table.groupby(["sample", "item"], sort=False).ngroup().to_numpy()
+    metric = pair[:n_metric][table["annotator"].to_numpy()[:n_metric] == METRIC]
+    labeled = np.zeros(int(pair.max(initial=-1)) + 1, dtype=bool)
+    labeled[metric] = True
+    return labeled[pair], int(labeled.sum())
+
+
+def _metric_sides(table: Any, n_metric: int, shared_item: Any, n_boot: int, seed: int
+                  ) -> tuple[dict[str, Any], dict[str, Any]]:
     """(metric vs resolved, metric and humans) on the shared items: the parts of `table` (metric rows, then the
     humans') each comparison had as lists, in the same order (so the same figures)."""
     import numpy as np
 
     from calibration.annotators import item_agreement
 
-    n_metric = len(metric_rows)
-    shared_item = np.fromiter(((r[0], r[1]) in items for rows in (metric_rows, humans) for r in rows), bool,
-                              n_metric + len(humans))
     metric_side = np.zeros(len(table), dtype=bool)
     metric_side[:n_metric] = True  # METRIC and RESOLVED rows
-    resolved = np.zeros(len(table), dtype=bool)
-    resolved[:n_metric] = np.fromiter((r[2] == RESOLVED for r in metric_rows), bool, n_metric)
+    resolved = table["annotator"].to_numpy() == RESOLVED
     mh = item_agreement(table[shared_item & metric_side], n_boot=n_boot, seed=seed)
     return mh, item_agreement(table[shared_item & ~resolved], n_boot=0)
 
@@ -277,12 +333,12 @@ def evaluate_with_ceilings(project: Project, schemes: Sequence[Any], options: di
                            progress: Progress | None = None) -> tuple[list[Evaluated], dict[str, Any]]:
     """Each scheme's evaluation and its human ceiling, as `concord evaluate` computes them: the metric's decisions
     are collected while the hooks run (for the ceiling's metric side) and the records are read once."""
-    from app.services.evaluation import evaluate
+    from app.services.evaluation import gc_paused, evaluate
 
     decided: dict[Any, Any] = {}
     if project.decisions.several_annotators():  # else no unit is shared: no ceiling, no decisions to collect
         options = {**options, "machine_decisions": lambda ref, labels: decided.update(labels)}
-    with project.scheme_data.records_once():
+    with project.scheme_data.records_once(), gc_paused():  # the ceiling's millions of small objects too
         results = evaluate(project, schemes, options, progress)
         ceilings = human_ceilings(project, [r.scheme.name for r in results if r.report is not None],
                                   int(options.get("n_boot", 1000)), int(options.get("seed", 0)), decided,

@@ -364,7 +364,7 @@ class SchemeDataPart(ProjectPart):
         ):
             if excluded and (sid, unit, who_set) in excluded:
                 continue
-            out.setdefault((sid, unit), {})[kind] = json.loads(value)
+            out.setdefault((sid, unit), {})[kind] = orjson.loads(value)  # as annotator_label_rows: several times json's speed
         return out
 
     # -- applied parameters (what `calibrate --apply NAME` saves), per scheme ---------------------------------------

@@ -355,9 +355,14 @@ class Capabilities:
     items_read_record: bool = True
     # check_options(options): raises ValueError for calibration options it refuses, before any label is read
     check_options: Callable[[Mapping[str, Any]], None] | None = None
+    # label_items_many(records, [(sample, unit, kind, value), ...]) -> (row, item, category) arrays: `label_items` of
+    # every row at once, rows in order, items in label_items' order, each item a code one-to-one with its key; None:
+    # generic code calls label_items per row (the human ceiling at 100k samples is millions of items)
+    label_items_many: Callable[..., tuple[Any, Any, Any]] | None = None
 
 
-OPTIONAL_MEMBERS: tuple[str, ...] = ("evaluate", "search_problem", "calibrates", "check_options", "items_read_record")
+OPTIONAL_MEMBERS: tuple[str, ...] = ("evaluate", "search_problem", "calibrates", "check_options", "items_read_record",
+                                     "label_items_many")
 _FLAGS = ("calibrates", "items_read_record")  # the optional members that are True or False
 
 

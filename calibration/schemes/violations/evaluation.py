@@ -75,16 +75,22 @@ def human_groups(table: PairTable, labels: Mapping[tuple[str, str], Mapping[str,
 
 
 def human_leaderboard(table: PairTable, matches: Sequence[tuple[int, int, int]], labeled: Sequence[int]) -> dict[str, dict[str, float]]:
-    """Per-checker P/R/F1 from the humans' own matches, on the units they labeled."""
-    groups = table.groups.iloc[list(labeled)]
-    matched = pd.Series([g for g, _, _ in matches]).value_counts() if matches else pd.Series(dtype=int)
+    """Per-checker P/R/F1 from the humans' own matches, on the units they labeled. Integer sums per checker by
+    bincount (a pandas lookup per labeled unit took most of a second at 10k samples)."""
+    n_groups = len(table.groups)
+    labeled = np.asarray(labeled, dtype=np.int64)
+    matched = np.bincount(np.fromiter((g for g, _, _ in matches), np.int64, len(matches)), minlength=n_groups)
+    c_idx, checkers = pd.factorize(table.groups["checker"].to_numpy(dtype=object)[labeled], sort=True)
+    n = len(checkers)
+    units = np.bincount(c_idx, minlength=n)
+    tp = np.bincount(c_idx, weights=matched[labeled], minlength=n).astype(np.int64)  # exact: integers < 2**53
+    n_pred = np.bincount(c_idx, weights=table.groups["n_pred"].to_numpy(dtype=np.int64)[labeled], minlength=n)
+    n_gt = np.bincount(c_idx, weights=table.groups["n_gt"].to_numpy(dtype=np.int64)[labeled], minlength=n)
     out: dict[str, dict[str, float]] = {}
-    for checker, grp in groups.groupby("checker"):
-        tp = int(sum(matched.get(g, 0) for g in grp.index))
-        fp = int(grp["n_pred"].sum()) - tp
-        fn = int(grp["n_gt"].sum()) - tp
-        p, r, f = prf(tp, fp, fn)
-        out[str(checker)] = {"units": len(grp), "tp": tp, "fp": fp, "fn": fn,
+    for j, checker in enumerate(checkers):
+        t, fp, fn = int(tp[j]), int(n_pred[j]) - int(tp[j]), int(n_gt[j]) - int(tp[j])
+        p, r, f = prf(t, fp, fn)
+        out[str(checker)] = {"units": int(units[j]), "tp": t, "fp": fp, "fn": fn,
                              "precision": float(p), "recall": float(r), "f1": float(f)}
     return out
 

@@ -162,6 +162,46 @@ class ViolationsScheme:
         pairs = _pair_keys(len(s.ground_truth), len(s.predictions.get(unit, ())))
         return {key: int(pair in chosen) for pair, key in pairs}
 
+    def label_items_many(self, records: Mapping[str, Any], rows: Sequence[tuple[str, str, str, Any]]) -> tuple[Any, Any, Any]:
+        """`label_items` of many (sample, unit, kind, value) rows at once, as arrays (base.Capabilities): the human
+        ceiling's items at 100k samples are millions of (gt, pred) pairs, a dict and a string each through
+        `label_items`. Item g,p is coded g * M + p (M: one more than the largest prediction count), one-to-one
+        with label_items' key "g,p"; a row label_items cannot read (a bad value, no record) has no items, as
+        app.services.agreement.record_items has it."""
+        import numpy as np
+
+        n = len(rows)
+        n_gt, n_pred = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+        chosen_row: list[int] = []
+        chosen: list[tuple[int, int]] = []
+        for i, (sid, unit, kind, value) in enumerate(rows):
+            record = records.get(sid) if kind == "matches" and value is not None else None
+            if record is None:
+                continue
+            try:
+                pairs = {(int(g), int(p)) for g, p in value}
+                s = record.sample
+                n_gt[i], n_pred[i] = len(s.ground_truth), len(s.predictions.get(unit, ()))
+            except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+                n_gt[i] = n_pred[i] = 0
+                continue
+            chosen_row.extend([i] * len(pairs))
+            chosen.extend(pairs)
+        sizes = n_gt * n_pred
+        offsets = np.concatenate([[0], np.cumsum(sizes)])
+        row = np.repeat(np.arange(n, dtype=np.int64), sizes)
+        j = np.arange(int(offsets[-1]), dtype=np.int64) - offsets[row]
+        width = n_pred[row]
+        m = int(n_pred.max(initial=0)) + 1
+        item = (j // np.maximum(width, 1)) * m + j % np.maximum(width, 1)
+        category = np.zeros(len(row), dtype=np.int64)
+        if chosen:
+            r = np.asarray(chosen_row, dtype=np.int64)
+            g, p = np.asarray(chosen, dtype=np.int64).T
+            ok = (g >= 0) & (g < n_gt[r]) & (p >= 0) & (p < n_pred[r])
+            category[offsets[r[ok]] + g[ok] * n_pred[r[ok]] + p[ok]] = 1
+        return row, item, category
+
     def presets(self) -> dict[str, dict[str, Any]]:
         from calibration.schemes.violations.config import PRESETS
 
