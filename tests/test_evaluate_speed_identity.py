@@ -224,3 +224,34 @@ def test_rubric_agreement_makes_each_sides_buckets_once_with_the_same_result(rep
         llm, human = effective_buckets(trait, sides[0]), effective_buckets(trait, sides[1])
         assert _align(llm, human) == align_excerpts(trait, sides[0], sides[1])
         assert _metrics(trait, llm) == compute_trait_metrics(trait, sides[0])
+
+
+@pytest.mark.parametrize("n", [7, 300, 2000])
+def test_trace_intervals_from_code_counts_equal_the_weighted_forms(n: int) -> None:
+    """trace evaluate's AUROC, Spearman and mean intervals: counted per code from the drawn indices (no dense
+    weights) and divided by n, every estimate and interval end equal to the weighted forms they replace
+    (agreement.weighted_auroc / resampled_spearman of resample_counts' weights, the mean over the weights' sum)."""
+    from calibration.agreement import resampled_spearman, spearman_codes, weighted_auroc
+    from calibration.schemes.trace.evaluation import (_auroc_codes, _auroc_counts, _Intervals, _mean_w, _rmse_sums,
+                                                      _spearman)
+
+    rng = np.random.default_rng(n)
+    y = (rng.random(n) < 0.3).astype(float)
+    y[:2] = [0.0, 1.0]
+    s = np.round(rng.random(n), 1)  # ties
+    a, h = rng.random(n).round(2), np.round(rng.random(n) * 3) / 3
+    x = rng.random(n)
+    values, inv = np.unique(s, return_inverse=True)
+    old = [lambda w: weighted_auroc(y, inv, values.size, w), lambda w: resampled_spearman(a, h, w),
+           lambda w: (w @ x) / w.sum(axis=1)]
+    batch = _Intervals(200, 3, 0.05)
+    codes, k = _auroc_codes(y, s)
+    sp = spearman_codes(a, h)
+    slots = [batch.add(_auroc_counts, n, codes=codes, k=k), batch.add(_spearman(sp), n, codes=sp.pair, k=sp.px.size),
+             batch.add(lambda w: _mean_w(x, w), n), batch.add(_rmse_sums, n, np.column_stack([x, np.ones(n)]))]
+    # a column-sums statistic beside them still gets its own interval
+    batch.run()
+    for stat, slot in zip(old, slots):
+        reps = np.concatenate([stat(w) for w in resample_counts(n, 200, 3)])
+        want = [float(stat(np.ones((1, n)))[0]), *percentile_interval(reps, 0.05)]
+        assert np.array_equal(slot, want, equal_nan=True)
