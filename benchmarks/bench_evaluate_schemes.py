@@ -14,8 +14,12 @@ the same load), and each checked against the command's output:
   over samples) from the same label rows, in plain sqlite3 + pandas + numpy (`REFERENCE_AGREEMENT`), for the schemes
   whose items need no scheme code to read: violations (every (ground truth, prediction) pair of a unit matched or
   not; the pair counts from SQL) and rgb (the four decisions);
-- evaluate: a floor, not the same figures: a plain sqlite3 read and json.loads of every row the scheme's evaluate
-  reads (samples' payloads and labels; violations' rows), i.e. the data evaluate must read at least.
+- evaluate --scheme rgb: the human figures (RGB's four figures per model and task under the resolved labels, with
+  1000-replicate percentile intervals drawn as Concord draws them), in plain sqlite3 + numpy (`REFERENCE_EVALUATE_RGB`),
+  checked equal, every value and interval end, to the command's `human` rows; the command computes more beside them
+  (two checkers' figures, agreement, noise table, the human ceiling), so the ratio is an upper bound;
+- evaluate, other schemes: a floor, not the same figures: a plain sqlite3 read and json.loads of every row the
+  scheme's evaluate reads (samples' payloads and labels; violations' rows), i.e. the data evaluate must read at least.
 Prints the load average before each line and the ratio (wall and CPU) to the reference. One benchmark at a time on
 a shared machine: the run holds an exclusive lock (`/tmp/concord-bench.lock`, flock) and waits for it.
 
@@ -302,6 +306,79 @@ print(json.dumps({"cpu": r.ru_utime + r.ru_stime, "rss_mb": r.ru_maxrss / 1024})
 """
 
 
+REFERENCE_EVALUATE_RGB = r"""
+# rgb evaluate's human figures, plainly: the four RGB figures (percent) per model and task under the resolved human
+# labels, each over the units where the decisions it needs were judged, with 1000-replicate percentile intervals
+# drawn as Concord draws them (numpy default_rng(0), chunks of 64 replicates of unit indices, units in import order,
+# a record's single response first, then `responses` in order): sqlite3, json, numpy only
+import json, resource, sqlite3, sys
+import numpy as np
+path, scheme = sys.argv[1:3]
+n_boot, seed, alpha = 1000, 0, 0.05
+conn = sqlite3.connect(path)
+kinds = ("correct", "rejected", "error_detected", "error_corrected")
+units = []
+for sid, task, model, has_response, responses in conn.execute(
+        "SELECT id, json_extract(payload, '$.task'), json_extract(payload, '$.model'), "
+        "json_type(payload, '$.response') NOT IN ('null'), json_extract(payload, '$.responses') "
+        "FROM samples WHERE scheme = 'rgb' ORDER BY rowid"):
+    head = [model or "response"] if has_response else []
+    for unit in head + (list(json.loads(responses)) if responses else []):
+        units.append((sid, unit, task))
+value = {}  # (sample, unit) -> kind -> 0/1, the resolved label
+labeled = set()
+for sid, unit, kind, v in conn.execute(
+        "SELECT l.sample_id, l.unit, l.kind, l.value FROM labels l JOIN samples s ON s.id = l.sample_id "
+        "WHERE s.scheme = 'rgb' AND l.resolved = 1 AND l.value IS NOT NULL ORDER BY l.sample_id, l.unit, l.event_id"):
+    labeled.add((sid, unit))
+    if kind in kinds:
+        v = json.loads(v)
+        value.setdefault((sid, unit), {})[kind] = -1 if v is None else int(bool(v))  # null: not judged
+needs = {"accuracy": (0,), "rejection_rate": (1,), "error_detection_rate": (2,), "error_correction_rate": (2, 3)}
+x = np.array([[value.get((s, u), {}).get(k, -1) for k in kinds] for s, u, _ in units], dtype=np.int64).reshape(-1, 4)
+group = np.array([f"{u}\x00{t}" for _, u, t in units])
+out = {}
+for f_i, (figure, need) in enumerate(needs.items()):
+    judged = (x[:, list(need)] >= 0).all(axis=1)
+    for key in sorted(set(group[judged])):
+        g = np.clip(x[judged & (group == key)], 0, 1)
+        n = g.shape[0]
+        cols = np.column_stack([g, g[:, 2] & g[:, 3]])
+        def fig(sums):  # sums (..., 5) of the four decisions and detected-and-corrected
+            if f_i < 3:
+                return 100.0 * sums[..., f_i] / n
+            det = sums[..., 2]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return np.where(det > 0, 100.0 * sums[..., 4] / det, 0.0)
+        rng = np.random.default_rng(seed)
+        reps = []
+        for lo in range(0, n_boot, 64):
+            idx = rng.integers(0, n, size=(min(64, n_boot - lo), n), dtype=np.int32)
+            reps.append(fig(np.stack([cols[:, c][idx].sum(axis=1) for c in range(5)], axis=-1)))
+        reps = np.concatenate(reps)
+        reps = reps[np.isfinite(reps)]
+        low, high = np.percentile(reps, [100 * alpha / 2, 100 * (1 - alpha / 2)])
+        model, task = key.split("\x00")
+        out[f"{model}|{task}|{figure}"] = [float(fig(cols.sum(axis=0))), float(low), float(high), n]
+units_labeled = sum(1 for s, u, _ in units if (s, u) in labeled)
+r = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"human": out, "labeled_units": units_labeled, "units": len(units)}, sort_keys=True))
+print(json.dumps({"cpu": r.ru_utime + r.ru_stime, "rss_mb": r.ru_maxrss / 1024}), file=sys.stderr)
+"""
+
+
+def rgb_evaluate_figures(out: str) -> dict[str, Any]:
+    """The command's human figures (and unit counts) as REFERENCE_EVALUATE_RGB prints them."""
+    data = json.loads(out)["rgb"]
+    human = {f"{r['model']}|{r['task']}|{r['figure']}": [r["value"], r["low"], r["high"], r["n"]]
+             for r in data["figures"] if r["source"] == "human"}
+    return {"human": human, "labeled_units": data["labeled_units"], "units": data["units"]}
+
+
+EVALUATE_REFERENCES = {"rgb": REFERENCE_EVALUATE_RGB}  # scheme -> the same figures computed plainly
+EVALUATE_FIGURES = {"rgb": rgb_evaluate_figures}  # scheme -> those figures read from the command's JSON
+
+
 def agreement_figures(out: str, scheme: str) -> dict[str, list[float]]:
     """The command's pair kappas and Fleiss' kappa, as the reference prints them (over every item kind)."""
     data = json.loads(out)
@@ -358,7 +435,7 @@ def main() -> None:
                 if command == "evaluate" and scheme == "violations":
                     argv[5:5] = ["--embedding", "jaccard"]
                 has_ref = command == "evaluate" or scheme in ("violations", "rgb")
-                ref_code = REFERENCE_READ if command == "evaluate" else REFERENCE_AGREEMENT
+                ref_code = REFERENCE_AGREEMENT if command == "agreement" else EVALUATE_REFERENCES.get(scheme, REFERENCE_READ)
                 runs, refs, outs, ref_outs = [], [], set(), set()
                 load = os.getloadavg()
                 for _ in range(args.runs):
@@ -371,14 +448,20 @@ def main() -> None:
                         ref_outs.add(out)
                 print(line(f"{command} --scheme {scheme}", runs, refs or None, load))
                 print(f"  {'identical output in every run' if len(outs) == 1 else 'OUTPUTS DIFFER between runs'}")
-                matched = None  # evaluate's reference is a floor: other figures
+                matched = None  # evaluate's read floor: other figures
                 if command == "agreement" and has_ref:
                     got = agreement_figures(next(iter(outs)), scheme)
                     want = json.loads(next(iter(ref_outs)))
                     matched = same(got, want) and len(outs) == 1
                     print(f"  reference figures {'equal' if same(got, want) else 'DIFFER: ' + repr((got, want))} "
                           f"({', '.join(f'{k} {v[0]:.4f}' for k, v in want.items())})")
-                ref_name = "sqlite3 read floor" if command == "evaluate" else "sqlite3 + pandas"
+                elif command == "evaluate" and scheme in EVALUATE_REFERENCES:
+                    got, want = EVALUATE_FIGURES[scheme](next(iter(outs))), json.loads(next(iter(ref_outs)))
+                    matched = got == want and len(outs) == 1 and len(ref_outs) == 1
+                    print(f"  reference figures {'equal (exactly)' if got == want else 'DIFFER: ' + repr((got, want))}"
+                          f" ({len(want['human'])} human figures with intervals)")
+                ref_name = ("sqlite3 + numpy, human figures" if command == "evaluate" and scheme in EVALUATE_REFERENCES
+                            else "sqlite3 read floor" if command == "evaluate" else "sqlite3 + pandas")
                 results.append((f"{command} --scheme {scheme}, {args.samples:,} samples"
                                 + (f" (ref: {ref_name})" if has_ref else " (no ref)"), runs, refs, matched, load[0]))
         print(f"load average after {os.getloadavg()}")
