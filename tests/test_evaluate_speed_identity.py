@@ -81,7 +81,7 @@ def test_distinct_rows_rebuild_the_rows() -> None:
 
 def test_rgb_agreement_table_reads_the_rows_by_key() -> None:
     """The agreement table pairs each decided row with the labels of its own (sample, unit)."""
-    from calibration.schemes.rgb.evaluation import _agreement_table
+    from calibration.schemes.rgb.evaluation import _agreement_table, _decision_codes
     from calibration.schemes.rgb.features import LABELS
 
     rng = np.random.default_rng(4)
@@ -102,7 +102,7 @@ def test_rgb_agreement_table_reads_the_rows_by_key() -> None:
             pe = pa * pb + (1 - pa) * (1 - pb)
             kappa = ((a == b).mean() - pe) / (1 - pe)
             want.append((source, d, len(pairs), round(100.0 * float((a == b).mean()), 1), round(float(kappa), 3)))
-    assert list(_agreement_table(decided, keys, labels).rows) == want
+    assert list(_agreement_table(decided, _decision_codes(keys, labels)).rows) == want
 
 
 def test_ceiling_reads_stored_machine_labels_in_bulk_as_one_at_a_time(tmp_path: Path) -> None:
@@ -255,3 +255,75 @@ def test_trace_intervals_from_code_counts_equal_the_weighted_forms(n: int) -> No
         reps = np.concatenate([stat(w) for w in resample_counts(n, 200, 3)])
         want = [float(stat(np.ones((1, n)))[0]), *percentile_interval(reps, 0.05)]
         assert np.array_equal(slot, want, equal_nan=True)
+
+
+def _rgb_records(n: int, seed: int) -> list:
+    """Generated rgb records: single responses with and without a model, `responses` of several models, both,
+    counterfactual ones with a fake answer, noise rates and none."""
+    import random
+
+    from calibration.schemes.rgb.scheme import SCHEME
+
+    rng = random.Random(seed)
+    texts = ["Paris.", "I can not answer the question because of the insufficient information in documents.",
+             "There are factual errors in the provided documents. Tampa.", "Lyon", "not Glendale, Tampa", "oslo!"]
+    out = []
+    for i in range(n):
+        raw = {"scheme": "rgb", "id": f"s{i}", "task": rng.choice(["noise", "rejection", "counterfactual"]),
+               "language": rng.choice(["en", "zh"]), "query": "q", "answer": rng.choice(["Paris", ["Tampa", "Oslo"]]),
+               "docs": ["d"], "noise_rate": rng.choice([None, 0.0, 0.4, 1.0])}
+        if rng.random() < 0.5:
+            raw["response"] = rng.choice(texts)
+            if rng.random() < 0.5:
+                raw["model"] = rng.choice(["m0", "m9"])
+        if rng.random() < 0.7 or "response" not in raw:
+            raw["responses"] = {m: rng.choice(texts) for m in rng.sample(["m1", "m2", "m3"], rng.randint(1, 3))}
+        if raw["task"] == "counterfactual":
+            raw["fakeanswer"] = "Glendale"
+        parsed = SCHEME.parse(raw)
+        assert parsed.ok, parsed.problems
+        out.append(parsed.record)
+    return out
+
+
+def test_rgb_unit_columns_equal_the_one_response_records() -> None:
+    """rgb evaluate's per-unit columns and features equal those of each unit's one-response record (for_unit), the
+    records the figures and checkers read before issue #28."""
+    from calibration.schemes.rgb.evaluation import _units
+    from calibration.schemes.rgb.features import features_from_records
+
+    records = _rgb_records(300, 1)
+    keys, recs = [], []
+    for r in records:
+        for u in r.units:
+            keys.append((r.id, u))
+            recs.append(r.for_unit(u))
+    units = _units(records)
+    assert units.keys == keys
+    want = pd.DataFrame({"sample": [k[0] for k in keys], "model": [k[1] for k in keys], "task": [r.task for r in recs],
+                         "noise_rate": [np.nan if r.noise_rate is None else r.noise_rate for r in recs]})
+    pd.testing.assert_frame_equal(units.base, want, check_exact=True)
+    got, old = units.features(["rgb_original", "rgb_extended"]), features_from_records(recs)
+    for field in ("full_noise", "orig_rejection", "orig_error", "orig_found", "orig_nozero", "ext_rejection",
+                  "ext_error", "ext_need", "ext_cf_rejects", "ext_cf_vetoed"):
+        assert np.array_equal(getattr(got, field), getattr(old, field)), field
+
+
+def test_rgb_partial_tables_keep_the_units_that_have_what_each_figure_needs() -> None:
+    """The human (and judge) tables per figure: the units whose labels give every decision the figure needs, each
+    decision as its truth value (not given: False), in unit order, as the list-built tables before issue #28."""
+    from calibration.schemes.rgb.evaluation import NEEDS, _decision_codes, _partial_tables, _units
+    from calibration.schemes.rgb.features import LABELS
+
+    rng = np.random.default_rng(3)
+    records = _rgb_records(200, 2)
+    units = _units(records)
+    labels = {k: {d: [None, True, False, 1, 0][int(rng.integers(5))] for d in LABELS if rng.random() < 0.7}
+              for k in units.keys if rng.random() < 0.8}
+    got = _partial_tables(units, _decision_codes(units.keys, labels))
+    values = {k: [None if labels.get(key) is None else labels[key].get(k) for key in units.keys] for k in LABELS}
+    for figure, needs in NEEDS.items():
+        rows = [i for i in range(len(units.keys)) if all(values[k][i] is not None for k in needs)]
+        want = units.base.iloc[rows].reset_index(drop=True).assign(
+            **{k: [bool(values[k][i]) if values[k][i] is not None else False for i in rows] for k in LABELS})
+        pd.testing.assert_frame_equal(got[figure], want, check_exact=True)
