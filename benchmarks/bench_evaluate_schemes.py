@@ -18,6 +18,9 @@ the same load), and each checked against the command's output:
   1000-replicate percentile intervals drawn as Concord draws them), in plain sqlite3 + numpy (`REFERENCE_EVALUATE_RGB`),
   checked equal, every value and interval end, to the command's `human` rows; the command computes more beside them
   (two checkers' figures, agreement, noise table, the human ceiling), so the ratio is an upper bound;
+- evaluate --scheme trace: the annotator-vs-human `relevant` and `utilized` sentence-label kappa and F1 (pooled
+  confusion counts, 1000-replicate intervals over samples drawn as Concord draws them), in plain sqlite3 + numpy
+  (`REFERENCE_EVALUATE_TRACE`), checked equal to the command's; again a part of what the command computes;
 - evaluate, other schemes: a floor, not the same figures: a plain sqlite3 read and json.loads of every row the
   scheme's evaluate reads (samples' payloads and labels; violations' rows), i.e. the data evaluate must read at least.
 Prints the load average before each line and the ratio (wall and CPU) to the reference. One benchmark at a time on
@@ -367,6 +370,83 @@ print(json.dumps({"cpu": r.ru_utime + r.ru_stime, "rss_mb": r.ru_maxrss / 1024})
 """
 
 
+REFERENCE_EVALUATE_TRACE = r"""
+# trace evaluate's annotator-vs-human sentence labels, plainly: for `relevant` and `utilized`, over the samples a
+# human labeled (any of relevant, utilized, unsupported, adherent), each document sentence (documents_sentences'
+# keys) an item, the annotator's (the record's all_*_sentence_keys) the prediction and the human's the truth:
+# Cohen's kappa and F1 of the pooled confusion counts, with 1000-replicate percentile intervals over samples drawn
+# as Concord draws them (numpy default_rng(0), chunks of 64 replicates, samples in import order): sqlite3, json,
+# numpy only
+import json, resource, sqlite3, sys
+import numpy as np
+path, scheme = sys.argv[1:3]
+n_boot, seed, alpha = 1000, 0, 0.05
+conn = sqlite3.connect(path)
+human = {}
+for sid, kind, v in conn.execute(
+        "SELECT l.sample_id, l.kind, l.value FROM labels l JOIN samples s ON s.id = l.sample_id WHERE s.scheme = "
+        "'trace' AND l.unit = '' AND l.resolved = 1 AND l.value IS NOT NULL ORDER BY l.sample_id, l.unit, l.event_id"):
+    human.setdefault(sid, {})[kind] = json.loads(v)
+fields = {"relevant": "$.all_relevant_sentence_keys", "utilized": "$.all_utilized_sentence_keys"}
+conf = {kind: [] for kind in fields}
+samples = checked = 0
+for sid, sentences, relevant, utilized in conn.execute(
+        "SELECT id, json_extract(payload, '$.documents_sentences'), json_extract(payload, ?), "
+        "json_extract(payload, ?) FROM samples WHERE scheme = 'trace' ORDER BY rowid", tuple(fields.values())):
+    samples += 1
+    h = human.get(sid, {})
+    if all(h.get(k) is None for k in ("relevant", "utilized", "unsupported", "adherent")):
+        continue
+    checked += 1
+    keys = [k for doc in json.loads(sentences) for k, _ in doc]
+    for kind, annotator in (("relevant", relevant), ("utilized", utilized)):
+        if annotator is None or h.get(kind) is None:
+            continue
+        a, t = set(json.loads(annotator)), set(h[kind])
+        c = [sum(k in a and k in t for k in keys), sum(k in a and k not in t for k in keys),
+             sum(k not in a and k in t for k in keys), sum(k not in a and k not in t for k in keys)]
+        if sum(c):
+            conf[kind].append(c)
+
+def kappa_f1(c):  # c (..., 4): tp, fp, fn, tn
+    tp, fp, fn, tn = (c[..., i] for i in range(4))
+    n = tp + fp + fn + tn
+    with np.errstate(invalid="ignore", divide="ignore"):
+        po = (tp + tn) / n
+        pe = ((tp + fp) * (tp + fn) + (fn + tn) * (fp + tn)) / n**2
+        kappa = np.where(pe < 1, (po - pe) / (1 - pe), np.nan)
+        f1 = np.where(tp + fp + fn == 0, 1.0, 2 * tp / (2 * tp + fp + fn))
+    return np.where(n > 0, kappa, np.nan), np.where(n > 0, f1, np.nan)
+
+out = {}
+for kind, rows in conf.items():
+    c = np.array(rows, dtype=np.float64).reshape(-1, 4)
+    n = c.shape[0]
+    rng = np.random.default_rng(seed)
+    sums = []
+    for lo in range(0, n_boot, 64):
+        idx = rng.integers(0, n, size=(min(64, n_boot - lo), n), dtype=np.int32)
+        sums.append(np.stack([np.bincount(r, minlength=n) for r in idx]).astype(np.float64) @ c)
+    reps = kappa_f1(np.concatenate(sums))
+    est = kappa_f1(c.sum(axis=0))
+    figures = []
+    for e, r in zip(est, reps):
+        r = r[np.isfinite(r)]
+        figures.append([float(e), *(float(v) for v in np.percentile(r, [100 * alpha / 2, 100 * (1 - alpha / 2)]))])
+    out[kind] = {"samples": n, "items": int(c.sum()), "kappa": figures[0], "f1": figures[1]}
+r = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"labels": out, "samples": samples, "human_samples": checked}, sort_keys=True))
+print(json.dumps({"cpu": r.ru_utime + r.ru_stime, "rss_mb": r.ru_maxrss / 1024}), file=sys.stderr)
+"""
+
+
+def trace_evaluate_figures(out: str) -> dict[str, Any]:
+    """The command's annotator-vs-human relevant and utilized figures as REFERENCE_EVALUATE_TRACE prints them."""
+    data = json.loads(out)["trace"]
+    return {"labels": {k: data["labels"][k] for k in ("relevant", "utilized")}, "samples": data["samples"],
+            "human_samples": data["human_samples"]}
+
+
 def rgb_evaluate_figures(out: str) -> dict[str, Any]:
     """The command's human figures (and unit counts) as REFERENCE_EVALUATE_RGB prints them."""
     data = json.loads(out)["rgb"]
@@ -375,8 +455,10 @@ def rgb_evaluate_figures(out: str) -> dict[str, Any]:
     return {"human": human, "labeled_units": data["labeled_units"], "units": data["units"]}
 
 
-EVALUATE_REFERENCES = {"rgb": REFERENCE_EVALUATE_RGB}  # scheme -> the same figures computed plainly
-EVALUATE_FIGURES = {"rgb": rgb_evaluate_figures}  # scheme -> those figures read from the command's JSON
+# scheme -> (some of) the same figures computed plainly, what they are, and those figures read from the command's JSON
+EVALUATE_REFERENCES = {"rgb": REFERENCE_EVALUATE_RGB, "trace": REFERENCE_EVALUATE_TRACE}
+EVALUATE_REF_NAMES = {"rgb": "sqlite3 + numpy: human figures", "trace": "sqlite3 + numpy: relevant/utilized kappa, F1"}
+EVALUATE_FIGURES = {"rgb": rgb_evaluate_figures, "trace": trace_evaluate_figures}
 
 
 def agreement_figures(out: str, scheme: str) -> dict[str, list[float]]:
@@ -459,8 +541,8 @@ def main() -> None:
                     got, want = EVALUATE_FIGURES[scheme](next(iter(outs))), json.loads(next(iter(ref_outs)))
                     matched = got == want and len(outs) == 1 and len(ref_outs) == 1
                     print(f"  reference figures {'equal (exactly)' if got == want else 'DIFFER: ' + repr((got, want))}"
-                          f" ({len(want['human'])} human figures with intervals)")
-                ref_name = ("sqlite3 + numpy, human figures" if command == "evaluate" and scheme in EVALUATE_REFERENCES
+                          f" ({EVALUATE_REF_NAMES[scheme]}, with intervals)")
+                ref_name = (EVALUATE_REF_NAMES[scheme] if command == "evaluate" and scheme in EVALUATE_REFERENCES
                             else "sqlite3 read floor" if command == "evaluate" else "sqlite3 + pandas")
                 results.append((f"{command} --scheme {scheme}, {args.samples:,} samples"
                                 + (f" (ref: {ref_name})" if has_ref else " (no ref)"), runs, refs, matched, load[0]))
