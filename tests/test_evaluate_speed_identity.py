@@ -327,3 +327,17 @@ def test_rgb_partial_tables_keep_the_units_that_have_what_each_figure_needs() ->
         want = units.base.iloc[rows].reset_index(drop=True).assign(
             **{k: [bool(values[k][i]) if values[k][i] is not None else False for i in rows] for k in LABELS})
         pd.testing.assert_frame_equal(got[figure], want, check_exact=True)
+
+
+@pytest.mark.parametrize("text", ['{"a": [1, 2.5, -0.0, "x\\u00e9"], "b": null, "c": true}', '{"n": NaN}',
+                                  '{"big": 123456789012345678901234567890}', '[1e400]', '"\\ud800"', '{"a":1,"a":2}',
+                                  '{"f": 0.1, "g": 1.7976931348623157e308, "h": 5e-324, "k": 9223372036854775807}'])
+def test_store_loads_reads_what_json_loads_reads(text: str) -> None:
+    """The store's JSON reader (orjson where it reads the same values) gives json.loads' values, types included."""
+    import json
+
+    from app.store.samples import loads
+
+    got, want = loads(text), json.loads(text)
+    assert repr(got) == repr(want)
+    assert json.dumps(got) == json.dumps(want)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -45,6 +46,21 @@ def content_hash(payload: Any, *, key_ordered: bool = False) -> str:
     except TypeError:
         data = dumps(payload).encode("utf-8")
     return hashlib.sha256(data).hexdigest()
+
+
+_LONG_NUMBER = re.compile(r"\d{19}")  # may be an integer past 64 bits, which orjson reads as a float
+
+
+def loads(text: str) -> Any:
+    """json.loads of a stored JSON text, by orjson (several times faster on the payloads and labels `evaluate` reads:
+    a tenth of reading 100k records); json.loads for what orjson refuses (NaN, lone surrogates) or reads otherwise
+    (integers past 64 bits), so the same values."""
+    if _LONG_NUMBER.search(text) is None:
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(text)
 
 
 def _row(row: dict[str, Any]) -> dict[str, Any]:
@@ -188,11 +204,11 @@ class SamplesMixin(ProjectBase):
         for sid, split, meta, payload in self.conn.execute(
             f"SELECT id, split, meta, payload FROM samples WHERE scheme = ?{where} ORDER BY rowid", params
         ):
-            data = {"scheme": scheme.name, "id": sid, **json.loads(payload)}
+            data = {"scheme": scheme.name, "id": sid, **loads(payload)}
             if split is not None:
                 data["split"] = split
             if meta is not None:
-                data["meta"] = json.loads(meta)
+                data["meta"] = loads(meta)
             parsed = scheme.parse(data)
             if parsed.record is not None:
                 out.append(parsed.record)
@@ -379,7 +395,7 @@ class SchemeDataMixin(ProjectBase):
         ):
             if excluded and (sid, unit, who_set) in excluded:
                 continue
-            out.setdefault((sid, unit), {})[kind] = json.loads(value)
+            out.setdefault((sid, unit), {})[kind] = loads(value)
         return out
 
     # -- applied parameters (what `calibrate --apply NAME` saves), per scheme ---------------------------------------
