@@ -341,3 +341,14 @@ def test_store_loads_reads_what_json_loads_reads(text: str) -> None:
     got, want = loads(text), json.loads(text)
     assert repr(got) == repr(want)
     assert json.dumps(got) == json.dumps(want)
+
+
+def test_rgb_label_items_of_one_kind_equal_the_scan_of_the_four() -> None:
+    """rgb label_items: asked one kind at a time (the ceiling, agreement), the same items as the scan of the four
+    decisions gives, for every kind (decisions, status, note) and value (booleans, null, truthy others)."""
+    from calibration.schemes.rgb.scheme import DECISIONS, SCHEME
+
+    for kind in (*DECISIONS, "status", "note", "other"):
+        for value in (True, False, None, 0, 1, "yes", "", [], ["x"]):
+            want = {k: bool({kind: value}[k]) for k in DECISIONS if {kind: value}.get(k) is not None}
+            assert SCHEME.label_items(None, "m", {kind: value}) == want  # type: ignore[arg-type]
