@@ -352,3 +352,27 @@ def test_rgb_label_items_of_one_kind_equal_the_scan_of_the_four() -> None:
         for value in (True, False, None, 0, 1, "yes", "", [], ["x"]):
             want = {k: bool({kind: value}[k]) for k in DECISIONS if {kind: value}.get(k) is not None}
             assert SCHEME.label_items(None, "m", {kind: value}) == want  # type: ignore[arg-type]
+
+
+def test_trace_human_labels_built_at_once_equal_the_replaced_ones() -> None:
+    """trace's human_labels, built in one call, equals the TraceLabels made by one replace() per kind (before
+    issue #28) for every mix of kinds given, null or absent."""
+    import itertools
+    from dataclasses import replace
+
+    from calibration.schemes.trace.evaluation import human_labels
+    from calibration.schemes.trace.records import TraceLabels, human_adherent
+
+    options = {"relevant": [None, [], ["0a", "1b", "0a"]], "utilized": [None, ["0b"]], "unsupported": [None, [], ["a"]],
+               "adherent": [None, True, False]}
+    for values in itertools.product(*options.values()):
+        labels = {k: v for k, v in zip(options, values) if v is not None or k == "relevant"}
+        want: TraceLabels | None = None
+        if any(labels.get(k) is not None for k in options):
+            want = TraceLabels()
+            for kind in ("relevant", "utilized", "unsupported"):
+                if labels.get(kind) is not None:
+                    want = replace(want, **{kind: tuple(labels[kind])})
+            verdict = human_adherent(labels)
+            want = replace(want, adherence=verdict) if verdict is not None else want
+        assert human_labels(labels) == want

@@ -33,12 +33,12 @@ def human_labels(labels: Mapping[str, Any]) -> TraceLabels | None:
     """The human's own labels of a sample (None when the human labeled none of the trace kinds)."""
     if not any(labels.get(k) is not None for k in HUMAN_KINDS):
         return None
-    t = TraceLabels()
-    for kind, attr in (("relevant", "relevant"), ("utilized", "utilized"), ("unsupported", "unsupported")):
-        if labels.get(kind) is not None:
-            t = replace(t, **{attr: tuple(labels[kind])})
+    given: dict[str, Any] = {kind: tuple(labels[kind]) for kind in ("relevant", "utilized", "unsupported")
+                             if labels.get(kind) is not None}  # built at once: a replace() per kind cost more
     verdict = human_adherent(labels)
-    return replace(t, adherence=verdict) if verdict is not None else t
+    if verdict is not None:
+        given["adherence"] = verdict
+    return TraceLabels(**given)
 
 
 def truth(record: TraceRecord, labels: Mapping[str, Any]) -> TraceLabels:
@@ -253,9 +253,9 @@ def evaluate(records: Sequence[TraceRecord], labels: Mapping[tuple[str, str], Ma
     # the headline: each score's mean under the reference labels, per subset and variant
     subsets = _subsets(records)
     ref_labels: list[TraceLabels | None] = [r.labels for r in records] if reference == "annotator" else truths
-    data["means"], headline = {}, []
+    data["means"], headline, refs = {}, [], {}
     for variant in variants:
-        ref = score_records(records, variant, ref_labels)  # type: ignore[arg-type]
+        ref = refs[variant] = score_records(records, variant, ref_labels)  # type: ignore[arg-type]
         rows, out = [], {}
         for subset, mask in subsets.items():
             res = _means(ref[mask], ci)
@@ -273,7 +273,7 @@ def evaluate(records: Sequence[TraceRecord], labels: Mapping[tuple[str, str], Ma
     judges = judge_scores(records)
     if judges:
         for variant in variants:
-            ref = score_records(records, variant, ref_labels)  # type: ignore[arg-type]
+            ref = refs[variant]  # the headline's scores of the same labels
             has_ref = ref[list(SCORES)].notna().any(axis=1).to_numpy()
             rows, out = [], {}
             for subset, mask in subsets.items():
