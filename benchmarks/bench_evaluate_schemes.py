@@ -18,8 +18,9 @@ the same load), and each checked against the command's output:
   1000-replicate percentile intervals drawn as Concord draws them), in plain sqlite3 + numpy (`REFERENCE_EVALUATE_RGB`),
   checked equal, every value and interval end, to the command's `human` rows; the command computes more beside them
   (two checkers' figures, agreement, noise table, the human ceiling), so the ratio is an upper bound;
-- evaluate --scheme trace: the annotator-vs-human `relevant` and `utilized` sentence-label kappa and F1 (pooled
-  confusion counts, 1000-replicate intervals over samples drawn as Concord draws them), in plain sqlite3 + numpy
+- evaluate --scheme trace: the headline mean RAGBench relevance and utilization (annotator labels, all samples) and
+  the annotator-vs-human `relevant` and `utilized` sentence-label kappa and F1 (pooled confusion counts), each with
+  1000-replicate intervals over samples drawn as Concord draws them, in plain sqlite3 + numpy
   (`REFERENCE_EVALUATE_TRACE`), checked equal to the command's; again a part of what the command computes;
 - evaluate, other schemes: a floor, not the same figures: a plain sqlite3 read and json.loads of every row the
   scheme's evaluate reads (samples' payloads and labels; violations' rows), i.e. the data evaluate must read at least.
@@ -371,7 +372,8 @@ print(json.dumps({"cpu": r.ru_utime + r.ru_stime, "rss_mb": r.ru_maxrss / 1024})
 
 
 REFERENCE_EVALUATE_TRACE = r"""
-# trace evaluate's annotator-vs-human sentence labels, plainly: for `relevant` and `utilized`, over the samples a
+# trace evaluate's mean RAGBench relevance and utilization (the annotator's listed keys over the document sentences,
+# all samples) and annotator-vs-human sentence labels, plainly: for `relevant` and `utilized`, over the samples a
 # human labeled (any of relevant, utilized, unsupported, adherent), each document sentence (documents_sentences'
 # keys) an item, the annotator's (the record's all_*_sentence_keys) the prediction and the human's the truth:
 # Cohen's kappa and F1 of the pooled confusion counts, with 1000-replicate percentile intervals over samples drawn
@@ -389,16 +391,20 @@ for sid, kind, v in conn.execute(
     human.setdefault(sid, {})[kind] = json.loads(v)
 fields = {"relevant": "$.all_relevant_sentence_keys", "utilized": "$.all_utilized_sentence_keys"}
 conf = {kind: [] for kind in fields}
+share = {kind: [] for kind in fields}  # RAGBench relevance / utilization: listed keys over document sentences
 samples = checked = 0
 for sid, sentences, relevant, utilized in conn.execute(
         "SELECT id, json_extract(payload, '$.documents_sentences'), json_extract(payload, ?), "
         "json_extract(payload, ?) FROM samples WHERE scheme = 'trace' ORDER BY rowid", tuple(fields.values())):
     samples += 1
+    keys = [k for doc in json.loads(sentences) for k, _ in doc]
+    for kind, annotator in (("relevant", relevant), ("utilized", utilized)):
+        if annotator is not None and keys:
+            share[kind].append(len(json.loads(annotator)) / len(keys))
     h = human.get(sid, {})
     if all(h.get(k) is None for k in ("relevant", "utilized", "unsupported", "adherent")):
         continue
     checked += 1
-    keys = [k for doc in json.loads(sentences) for k, _ in doc]
     for kind, annotator in (("relevant", relevant), ("utilized", utilized)):
         if annotator is None or h.get(kind) is None:
             continue
@@ -434,8 +440,20 @@ for kind, rows in conf.items():
         r = r[np.isfinite(r)]
         figures.append([float(e), *(float(v) for v in np.percentile(r, [100 * alpha / 2, 100 * (1 - alpha / 2)]))])
     out[kind] = {"samples": n, "items": int(c.sum()), "kappa": figures[0], "f1": figures[1]}
+means = {}
+for kind, score in (("relevant", "relevance"), ("utilized", "utilization")):
+    x = np.array(share[kind], dtype=np.float64)
+    n = x.size
+    rng = np.random.default_rng(seed)
+    reps = []
+    for lo in range(0, n_boot, 64):
+        idx = rng.integers(0, n, size=(min(64, n_boot - lo), n), dtype=np.int32)
+        w = np.stack([np.bincount(r, minlength=n) for r in idx]).astype(np.float64)
+        reps.append(w @ x / n)  # each replicate's mean: its draws' weighted sum over the n drawn
+    low, high = np.percentile(np.concatenate(reps), [100 * alpha / 2, 100 * (1 - alpha / 2)])
+    means[score] = [float((np.ones((1, n)) @ x / n)[0]), float(low), float(high)]
 r = resource.getrusage(resource.RUSAGE_SELF)
-print(json.dumps({"labels": out, "samples": samples, "human_samples": checked}, sort_keys=True))
+print(json.dumps({"labels": out, "means": means, "samples": samples, "human_samples": checked}, sort_keys=True))
 print(json.dumps({"cpu": r.ru_utime + r.ru_stime, "rss_mb": r.ru_maxrss / 1024}), file=sys.stderr)
 """
 
@@ -443,8 +461,9 @@ print(json.dumps({"cpu": r.ru_utime + r.ru_stime, "rss_mb": r.ru_maxrss / 1024})
 def trace_evaluate_figures(out: str) -> dict[str, Any]:
     """The command's annotator-vs-human relevant and utilized figures as REFERENCE_EVALUATE_TRACE prints them."""
     data = json.loads(out)["trace"]
+    means = data["means"]["ragbench"]["all"]
     return {"labels": {k: data["labels"][k] for k in ("relevant", "utilized")}, "samples": data["samples"],
-            "human_samples": data["human_samples"]}
+            "means": {k: means[k] for k in ("relevance", "utilization")}, "human_samples": data["human_samples"]}
 
 
 def rgb_evaluate_figures(out: str) -> dict[str, Any]:
@@ -457,7 +476,7 @@ def rgb_evaluate_figures(out: str) -> dict[str, Any]:
 
 # scheme -> (some of) the same figures computed plainly, what they are, and those figures read from the command's JSON
 EVALUATE_REFERENCES = {"rgb": REFERENCE_EVALUATE_RGB, "trace": REFERENCE_EVALUATE_TRACE}
-EVALUATE_REF_NAMES = {"rgb": "sqlite3 + numpy: human figures", "trace": "sqlite3 + numpy: relevant/utilized kappa, F1"}
+EVALUATE_REF_NAMES = {"rgb": "sqlite3 + numpy: human figures", "trace": "sqlite3 + numpy: relevance, utilization, their kappa, F1"}
 EVALUATE_FIGURES = {"rgb": rgb_evaluate_figures, "trace": trace_evaluate_figures}
 
 
