@@ -376,3 +376,21 @@ def test_trace_human_labels_built_at_once_equal_the_replaced_ones() -> None:
             verdict = human_adherent(labels)
             want = replace(want, adherence=verdict) if verdict is not None else want
         assert human_labels(labels) == want
+
+
+def test_evaluate_with_ceilings_pauses_the_gc_for_the_ceiling_and_restores_it(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The human ceiling is drawn with the cyclic GC paused (as the records and the hook are), and the GC is on
+    again afterwards."""
+    import gc
+
+    from app.services import ceiling
+    from app.store import Project
+    from calibration.schemes.base import registry
+
+    seen = []
+    monkeypatch.setattr(ceiling, "human_ceilings", lambda *a, **k: seen.append(gc.isenabled()) or {})
+    p = Project.create(tmp_path / "p.concord")
+    assert gc.isenabled()
+    ceiling.evaluate_with_ceilings(p, [registry().get("rgb")], {"n_boot": 0})
+    assert seen == [False] and gc.isenabled()

@@ -27,7 +27,7 @@ class Evaluated:
 
 
 @contextmanager
-def _gc_paused() -> Iterator[None]:
+def gc_paused() -> Iterator[None]:
     """Pause the cyclic GC while a scheme's records are loaded and evaluated: a million small, acyclic objects
     (violations, per-unit score dicts) make every full collection rescan them all, which was a third of
     `concord evaluate` at 100k samples (as in app.io.imports). Restored afterwards; cycles made meanwhile are
@@ -74,7 +74,7 @@ def evaluate(project: Project, schemes: Sequence[Scheme], options: Mapping[str, 
         if options.get("presets") and not opts["presets"]:
             out.append(Evaluated(scheme, None, f"{scheme.name}: no preset {', '.join(options['presets'])}; skipped"))
             continue
-        with _gc_paused():
+        with gc_paused():
             records = evaluation_records(project, scheme)
             labels = project.scheme_labels(scheme.name)
             try:
