@@ -183,13 +183,18 @@ def resample_counts(n: int, n_boot: int, seed: int = 0, chunk: int = 64) -> Iter
     stream (same seed and chunk, same replicates).
     """
     for idx in resample_index_chunks(n, n_boot, seed, chunk):
-        reps = idx.shape[0]
-        # one bincount per replicate written straight into the float array: the same counts as one bincount of
-        # offset indices, without the offset, flat and int64 copies (a quarter of the memory at n = 100k)
-        w = np.empty((reps, n), dtype=np.float64)
-        for r in range(reps):
-            w[r] = np.bincount(idx[r], minlength=n)
-        yield w
+        yield draw_counts(idx, n)
+
+
+def draw_counts(idx: np.ndarray, n: int) -> np.ndarray:
+    """(reps, n) float64: how often each of n units is drawn in each row of unit indices `idx` (reps, size)."""
+    reps = idx.shape[0]
+    # one bincount per replicate written straight into the float array: the same counts as one bincount of
+    # offset indices, without the offset, flat and int64 copies (a quarter of the memory at n = 100k)
+    w = np.empty((reps, n), dtype=np.float64)
+    for r in range(reps):
+        w[r] = np.bincount(idx[r], minlength=n)
+    return w
 
 
 def _distinct_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

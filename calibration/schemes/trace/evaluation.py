@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from calibration.agreement import (SpearmanCodes, auroc_from_counts, percentile_interval, resample_index_chunks,
-                                   spearman_codes, spearman_from_counts)
+from calibration.agreement import (SpearmanCodes, auroc_from_counts, draw_counts, percentile_interval,
+                                   resample_index_chunks, spearman_codes, spearman_from_counts)
 from calibration.schemes.base import Report, Table
 from calibration.schemes.trace.agreement import LABEL_TYPES, judge_scores, sentence_labels
 from calibration.schemes.trace.metrics import SCORES, VARIANTS, ragbench_adherent, score_records
@@ -146,7 +146,7 @@ class _Intervals:
             weighted = stacked is not None or any(c is None and d is None for _, c, d, _ in stats)
             reps: list[list[np.ndarray]] = [[] for _ in stats]
             for idx in resample_index_chunks(n, self.n_boot, self.seed):
-                w = _draw_counts(idx, n) if weighted else None
+                w = draw_counts(idx, n) if weighted else None  # resample_counts' weights
                 sums = None if stacked is None else w @ stacked  # type: ignore[operator]
                 for (stat, c, coded, _), out in zip(stats, reps):
                     if coded is not None:
@@ -156,14 +156,6 @@ class _Intervals:
             for (_, _, _, slot), out in zip(stats, reps):
                 slot[1:] = percentile_interval(np.concatenate(out), self.alpha)
         self.pending.clear()
-
-
-def _draw_counts(idx: np.ndarray, n: int) -> np.ndarray:
-    """(reps, n) float64: times each unit is drawn per replicate, `resample_counts`' weights of these draws."""
-    w = np.empty((idx.shape[0], n), dtype=np.float64)
-    for r in range(idx.shape[0]):
-        w[r] = np.bincount(idx[r], minlength=n)
-    return w
 
 
 def _rmse_sums(s: np.ndarray) -> np.ndarray:
