@@ -39,7 +39,7 @@ SHORT = {"accuracy": "Accuracy", "rejection_rate": "Rejection", "error_detection
          "error_correction_rate": "Correction"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class _Units:
     """Every unit's key and what the figures and checkers read of it, as columns in record order (the
     one-response record of each unit, `RGBRecord.for_unit`, as columns: copying a record per unit was a tenth of
