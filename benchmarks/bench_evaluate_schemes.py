@@ -17,6 +17,14 @@ the same load), and each checked against the command's output:
   library's pair table and vectorised matcher, numpy/pandas): per config and checker TP/FP/FN, P/R/F1 (equal) and
   the F1's 95% bootstrap interval (its own draws, so ends within a fifth of the interval's width), the humans'
   leaderboard (equal), the human ceiling's Fleiss' kappa and metric-vs-resolved kappa (estimates, equal);
+- evaluate --scheme rgb: the human figures (RGB's four figures per model and task under the resolved labels, with
+  1000-replicate percentile intervals drawn as Concord draws them), in plain sqlite3 + numpy (`REFERENCE_EVALUATE_RGB`),
+  checked equal, every value and interval end, to the command's `human` rows; the command computes more beside them
+  (two checkers' figures, agreement, noise table, the human ceiling), so the ratio is an upper bound;
+- evaluate --scheme trace: the headline mean RAGBench relevance and utilization (annotator labels, all samples) and
+  the annotator-vs-human `relevant` and `utilized` sentence-label kappa and F1 (pooled confusion counts), each with
+  1000-replicate intervals over samples drawn as Concord draws them, in plain sqlite3 + numpy
+  (`REFERENCE_EVALUATE_TRACE`), checked equal to the command's; again a part of what the command computes;
 - evaluate, other schemes: a floor, not the same figures: a plain sqlite3 read and json.loads of every row the
   scheme's evaluate reads (samples' payloads and labels), i.e. the data evaluate must read at least.
 Prints the load average before each line and the ratio (wall and CPU) to the reference. One benchmark at a time on
@@ -358,6 +366,178 @@ print(json.dumps({"cpu": r.ru_utime + r.ru_stime, "rss_mb": r.ru_maxrss / 1024})
 """
 
 
+REFERENCE_EVALUATE_RGB = r"""
+# rgb evaluate's human figures, plainly: the four RGB figures (percent) per model and task under the resolved human
+# labels, each over the units where the decisions it needs were judged, with 1000-replicate percentile intervals
+# drawn as Concord draws them (numpy default_rng(0), chunks of 64 replicates of unit indices, units in import order,
+# a record's single response first, then `responses` in order): sqlite3, json, numpy only
+import json, resource, sqlite3, sys
+import numpy as np
+path, scheme = sys.argv[1:3]
+n_boot, seed, alpha = 1000, 0, 0.05
+conn = sqlite3.connect(path)
+kinds = ("correct", "rejected", "error_detected", "error_corrected")
+units = []
+for sid, task, model, has_response, responses in conn.execute(
+        "SELECT id, json_extract(payload, '$.task'), json_extract(payload, '$.model'), "
+        "json_type(payload, '$.response') NOT IN ('null'), json_extract(payload, '$.responses') "
+        "FROM samples WHERE scheme = 'rgb' ORDER BY rowid"):
+    head = [model or "response"] if has_response else []
+    for unit in head + (list(json.loads(responses)) if responses else []):
+        units.append((sid, unit, task))
+value = {}  # (sample, unit) -> kind -> 0/1, the resolved label
+labeled = set()
+for sid, unit, kind, v in conn.execute(
+        "SELECT l.sample_id, l.unit, l.kind, l.value FROM labels l JOIN samples s ON s.id = l.sample_id "
+        "WHERE s.scheme = 'rgb' AND l.resolved = 1 AND l.value IS NOT NULL ORDER BY l.sample_id, l.unit, l.event_id"):
+    labeled.add((sid, unit))
+    if kind in kinds:
+        v = json.loads(v)
+        value.setdefault((sid, unit), {})[kind] = -1 if v is None else int(bool(v))  # null: not judged
+needs = {"accuracy": (0,), "rejection_rate": (1,), "error_detection_rate": (2,), "error_correction_rate": (2, 3)}
+x = np.array([[value.get((s, u), {}).get(k, -1) for k in kinds] for s, u, _ in units], dtype=np.int64).reshape(-1, 4)
+group = np.array([f"{u}\x00{t}" for _, u, t in units])
+out = {}
+for f_i, (figure, need) in enumerate(needs.items()):
+    judged = (x[:, list(need)] >= 0).all(axis=1)
+    for key in sorted(set(group[judged])):
+        g = np.clip(x[judged & (group == key)], 0, 1)
+        n = g.shape[0]
+        cols = np.column_stack([g, g[:, 2] & g[:, 3]])
+        def fig(sums):  # sums (..., 5) of the four decisions and detected-and-corrected
+            if f_i < 3:
+                return 100.0 * sums[..., f_i] / n
+            det = sums[..., 2]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return np.where(det > 0, 100.0 * sums[..., 4] / det, 0.0)
+        rng = np.random.default_rng(seed)
+        reps = []
+        for lo in range(0, n_boot, 64):
+            idx = rng.integers(0, n, size=(min(64, n_boot - lo), n), dtype=np.int32)
+            reps.append(fig(np.stack([cols[:, c][idx].sum(axis=1) for c in range(5)], axis=-1)))
+        reps = np.concatenate(reps)
+        reps = reps[np.isfinite(reps)]
+        low, high = np.percentile(reps, [100 * alpha / 2, 100 * (1 - alpha / 2)])
+        model, task = key.split("\x00")
+        out[f"{model}|{task}|{figure}"] = [float(fig(cols.sum(axis=0))), float(low), float(high), n]
+units_labeled = sum(1 for s, u, _ in units if (s, u) in labeled)
+r = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"human": out, "labeled_units": units_labeled, "units": len(units)}, sort_keys=True))
+print(json.dumps({"cpu": r.ru_utime + r.ru_stime, "rss_mb": r.ru_maxrss / 1024}), file=sys.stderr)
+"""
+
+
+REFERENCE_EVALUATE_TRACE = r"""
+# trace evaluate's mean RAGBench relevance and utilization (the annotator's listed keys over the document sentences,
+# all samples) and annotator-vs-human sentence labels, plainly: for `relevant` and `utilized`, over the samples a
+# human labeled (any of relevant, utilized, unsupported, adherent), each document sentence (documents_sentences'
+# keys) an item, the annotator's (the record's all_*_sentence_keys) the prediction and the human's the truth:
+# Cohen's kappa and F1 of the pooled confusion counts, with 1000-replicate percentile intervals over samples drawn
+# as Concord draws them (numpy default_rng(0), chunks of 64 replicates, samples in import order): sqlite3, json,
+# numpy only
+import json, resource, sqlite3, sys
+import numpy as np
+path, scheme = sys.argv[1:3]
+n_boot, seed, alpha = 1000, 0, 0.05
+conn = sqlite3.connect(path)
+human = {}
+for sid, kind, v in conn.execute(
+        "SELECT l.sample_id, l.kind, l.value FROM labels l JOIN samples s ON s.id = l.sample_id WHERE s.scheme = "
+        "'trace' AND l.unit = '' AND l.resolved = 1 AND l.value IS NOT NULL ORDER BY l.sample_id, l.unit, l.event_id"):
+    human.setdefault(sid, {})[kind] = json.loads(v)
+fields = {"relevant": "$.all_relevant_sentence_keys", "utilized": "$.all_utilized_sentence_keys"}
+conf = {kind: [] for kind in fields}
+share = {kind: [] for kind in fields}  # RAGBench relevance / utilization: listed keys over document sentences
+samples = checked = 0
+for sid, sentences, relevant, utilized in conn.execute(
+        "SELECT id, json_extract(payload, '$.documents_sentences'), json_extract(payload, ?), "
+        "json_extract(payload, ?) FROM samples WHERE scheme = 'trace' ORDER BY rowid", tuple(fields.values())):
+    samples += 1
+    keys = [k for doc in json.loads(sentences) for k, _ in doc]
+    for kind, annotator in (("relevant", relevant), ("utilized", utilized)):
+        if annotator is not None and keys:
+            share[kind].append(len(json.loads(annotator)) / len(keys))
+    h = human.get(sid, {})
+    if all(h.get(k) is None for k in ("relevant", "utilized", "unsupported", "adherent")):
+        continue
+    checked += 1
+    for kind, annotator in (("relevant", relevant), ("utilized", utilized)):
+        if annotator is None or h.get(kind) is None:
+            continue
+        a, t = set(json.loads(annotator)), set(h[kind])
+        c = [sum(k in a and k in t for k in keys), sum(k in a and k not in t for k in keys),
+             sum(k not in a and k in t for k in keys), sum(k not in a and k not in t for k in keys)]
+        if sum(c):
+            conf[kind].append(c)
+
+def kappa_f1(c):  # c (..., 4): tp, fp, fn, tn
+    tp, fp, fn, tn = (c[..., i] for i in range(4))
+    n = tp + fp + fn + tn
+    with np.errstate(invalid="ignore", divide="ignore"):
+        po = (tp + tn) / n
+        pe = ((tp + fp) * (tp + fn) + (fn + tn) * (fp + tn)) / n**2
+        kappa = np.where(pe < 1, (po - pe) / (1 - pe), np.nan)
+        f1 = np.where(tp + fp + fn == 0, 1.0, 2 * tp / (2 * tp + fp + fn))
+    return np.where(n > 0, kappa, np.nan), np.where(n > 0, f1, np.nan)
+
+out = {}
+for kind, rows in conf.items():
+    c = np.array(rows, dtype=np.float64).reshape(-1, 4)
+    n = c.shape[0]
+    rng = np.random.default_rng(seed)
+    sums = []
+    for lo in range(0, n_boot, 64):
+        idx = rng.integers(0, n, size=(min(64, n_boot - lo), n), dtype=np.int32)
+        sums.append(np.stack([np.bincount(r, minlength=n) for r in idx]).astype(np.float64) @ c)
+    reps = kappa_f1(np.concatenate(sums))
+    est = kappa_f1(c.sum(axis=0))
+    figures = []
+    for e, r in zip(est, reps):
+        r = r[np.isfinite(r)]
+        figures.append([float(e), *(float(v) for v in np.percentile(r, [100 * alpha / 2, 100 * (1 - alpha / 2)]))])
+    out[kind] = {"samples": n, "items": int(c.sum()), "kappa": figures[0], "f1": figures[1]}
+means = {}
+for kind, score in (("relevant", "relevance"), ("utilized", "utilization")):
+    x = np.array(share[kind], dtype=np.float64)
+    n = x.size
+    rng = np.random.default_rng(seed)
+    reps = []
+    for lo in range(0, n_boot, 64):
+        idx = rng.integers(0, n, size=(min(64, n_boot - lo), n), dtype=np.int32)
+        w = np.stack([np.bincount(r, minlength=n) for r in idx]).astype(np.float64)
+        reps.append(w @ x / n)  # each replicate's mean: its draws' weighted sum over the n drawn
+    low, high = np.percentile(np.concatenate(reps), [100 * alpha / 2, 100 * (1 - alpha / 2)])
+    means[score] = [float((np.ones((1, n)) @ x / n)[0]), float(low), float(high)]
+r = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"labels": out, "means": means, "samples": samples, "human_samples": checked}, sort_keys=True))
+print(json.dumps({"cpu": r.ru_utime + r.ru_stime, "rss_mb": r.ru_maxrss / 1024}), file=sys.stderr)
+"""
+
+
+def trace_evaluate_figures(out: str) -> dict[str, Any]:
+    """The command's annotator-vs-human relevant and utilized figures as REFERENCE_EVALUATE_TRACE prints them."""
+    data = json.loads(out)["trace"]
+    means = data["means"]["ragbench"]["all"]
+    return {"labels": {k: data["labels"][k] for k in ("relevant", "utilized")}, "samples": data["samples"],
+            "means": {k: means[k] for k in ("relevance", "utilization")}, "human_samples": data["human_samples"]}
+
+
+def rgb_evaluate_figures(out: str) -> dict[str, Any]:
+    """The command's human figures (and unit counts) as REFERENCE_EVALUATE_RGB prints them."""
+    data = json.loads(out)["rgb"]
+    human = {f"{r['model']}|{r['task']}|{r['figure']}": [r["value"], r["low"], r["high"], r["n"]]
+             for r in data["figures"] if r["source"] == "human"}
+    return {"human": human, "labeled_units": data["labeled_units"], "units": data["units"]}
+
+
+# scheme -> (some of) the same figures computed plainly, what they are, and those figures read from the command's JSON
+EVALUATE_REFERENCES = {"violations": REFERENCE_EVALUATE_VIOLATIONS, "rgb": REFERENCE_EVALUATE_RGB,
+                       "trace": REFERENCE_EVALUATE_TRACE}
+EVALUATE_REF_NAMES = {"violations": "sqlite3 + numpy + the library's matcher", "rgb": "sqlite3 + numpy: human figures",
+                      "trace": "sqlite3 + numpy: relevance, utilization, their kappa, F1"}
+EVALUATE_FIGURES = {"rgb": rgb_evaluate_figures, "trace": trace_evaluate_figures}
+
+
 def agreement_figures(out: str, scheme: str) -> dict[str, list[float]]:
     """The command's pooled pair kappas, Fleiss' kappa and alpha, as the reference prints them (over every item
     kind)."""
@@ -413,10 +593,8 @@ def main() -> None:
                 argv = [PY, "-c", WRAP, command, str(path), "--scheme", scheme, "--json"]
                 if command == "evaluate" and scheme == "violations":
                     argv[5:5] = ["--embedding", "jaccard"]
-                ref_argv = ([PY, "-c", REFERENCE_READ] if command == "evaluate"
+                ref_argv = ([PY, "-c", EVALUATE_REFERENCES.get(scheme, REFERENCE_READ)] if command == "evaluate"
                             else [PY, str(ROOT / "benchmarks" / "agreement_reference.py")])
-                if command == "evaluate" and scheme == "violations":
-                    ref_argv = [PY, "-c", REFERENCE_EVALUATE_VIOLATIONS]
                 runs, refs, outs, ref_outs = [], [], set(), set()
                 load = os.getloadavg()
                 for _ in range(args.runs):
@@ -441,9 +619,13 @@ def main() -> None:
                     matched = same_violations(got, want) and len(outs) == 1
                     print(f"  reference figures {'equal' if same_violations(got, want) else 'DIFFER: ' + repr((got, want))}"
                           f" (ceiling {', '.join(f'{k} {v:.4f}' for k, v in want['ceiling'].items())})")
-                ref_name = "sqlite3 read floor" if command == "evaluate" else "sqlite3 + pandas"
-                if command == "evaluate" and scheme == "violations":
-                    ref_name = "sqlite3 + numpy + the library's matcher"
+                elif command == "evaluate" and scheme in EVALUATE_FIGURES:
+                    got, want = EVALUATE_FIGURES[scheme](next(iter(outs))), json.loads(next(iter(ref_outs)))
+                    matched = got == want and len(outs) == 1 and len(ref_outs) == 1
+                    print(f"  reference figures {'equal (exactly)' if got == want else 'DIFFER: ' + repr((got, want))}"
+                          f" ({EVALUATE_REF_NAMES[scheme]}, with intervals)")
+                ref_name = (EVALUATE_REF_NAMES.get(scheme, "sqlite3 read floor") if command == "evaluate"
+                            else "sqlite3 + pandas")
                 results.append((f"{command} --scheme {scheme}, {args.samples:,} samples (ref: {ref_name})", runs, refs,
                                 matched, load[0]))
         print(f"load average after {os.getloadavg()}")

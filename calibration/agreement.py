@@ -191,6 +191,13 @@ def weighted_auroc(pos: np.ndarray, score_code: np.ndarray, k: int, w: np.ndarra
                                shape=(score_code.size, k))
     p = np.asarray((onehot.T @ (w * pos).T).T)  # (reps, k) positive weight per distinct score
     q = np.asarray((onehot.T @ (w * (1.0 - pos)).T).T)
+    return auroc_from_counts(p, q)
+
+
+def auroc_from_counts(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """`weighted_auroc` from (reps, k) positive and negative weight per distinct score (sorted): what a caller that
+    counts a replicate's draws per (score, class) itself passes (draw counts are integers: any way of counting
+    them gives the same figures)."""
     below = np.cumsum(q, axis=1) - q
     with np.errstate(invalid="ignore", divide="ignore"):
         return (p * (below + 0.5 * q)).sum(axis=1) / (p.sum(axis=1) * q.sum(axis=1))
@@ -204,13 +211,18 @@ def resample_counts(n: int, n_boot: int, seed: int = 0, chunk: int = 64) -> Iter
     stream (same seed and chunk, same replicates).
     """
     for idx in resample_index_chunks(n, n_boot, seed, chunk):
-        reps = idx.shape[0]
-        # one bincount per replicate written straight into the float array: the same counts as one bincount of
-        # offset indices, without the offset, flat and int64 copies (a quarter of the memory at n = 100k)
-        w = np.empty((reps, n), dtype=np.float64)
-        for r in range(reps):
-            w[r] = np.bincount(idx[r], minlength=n)
-        yield w
+        yield draw_counts(idx, n)
+
+
+def draw_counts(idx: np.ndarray, n: int) -> np.ndarray:
+    """(reps, n) float64: how often each of n units is drawn in each row of unit indices `idx` (reps, size)."""
+    reps = idx.shape[0]
+    # one bincount per replicate written straight into the float array: the same counts as one bincount of
+    # offset indices, without the offset, flat and int64 copies (a quarter of the memory at n = 100k)
+    w = np.empty((reps, n), dtype=np.float64)
+    for r in range(reps):
+        w[r] = np.bincount(idx[r], minlength=n)
+    return w
 
 
 def _distinct_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -297,15 +309,37 @@ def resampled_spearman(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarra
     x, y, w = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64), np.asarray(w, dtype=np.float64)
     if w.ndim != 2 or w.shape[1] != x.size or y.size != x.size:
         raise ValueError(f"need x, y of n values and (reps, n) draw counts; got {x.shape}, {y.shape}, {w.shape}")
+    codes = spearman_codes(x, y)
+    return spearman_from_counts(_value_counts(codes.pair, codes.px.size, w), codes)  # (reps, pairs) draws
+
+
+@dataclass(frozen=True)
+class SpearmanCodes:
+    """The ranking `resampled_spearman` does once: each unit's distinct (x, y) pair (`pair`, codes 0..pairs-1) and
+    each pair's x and y codes among the sorted distinct values of x and of y."""
+    pair: np.ndarray
+    px: np.ndarray
+    py: np.ndarray
+    kx: int
+    ky: int
+
+
+def spearman_codes(x: np.ndarray, y: np.ndarray) -> SpearmanCodes:
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     _, cx = np.unique(x, return_inverse=True)
     _, cy = np.unique(y, return_inverse=True)
     kx, ky = int(cx.max(initial=-1)) + 1, int(cy.max(initial=-1)) + 1
     # distinct (x, y) pairs: a replicate's cross sum only depends on how often each is drawn
     pair_codes, pair = np.unique(cx.astype(np.int64) * max(ky, 1) + cy, return_inverse=True)
-    px, py = pair_codes // max(ky, 1), pair_codes % max(ky, 1)
-    per_pair = _value_counts(pair.ravel(), pair_codes.size, w)  # (reps, pairs)
+    return SpearmanCodes(pair.ravel(), pair_codes // max(ky, 1), pair_codes % max(ky, 1), kx, ky)
+
+
+def spearman_from_counts(per_pair: np.ndarray, codes: SpearmanCodes) -> np.ndarray:
+    """Spearman's rho per replicate from (reps, pairs) draws of each distinct pair (integers: however they were
+    counted, the same rho)."""
+    px, py = codes.px, codes.py
     total = per_pair.sum(axis=1)
-    count_x, count_y = _value_counts(px, kx, per_pair), _value_counts(py, ky, per_pair)
+    count_x, count_y = _value_counts(px, codes.kx, per_pair), _value_counts(py, codes.ky, per_pair)
     dx, dy = _centred_midranks(count_x, total), _centred_midranks(count_y, total)
     sxy = (per_pair * dx[:, px] * dy[:, py]).sum(axis=1)
     sxx, syy = (count_x * dx * dx).sum(axis=1), (count_y * dy * dy).sum(axis=1)

@@ -81,7 +81,7 @@ def test_distinct_rows_rebuild_the_rows() -> None:
 
 def test_rgb_agreement_table_reads_the_rows_by_key() -> None:
     """The agreement table pairs each decided row with the labels of its own (sample, unit)."""
-    from calibration.schemes.rgb.evaluation import _agreement_table
+    from calibration.schemes.rgb.evaluation import _agreement_table, _decision_codes
     from calibration.schemes.rgb.features import LABELS
 
     rng = np.random.default_rng(4)
@@ -102,7 +102,7 @@ def test_rgb_agreement_table_reads_the_rows_by_key() -> None:
             pe = pa * pb + (1 - pa) * (1 - pb)
             kappa = ((a == b).mean() - pe) / (1 - pe)
             want.append((source, d, len(pairs), round(100.0 * float((a == b).mean()), 1), round(float(kappa), 3)))
-    assert list(_agreement_table(decided, keys, labels).rows) == want
+    assert list(_agreement_table(decided, _decision_codes(keys, labels)).rows) == want
 
 
 def test_ceiling_reads_stored_machine_labels_in_bulk_as_one_at_a_time(tmp_path: Path) -> None:
@@ -209,3 +209,173 @@ def test_rubric_agreement_makes_each_sides_buckets_once_with_the_same_result(rep
         llm, human = effective_buckets(trait, sides[0]), effective_buckets(trait, sides[1])
         assert _align(llm, human) == align_excerpts(trait, sides[0], sides[1])
         assert _metrics(trait, llm) == compute_trait_metrics(trait, sides[0])
+
+
+@pytest.mark.parametrize("n", [7, 300, 2000])
+def test_trace_intervals_from_code_counts_equal_the_weighted_forms(n: int) -> None:
+    """trace evaluate's AUROC, Spearman and mean intervals: counted per code from the drawn indices (no dense
+    weights) and divided by n, every estimate and interval end equal to the weighted forms they replace
+    (agreement.weighted_auroc / resampled_spearman of resample_counts' weights, the mean over the weights' sum)."""
+    from calibration.agreement import resampled_spearman, spearman_codes, weighted_auroc
+    from calibration.schemes.trace.evaluation import (_auroc_codes, _auroc_counts, _Intervals, _mean_w, _rmse_sums,
+                                                      _spearman)
+
+    rng = np.random.default_rng(n)
+    y = (rng.random(n) < 0.3).astype(float)
+    y[:2] = [0.0, 1.0]
+    s = np.round(rng.random(n), 1)  # ties
+    a, h = rng.random(n).round(2), np.round(rng.random(n) * 3) / 3
+    x = rng.random(n)
+    values, inv = np.unique(s, return_inverse=True)
+    old = [lambda w: weighted_auroc(y, inv, values.size, w), lambda w: resampled_spearman(a, h, w),
+           lambda w: (w @ x) / w.sum(axis=1)]
+    batch = _Intervals(200, 3, 0.05)
+    codes, k = _auroc_codes(y, s)
+    sp = spearman_codes(a, h)
+    slots = [batch.add(_auroc_counts, n, codes=codes, k=k), batch.add(_spearman(sp), n, codes=sp.pair, k=sp.px.size),
+             batch.add(lambda w: _mean_w(x, w), n), batch.add(_rmse_sums, n, np.column_stack([x, np.ones(n)]))]
+    # a column-sums statistic beside them still gets its own interval
+    batch.run()
+    for stat, slot in zip(old, slots):
+        reps = np.concatenate([stat(w) for w in resample_counts(n, 200, 3)])
+        want = [float(stat(np.ones((1, n)))[0]), *percentile_interval(reps, 0.05)]
+        assert np.array_equal(slot, want, equal_nan=True)
+
+
+def _rgb_records(n: int, seed: int) -> list:
+    """Generated rgb records: single responses with and without a model, `responses` of several models, both,
+    counterfactual ones with a fake answer, noise rates and none."""
+    import random
+
+    from calibration.schemes.rgb.scheme import SCHEME
+
+    rng = random.Random(seed)
+    texts = ["Paris.", "I can not answer the question because of the insufficient information in documents.",
+             "There are factual errors in the provided documents. Tampa.", "Lyon", "not Glendale, Tampa", "oslo!"]
+    out = []
+    for i in range(n):
+        raw = {"scheme": "rgb", "id": f"s{i}", "task": rng.choice(["noise", "rejection", "counterfactual"]),
+               "language": rng.choice(["en", "zh"]), "query": "q", "answer": rng.choice(["Paris", ["Tampa", "Oslo"]]),
+               "docs": ["d"], "noise_rate": rng.choice([None, 0.0, 0.4, 1.0])}
+        if rng.random() < 0.5:
+            raw["response"] = rng.choice(texts)
+            if rng.random() < 0.5:
+                raw["model"] = rng.choice(["m0", "m9"])
+        if rng.random() < 0.7 or "response" not in raw:
+            raw["responses"] = {m: rng.choice(texts) for m in rng.sample(["m1", "m2", "m3"], rng.randint(1, 3))}
+        if raw["task"] == "counterfactual":
+            raw["fakeanswer"] = "Glendale"
+        parsed = SCHEME.parse(raw)
+        assert parsed.ok, parsed.problems
+        out.append(parsed.record)
+    return out
+
+
+def test_rgb_unit_columns_equal_the_one_response_records() -> None:
+    """rgb evaluate's per-unit columns and features equal those of each unit's one-response record (for_unit), the
+    records the figures and checkers read before issue #28."""
+    from calibration.schemes.rgb.evaluation import _units
+    from calibration.schemes.rgb.features import features_from_records
+
+    records = _rgb_records(300, 1)
+    keys, recs = [], []
+    for r in records:
+        for u in r.units:
+            keys.append((r.id, u))
+            recs.append(r.for_unit(u))
+    units = _units(records)
+    assert units.keys == keys
+    want = pd.DataFrame({"sample": [k[0] for k in keys], "model": [k[1] for k in keys], "task": [r.task for r in recs],
+                         "noise_rate": [np.nan if r.noise_rate is None else r.noise_rate for r in recs]})
+    pd.testing.assert_frame_equal(units.base, want, check_exact=True)
+    got, old = units.features(["rgb_original", "rgb_extended"]), features_from_records(recs)
+    for field in ("full_noise", "orig_rejection", "orig_error", "orig_found", "orig_nozero", "ext_rejection",
+                  "ext_error", "ext_need", "ext_cf_rejects", "ext_cf_vetoed"):
+        assert np.array_equal(getattr(got, field), getattr(old, field)), field
+
+
+def test_rgb_partial_tables_keep_the_units_that_have_what_each_figure_needs() -> None:
+    """The human (and judge) tables per figure: the units whose labels give every decision the figure needs, each
+    decision as its truth value (not given: False), in unit order, as the list-built tables before issue #28."""
+    from calibration.schemes.rgb.evaluation import NEEDS, _decision_codes, _partial_tables, _units
+    from calibration.schemes.rgb.features import LABELS
+
+    rng = np.random.default_rng(3)
+    records = _rgb_records(200, 2)
+    units = _units(records)
+    labels = {k: {d: [None, True, False, 1, 0][int(rng.integers(5))] for d in LABELS if rng.random() < 0.7}
+              for k in units.keys if rng.random() < 0.8}
+    got = _partial_tables(units, _decision_codes(units.keys, labels))
+    values = {k: [None if labels.get(key) is None else labels[key].get(k) for key in units.keys] for k in LABELS}
+    for figure, needs in NEEDS.items():
+        rows = [i for i in range(len(units.keys)) if all(values[k][i] is not None for k in needs)]
+        want = units.base.iloc[rows].reset_index(drop=True).assign(
+            **{k: [bool(values[k][i]) if values[k][i] is not None else False for i in rows] for k in LABELS})
+        pd.testing.assert_frame_equal(got[figure], want, check_exact=True)
+
+
+@pytest.mark.parametrize("text", ['{"a": [1, 2.5, -0.0, "x\\u00e9"], "b": null, "c": true}', '{"n": NaN}',
+                                  '{"big": 123456789012345678901234567890}', '[1e400]', '"\\ud800"', '{"a":1,"a":2}',
+                                  '{"f": 0.1, "g": 1.7976931348623157e308, "h": 5e-324, "k": 9223372036854775807}'])
+def test_store_loads_reads_what_json_loads_reads(text: str) -> None:
+    """The store's JSON reader (orjson where it reads the same values) gives json.loads' values, types included."""
+    import json
+
+    from app.store.samples import loads
+
+    got, want = loads(text), json.loads(text)
+    assert repr(got) == repr(want)
+    assert json.dumps(got) == json.dumps(want)
+
+
+def test_rgb_label_items_of_one_kind_equal_the_scan_of_the_four() -> None:
+    """rgb label_items: asked one kind at a time (the ceiling, agreement), the same items as the scan of the four
+    decisions gives, for every kind (decisions, status, note) and value (booleans, null, truthy others)."""
+    from calibration.schemes.rgb.scheme import DECISIONS, SCHEME
+
+    for kind in (*DECISIONS, "status", "note", "other"):
+        for value in (True, False, None, 0, 1, "yes", "", [], ["x"]):
+            want = {k: bool({kind: value}[k]) for k in DECISIONS if {kind: value}.get(k) is not None}
+            assert SCHEME.label_items(None, "m", {kind: value}) == want  # type: ignore[arg-type]
+
+
+def test_trace_human_labels_built_at_once_equal_the_replaced_ones() -> None:
+    """trace's human_labels, built in one call, equals the TraceLabels made by one replace() per kind (before
+    issue #28) for every mix of kinds given, null or absent."""
+    import itertools
+    from dataclasses import replace
+
+    from calibration.schemes.trace.evaluation import human_labels
+    from calibration.schemes.trace.records import TraceLabels, human_adherent
+
+    options = {"relevant": [None, [], ["0a", "1b", "0a"]], "utilized": [None, ["0b"]], "unsupported": [None, [], ["a"]],
+               "adherent": [None, True, False]}
+    for values in itertools.product(*options.values()):
+        labels = {k: v for k, v in zip(options, values) if v is not None or k == "relevant"}
+        want: TraceLabels | None = None
+        if any(labels.get(k) is not None for k in options):
+            want = TraceLabels()
+            for kind in ("relevant", "utilized", "unsupported"):
+                if labels.get(kind) is not None:
+                    want = replace(want, **{kind: tuple(labels[kind])})
+            verdict = human_adherent(labels)
+            want = replace(want, adherence=verdict) if verdict is not None else want
+        assert human_labels(labels) == want
+
+
+def test_evaluate_with_ceilings_pauses_the_gc_for_the_ceiling_and_restores_it(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The human ceiling is drawn with the cyclic GC paused (as the records and the hook are), and the GC is on
+    again afterwards."""
+    import gc
+
+    from app.services import ceiling
+    from app.store import Project
+    from calibration.schemes.base import registry
+
+    seen = []
+    monkeypatch.setattr(ceiling, "human_ceilings", lambda *a, **k: seen.append(gc.isenabled()) or {})
+    p = Project.create(tmp_path / "p.concord")
+    assert gc.isenabled()
+    ceiling.evaluate_with_ceilings(p, [registry().get("rgb")], {"n_boot": 0})
+    assert seen == [False] and gc.isenabled()

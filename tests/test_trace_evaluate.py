@@ -8,7 +8,7 @@ import numpy as np
 from sklearn.metrics import cohen_kappa_score, f1_score, roc_auc_score
 
 from calibration.schemes.trace import judge_report, label_agreement, score_agreement
-from calibration.schemes.trace.evaluation import _auroc_w, human_labels
+from calibration.schemes.trace.evaluation import _auroc_codes, _auroc_counts, human_labels
 from calibration.schemes.trace.scheme import SCHEME, truth_labels
 from tests.test_trace_data import keyed_record
 
@@ -37,10 +37,13 @@ def test_weighted_auroc_equals_roc_auc_score_with_unit_weights() -> None:
     rng = np.random.default_rng(0)
     y = (rng.random(200) < 0.3).astype(float)
     s = np.round(rng.random(200), 1)  # ties
-    assert math.isclose(_auroc_w(y, s, np.ones((1, 200)))[0], roc_auc_score(y, s), rel_tol=1e-12)
-    w = np.zeros((1, 200))
-    w[0, :50] = 2
-    assert math.isclose(_auroc_w(y, s, w)[0], roc_auc_score(y[:50], s[:50]), rel_tol=1e-12)
+    codes, k = _auroc_codes(y, s)
+    assert math.isclose(_auroc_counts(np.bincount(codes, minlength=k)[None, :] * 1.0)[0], roc_auc_score(y, s),
+                        rel_tol=1e-12)
+    w = np.zeros(200)
+    w[:50] = 2
+    assert math.isclose(_auroc_counts(np.bincount(codes, w, minlength=k)[None, :])[0],
+                        roc_auc_score(y[:50], s[:50]), rel_tol=1e-12)
 
 
 def test_annotator_vs_human_matches_agreement_functions() -> None:

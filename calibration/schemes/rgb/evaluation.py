@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -24,9 +25,9 @@ import pandas as pd
 
 from calibration.schemes.base import Report, Table
 from calibration.schemes.rgb.config import PRESETS, CheckerConfig
-from calibration.schemes.rgb.features import LABELS, decide, features_from_records
+from calibration.schemes.rgb.features import LABELS, Features, compute_features, decide
 from calibration.schemes.rgb.metrics import CORRECTION_BASE, FIGURES, CorrectionBase, evaluate_many
-from calibration.schemes.rgb.records import RGBRecord
+from calibration.schemes.rgb.records import DEFAULT_UNIT, RGBRecord
 
 HUMAN = "human"
 JUDGE_PREFIX = "llm_judge:"  # machine labels of RGB's LLM-judged checks (app/schemes/rgb/llm.py)
@@ -38,22 +39,64 @@ SHORT = {"accuracy": "Accuracy", "rejection_rate": "Rejection", "error_detection
          "error_correction_rate": "Correction"}
 
 
-def unit_records(records: Sequence[RGBRecord]) -> tuple[list[tuple[str, str]], list[RGBRecord]]:
-    """(sample id, unit) keys and one-response records, one per unit, in record order."""
+@dataclass(frozen=True, eq=False)
+class _Units:
+    """Every unit's key and what the figures and checkers read of it, as columns in record order (the
+    one-response record of each unit, `RGBRecord.for_unit`, as columns: copying a record per unit was a tenth of
+    evaluate)."""
+    keys: list[tuple[str, str]]
+    base: pd.DataFrame  # sample, model, task, noise_rate (the columns of every decisions table)
+    responses: list[str]
+    record: np.ndarray  # each unit's record's index
+    records: Sequence[RGBRecord]
+
+    def features(self, variants: Sequence[str]) -> Features:
+        """features_from_records of the one-response records: the record's facts repeated per unit."""
+        recs, at = self.records, self.record.tolist()
+        elements = [r.elements for r in recs]
+        languages = [r.language for r in recs]
+        noise = [r.full_noise for r in recs]
+        fakes = [r.fake_strings for r in recs]
+        return compute_features(self.responses, [elements[i] for i in at], [languages[i] for i in at],
+                                [noise[i] for i in at], [fakes[i] for i in at], variants)
+
+    def table(self, cols: Mapping[str, Any], rows: np.ndarray | None = None) -> pd.DataFrame:
+        """A decisions table: the base columns (of `rows` only, when given) and `cols`."""
+        base = self.base if rows is None else self.base.take(rows).reset_index(drop=True)
+        return base.assign(**cols)
+
+
+def _units(records: Sequence[RGBRecord]) -> _Units:
     keys: list[tuple[str, str]] = []
-    out: list[RGBRecord] = []
-    for r in records:
+    responses: list[str] = []
+    at: list[int] = []
+    for i, r in enumerate(records):
+        own = dict(r.responses)
+        head = None if r.response is None else (r.model or DEFAULT_UNIT)
         for u in r.units:
             keys.append((r.id, u))
-            out.append(r.for_unit(u))
-    return keys, out
+            responses.append(r.response if u == head else own[u])  # as for_unit picks it
+            at.append(i)
+    index = np.array(at, dtype=np.int64)
+    tasks = [r.task for r in records]
+    rates = [np.nan if r.noise_rate is None else r.noise_rate for r in records]
+    base = pd.DataFrame({"sample": [k[0] for k in keys], "model": [k[1] for k in keys],
+                         "task": [tasks[i] for i in at], "noise_rate": [rates[i] for i in at]})
+    return _Units(keys, base, responses, index, records)
 
 
-def _frame(keys: Sequence[tuple[str, str]], recs: Sequence[RGBRecord], cols: Mapping[str, Any]) -> pd.DataFrame:
-    return pd.DataFrame({
-        "sample": [k[0] for k in keys], "model": [k[1] for k in keys], "task": [r.task for r in recs],
-        "noise_rate": [np.nan if r.noise_rate is None else r.noise_rate for r in recs], **cols,
-    })
+def _decision_codes(keys: Sequence[tuple[str, str]], labels: Mapping[tuple[str, str], Mapping[str, Any]]
+                    ) -> dict[str, np.ndarray]:
+    """Per decision, each unit's label as int8: -1 not given (None), else 0/1 (its truth value)."""
+    out = {k: np.full(len(keys), -1, dtype=np.int8) for k in LABELS}
+    for i, key in enumerate(keys):
+        given = labels.get(key)
+        if given:
+            for k in LABELS:
+                v = given.get(k)
+                if v is not None:
+                    out[k][i] = bool(v)
+    return out
 
 
 def _configs(options: Mapping[str, Any]) -> list[CheckerConfig]:
@@ -93,16 +136,13 @@ def _long(jobs: Sequence[tuple[pd.DataFrame, str, CorrectionBase, Sequence[str]]
     return parts
 
 
-def _partial_tables(keys: Sequence[tuple[str, str]], recs: Sequence[RGBRecord],
-                    labels: Mapping[tuple[str, str], Mapping[str, Any]]) -> dict[str, pd.DataFrame]:
+def _partial_tables(units: _Units, codes: Mapping[str, np.ndarray]) -> dict[str, pd.DataFrame]:
     """Per figure, the decisions table of the units where the humans (or a judge that decides only some of the
-    four) gave what the figure needs."""
-    values = {k: [None if labels.get(key) is None else labels[key].get(k) for key in keys] for k in LABELS}
+    four) gave what the figure needs (`codes`: `_decision_codes` of their labels)."""
     out = {}
     for figure, needs in NEEDS.items():
-        rows = [i for i in range(len(keys)) if all(values[k][i] is not None for k in needs)]
-        cols = {k: [bool(values[k][i]) if values[k][i] is not None else False for i in rows] for k in LABELS}
-        out[figure] = _frame([keys[i] for i in rows], [recs[i] for i in rows], cols)
+        rows = np.flatnonzero(np.logical_and.reduce([codes[k] >= 0 for k in needs]))
+        out[figure] = units.table({k: codes[k][rows] > 0 for k in LABELS}, rows)
     return out
 
 
@@ -126,28 +166,30 @@ def evaluate(records: Sequence[RGBRecord], labels: Mapping[tuple[str, str], Mapp
              options: Mapping[str, Any]) -> Report:
     n_boot = int(options.get("n_boot", 1000))
     seed = int(options.get("seed", 0))
-    keys, recs = unit_records(records)
+    units = _units(records)
+    keys = units.keys
     configs = _configs(options)
     jobs: list[tuple[pd.DataFrame, str, CorrectionBase, Sequence[str]]] = []
     decided: dict[str, pd.DataFrame] = {}
-    if recs:
+    if keys:
         variants = sorted({c.variant for c in configs})
-        d = decide(features_from_records(recs, variants), configs)
+        d = decide(units.features(variants), configs)
         for i, cfg in enumerate(configs):
-            table = _frame(keys, recs, {k: d.label(k)[i] for k in LABELS})
+            table = units.table({k: d.label(k)[i] for k in LABELS})
             decided[cfg.name] = table
             jobs.append((table, cfg.name, CORRECTION_BASE[cfg.variant], FIGURES))
     for source, by_unit in _machine_labels(options).items():
-        partial = _partial_tables(keys, recs, by_unit)
-        decided[source] = _frame(keys, recs, {k: [None if by_unit.get(key) is None else by_unit[key].get(k)
-                                                  for key in keys] for k in LABELS})
+        partial = _partial_tables(units, _decision_codes(keys, by_unit))
+        decided[source] = units.table({k: [None if by_unit.get(key) is None else by_unit[key].get(k)
+                                           for key in keys] for k in LABELS})
         jobs += [(t, source, "detected", (f,)) for f, t in partial.items() if len(t)]
-    human = _partial_tables(keys, recs, labels)
+    human_codes = _decision_codes(keys, labels)
+    human = _partial_tables(units, human_codes)
     jobs += [(t, HUMAN, "detected", (f,)) for f, t in human.items() if len(t)]
     parts = _long(jobs, n_boot, seed)
     long = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
         columns=["source", "model", "task", "figure", "value", "low", "high", "n"])
-    tables = [_figures_table(long), _agreement_table(decided, keys, labels), _noise_table(decided, human)]
+    tables = [_figures_table(long), _agreement_table(decided, human_codes), _noise_table(decided, human)]
     notes = (
         "Figures are percentages with 95% percentile-bootstrap intervals over responses.",
         "Correction rate: rgb_original, humans and judges divide by the detected responses (RGB's evalue.py); "
@@ -173,21 +215,21 @@ def _figures_table(long: pd.DataFrame) -> Table:
                  ("Model", "Task", "Source", "N", *(SHORT[f] for f in FIGURES)), tuple(rows))
 
 
-def _agreement_table(decided: Mapping[str, pd.DataFrame], keys: Sequence[tuple[str, str]],
-                     labels: Mapping[tuple[str, str], Mapping[str, Any]]) -> Table:
+def _agreement_table(decided: Mapping[str, pd.DataFrame], human: Mapping[str, np.ndarray]) -> Table:
+    """Per source and decision: the units where both the source and the humans decided (`human`: the humans'
+    `_decision_codes`; every decided table's rows are the units in order), their agreement and Cohen's kappa."""
     rows = []
     for source, table in decided.items():
         for k in LABELS:
-            # every decided table is _frame(keys, ...): its rows are `keys`, in order (iterating its string
-            # columns cost as much as the figures)
-            pairs = [(bool(m), bool(labels[key][k])) for key, m in zip(keys, table[k].tolist())
-                     if m is not None and labels.get(key) is not None and labels[key].get(k) is not None]
-            if not pairs:
+            col = table[k]
+            m = col.to_numpy(dtype=np.int8) if col.dtype == bool else np.array(
+                [-1 if v is None else bool(v) for v in col.tolist()], dtype=np.int8)
+            both = (m >= 0) & (human[k] >= 0)
+            if not both.any():
                 continue
-            a = np.array([p[0] for p in pairs])
-            b = np.array([p[1] for p in pairs])
+            a, b = m[both] > 0, human[k][both] > 0
             kappa = _kappa(a, b)
-            rows.append((source, k, len(pairs), round(100.0 * float((a == b).mean()), 1),
+            rows.append((source, k, int(both.sum()), round(100.0 * float((a == b).mean()), 1),
                          None if kappa != kappa else round(kappa, 3)))
     return Table("Agreement with the human decisions", ("Source", "Decision", "N", "Agree %", "Kappa"), tuple(rows))
 

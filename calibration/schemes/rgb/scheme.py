@@ -124,6 +124,9 @@ class RGBScheme:
 
     def label_items(self, record: RGBRecord, unit: str, labels: Mapping[str, Any]) -> dict[str, Any]:
         """The four decisions the humans gave (what two labelers agree on)."""
+        if len(labels) == 1:  # the ceiling and agreement ask one kind at a time: no scan of the four
+            ((kind, value),) = labels.items()
+            return {kind: bool(value)} if value is not None and kind in FIGURE_OF else {}
         return {k: bool(labels[k]) for k in DECISIONS if labels.get(k) is not None}
 
     def presets(self) -> dict[str, dict[str, Any]]:

@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from calibration.agreement import percentile_interval, resample_counts, resampled_spearman, weighted_auroc
+from calibration.agreement import (SpearmanCodes, auroc_from_counts, draw_counts, percentile_interval,
+                                   resample_index_chunks, spearman_codes, spearman_from_counts)
 from calibration.schemes.base import Report, Table
 from calibration.schemes.trace.agreement import LABEL_TYPES, judge_scores, sentence_labels
 from calibration.schemes.trace.metrics import SCORES, VARIANTS, ragbench_adherent, score_records
@@ -32,12 +33,12 @@ def human_labels(labels: Mapping[str, Any]) -> TraceLabels | None:
     """The human's own labels of a sample (None when the human labeled none of the trace kinds)."""
     if not any(labels.get(k) is not None for k in HUMAN_KINDS):
         return None
-    t = TraceLabels()
-    for kind, attr in (("relevant", "relevant"), ("utilized", "utilized"), ("unsupported", "unsupported")):
-        if labels.get(kind) is not None:
-            t = replace(t, **{attr: tuple(labels[kind])})
+    given: dict[str, Any] = {kind: tuple(labels[kind]) for kind in ("relevant", "utilized", "unsupported")
+                             if labels.get(kind) is not None}  # built at once: a replace() per kind cost more
     verdict = human_adherent(labels)
-    return replace(t, adherence=verdict) if verdict is not None else t
+    if verdict is not None:
+        given["adherence"] = verdict
+    return TraceLabels(**given)
 
 
 def truth(record: TraceRecord, labels: Mapping[str, Any]) -> TraceLabels:
@@ -75,52 +76,84 @@ def _kappa_f1(c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.where(n > 0, kappa, np.nan), np.where(n > 0, f1, np.nan)
 
 
-def _auroc_w(y: np.ndarray, s: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Weighted Mann-Whitney AUROC of positives y (hallucinated) scored s, per row of weights (ties count 1/2).
-    Equals roc_auc_score(y, s) for unit weights; NaN when a class is absent."""
+def _auroc_codes(y: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, int]:
+    """Each unit's (distinct score, class) code, 2 * score code + positive, and how many codes: the draws landing
+    on each are a replicate's weighted AUROC's counts (`_auroc_counts`)."""
     values, inv = np.unique(s, return_inverse=True)
-    return weighted_auroc(y, inv, values.size, w)
+    return 2 * inv.ravel().astype(np.int64) + (y > 0), 2 * values.size
+
+
+def _auroc_counts(counts: np.ndarray) -> np.ndarray:
+    """Weighted Mann-Whitney AUROC of positives y (hallucinated) scored s from (reps, codes) draws per
+    `_auroc_codes` code (ties count 1/2): agreement.weighted_auroc of the draw counts. Equals roc_auc_score(y, s)
+    for unit weights; NaN when a class is absent."""
+    return auroc_from_counts(counts[:, 1::2], counts[:, 0::2])
+
+
+def _spearman(codes: SpearmanCodes) -> Any:
+    return lambda counts: spearman_from_counts(counts, codes)
+
+
+def _code_counts(codes: np.ndarray, k: int, idx: np.ndarray) -> np.ndarray:
+    """(reps, k) float: the draws of each replicate (rows of unit indices `idx`) landing on each of k codes, in one
+    bincount of the drawn codes offset per replicate."""
+    reps = idx.shape[0]
+    drawn = codes[idx]
+    drawn += np.arange(0, reps * k, k, dtype=drawn.dtype)[:, None]
+    return np.bincount(drawn.ravel(), minlength=reps * k).reshape(reps, k).astype(np.float64)
 
 
 class _Intervals:
     """Every interval of one report, drawn together: `add(stat, n)` gives [estimate, low, high] of `stat(weights)`
     for weights (reps, n) (ones, then bootstrap draw counts), the interval filled by `run()`. The statistics over n
-    units share one pass over `resample_counts(n, n_boot, seed)`: the same replicates each one drew on its own
-    before (same seed and n), drawn once instead of once per statistic (the draws were most of it at 100k).
+    units share one pass over `resample_index_chunks(n, n_boot, seed)` (the draws `resample_counts` counts): the
+    same replicates each one drew on its own before (same seed and n), drawn once instead of once per statistic.
     `add(stat, n, columns)`: `stat` is a function of the weighted column sums of `columns` (n, m) instead; all such
-    columns over n units are summed in one matrix product per chunk of replicates (a skinny product per statistic
-    read the (chunk, n) weights once each)."""
+    columns over n units are summed in one matrix product per chunk of replicates. `add(stat, n, codes=c, k=k)`:
+    `stat` is a function of the (reps, k) draws landing on each unit's code (0..k-1), counted from the drawn
+    indices (the AUROC and Spearman counts: integers, so the same as the product with the draw counts they were,
+    without the dense weights)."""
 
     def __init__(self, n_boot: int, seed: int, alpha: float) -> None:
         self.n_boot, self.seed, self.alpha = n_boot, seed, alpha
-        self.pending: dict[int, list[tuple[Any, np.ndarray | None, list[float]]]] = {}
+        self.pending: dict[int, list[tuple[Any, np.ndarray | None, tuple[np.ndarray, int] | None, list[float]]]] = {}
 
-    def add(self, stat: Any, n: int, columns: np.ndarray | None = None) -> list[float]:
+    def add(self, stat: Any, n: int, columns: np.ndarray | None = None, *, codes: np.ndarray | None = None,
+            k: int = 0) -> list[float]:
         if not n:  # nothing labeled: no figure (reshape(0, -1) cannot infer the columns)
             return [math.nan, math.nan, math.nan]
         if columns is not None:
             columns = np.asarray(columns, dtype=np.float64).reshape(n, -1)
+        coded = None if codes is None else (np.asarray(codes, dtype=np.int64).ravel(), k)
         ones = np.ones((1, n))
-        est = float((stat(ones) if columns is None else stat(ones @ columns))[0]) if n else math.nan
+        if coded is not None:
+            est = float(stat(np.bincount(coded[0], minlength=k)[None, :].astype(np.float64))[0])
+        else:
+            est = float((stat(ones) if columns is None else stat(ones @ columns))[0])
         slot = [est, math.nan, math.nan]
-        if n and self.n_boot and not math.isnan(est):
-            self.pending.setdefault(n, []).append((stat, columns, slot))
+        if self.n_boot and not math.isnan(est):
+            self.pending.setdefault(n, []).append((stat, columns, coded, slot))
         return slot
 
     def run(self) -> None:
         for n, stats in self.pending.items():
-            blocks = {id(c): c for _, c, _ in stats if c is not None}  # kappa and F1 share their counts
+            blocks = {id(c): c for _, c, _, _ in stats if c is not None}  # kappa and F1 share their counts
             where, lo = {}, 0
             for key, c in blocks.items():
                 where[key] = slice(lo, lo + c.shape[1])
                 lo += c.shape[1]
             stacked = np.hstack(list(blocks.values())) if blocks else None
+            weighted = stacked is not None or any(c is None and d is None for _, c, d, _ in stats)
             reps: list[list[np.ndarray]] = [[] for _ in stats]
-            for w in resample_counts(n, self.n_boot, self.seed):
-                sums = None if stacked is None else w @ stacked
-                for (stat, c, _), out in zip(stats, reps):
-                    out.append(stat(w) if c is None else stat(sums[:, where[id(c)]]))  # type: ignore[index]
-            for (_, _, slot), out in zip(stats, reps):
+            for idx in resample_index_chunks(n, self.n_boot, self.seed):
+                w = draw_counts(idx, n) if weighted else None  # resample_counts' weights
+                sums = None if stacked is None else w @ stacked  # type: ignore[operator]
+                for (stat, c, coded, _), out in zip(stats, reps):
+                    if coded is not None:
+                        out.append(stat(_code_counts(*coded, idx)))
+                    else:
+                        out.append(stat(w) if c is None else stat(sums[:, where[id(c)]]))  # type: ignore[index]
+            for (_, _, _, slot), out in zip(stats, reps):
                 slot[1:] = percentile_interval(np.concatenate(out), self.alpha)
         self.pending.clear()
 
@@ -201,7 +234,8 @@ def evaluate(records: Sequence[TraceRecord], labels: Mapping[tuple[str, str], Ma
             ok = ~(np.isnan(a) | np.isnan(h))
             a, h = a[ok], h[ok]
             rmse = ci(_rmse_sums, a.size, np.column_stack([(a - h) ** 2, np.ones(a.size)]))
-            rho = ci(lambda w, x=a, y=h: resampled_spearman(x, y, w), a.size)
+            sp = spearman_codes(a, h)
+            rho = ci(_spearman(sp), a.size, codes=sp.pair, k=sp.px.size)
             out[name] = {"n": int(a.size), "rmse": rmse, "spearman": rho}
             rows.append((name, int(a.size), rmse, rho))
         data["scores"][variant] = out
@@ -211,9 +245,9 @@ def evaluate(records: Sequence[TraceRecord], labels: Mapping[tuple[str, str], Ma
     # the headline: each score's mean under the reference labels, per subset and variant
     subsets = _subsets(records)
     ref_labels: list[TraceLabels | None] = [r.labels for r in records] if reference == "annotator" else truths
-    data["means"], headline = {}, []
+    data["means"], headline, refs = {}, [], {}
     for variant in variants:
-        ref = score_records(records, variant, ref_labels)  # type: ignore[arg-type]
+        ref = refs[variant] = score_records(records, variant, ref_labels)  # type: ignore[arg-type]
         rows, out = [], {}
         for subset, mask in subsets.items():
             res = _means(ref[mask], ci)
@@ -231,7 +265,7 @@ def evaluate(records: Sequence[TraceRecord], labels: Mapping[tuple[str, str], Ma
     judges = judge_scores(records)
     if judges:
         for variant in variants:
-            ref = score_records(records, variant, ref_labels)  # type: ignore[arg-type]
+            ref = refs[variant]  # the headline's scores of the same labels
             has_ref = ref[list(SCORES)].notna().any(axis=1).to_numpy()
             rows, out = [], {}
             for subset, mask in subsets.items():
@@ -272,9 +306,10 @@ def _means(scores: pd.DataFrame, ci: Any) -> dict[str, Any]:
 
 
 def _mean_w(x: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """The mean of `x` per row of weights (ones, or bootstrap draw counts): a function of per-sample sums."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return (w @ x) / w.sum(axis=1)
+    """The mean of `x` per row of weights (ones, or bootstrap draw counts): a function of per-sample sums. Every row
+    draws x.size units (integer counts: their float sum is exactly that), so the divisor is x.size, not a second
+    pass over the weights."""
+    return (w @ x) / x.size
 
 
 def _judge(ref: pd.DataFrame, js: pd.DataFrame, ci: Any) -> dict[str, Any]:
@@ -283,7 +318,10 @@ def _judge(ref: pd.DataFrame, js: pd.DataFrame, ci: Any) -> dict[str, Any]:
     ok = ~(np.isnan(y) | np.isnan(s))
     y, s = (y[ok] == 0.0).astype(float), 1.0 - s[ok]
     two = y.size > 0 and 0 < y.sum() < y.size
-    res["hallucination_auroc"] = ci(lambda w: _auroc_w(y, s, w), y.size) if two else [math.nan] * 3
+    res["hallucination_auroc"] = [math.nan] * 3
+    if two:
+        codes, k = _auroc_codes(y, s)
+        res["hallucination_auroc"] = ci(_auroc_counts, y.size, codes=codes, k=k)
     for m in ("relevance", "utilization"):
         t, p = ref[m].to_numpy(), js[m].to_numpy()
         good = ~(np.isnan(t) | np.isnan(p))

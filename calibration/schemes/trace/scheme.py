@@ -174,11 +174,11 @@ class TraceScheme:
         """`relevant:0a` / `utilized:0a` per document sentence, `unsupported:a` per response sentence (for the
         kinds labeled), and `adherent`: what two labelers can agree on."""
         out: dict[str, Any] = {}
-        for kind, keys in (("relevant", record.document_keys), ("utilized", record.document_keys),
-                           ("unsupported", record.response_keys)):
+        for kind in ("relevant", "utilized", "unsupported"):
             chosen = labels.get(kind)
-            if chosen is not None:
+            if chosen is not None:  # the record's keys only for a kind labeled (the ceiling asks one kind at a time)
                 s = set(chosen)
+                keys = record.response_keys if kind == "unsupported" else record.document_keys
                 out.update({f"{kind}:{k}": k in s for k in keys})
         verdict = human_adherent(labels)
         if verdict is not None:
