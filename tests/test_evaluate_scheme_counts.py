@@ -1,0 +1,127 @@
+"""Issue #28 (rubric, addm and judge `evaluate` from columns): the counting paths give exactly the figures of the
+per-unit computations they replace, which stay in the code as the reference (compared with repr, so NaN and the
+last bit count)."""
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from typing import Any
+
+import numpy as np
+import pytest
+
+from calibration.agreement import cohen_kappa
+from calibration.schemes.rubric.agreement import RUBRIC_LABELS, align_excerpts, kappa_from_counts, rubric_agreement
+from calibration.schemes.rubric.buckets import BucketError, bucket_keys, compute_trait_metrics, effective_buckets
+from calibration.schemes.rubric.evaluation import evaluate_report
+from calibration.schemes.rubric.records import RubricSample
+from calibration.schemes.rubric.traits import BUCKET_NAMES, MetricTrait
+
+WORDS = ["alpha", "Alpha ", "beta", "BETA", "gamma", " ", "", "delta", "Straße", "STRASSE", "ǅ"]
+
+
+def _trait(name: str, rng: np.random.Generator) -> MetricTrait:
+    full = bool(rng.random() < 0.5)
+    metrics = ["precision", "recall", "f1", *(["specificity", "accuracy"] if full else [])]
+    picked = [m for m in metrics if rng.random() < 0.7] or ["recall"]
+    return MetricTrait(name=name, metrics=list(rng.permutation(picked)), tp_instructions=["x"],
+                       evaluation_mode="full_matrix" if full else "tp_only", tn_instructions=["y"] if full else [],
+                       repeated_extraction=bool(rng.random() < 0.6))
+
+
+def _buckets(rng: np.random.Generator) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for b in BUCKET_NAMES:
+        r = rng.random()
+        if r < 0.1:
+            continue  # a missing bucket counts as empty
+        out[b] = None if r < 0.15 else [str(w) for w in rng.choice(WORDS, int(rng.integers(0, 6)))]
+    return out
+
+
+def _reference_agreement(pairs: list[tuple[Any, Any, MetricTrait]]) -> dict[str, dict[str, Any]]:
+    """rubric_agreement as it was: every pair aligned (align_excerpts), per-unit metric dicts, scikit-learn's kappa."""
+    grouped: dict[str, list] = {}
+    for p in pairs:
+        grouped.setdefault(p[2].name, []).append(p)
+    out = {}
+    for name, group in grouped.items():
+        a, b = [], []
+        deltas, llm_s, human_s = defaultdict(list), defaultdict(list), defaultdict(list)
+        for llm_b, human_b, trait in group:
+            for _, lb, hb in align_excerpts(trait, llm_b, human_b):
+                a.append(lb)
+                b.append(hb)
+            m_llm, m_human = compute_trait_metrics(trait, llm_b), compute_trait_metrics(trait, human_b)
+            for m, v in m_llm.items():
+                llm_s[m].append(v)
+                human_s[m].append(m_human[m])
+                deltas[m].append(v - m_human[m])
+        n_llm = sum(x != "absent" for x in a)
+        kept = sum(x != "absent" and x == y for x, y in zip(a, b))
+        out[name] = {"n_samples": len(group), "n_items": len(a), "n_llm_items": n_llm, "n_kept": kept,
+                     "kept_share": kept / n_llm if n_llm else math.nan,
+                     "kappa": cohen_kappa(a, b, labels=RUBRIC_LABELS) if a else math.nan,
+                     "metric_deltas": {m: float(np.mean(v)) for m, v in deltas.items()},
+                     "metrics_llm": {m: float(np.mean(v)) for m, v in llm_s.items()},
+                     "metrics_human": {m: float(np.mean(v)) for m, v in human_s.items()}}
+    return out
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_rubric_agreement_from_counts_equals_aligning_every_pair(seed: int) -> None:
+    """Traits of one name with different definitions (metrics, repeated_extraction) included."""
+    rng = np.random.default_rng(seed)
+    traits = [_trait(f"t{i % 3}", rng) for i in range(5)]
+    pairs = [(_buckets(rng), _buckets(rng), traits[int(rng.integers(len(traits)))]) for _ in range(300)]
+    assert repr(rubric_agreement(pairs)) == repr(_reference_agreement(pairs))
+
+
+def test_rubric_evaluate_report_equals_the_per_unit_computation() -> None:
+    rng = np.random.default_rng(7)
+    defs = [_trait(f"trait {i}", rng).to_dict() for i in range(4)]
+    records, labels, llm_rows, pairs = [], {}, defaultdict(list), []
+    for s in range(400):
+        traits = tuple(defs[i] for i in rng.permutation(4)[: int(rng.integers(1, 5))])
+        buckets = {t["name"]: _buckets(rng) for t in traits if rng.random() < 0.9}
+        records.append(RubricSample(f"s{s}", "q", "r", traits, buckets))
+        for t in traits:
+            if t["name"] not in buckets:
+                continue
+            trait = MetricTrait.from_dict(t)
+            llm_rows[t["name"]].append(compute_trait_metrics(trait, buckets[t["name"]]))
+            if rng.random() < 0.5:
+                labels[(f"s{s}", t["name"])] = {"buckets": _buckets(rng)}
+                pairs.append((buckets[t["name"]], labels[(f"s{s}", t["name"])]["buckets"], trait))
+    data = evaluate_report(records, labels, {}).data
+    agreement = _reference_agreement(pairs)
+    want = {name: {"samples": len(rows), "llm_metrics": {k: float(np.mean([r[k] for r in rows])) for k in rows[0]},
+                   "agreement": agreement.get(name)} for name, rows in llm_rows.items()}
+    assert repr(data) == repr(want)
+
+
+def test_bucket_keys_are_the_effective_buckets_normalised_and_refuse_the_same() -> None:
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        trait, b = _trait("t", rng), _buckets(rng)
+        eff = effective_buckets(trait, b)
+        assert bucket_keys(trait, b) == tuple([x.strip().casefold() for x in eff[n]] for n in BUCKET_NAMES)
+    trait = _trait("t", rng)
+    for bad in ({"tp": ["a", 3]}, {"tp": "a"}, {"xx": []}, ["tp"], {"tp": ("a", None)}):
+        with pytest.raises(BucketError) as want:
+            effective_buckets(trait, bad)  # type: ignore[arg-type]
+        with pytest.raises(BucketError) as got:
+            bucket_keys(trait, bad)  # type: ignore[arg-type]
+        assert str(got.value) == str(want.value)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_kappa_from_counts_is_scikit_learns(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(1, 6))
+    a = list(rng.choice(RUBRIC_LABELS[:k], 50))
+    b = list(rng.choice(RUBRIC_LABELS[:k] if seed % 2 else RUBRIC_LABELS, 50))
+    conf = np.zeros((5, 5), dtype=np.int64)
+    for x, y in zip(a, b):
+        conf[RUBRIC_LABELS.index(x), RUBRIC_LABELS.index(y)] += 1
+    assert repr(kappa_from_counts(conf)) == repr(cohen_kappa(a, b, labels=RUBRIC_LABELS))
