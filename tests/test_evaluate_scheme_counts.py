@@ -125,3 +125,68 @@ def test_kappa_from_counts_is_scikit_learns(seed: int) -> None:
     for x, y in zip(a, b):
         conf[RUBRIC_LABELS.index(x), RUBRIC_LABELS.index(y)] += 1
     assert repr(kappa_from_counts(conf)) == repr(cohen_kappa(a, b, labels=RUBRIC_LABELS))
+
+
+def _addm_variants() -> list[dict[str, Any]]:
+    """The demo's ADDM records and variants a stored payload may hold: integer ids, snippets found only fuzzily or
+    not at all, an evidence citing no review, a review with an integer id, methods with errors, without scores or verdicts."""
+    import copy
+    import json
+    from pathlib import Path
+
+    demo = Path(__file__).resolve().parents[1] / "resources" / "demo" / "addm.jsonl"
+    raws = [json.loads(x) for x in demo.read_text(encoding="utf-8").splitlines() if x.strip()]
+    out = []
+    for i, raw in enumerate(raws):
+        out.append(raw)
+        v = copy.deepcopy(raw)
+        v["reviews"].append({"review_id": 100 + i, "text": "An integer id."})
+        for m in v.get("methods", {}).values():
+            for e in m.get("evidences", []):
+                e["snippet"] = (e.get("snippet") or "zz").upper() + " x"
+                e["modifiers"] = [s.lower() for s in e.get("modifiers", [])] + ["made up"]
+            m.pop("risk_score", None)
+        v["methods"]["broken"] = {"error": "timeout", "verdict": None, "evidences": []}
+        v["methods"]["stray"] = {"verdict": "High Risk", "risk_score": 3,
+                                 "evidences": [{"review_id": "nowhere", "severity": " Severe", "snippet": "abc"}]}
+        v["id"], v["split"], v["meta"] = f"{raw['id']}-variant", "test", {"k": i}
+        out.append(v)
+    return out
+
+
+def test_addm_stored_samples_are_what_the_parser_gives() -> None:
+    """stored_sample reads back what to_json wrote exactly as parse_record does (snippets located again)."""
+    from calibration.schemes.addm.records import parse_record, stored_sample
+    from calibration.schemes.addm.scheme import SCHEME as ADDM
+
+    n = 0
+    for raw in _addm_variants():
+        parsed, _ = parse_record(raw)
+        assert parsed is not None
+        stored = ADDM.to_json(parsed)
+        assert stored_sample(stored) == parse_record(stored)[0]
+        n += sum(e.snippet is not None and e.start is None for m in parsed.methods.values() for e in m.evidences)
+    assert n > 0  # ungrounded snippets were among them
+
+
+def test_addm_store_reads_what_the_generic_records_give(tmp_path: Any) -> None:
+    """The project's addm records through the store hook equal `project.records` (the parser on every payload),
+    including a payload the hook does not recognise (read by the parser)."""
+    import json
+
+    from app.io.imports import import_file
+    from app.store import Project
+
+    path = tmp_path / "addm.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in _addm_variants()), encoding="utf-8")
+    project = Project(tmp_path / "p.concord", create=True)
+    import_file(project, path)
+    with project.transaction() as c:  # a payload as another version may have written it: verdict spelled otherwise
+        sid, payload = c.execute("SELECT id, payload FROM samples WHERE scheme = 'addm' LIMIT 1").fetchone()
+        data = json.loads(payload)
+        data["ground_truth"]["verdict"] = "critical_risk"
+        data["methods"]["odd"] = {"error": {"code": 1}}  # parse_record writes it as its JSON text
+        c.execute("UPDATE samples SET payload = ? WHERE id = ?", (json.dumps(data), sid))
+    assert project.scheme_records("addm") == project.records("addm")
+    assert any(m.error == '{"code": 1}' for r in project.scheme_records("addm") for m in r.methods.values())
+    assert len(project.records("addm")) == len(_addm_variants())
