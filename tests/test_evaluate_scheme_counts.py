@@ -190,3 +190,20 @@ def test_addm_store_reads_what_the_generic_records_give(tmp_path: Any) -> None:
     assert project.scheme_records("addm") == project.records("addm")
     assert any(m.error == '{"code": 1}' for r in project.scheme_records("addm") for m in r.methods.values())
     assert len(project.records("addm")) == len(_addm_variants())
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_addm_average_precision_is_scikit_learns(seed: int) -> None:
+    """Ties (few distinct scores), continuous scores, negative and zero scores (-0.0 too)."""
+    from sklearn.metrics import average_precision_score
+
+    from calibration.schemes.addm.metrics import average_precision
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 3000))
+    s = rng.normal(size=n) if seed % 2 else rng.integers(-3, 4, size=n) * 5.0
+    if seed == 2:
+        s[: n // 2] = -0.0
+    y = (rng.random(n) < rng.uniform(0.05, 0.9)).astype(np.int64)
+    y[0], y[1] = 0, 1
+    assert repr(average_precision(y, s)) == repr(float(average_precision_score(y, s)))
