@@ -169,29 +169,6 @@ def test_addm_stored_samples_are_what_the_parser_gives() -> None:
     assert n > 0  # ungrounded snippets were among them
 
 
-def test_addm_store_reads_what_the_generic_records_give(tmp_path: Any) -> None:
-    """The project's addm records through the store hook equal `project.records` (the parser on every payload),
-    including a payload the hook does not recognise (read by the parser)."""
-    import json
-
-    from app.io.imports import import_file
-    from app.store import Project
-
-    path = tmp_path / "addm.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in _addm_variants()), encoding="utf-8")
-    project = Project(tmp_path / "p.concord", create=True)
-    import_file(project, path)
-    with project.transaction() as c:  # a payload as another version may have written it: verdict spelled otherwise
-        sid, payload = c.execute("SELECT id, payload FROM samples WHERE scheme = 'addm' LIMIT 1").fetchone()
-        data = json.loads(payload)
-        data["ground_truth"]["verdict"] = "critical_risk"
-        data["methods"]["odd"] = {"error": {"code": 1}}  # parse_record writes it as its JSON text
-        c.execute("UPDATE samples SET payload = ? WHERE id = ?", (json.dumps(data), sid))
-    assert project.scheme_records("addm") == project.records("addm")
-    assert any(m.error == '{"code": 1}' for r in project.scheme_records("addm") for m in r.methods.values())
-    assert len(project.records("addm")) == len(_addm_variants())
-
-
 @pytest.mark.parametrize("seed", range(8))
 def test_addm_average_precision_is_scikit_learns(seed: int) -> None:
     """Ties (few distinct scores), continuous scores, negative and zero scores (-0.0 too)."""
@@ -231,3 +208,72 @@ def test_judge_confusion_sums_on_one_blas_thread_are_those_on_many(monkeypatch: 
         monkeypatch.setattr(ev, "one_blas_thread", nullcontext)
         old = ev.judge_figures(cols, y, cols.default_threshold, n_boot=200, seed=4)
     assert repr(new) == repr(old)
+
+
+def _judge_variants() -> list[dict[str, Any]]:
+    """The demo's judge records and variants: levels with positive_from, numeric shorthand, thresholds, labels and
+    explanations, a probability judge scoring outside [0, 1] (a warning), null scores, integer ids."""
+    import copy
+    import json
+    from pathlib import Path
+
+    demo = Path(__file__).resolve().parents[1] / "resources" / "demo" / "judge.jsonl"
+    raws = [json.loads(x) for x in demo.read_text(encoding="utf-8").splitlines() if x.strip()]
+    out = []
+    for i, raw in enumerate(raws):
+        out.append(raw)
+        v = copy.deepcopy(raw)
+        v["id"] = 9000 + i
+        v["levels"], v["positive_from"] = ["none", "minor", "major"], "major" if i % 2 else None
+        v["judges"]["short"] = 3.5 if i % 3 else None
+        v["judges"]["told"] = {"score": 1.4 if i % 4 == 0 else 0.2, "probability": True, "threshold": 0.3,
+                               "label": {"x": i}, "explanation": "why", "high_means_positive": False}
+        v.pop("context", None)
+        out.append(v)
+    return out
+
+
+def test_judge_stored_records_are_what_the_parser_gives() -> None:
+    """stored_record reads back what to_json wrote as parse_record does, and refuses what parse_record warns about."""
+    from calibration.schemes.judge.parse import parse_record, stored_record, to_json
+
+    read = refused = 0
+    for raw in _judge_variants():
+        parsed = parse_record(raw).record
+        assert parsed is not None
+        stored = to_json(parsed)
+        try:
+            got = stored_record(stored)
+        except ValueError:  # a probability outside [0, 1]: the parser's warning, so the store asks the parser
+            refused += 1
+            continue
+        assert got == parse_record(stored).record == parsed
+        read += 1
+    assert read > refused > 0
+
+
+@pytest.mark.parametrize("scheme", ["judge", "addm"])
+def test_store_hooks_read_what_the_generic_records_give(tmp_path: Any, scheme: str) -> None:
+    """A project's records through the scheme's store hook equal `project.records` (the parser on every payload),
+    including payloads the hook does not recognise (read by the parser)."""
+    import json
+
+    from app.io.imports import import_file
+    from app.store import Project
+
+    variants = _judge_variants() if scheme == "judge" else _addm_variants()
+    path = tmp_path / f"{scheme}.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in variants), encoding="utf-8")
+    project = Project(tmp_path / "p.concord", create=True)
+    import_file(project, path)
+    with project.transaction() as c:  # payloads as another version may have written them
+        rows = c.execute("SELECT id, payload FROM samples WHERE scheme = ? LIMIT 2", (scheme,)).fetchall()
+        for sid, payload in rows:
+            data = json.loads(payload)
+            if scheme == "judge":
+                data["judges"] = {k: (j["score"] if j["score"] is not None else j) for k, j in data["judges"].items()}
+            else:
+                data["methods"]["odd"] = {"error": {"code": 1}}  # parse_record writes it as its JSON text
+            c.execute("UPDATE samples SET payload = ? WHERE id = ?", (json.dumps(data), sid))
+    got = project.scheme_records(scheme)
+    assert got == project.records(scheme) and len(got) == len(variants)
