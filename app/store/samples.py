@@ -389,7 +389,7 @@ class SchemeDataMixin(ProjectBase):
         ):
             if excluded and (sid, unit, who_set) in excluded:
                 continue
-            out.setdefault((sid, unit), {})[kind] = json.loads(value)
+            out.setdefault((sid, unit), {})[kind] = orjson.loads(value)  # as annotator_label_rows reads them
         return out
 
     # -- applied parameters (what `calibrate --apply NAME` saves), per scheme ---------------------------------------
