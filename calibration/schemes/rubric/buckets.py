@@ -5,11 +5,12 @@ The LLM only fills the buckets; everything here is pure arithmetic, so the same 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, TypedDict
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from calibration.schemes.rubric.traits import BUCKET_NAMES, MetricTrait
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 class Buckets(TypedDict):
@@ -144,6 +145,8 @@ def metrics_from_counts(tp: int, fn: int, fp: int, tn: int) -> dict[str, float]:
 def metric_columns(tp: np.ndarray, fn: np.ndarray, fp: np.ndarray, tn: np.ndarray) -> dict[str, np.ndarray]:
     """`metrics_from_counts` of many units at once (1-D integer count arrays): the same operations in the same
     order, so each value is the float `metrics_from_counts` gives."""
+    import numpy as np  # here: the registry imports this module for every command
+
     def ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
         return np.divide(num, den, out=np.zeros(num.shape), where=den != 0)
 
