@@ -277,3 +277,25 @@ def test_store_hooks_read_what_the_generic_records_give(tmp_path: Any, scheme: s
             c.execute("UPDATE samples SET payload = ? WHERE id = ?", (json.dumps(data), sid))
     got = project.scheme_records(scheme)
     assert got == project.records(scheme) and len(got) == len(variants)
+
+
+def test_rubric_and_addm_evaluate_import_no_sklearn() -> None:
+    """Their kappa and average precision are computed from counts (1-2 s of scikit-learn import otherwise)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("import sys\n"
+            "from calibration.schemes.rubric.records import RubricSample\n"
+            "from calibration.schemes.rubric.scheme import SCHEME as R\n"
+            "t = {'name': 't', 'metrics': ['precision', 'recall'], 'tp_instructions': ['x']}\n"
+            "recs = [RubricSample(f's{i}', 'q', 'r', (t,), {'t': {'tp': ['a', 'b'][:i % 3], 'fp': ['c']}})\n"
+            "        for i in range(30)]\n"
+            "labels = {(f's{i}', 't'): {'buckets': {'tp': ['a'], 'fn': ['b']}} for i in range(0, 30, 2)}\n"
+            "assert R.evaluate(recs, labels, {}).data['t']['agreement']['kappa'] is not None\n"
+            "from calibration.schemes.addm.metrics import ordinal_auprc\n"
+            "assert ordinal_auprc([0, 1, 2, 1, 0], [0.1, 0.5, 0.9, 0.4, 0.3])['ordinal_auprc'] > 0\n"
+            "print('sklearn' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[1], capture_output=True,
+                         text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "False"
