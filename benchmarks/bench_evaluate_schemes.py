@@ -25,6 +25,11 @@ the same load), and each checked against the command's output:
   the annotator-vs-human `relevant` and `utilized` sentence-label kappa and F1 (pooled confusion counts), each with
   1000-replicate intervals over samples drawn as Concord draws them, in plain sqlite3 + numpy
   (`REFERENCE_EVALUATE_TRACE`), checked equal to the command's; again a part of what the command computes;
+- evaluate --scheme rubric: the same figures per trait (the LLM's mean metrics; on the checked units the aligned
+  items' counts, kept share, Cohen's kappa and metric means) in plain sqlite3 + numpy (`REFERENCE_RUBRIC`), and --scheme
+  judge each judge's estimates (AUROC, balanced accuracy, F1, Cohen's kappa against the 'any' reference) in plain
+  sqlite3 + numpy + pandas (`REFERENCE_JUDGE`), both checked against the command's JSON (numbers within 1e-9; the
+  judge's intervals and calibration and every human ceiling are not in them);
 - evaluate, other schemes: a floor, not the same figures: a plain sqlite3 read and json.loads of every row the
   scheme's evaluate reads (samples' payloads and labels), i.e. the data evaluate must read at least.
 Prints the load average before each line and the ratio (wall and CPU) to the reference. One benchmark at a time on
@@ -531,10 +536,167 @@ def rgb_evaluate_figures(out: str) -> dict[str, Any]:
 
 
 # scheme -> (some of) the same figures computed plainly, what they are, and those figures read from the command's JSON
+REFERENCE_RUBRIC = r"""
+# rubric evaluate's figures from the same rows: per trait, the mean metrics of the LLM's buckets and, on the units a
+# human checked, the aligned items' counts, kept share, Cohen's kappa and the metric means; sqlite3, json, numpy only.
+import json, resource, sqlite3, sys
+import numpy as np
+path = sys.argv[1]
+conn = sqlite3.connect(path)
+traits = {name: json.loads(d) for name, d in conn.execute("SELECT name, definition FROM traits")}
+llm = {}  # the newest machine buckets per unit
+for sid, unit, value in conn.execute(
+        "SELECT m.sample_id, m.unit, m.value FROM machine_labels m JOIN samples s ON s.id = m.sample_id "
+        "WHERE s.scheme = 'rubric' AND m.value IS NOT NULL ORDER BY m.created_at"):
+    llm[(sid, unit)] = value
+human = {(sid, unit): value for sid, unit, value in conn.execute(
+    "SELECT l.sample_id, l.unit, l.value FROM labels l JOIN samples s ON s.id = l.sample_id WHERE s.scheme = 'rubric' "
+    "AND l.resolved = 1 AND l.kind = 'buckets' AND l.value IS NOT NULL ORDER BY l.event_id")}
+NAMES = ("tp", "fn", "fp", "tn")
+
+def keys(buckets, dedupe):
+    out = []
+    for name in NAMES:
+        ks = [x.strip().casefold() for x in buckets.get(name) or [] if x.strip()]
+        out.append(list(dict.fromkeys(ks)) if dedupe else ks)
+    return out
+
+def align(a, b, conf):  # per excerpt: same-bucket occurrences paired first, the rest in bucket order, else absent (4)
+    by_a, by_b = {}, {}
+    for by, side in ((by_a, a), (by_b, b)):
+        for i, ks in enumerate(side):
+            for k in ks:
+                by.setdefault(k, []).append(i)
+    for k in dict.fromkeys([*by_a, *by_b]):
+        left, right = list(by_a.get(k, [])), list(by_b.get(k, []))
+        for i in list(left):
+            if i in right:
+                left.remove(i); right.remove(i); conf[i, i] += 1
+        while left or right:
+            conf[left.pop(0) if left else 4, right.pop(0) if right else 4] += 1
+
+def metrics(c):
+    tp, fn, fp, tn = (c[:, i].astype(float) for i in range(4))
+    def ratio(a, b):
+        return np.divide(a, b, out=np.zeros(len(a)), where=b > 0)
+    p, r = ratio(tp, tp + fp), ratio(tp, tp + fn)
+    return {"precision": p, "recall": r, "f1": ratio(2 * p * r, p + r), "specificity": ratio(tn, tn + fp),
+            "accuracy": ratio(tp + tn, tp + tn + fp + fn)}
+
+rows, checked, confs = {}, {}, {}
+for sid, unit in conn.execute("SELECT u.sample_id, u.unit FROM units u JOIN samples s ON s.id = u.sample_id "
+                              "WHERE u.scheme = 'rubric' ORDER BY s.rowid, u.id"):
+    if unit not in traits or (sid, unit) not in llm:
+        continue
+    dedupe = traits[unit].get("repeated_extraction", True)
+    a = keys(json.loads(llm[(sid, unit)]), dedupe)
+    rows.setdefault(unit, []).append([len(x) for x in a])
+    if (sid, unit) in human:
+        b = keys(json.loads(human[(sid, unit)]), dedupe)
+        checked.setdefault(unit, []).append([len(x) for x in a] + [len(x) for x in b])
+        align(a, b, confs.setdefault(unit, np.zeros((5, 5), dtype=np.int64)))
+out = {}
+for unit, r in rows.items():
+    wanted = traits[unit]["metrics"]
+    m = metrics(np.array(r))
+    res = {"samples": len(r), "llm_metrics": {k: float(m[k].mean()) for k in wanted}, "agreement": None}
+    if unit in checked:
+        c, conf = np.array(checked[unit]), confs[unit]
+        ml, mh = metrics(c[:, :4]), metrics(c[:, 4:])
+        n = conf.sum()
+        po, pe = np.trace(conf) / n, (conf.sum(0) * conf.sum(1)).sum() / n ** 2
+        n_llm, kept = int(conf[:4].sum()), int(np.trace(conf[:4, :4]))
+        res["agreement"] = {"n_samples": len(c), "n_items": int(n), "n_llm_items": n_llm, "n_kept": kept,
+                            "kept_share": kept / n_llm if n_llm else None,
+                            "kappa": float((po - pe) / (1 - pe)) if pe < 1 else None,
+                            "metric_deltas": {k: float((ml[k] - mh[k]).mean()) for k in wanted},
+                            "metrics_llm": {k: float(ml[k].mean()) for k in wanted},
+                            "metrics_human": {k: float(mh[k].mean()) for k in wanted}}
+    out[unit] = res
+r = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps(out, sort_keys=True))
+print(json.dumps({"cpu": r.ru_utime + r.ru_stime, "rss_mb": r.ru_maxrss / 1024}), file=sys.stderr)
+"""
+
+REFERENCE_JUDGE = r"""
+# judge evaluate's estimates from the same rows: per judge its threshold (declared, else 0.5 for a probability, else
+# the median score), its decisions, and AUROC (ties one half), balanced accuracy, F1 and Cohen's kappa against the
+# 'any' reference (positive when any annotator said positive); sqlite3, json, numpy, pandas only.
+import json, resource, sqlite3, sys
+import numpy as np, pandas as pd
+path = sys.argv[1]
+conn = sqlite3.connect(path)
+ids, scores, meta = [], {}, {}
+for sid, payload in conn.execute("SELECT id, payload FROM samples WHERE scheme = 'judge' ORDER BY rowid"):
+    i = len(ids)
+    ids.append(sid)
+    for name, j in json.loads(payload).get("judges", {}).items():
+        j = j if isinstance(j, dict) else {"score": j}
+        m = meta.setdefault(name, {})
+        for key in ("high_means_positive", "probability", "threshold"):
+            if j.get(key) is not None:
+                m.setdefault(key, j[key])
+        if j.get("score") is not None:
+            scores.setdefault(name, {})[i] = float(j["score"])
+pos = {sid: i for i, sid in enumerate(ids)}
+y = np.full(len(ids), np.nan)
+for sid, value in conn.execute(
+        "SELECT l.sample_id, l.value FROM labels l JOIN samples s ON s.id = l.sample_id WHERE s.scheme = 'judge' "
+        "AND l.unit = '' AND l.kind = 'label' AND l.value IS NOT NULL"):
+    v = float(bool(json.loads(value)))
+    i = pos[sid]
+    y[i] = v if np.isnan(y[i]) else max(y[i], v)
+out = {}
+for name, by in scores.items():
+    s = np.full(len(ids), np.nan)
+    s[list(by)] = list(by.values())
+    m = meta[name]
+    high = m.get("high_means_positive", True)
+    got = s[~np.isnan(s)]
+    prob = m["probability"] if "probability" in m else bool(got.min() >= 0 and got.max() <= 1)
+    t = m["threshold"] if "threshold" in m else 0.5 if prob else float(np.median(got))
+    keep = ~np.isnan(s) & ~np.isnan(y)
+    sc, yy = s[keep], y[keep] == 1
+    d = sc >= t if high else sc < t
+    tp, fp, fn, tn = (float((d & yy).sum()), float((d & ~yy).sum()), float((~d & yy).sum()), float((~d & ~yy).sum()))
+    n = tp + fp + fn + tn
+    ranks = pd.Series(sc if high else -sc).rank().to_numpy()
+    P, N = yy.sum(), (~yy).sum()
+    po, pe = (tp + tn) / n, ((tp + fp) * (tp + fn) + (fn + tn) * (fp + tn)) / n ** 2
+    out[name] = {"auroc": float((ranks[yy].sum() - P * (P + 1) / 2) / (P * N)),
+                 "balanced_accuracy": (tp / (tp + fn) + tn / (tn + fp)) / 2,
+                 "f1": 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else 0.0, "kappa": (po - pe) / (1 - pe)}
+r = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps(out, sort_keys=True))
+print(json.dumps({"cpu": r.ru_utime + r.ru_stime, "rss_mb": r.ru_maxrss / 1024}), file=sys.stderr)
+"""
+
+
+
+def evaluate_figures(out: str, scheme: str) -> Any:
+    """What the scheme's evaluate reference prints, taken from the command's JSON."""
+    data = json.loads(out)[scheme]
+    if scheme == "rubric":
+        return {k: v for k, v in data.items() if k != "human_ceiling"}
+    return {name: {f: j[f]["estimate"] for f in ("auroc", "balanced_accuracy", "f1", "kappa")}
+            for name, j in data["judges"].items()}
+
+
+def close(a: Any, b: Any, tol: float = 1e-9) -> bool:
+    """Equal structure, numbers within tol (the reference computes kappa its own plain way)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(close(a[k], b[k], tol) for k in a)
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
+        return abs(a - b) <= tol
+    return a == b
+
+
+# evaluate's reference per scheme: the same figures where one is written, else the read floor (REFERENCE_READ)
 EVALUATE_REFERENCES = {"violations": REFERENCE_EVALUATE_VIOLATIONS, "rgb": REFERENCE_EVALUATE_RGB,
-                       "trace": REFERENCE_EVALUATE_TRACE}
+                       "trace": REFERENCE_EVALUATE_TRACE, "rubric": REFERENCE_RUBRIC, "judge": REFERENCE_JUDGE}
 EVALUATE_REF_NAMES = {"violations": "sqlite3 + numpy + the library's matcher", "rgb": "sqlite3 + numpy: human figures",
-                      "trace": "sqlite3 + numpy: relevance, utilization, their kappa, F1"}
+                      "trace": "sqlite3 + numpy: relevance, utilization, their kappa, F1",
+                      "rubric": "sqlite3 + numpy: every figure per trait", "judge": "sqlite3 + numpy: judges' estimates"}
 EVALUATE_FIGURES = {"rgb": rgb_evaluate_figures, "trace": trace_evaluate_figures}
 
 
@@ -619,6 +781,11 @@ def main() -> None:
                     matched = same_violations(got, want) and len(outs) == 1
                     print(f"  reference figures {'equal' if same_violations(got, want) else 'DIFFER: ' + repr((got, want))}"
                           f" (ceiling {', '.join(f'{k} {v:.4f}' for k, v in want['ceiling'].items())})")
+                elif command == "evaluate" and scheme in ("rubric", "judge"):
+                    got, want = evaluate_figures(next(iter(outs)), scheme), json.loads(next(iter(ref_outs)))
+                    matched = close(got, want) and len(outs) == 1
+                    print(f"  reference figures {'equal' if close(got, want) else 'DIFFER: ' + repr((got, want))} "
+                          f"({EVALUATE_REF_NAMES[scheme]}, to 1e-9)")
                 elif command == "evaluate" and scheme in EVALUATE_FIGURES:
                     got, want = EVALUATE_FIGURES[scheme](next(iter(outs))), json.loads(next(iter(ref_outs)))
                     matched = got == want and len(outs) == 1 and len(ref_outs) == 1

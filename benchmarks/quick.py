@@ -45,7 +45,7 @@ QUICK: dict[str, list[str]] = {
     "bench_cold_calibrate": ["--runs", "1"],
     "bench_embeddings": ["--texts", "200", "--runs", "1", "--phases", "quiet"],
     "bench_evaluate": ["--samples", "1000", "--runs", "1"],
-    "bench_evaluate_schemes": ["--samples", "100", "--runs", "1", "--schemes", "violations,rgb,trace"],
+    "bench_evaluate_schemes": ["--samples", "100", "--runs", "1", "--schemes", "violations,rgb,trace,rubric,addm,judge"],
     "bench_faithbench": ["--bootstrap", "100"],
     "bench_gain_verdict": ["--runs", "3", "--boot", "50"],
     "bench_guarantee": ["--quick"],

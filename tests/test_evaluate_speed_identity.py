@@ -192,10 +192,9 @@ def test_ceiling_comparisons_from_one_table_equal_the_row_lists() -> None:
 
 @pytest.mark.parametrize("repeated", [True, False])
 def test_rubric_agreement_makes_each_sides_buckets_once_with_the_same_result(repeated: bool) -> None:
-    """rubric_agreement aligns and counts from effective buckets made once per side: the same alignments and metrics
-    as align_excerpts and compute_trait_metrics on the raw buckets."""
-    from calibration.schemes.rubric.agreement import _align, _metrics, align_excerpts
-    from calibration.schemes.rubric.buckets import compute_trait_metrics, effective_buckets
+    """align_excerpts aligns effective buckets made once per side: the same alignments as on the raw buckets."""
+    from calibration.schemes.rubric.agreement import _align, align_excerpts
+    from calibration.schemes.rubric.buckets import effective_buckets
     from calibration.schemes.rubric.traits import MetricTrait
 
     trait = MetricTrait(name="cov", metrics=["precision", "recall", "f1", "specificity", "accuracy"],
@@ -208,7 +207,6 @@ def test_rubric_agreement_makes_each_sides_buckets_once_with_the_same_result(rep
                  for _ in range(2)]
         llm, human = effective_buckets(trait, sides[0]), effective_buckets(trait, sides[1])
         assert _align(llm, human) == align_excerpts(trait, sides[0], sides[1])
-        assert _metrics(trait, llm) == compute_trait_metrics(trait, sides[0])
 
 
 @pytest.mark.parametrize("n", [7, 300, 2000])

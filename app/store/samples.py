@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -193,8 +193,12 @@ class SamplesPart(ProjectPart):
                 own(self.project, [r for sid, r, _, _, _ in prepared if sid in todo])
         return counts
 
-    def records(self, scheme_name: str, ids: Sequence[str] | None = None) -> list[Any]:
-        """Records of a generically stored scheme, parsed back from their payloads (import order)."""
+    def records(self, scheme_name: str, ids: Sequence[str] | None = None,
+                stored: Callable[[dict[str, Any]], Any] | None = None) -> list[Any]:
+        """Records of a generically stored scheme, parsed back from their payloads (import order). `stored`: the
+        scheme's reader of a record as its `to_json` wrote it (no problems collected: its store hook
+        `load_records` passes it), tried first; a payload it refuses (ValueError, KeyError, TypeError,
+        AttributeError) goes to the scheme's parser."""
         from calibration.schemes.base import get
 
         scheme = get(scheme_name)
@@ -212,6 +216,12 @@ class SamplesPart(ProjectPart):
                 data["split"] = split
             if meta is not None:
                 data["meta"] = json.loads(meta)
+            if stored is not None:
+                try:
+                    out.append(stored(data))
+                    continue
+                except (ValueError, KeyError, TypeError, AttributeError):
+                    pass
             parsed = scheme.parse(data)
             if parsed.record is not None:
                 out.append(parsed.record)

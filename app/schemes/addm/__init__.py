@@ -1,4 +1,4 @@
-"""The ADDM scheme's app side: import rules (io), detail view (views). Its pure library: calibration/schemes/addm/."""
+"""The ADDM scheme's app side: import rules (io), detail view (views), reading its stored records (store). Its pure library: calibration/schemes/addm/."""
 from app.schemes.manifest import Contribution, ImportOption, Manifest
 
 MANIFEST = Manifest(
@@ -10,6 +10,7 @@ MANIFEST = Manifest(
             "to file its results under (default: the file's method|model)",
             refused="only a run file (ADDM results.json) takes a method name"),)),
         "views": Contribution("app.schemes.addm.views"),
+        "store": Contribution("app.schemes.addm.store", {"load_records"}),
     },
     accepts="ADDM records and ADDM run files (results.json)",
 )

@@ -1,5 +1,5 @@
 """The judge scheme's app side: FaithBench's released batch files (io), its guideline's label levels (guideline),
-and every annotator's own labels for its evaluate and calibrate (`inputs`: the `any` and `majority` references).
+reading its stored records back (store), and every annotator's own labels for its evaluate and calibrate (`inputs`: the `any` and `majority` references).
 Its pure library: calibration/schemes/judge/."""
 from app.schemes.manifest import Contribution, ImportOption, Manifest
 
@@ -10,7 +10,8 @@ MANIFEST = Manifest(
                        "count_all", "for a FaithBench batch file: an annotator's span labeled Questionable or Benign "
                        "also makes the summary hallucinated (default: Unwanted only)",
                        refused="only a FaithBench batch file takes it", metavar=None),)),
-                   "guideline": Contribution("app.schemes.judge.guideline", {"affected"})},
+                   "guideline": Contribution("app.schemes.judge.guideline", {"affected"}),
+                   "store": Contribution("app.schemes.judge.store", {"load_records"})},
     accepts="judge records, and FaithBench's released batch_N.json files with their annotators' labels",
     inputs=frozenset(("annotator_labels",)),
 )

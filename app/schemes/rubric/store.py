@@ -150,17 +150,19 @@ def load_records(project: Any) -> list[RubricSample]:
     units: dict[str, list[str]] = {}
     for sid, unit in project.conn.execute("SELECT sample_id, unit FROM units WHERE scheme = ? ORDER BY id", (SCHEME,)):
         units.setdefault(sid, []).append(unit)
+    import orjson  # the buckets and payloads are JSON of strings only: the same values, several times faster
+
     buckets: dict[str, dict[str, Any]] = {}
     for sid, unit, value in project.conn.execute(
         "SELECT m.sample_id, m.unit, m.value FROM machine_labels m JOIN samples s ON s.id = m.sample_id "
         "WHERE s.scheme = ? AND m.value IS NOT NULL ORDER BY m.created_at", (SCHEME,)
     ):
-        buckets.setdefault(sid, {})[unit] = json.loads(value)
+        buckets.setdefault(sid, {})[unit] = orjson.loads(value)
     out = []
     for sid, text, payload, split, meta in project.conn.execute(
         "SELECT id, text, payload, split, meta FROM samples WHERE scheme = ? ORDER BY rowid", (SCHEME,)
     ):
-        out.append(RubricSample(sid, json.loads(payload).get("question", ""), text,
+        out.append(RubricSample(sid, orjson.loads(payload).get("question", ""), text,
                                 tuple(traits[u] for u in units.get(sid, ()) if u in traits), buckets.get(sid, {}),
                                 split, None if meta is None else json.loads(meta)))
     return out

@@ -123,10 +123,25 @@ def methods_of(samples: Sequence[AddmSample]) -> list[str]:
 
 # --- scores from columns ---------------------------------------------------------------------------------------
 
+def average_precision(y: np.ndarray, s: np.ndarray) -> float:
+    """scikit-learn's average_precision_score(y, s) for 0/1 `y` (both classes present) without importing it (a
+    second of every `concord evaluate --scheme addm`): its precision-recall curve has one point per distinct
+    score, so it is built from the class counts per distinct score (one sort, np.unique), with its own
+    operations in its order, so the same float."""
+    distinct, code = np.unique(s, return_inverse=True)
+    pos = np.bincount(code, weights=y, minlength=distinct.size)[::-1]  # per distinct score, highest first
+    total = np.bincount(code, minlength=distinct.size)[::-1]
+    tps = np.cumsum(pos)  # what sklearn's cumulative sum gives at each threshold (exact: whole numbers)
+    fps = np.cumsum(total).astype(np.float64) - tps
+    ps = tps + fps
+    precision = np.where(ps != 0, np.divide(tps, ps), 0.0)
+    recall = tps / tps[-1]
+    precision, recall = np.concatenate((precision[::-1], [1.0])), np.concatenate((recall[::-1], [0.0]))
+    return float(max(0.0, -np.sum(np.diff(recall) * precision[:-1])))
+
+
 def ordinal_auprc(y_true: Sequence[int] | np.ndarray, scores: Sequence[float] | np.ndarray) -> dict[str, Any]:
     """{'auprc_ge_high', 'auprc_ge_critical' (None when skipped), 'ordinal_auprc', 'n_samples'} (scikit-learn AP)."""
-    from sklearn.metrics import average_precision_score  # here: the registry imports this module on every import
-
     y = np.asarray(y_true, dtype=np.int64)
     s = np.asarray(scores, dtype=np.float64)
     out: dict[str, Any] = {"auprc_ge_high": None, "auprc_ge_critical": None, "ordinal_auprc": 0.0, "n_samples": int(y.size)}
@@ -136,7 +151,7 @@ def ordinal_auprc(y_true: Sequence[int] | np.ndarray, scores: Sequence[float] | 
     for name, level in (("auprc_ge_high", HIGH), ("auprc_ge_critical", CRITICAL)):
         b = (y >= level).astype(np.int64)
         if 0 < b.sum() < b.size:
-            out[name] = float(average_precision_score(b, s))
+            out[name] = average_precision(b, s)
             values.append(out[name])
     out["ordinal_auprc"] = float(np.mean(values)) if values else 0.0
     return out

@@ -282,3 +282,73 @@ def parse_records(raws: list[Any], fuzzy_threshold: float = DEFAULT_FUZZY_THRESH
         seen[s.id] = i
         samples.append(s)
     return samples, problems
+
+
+def _stored_incident(x: Mapping[str, Any], texts: Mapping[str, str], fuzzy: float) -> Incident:
+    """`Parser.incident` of an incident as `scheme.to_json` wrote it (validated): the same normalisations and the
+    same snippet location, without the checks."""
+    rid = x["review_id"]
+    rid = rid if type(rid) is str else str(rid) if type(rid) is int else None
+    severity, mods, snippet = x["severity"].strip().casefold(), x.get("modifiers") or [], x.get("snippet")
+    if rid is None or not rid.strip() or severity not in SEVERITIES or type(mods) is not list:
+        raise ValueError("not a stored incident")
+    modifiers: list[str] = []
+    for m in mods:
+        name = canonical_modifier(m) if type(m) is str and m.strip() else None
+        if name is None:
+            raise ValueError("not a stored incident")
+        if name not in modifiers:
+            modifiers.append(name)
+    if type(snippet) is int:
+        snippet = str(snippet)
+    elif snippet is not None and type(snippet) is not str:
+        raise ValueError("not a stored incident")
+    if snippet is None or not snippet.strip():
+        return Incident(rid, severity, tuple(modifiers), None)
+    loc = locate(snippet, texts.get(rid) or "", fuzzy_threshold=fuzzy)
+    return Incident(rid, severity, tuple(modifiers), snippet, loc.start, loc.end, loc.how)
+
+
+def _list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    if type(value) is not list:
+        raise ValueError("not a stored list")
+    return value
+
+
+def stored_sample(raw: Mapping[str, Any], fuzzy_threshold: float = DEFAULT_FUZZY_THRESHOLD) -> AddmSample:
+    """The sample `parse_record(raw)` gives for a record as `scheme.to_json` wrote it (the project's stored
+    payloads), read without collecting problems: reading every stored business back was most of `concord evaluate
+    --scheme addm`. Raises ValueError (or KeyError, TypeError) on anything a stored record does not hold: the
+    caller then asks `parse_record`, which says what is wrong."""
+    texts: dict[str, str] = {}
+    for r in raw["reviews"]:
+        rid, text = r["review_id"], r["text"]
+        rid = rid if type(rid) is str else str(rid) if type(rid) is int else None
+        if rid is None or not rid.strip() or type(text) is not str or rid in texts:
+            raise ValueError("not a stored review")
+        texts[rid] = text
+    gt = raw["ground_truth"]
+    verdict = verdict_ordinal(gt["verdict"])
+    incidents = tuple(_stored_incident(x, texts, fuzzy_threshold) for x in _list(gt.get("incidents")))
+    if verdict is None or any(i.review_id not in texts for i in incidents):
+        raise ValueError("not a stored ground truth")
+    methods: dict[str, MethodResult] = {}
+    methods_raw = raw.get("methods", {})
+    if type(methods_raw) is not dict or type(raw["id"]) is not str or not raw["id"].strip():
+        raise ValueError("not a stored record")
+    for name, m in methods_raw.items():
+        v, score, error = m.get("verdict"), m.get("risk_score"), m.get("error")
+        ordinal = None if v is None else verdict_ordinal(v)
+        if (v is not None and ordinal is None) or not str(name).strip() or (error is not None and type(error) is not str):
+            raise ValueError("not a stored method result")
+        if score is not None and not (type(score) in (int, float) and math.isfinite(score)):
+            raise ValueError("not a stored method result")
+        evidences = tuple(_stored_incident(x, texts, fuzzy_threshold) for x in _list(m.get("evidences")))
+        methods[str(name)] = MethodResult(ordinal, None if score is None else float(score), evidences, error or None)
+    split, meta = raw.get("split"), raw.get("meta")
+    if (split is not None and type(split) is not str) or (meta is not None and type(meta) is not dict):
+        raise ValueError("not a stored split or meta")
+    return AddmSample(raw["id"], tuple(Review(r, t) for r, t in texts.items()), verdict, incidents, methods, split,
+                      meta)

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from calibration.agreement import percentile_interval, resample_counts
+from calibration.blas import one_blas_thread
 from calibration.schemes.addm.calibrate import N_CLASSES, quadratic_kappa_from_confusion
 from calibration.schemes.addm.evaluation import COMPONENT_LABELS as _LABELS
 from calibration.schemes.addm.evaluation import DEFAULT_BOOT, evaluate
@@ -155,18 +156,19 @@ def report(records: Sequence[AddmSample], labels: Mapping[tuple[str, str], Mappi
     data: dict[str, Any] = {"n_businesses": len(records), "n_human": len(truth), "policies": {}, "human": {},
                             "agreement": {}}
     notes = []
-    for policy in policies(options):
-        res = evaluate(records, policy, n_boot=n_boot, seed=seed, ci=ci)
-        data["policies"][policy.name] = res
-        tables += score_tables(res, f"({policy.name}, record ground truth, {len(records)} businesses)")
-        if truth:
-            hres = evaluate(truth, policy, n_boot=n_boot, seed=seed, ci=ci)
-            agree = verdict_agreement(truth, policy, n_boot, seed, ci)
-            data["human"][policy.name] = hres
-            data["agreement"][policy.name] = agree
-            suffix = f"({policy.name}, human labels, {len(truth)} businesses)"
-            tables += score_tables(hres, suffix)
-            tables.append(agreement_table(agree, suffix))
+    with one_blas_thread():  # the bootstraps' small products (calibration/blas.py)
+        for policy in policies(options):
+            res = evaluate(records, policy, n_boot=n_boot, seed=seed, ci=ci)
+            data["policies"][policy.name] = res
+            tables += score_tables(res, f"({policy.name}, record ground truth, {len(records)} businesses)")
+            if truth:
+                hres = evaluate(truth, policy, n_boot=n_boot, seed=seed, ci=ci)
+                agree = verdict_agreement(truth, policy, n_boot, seed, ci)
+                data["human"][policy.name] = hres
+                data["agreement"][policy.name] = agree
+                suffix = f"({policy.name}, human labels, {len(truth)} businesses)"
+                tables += score_tables(hres, suffix)
+                tables.append(agreement_table(agree, suffix))
     if truth:
         notes.append(f"human labels on {len(truth)} of {len(records)} businesses: their verdicts and validated "
                      "incidents replace the ground truth in the 'human labels' tables")

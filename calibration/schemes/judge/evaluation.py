@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from calibration.agreement import percentile_interval, resample_counts, weighted_auroc
+from calibration.blas import one_blas_thread
 from calibration.schemes.judge.columns import JudgeColumns, decisions
 from calibration.search.objectives import f1, kappa
 
@@ -75,7 +76,9 @@ class _Judge:
     def figures(self, w: np.ndarray) -> dict[str, np.ndarray]:
         """Every figure for rows of draw counts w (reps, n_all) restricted to this judge's samples."""
         ws = w[:, self.mask]
-        out = confusion_figures(ws @ self.rows)
+        with one_blas_thread():  # sums of whole numbers: the same on any number of threads (calibration/blas.py)
+            counts = ws @ self.rows
+        out = confusion_figures(counts)
         out["auroc"] = (weighted_auroc(self.y, self.code, self.k, ws) if self.two_classes
                         else np.full(w.shape[0], np.nan))
         if self.probability:

@@ -129,3 +129,42 @@ def to_json(record: JudgeRecord) -> dict[str, Any]:
     if record.meta is not None:
         rec["meta"] = dict(record.meta)
     return rec
+
+
+def _text(rec: Mapping[str, Any], name: str) -> str | None:
+    value = rec.get(name)
+    if value is not None and type(value) is not str:
+        raise ValueError(f"{name}: not as to_json writes it")
+    return value
+
+
+def stored_record(rec: Mapping[str, Any]) -> JudgeRecord:
+    """The record `parse_record(rec)` gives for a record as `to_json` wrote it (the project's stored payloads),
+    without collecting problems: every judge output an object, every field of its written type. Raises ValueError
+    (or KeyError, TypeError) on anything else: the caller then asks `parse_record`, which says what is wrong."""
+    sid, text = rec["id"], rec["text"]
+    if type(sid) is not str or not sid.strip() or type(text) is not str or rec.get("scheme", SCHEME) != SCHEME:
+        raise ValueError("not a stored record")
+    if not RECORD_KEYS.issuperset(rec) or (rec.get("meta") is not None and type(rec["meta"]) is not dict):
+        raise ValueError("not a stored record")
+    levels, start = rec.get("levels"), rec.get("positive_from")
+    if levels is not None or start is not None:
+        problems: list[FieldProblem] = []
+        levels, start = _levels(rec, problems)
+        if problems:
+            raise ValueError("not stored levels")
+    judges: dict[str, JudgeOutput] = {}
+    for name, out in rec["judges"].items():
+        score, threshold = out.get("score"), out.get("threshold")
+        high, prob, explanation = out.get("high_means_positive", True), out.get("probability"), out.get("explanation")
+        if (type(out) is not dict or not JUDGE_KEYS.issuperset(out) or not str(name).strip()
+                or (score is not None and not finite_number(score)) or type(high) is not bool
+                or (prob is not None and type(prob) is not bool)
+                or (threshold is not None and not finite_number(threshold))
+                or (explanation is not None and type(explanation) is not str)
+                or (prob and score is not None and not 0.0 <= score <= 1.0)):  # a warning parse_record gives
+            raise ValueError("not a stored judge output")
+        judges[str(name)] = JudgeOutput(None if score is None else float(score), high, prob,
+                                        None if threshold is None else float(threshold), out.get("label"), explanation)
+    return JudgeRecord(sid, text, judges, _text(rec, "context"), levels, start, _text(rec, "positive"),
+                       _text(rec, "split"), rec.get("meta"))

@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from calibration.agreement import cohen_kappa
-from calibration.schemes.rubric.buckets import Buckets, effective_buckets, metrics_from_counts, normalize_excerpt
+from calibration.schemes.rubric.buckets import (Buckets, bucket_keys, effective_buckets, metric_columns,
+                                                normalize_excerpt)
 from calibration.schemes.rubric.traits import BUCKET_NAMES, MetricTrait
 
 ABSENT = "absent"  # bucket of an excerpt that only one side of a rubric comparison contains
@@ -56,10 +56,122 @@ def _align(llm_eff: Buckets, human_eff: Buckets) -> list[tuple[str, str, str]]:
     return out
 
 
-def _metrics(trait: MetricTrait, eff: Buckets) -> dict[str, float]:
-    """compute_trait_metrics from effective buckets."""
-    all_metrics = metrics_from_counts(len(eff["tp"]), len(eff["fn"]), len(eff["fp"]), len(eff["tn"]))
-    return {m: all_metrics[m] for m in trait.metrics}
+_ABSENT = len(BUCKET_NAMES)  # ABSENT's index in RUBRIC_LABELS (the buckets' own indices come first)
+_K = len(RUBRIC_LABELS)
+
+
+def _by_key(keys: Sequence[list[str]]) -> dict[str, list[int]]:
+    """Normalised excerpt -> the indices of the buckets it is in (bucket order), as `_align` groups one side."""
+    by: dict[str, list[int]] = {}
+    for b, ks in enumerate(keys):
+        for k in ks:
+            got = by.get(k)
+            if got is None:
+                by[k] = [b]
+            else:
+                got.append(b)
+    return by
+
+
+def add_pairs(llm_keys: Sequence[list[str]], human_keys: Sequence[list[str]], conf: list[int]) -> None:
+    """Count `_align`'s pairs of one unit into `conf` (flat RUBRIC_LABELS x RUBRIC_LABELS, LLM side first): the
+    figures read only how often each (LLM bucket, human bucket) pair occurs, not the texts or their order."""
+    llm, human = _by_key(llm_keys), _by_key(human_keys)
+    for key, left in llm.items():
+        right = human.get(key)
+        if right is None:
+            for b in left:
+                conf[b * _K + _ABSENT] += 1
+        elif len(left) == 1 and len(right) == 1:  # paired whether or not the buckets agree
+            conf[left[0] * _K + right[0]] += 1
+        else:  # `_align`'s rule: same-bucket occurrences first, leftovers in bucket order
+            left, right = list(left), list(right)
+            for b in list(left):
+                if b in right:
+                    left.remove(b)
+                    right.remove(b)
+                    conf[b * _K + b] += 1
+            while left or right:
+                conf[(left.pop(0) if left else _ABSENT) * _K + (right.pop(0) if right else _ABSENT)] += 1
+    for key, right in human.items():
+        if key not in llm:
+            for b in right:
+                conf[_ABSENT * _K + b] += 1
+
+
+def kappa_from_counts(conf: np.ndarray) -> float:
+    """`cohen_kappa(llm_labels, human_labels, labels=RUBRIC_LABELS)` from the labels' (K, K) confusion counts:
+    scikit-learn's cohen_kappa_score operations on its confusion matrix, so the same float (without importing it);
+    NaN when fewer than two labels occur."""
+    conf = np.asarray(conf, dtype=np.float64)
+    if int(((conf.sum(0) + conf.sum(1)) > 0).sum()) < 2:
+        return math.nan
+    sum0, sum1 = np.sum(conf, axis=0), np.sum(conf, axis=1)
+    expected = np.outer(sum0, sum1) / np.sum(sum0)
+    w_mat = np.ones(conf.shape)
+    np.fill_diagonal(w_mat, 0)
+    denominator = np.sum(w_mat * expected)
+    return math.nan if denominator == 0 else float(1 - np.sum(w_mat * conf) / denominator)
+
+
+class TraitCounts:
+    """One trait's bucket sizes per unit (the LLM's; beside them the human's where a human checked the unit) and
+    the aligned items' confusion counts: the trait's figures come from these columns, not from a metric dict and
+    label lists per unit."""
+
+    def __init__(self) -> None:
+        self.traits: dict[MetricTrait, int] = {}  # each definition seen (in order) -> its position
+        self.llm: list[tuple[int, ...]] = []  # (tp, fn, fp, tn, trait position) per unit
+        self.checked: list[tuple[int, ...]] = []  # (LLM tp..tn, human tp..tn, trait position) per checked unit
+        self.conf = [0] * (_K * _K)
+
+    def _pos(self, trait: MetricTrait) -> int:
+        pos = self.traits.get(trait)
+        if pos is None:
+            pos = self.traits[trait] = len(self.traits)
+        return pos
+
+    def add(self, trait: MetricTrait, llm_keys: Sequence[list[str]]) -> None:
+        self.llm.append((*map(len, llm_keys), self._pos(trait)))
+
+    def check(self, trait: MetricTrait, llm_keys: Sequence[list[str]], human_keys: Sequence[list[str]]) -> None:
+        self.checked.append((*map(len, llm_keys), *map(len, human_keys), self._pos(trait)))
+        add_pairs(llm_keys, human_keys, self.conf)
+
+    def _metrics(self, rows: list[tuple[int, ...]], first: int) -> dict[str, np.ndarray]:
+        """Each metric a definition asks for -> its values on the rows whose definition asks for it (row order)."""
+        table = np.array(rows, dtype=np.int64).reshape(len(rows), -1)
+        cols = metric_columns(*(np.ascontiguousarray(table[:, first + i]) for i in range(len(BUCKET_NAMES))))
+        pos = table[:, -1]
+        present, first_row = np.unique(pos, return_index=True)
+        every = list(self.traits)
+        traits = {int(p): every[p] for p in present[np.argsort(first_row)]}  # as the rows first name them
+        out = {}
+        for m in dict.fromkeys(m for t in traits.values() for m in t.metrics):
+            with_m = [p for p, t in traits.items() if m in t.metrics]
+            out[m] = cols[m] if len(with_m) == len(traits) else cols[m][np.isin(pos, with_m)]
+        return out
+
+    def llm_means(self) -> dict[str, float]:
+        """The mean of each metric over the units (compute_trait_metrics per unit, then np.mean)."""
+        return {m: float(np.mean(v)) for m, v in self._metrics(self.llm, 0).items()}
+
+    def agreement(self) -> dict[str, Any]:
+        """`rubric_agreement`'s figures of the checked units."""
+        llm, human = self._metrics(self.checked, 0), self._metrics(self.checked, len(BUCKET_NAMES))
+        conf = np.array(self.conf, dtype=np.int64).reshape(_K, _K)
+        n_llm, kept = int(conf[:_ABSENT].sum()), int(np.trace(conf[:_ABSENT, :_ABSENT]))
+        return {
+            "n_samples": len(self.checked),
+            "n_items": int(conf.sum()),
+            "n_llm_items": n_llm,
+            "n_kept": kept,
+            "kept_share": kept / n_llm if n_llm else math.nan,
+            "kappa": kappa_from_counts(conf) if conf.sum() else math.nan,
+            "metric_deltas": {m: float(np.mean(v - human[m])) for m, v in llm.items()},
+            "metrics_llm": {m: float(np.mean(v)) for m, v in llm.items()},
+            "metrics_human": {m: float(np.mean(v)) for m, v in human.items()},
+        }
 
 
 def rubric_agreement(
@@ -70,39 +182,13 @@ def rubric_agreement(
     For each trait: `kept_share` = share of LLM items whose bucket the human kept; `kappa` = Cohen's kappa over the
     aligned items' buckets (labels tp/fn/fp/tn/absent); `metric_deltas` = mean over samples of
     metric(LLM buckets) - metric(human buckets), plus both means. Items of all four buckets are compared by text.
+    Computed from counts (TraitCounts): the figures of aligning every pair (align_excerpts) and averaging
+    compute_trait_metrics, without the per-item lists.
     """
-    grouped: dict[str, list[tuple[Mapping[str, Sequence[str]], Mapping[str, Sequence[str]], MetricTrait]]] = {}
+    grouped: dict[str, TraitCounts] = {}
     for llm_b, human_b, trait in pairs:
-        grouped.setdefault(trait.name, []).append((llm_b, human_b, trait))
-    result: dict[str, dict[str, Any]] = {}
-    for name, group in grouped.items():
-        llm_labels: list[str] = []
-        human_labels: list[str] = []
-        deltas: dict[str, list[float]] = defaultdict(list)
-        llm_scores: dict[str, list[float]] = defaultdict(list)
-        human_scores: dict[str, list[float]] = defaultdict(list)
-        for llm_b, human_b, trait in group:
-            llm_eff, human_eff = effective_buckets(trait, llm_b), effective_buckets(trait, human_b)
-            for _, lb, hb in _align(llm_eff, human_eff):
-                llm_labels.append(lb)
-                human_labels.append(hb)
-            m_llm = _metrics(trait, llm_eff)  # compute_trait_metrics(trait, llm_b), from the buckets made above
-            m_human = _metrics(trait, human_eff)
-            for metric, value in m_llm.items():
-                llm_scores[metric].append(value)
-                human_scores[metric].append(m_human[metric])
-                deltas[metric].append(value - m_human[metric])
-        n_llm = sum(1 for lb in llm_labels if lb != ABSENT)
-        kept = sum(1 for lb, hb in zip(llm_labels, human_labels) if lb != ABSENT and lb == hb)
-        result[name] = {
-            "n_samples": len(group),
-            "n_items": len(llm_labels),
-            "n_llm_items": n_llm,
-            "n_kept": kept,
-            "kept_share": kept / n_llm if n_llm else math.nan,
-            "kappa": cohen_kappa(llm_labels, human_labels, labels=RUBRIC_LABELS) if llm_labels else math.nan,
-            "metric_deltas": {m: float(np.mean(v)) for m, v in deltas.items()},
-            "metrics_llm": {m: float(np.mean(v)) for m, v in llm_scores.items()},
-            "metrics_human": {m: float(np.mean(v)) for m, v in human_scores.items()},
-        }
-    return result
+        counts = grouped.get(trait.name)
+        if counts is None:
+            counts = grouped[trait.name] = TraitCounts()
+        counts.check(trait, bucket_keys(trait, llm_b), bucket_keys(trait, human_b))
+    return {name: counts.agreement() for name, counts in grouped.items()}

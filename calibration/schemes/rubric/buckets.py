@@ -5,9 +5,12 @@ The LLM only fills the buckets; everything here is pure arithmetic, so the same 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from calibration.schemes.rubric.traits import BUCKET_NAMES, MetricTrait
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 class Buckets(TypedDict):
@@ -89,6 +92,34 @@ def effective_buckets(trait: MetricTrait, buckets: Mapping[str, Sequence[str]]) 
     return valid
 
 
+_KNOWN = frozenset(BUCKET_NAMES)
+
+
+def bucket_keys(trait: MetricTrait, buckets: Mapping[str, Sequence[str]]) -> tuple[list[str], ...]:
+    """Per bucket (BUCKET_NAMES order), the normalised excerpts of `effective_buckets` (what counts and alignments
+    read): a plain dict of lists of strings is read in one pass, without the copy validation makes; anything else
+    goes through `effective_buckets`, so a malformed bucket raises the same BucketError."""
+    if type(buckets) is dict and _KNOWN.issuperset(buckets):
+        out = []
+        try:
+            for name in BUCKET_NAMES:
+                items = buckets.get(name)
+                if items is None:
+                    out.append([])
+                    continue
+                if type(items) is not list:
+                    break
+                # a blank excerpt is dropped (validate_buckets); casefold never empties a non-blank one
+                keys = [k for k in [x.strip().casefold() for x in items] if k]
+                out.append(list(dict.fromkeys(keys)) if trait.repeated_extraction else keys)
+            else:
+                return tuple(out)
+        except AttributeError:  # an item that is not a string: the full validation says where
+            pass
+    eff = effective_buckets(trait, buckets)
+    return tuple([normalize_excerpt(x) for x in eff[name]] for name in BUCKET_NAMES)  # type: ignore[literal-required]
+
+
 def bucket_counts(trait: MetricTrait, buckets: Mapping[str, Sequence[str]]) -> dict[str, int]:
     eff = effective_buckets(trait, buckets)
     return {name: len(eff[name]) for name in BUCKET_NAMES}  # type: ignore[literal-required]
@@ -109,6 +140,19 @@ def metrics_from_counts(tp: int, fn: int, fp: int, tn: int) -> dict[str, float]:
         "specificity": _ratio(tn, tn + fp),
         "accuracy": _ratio(tp + tn, tp + tn + fp + fn),
     }
+
+
+def metric_columns(tp: np.ndarray, fn: np.ndarray, fp: np.ndarray, tn: np.ndarray) -> dict[str, np.ndarray]:
+    """`metrics_from_counts` of many units at once (1-D integer count arrays): the same operations in the same
+    order, so each value is the float `metrics_from_counts` gives."""
+    import numpy as np  # here: the registry imports this module for every command
+
+    def ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+        return np.divide(num, den, out=np.zeros(num.shape), where=den != 0)
+
+    precision, recall = ratio(tp, tp + fp), ratio(tp, tp + fn)
+    return {"precision": precision, "recall": recall, "f1": ratio(2 * precision * recall, precision + recall),
+            "specificity": ratio(tn, tn + fp), "accuracy": ratio(tp + tn, tp + tn + fp + fn)}
 
 
 def compute_trait_metrics(trait: MetricTrait, buckets: Mapping[str, Sequence[str]]) -> dict[str, float]:

@@ -5,11 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numpy as np
-
 from calibration.schemes.base import Report, Table
-from calibration.schemes.rubric.agreement import rubric_agreement
-from calibration.schemes.rubric.buckets import compute_trait_metrics
+from calibration.schemes.rubric.agreement import TraitCounts
+from calibration.schemes.rubric.buckets import bucket_keys
 from calibration.schemes.rubric.records import RubricSample
 from calibration.schemes.rubric.traits import MetricTrait
 
@@ -20,24 +18,33 @@ def _fmt(x: Any) -> str:
 
 def evaluate_report(records: Sequence[RubricSample], labels: Mapping[tuple[str, str], Mapping[str, Any]],
                     options: Mapping[str, Any]) -> Report:
-    """`data`: {trait: {"samples", "llm_metrics" (means), "agreement" (or None)}}."""
-    pairs = []
-    llm_metrics: dict[str, list[dict[str, float]]] = {}
+    """`data`: {trait: {"samples", "llm_metrics" (means), "agreement" (or None)}}. Each unit's LLM buckets are
+    normalised once (bucket_keys) for both its metrics and its alignment with the human's, and each trait
+    definition is built once (records of a project share one definition dict per trait): TraitCounts then
+    computes every figure from count columns."""
+    counts: dict[str, TraitCounts] = {}
+    built: dict[int, tuple[Mapping[str, Any], MetricTrait]] = {}  # id(definition) -> (it, kept alive; its trait)
     for record in records:
         for t in record.traits:
             buckets = record.buckets.get(t["name"])
             if buckets is None:
                 continue
-            trait = MetricTrait.from_dict(t, strict=False)
-            llm_metrics.setdefault(trait.name, []).append(compute_trait_metrics(trait, buckets))
+            got = built.get(id(t))
+            if got is None:
+                got = built[id(t)] = (t, MetricTrait.from_dict(t, strict=False))
+            trait = got[1]
+            tally = counts.get(trait.name)
+            if tally is None:
+                tally = counts[trait.name] = TraitCounts()
+            llm = bucket_keys(trait, buckets)
+            tally.add(trait, llm)
             human = (labels.get((record.id, trait.name)) or {}).get("buckets")
             if human is not None:
-                pairs.append((buckets, human, trait))
-    agreement = rubric_agreement(pairs) if pairs else {}
+                tally.check(trait, llm, bucket_keys(trait, human))
     data: dict[str, Any] = {}
-    for name, rows in llm_metrics.items():
-        mean = {k: float(np.mean([r[k] for r in rows])) for k in rows[0]}
-        data[name] = {"samples": len(rows), "llm_metrics": mean, "agreement": agreement.get(name)}
+    for name, tally in counts.items():
+        data[name] = {"samples": len(tally.llm), "llm_metrics": tally.llm_means(),
+                      "agreement": tally.agreement() if tally.checked else None}
     cols = ("trait", "samples", "precision", "recall", "f1", "checked", "kept", "kappa", "ΔF1 LLM−human")
     rows_out = []
     for name, r in data.items():
