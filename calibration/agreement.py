@@ -7,12 +7,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Hashable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-
 
 
 def _same_length(a: Sequence[Any], b: Sequence[Any]) -> None:
@@ -30,7 +28,9 @@ def cohen_kappa(
     _same_length(a, b)
     if len(set(a) | set(b)) < 2:
         return math.nan  # expected agreement is 1: kappa is 0/0, report it as undefined instead of warning
-    from sklearn.metrics import cohen_kappa_score  # lazy: scikit-learn costs ~1-2 s at start-up
+    from sklearn.metrics import (
+        cohen_kappa_score,  # lazy: scikit-learn costs ~1-2 s at start-up
+    )
     return float(cohen_kappa_score(list(a), list(b), labels=None if labels is None else list(labels), weights=weights))
 
 
@@ -161,23 +161,6 @@ def draw_chunk(n: int) -> int:
     within a few tens of MB at any n. The same replicates as chunks of 64: the generator hands out one stream of
     int32 draws however the calls split it (PCG64 keeps the spare half of a 64-bit draw in its state; tested)."""
     return max(1, min(64, _DRAWS_PER_CHUNK // max(n, 1)))
-
-
-_ONE_THREAD_FROM = 1_000_000  # multiply-adds of all the replicate products
-
-
-@contextmanager
-def one_blas_thread(work: int = _ONE_THREAD_FROM) -> Iterator[None]:
-    """One BLAS thread for products of integer counts: exact sums, so the thread count changes no bit, and OpenBLAS's
-    helper threads cost far more than they give on these small products (16 products of (64, 566) by (566, 99):
-    0.38 CPU-s on two threads of a loaded machine, 0.007 s on one; about 2 ms to enter and leave)."""
-    if work < _ONE_THREAD_FROM:  # a few tiny products: not worth the 2 ms (the planner calls this in loops)
-        yield
-        return
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(1, user_api="blas"):
-        yield
 
 
 def weighted_auroc(pos: np.ndarray, score_code: np.ndarray, k: int, w: np.ndarray) -> np.ndarray:

@@ -19,7 +19,8 @@ import pandas as pd
 if TYPE_CHECKING:  # scipy.sparse costs about 0.5 s to import: only span agreement draws its histograms with it
     from scipy import sparse
 
-from calibration.agreement import draw_chunk, estimate_interval, nan_ratio, one_blas_thread, resample_counts
+from calibration.agreement import draw_chunk, estimate_interval, nan_ratio, resample_counts
+from calibration.blas import one_blas_thread
 
 
 def _count_of(keys: np.ndarray, query: np.ndarray) -> np.ndarray:

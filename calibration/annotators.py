@@ -21,8 +21,8 @@ Libraries and where we wrote our own:
 from __future__ import annotations
 
 import math
-from itertools import pairwise
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import pairwise
 from typing import Any, Literal
 
 import krippendorff
@@ -30,9 +30,10 @@ import numpy as np
 import pandas as pd
 
 from calibration.agreement import (
-    draw_chunk, estimate_interval, nan_ratio, one_blas_thread, resample_counts, resample_index_chunks,
+    draw_chunk, estimate_interval, nan_ratio, resample_counts, resample_index_chunks,
 )
 from calibration.annotator_spans import span_agreement, unitizing_alpha
+from calibration.blas import one_blas_thread
 
 __all__ = ["COLUMNS", "KAPPA_WEIGHTS", "Level", "item_agreement", "span_agreement", "unitizing_alpha"]
 Level = Literal["nominal", "ordinal", "interval"]
