@@ -210,8 +210,8 @@ def run_part(part: Part, reader: LineHashReader | None = None) -> PartResult:
     spanning = part.start == 0 and bool(problems.errors) and _spanning(part, problems)
     out = validator.out
     state = validator.state()
-    number_of = validator.line_of
-    hash_of = {sid: line_of[n] for sid in out.schemes if (n := number_of(sid)) is not None and n in line_of}
+    ids = state.ids  # (line numbers: every location here is a line of part.path)
+    hash_of = {sid: line_of[n] for sid in out.schemes if type(n := ids.get(sid)) is int and n in line_of}
     return PartResult(
         problems.errors, problems.warnings, state, {} if problems.errors else prepared_rows(out, hash_of),
         import_facts(out), records, len(numbered), schemes=out.schemes, generic=out.records, line_hashes=hash_of, unchanged=unchanged,
