@@ -200,7 +200,7 @@ def test_prepared_rows_keep_the_schema_1_content_hash() -> None:
 @pytest.mark.parametrize("per", [1, 3, 128])
 def test_insert_flat_stores_what_one_row_per_statement_stores(monkeypatch: pytest.MonkeyPatch, per: int) -> None:
     """Rows written several per statement (and the rest one by one) are the rows, in order, that a plain
-    executemany of one row per statement writes, whatever the count; a row as wide as SQLite's limit still fits."""
+    executemany of one row per statement writes, whatever the count; fewer per statement under a lower limit on values."""
     import random
     import sqlite3
 
@@ -218,8 +218,8 @@ def test_insert_flat_stores_what_one_row_per_statement_stores(monkeypatch: pytes
         want.executemany("INSERT INTO t (a, b, c) VALUES (?, ?, ?)", [flat[i : i + 3] for i in range(0, len(flat), 3)])
         assert got.execute("SELECT * FROM t").fetchall() == want.execute("SELECT * FROM t").fetchall()
     monkeypatch.setattr(bulk, "ROWS_PER_INSERT", 128)
-    monkeypatch.setattr(bulk, "MAX_PARAMETERS", 7)  # two rows of three per statement at most
     conn = sqlite3.connect(":memory:")
+    conn.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 7)  # two rows of three per statement at most
     conn.execute("CREATE TABLE t (a, b, c)")
     seen: list[str] = []
 
@@ -227,6 +227,9 @@ def test_insert_flat_stores_what_one_row_per_statement_stores(monkeypatch: pytes
         def executemany(self, sql: str, params: Any) -> None:
             seen.append(sql)
             conn.executemany(sql, params)
+
+        def getlimit(self, category: int) -> int:
+            return conn.getlimit(category)
 
     bulk.insert_flat(Recording(), "INSERT INTO t VALUES ", "(?, ?, ?)", list(range(15)))  # type: ignore[arg-type]
     assert conn.execute("SELECT * FROM t").fetchall() == [(0, 1, 2), (3, 4, 5), (6, 7, 8), (9, 10, 11), (12, 13, 14)]
