@@ -60,6 +60,14 @@ class ValidatorState:
     home: tuple[str, str] | None = None  # (file, unit) of the line numbers in `ids`
 
 
+def _located(home: tuple[str, str] | None, kept: Location | int) -> Location:
+    """Where an id was first used, as a validator keeps it: a line number is one of `home` (file, unit)."""
+    if type(kept) is int:
+        assert home is not None
+        return Location(home[0], kept, home[1])
+    return kept  # type: ignore[return-value]
+
+
 def scheme_of(rec: Mapping[str, Any], what: str = "record") -> tuple[Scheme | None, FieldProblem | None]:
     """The scheme a record or label line names, else the one whose `detect` accepts it; else a problem to report."""
     reg = registry()
@@ -209,10 +217,7 @@ class RecordValidator:
         return loc.number if loc.number is not None and loc.file == home[0] and loc.unit == home[1] else loc
 
     def _where(self, kept: Location | int) -> Location:
-        if type(kept) is int:
-            assert self._home is not None
-            return Location(self._home[0], kept, self._home[1])
-        return kept  # type: ignore[return-value]
+        return _located(self._home, kept)
 
     def line_of(self, sid: str) -> int | None:
         """The line (row, ...) number where `sid` was first used, None when it was not."""
@@ -248,8 +253,7 @@ class RecordValidator:
             if self._home is None and not ids:
                 self._home = other.home
             else:  # (numbers of another file: as this validator keeps them)
-                theirs = {sid: self._key(kept if type(kept) is not int else Location(other.home[0], kept, other.home[1]))  # type: ignore[index, arg-type]
-                          for sid, kept in theirs.items()}
+                theirs = {sid: self._key(_located(other.home, kept)) for sid, kept in theirs.items()}
         clash = theirs.keys() & ids.keys() if ids else ()
         if not clash:
             ids.update(theirs)  # (the common case, in C: no id seen twice)
