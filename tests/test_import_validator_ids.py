@@ -66,7 +66,8 @@ def test_parts_merged_report_what_the_merge_of_locations_reported(seed: int) -> 
     assert problems_of(merged_problems) == expected
     assert len(expected) > 50
     for sid, loc in first_at.items():
-        assert merged.location_of(sid) == loc and merged.line_of(sid) == loc.number
+        assert merged.location_of(sid) == loc
+    assert merged.state().home == (path, "line") and all(type(n) is int for n in merged.state().ids.values())
 
 
 def test_ids_of_another_file_or_unit_keep_their_location() -> None:
@@ -83,4 +84,4 @@ def test_ids_of_another_file_or_unit_keep_their_location() -> None:
     assert [str(v.location_of(s)) for s in "xyzw"] == ["a.jsonl:3", "b.csv:row 5", "a.jsonl", "c.jsonl:9"]
     assert [str(e) for e in p.errors] == [
         "c.jsonl:10: id: duplicate id 'x' (first used at a.jsonl:3)"]
-    assert v.line_of("y") == 5 and v.line_of("z") is None and v.line_of("nope") is None
+    assert v.state().ids == {"x": 3, "y": Location("b.csv", 5, "row"), "z": Location("a.jsonl", None), "w": Location("c.jsonl", 9)}

@@ -219,11 +219,6 @@ class RecordValidator:
     def _where(self, kept: Location | int) -> Location:
         return _located(self._home, kept)
 
-    def line_of(self, sid: str) -> int | None:
-        """The line (row, ...) number where `sid` was first used, None when it was not."""
-        kept = self._ids.get(sid)
-        return kept if type(kept) is int else None if kept is None else kept.number  # type: ignore[union-attr]
-
     def finish(self) -> Validated:
         """Emit the aggregated warnings (one per unknown field or odd checker name, not one per line)."""
         for (message, name, code), (first, count) in sorted(self._unknown.items(), key=lambda kv: kv[1][0].number or 0):
