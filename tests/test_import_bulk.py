@@ -11,7 +11,7 @@ import pytest
 
 from app.io import imports, parallel
 from app.io.imports import import_file
-from app.io.problems import ImportErrors, Location
+from app.io.problems import ImportErrors
 from app.store import Project
 from app.store.bulk import LineHashReader, line_hash
 from app.schemes.violations.store import VIOLATION_COLUMNS
@@ -135,7 +135,7 @@ def test_worker_results_cross_the_pipe_unchanged_and_small(tmp_path: Path) -> No
     assert (len(pickle.dumps(rows.violations, protocol=pickle.HIGHEST_PROTOCOL))
             < 0.8 * len(pickle.dumps(fresh, protocol=pickle.HIGHEST_PROTOCOL)))
     assert back.state.ids == result.state.ids and len(back.state.ids) == 21  # sent as line numbers, same locations
-    assert back.state.ids["s0003"] == Location(str(data), 4)
+    assert back.state.ids["s0003"] == 4 and back.state.home == (str(data), "line")  # line 4 of the file
 
 
 def test_while_workers_run_the_caller_only_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -195,3 +195,42 @@ def test_prepared_rows_keep_the_schema_1_content_hash() -> None:
     assert h == content_hash({"text": samples[0].text, "context": "ctx", "split": "train", "meta": None,
                               "gt": [{k: getattr(v, k) for k in VIOLATION_FIELDS} for v in gt],
                               "pred": {k: [{f: getattr(v, f) for f in VIOLATION_FIELDS} for v in vs] for k, vs in sorted(preds.items())}})
+
+
+@pytest.mark.parametrize("per", [1, 3, 128])
+def test_insert_flat_stores_what_one_row_per_statement_stores(monkeypatch: pytest.MonkeyPatch, per: int) -> None:
+    """Rows written several per statement (and the rest one by one) are the rows, in order, that a plain
+    executemany of one row per statement writes, whatever the count; fewer per statement under a lower limit on values."""
+    import random
+    import sqlite3
+
+    from app.store import bulk
+
+    monkeypatch.setattr(bulk, "ROWS_PER_INSERT", per)
+    rng = random.Random(per)
+    for n in (0, 1, per - 1, per, per + 1, 3 * per + 2, 1000):
+        flat: list[Any] = [rng.choice([None, rng.randrange(-9, 9), rng.random(), f"t{rng.randrange(99)}", b"\x00"])
+                           for _ in range(3 * max(0, n))]
+        got, want = sqlite3.connect(":memory:"), sqlite3.connect(":memory:")
+        for c in (got, want):
+            c.execute("CREATE TABLE t (k INTEGER PRIMARY KEY, a, b, c)")
+        bulk.insert_flat(got, "INSERT INTO t (a, b, c) VALUES ", "(?, ?, ?)", flat)
+        want.executemany("INSERT INTO t (a, b, c) VALUES (?, ?, ?)", [flat[i : i + 3] for i in range(0, len(flat), 3)])
+        assert got.execute("SELECT * FROM t").fetchall() == want.execute("SELECT * FROM t").fetchall()
+    monkeypatch.setattr(bulk, "ROWS_PER_INSERT", 128)
+    conn = sqlite3.connect(":memory:")
+    conn.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 7)  # two rows of three per statement at most
+    conn.execute("CREATE TABLE t (a, b, c)")
+    seen: list[str] = []
+
+    class Recording:  # the connection, noting each statement insert_flat runs
+        def executemany(self, sql: str, params: Any) -> None:
+            seen.append(sql)
+            conn.executemany(sql, params)
+
+        def getlimit(self, category: int) -> int:
+            return conn.getlimit(category)
+
+    bulk.insert_flat(Recording(), "INSERT INTO t VALUES ", "(?, ?, ?)", list(range(15)))  # type: ignore[arg-type]
+    assert conn.execute("SELECT * FROM t").fetchall() == [(0, 1, 2), (3, 4, 5), (6, 7, 8), (9, 10, 11), (12, 13, 14)]
+    assert [s.count("?") for s in seen] == [6, 3]

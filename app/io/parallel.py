@@ -169,7 +169,7 @@ def run_part(part: Part, reader: LineHashReader | None = None) -> PartResult:
     if part.start == 0 and data.startswith(BOM):
         data = data[3:]
     problems = Problems()
-    validator = RecordValidator(problems, part.contexts)
+    validator = RecordValidator(problems, part.contexts, file=part.path)
     unreadable = encoding_problem(data[:4]) if part.start == 0 else None
     if unreadable is not None:  # (e.g. UTF-16: one problem for the file, not one per line; the rest is not read)
         problems.error(Location(part.path, None), "", unreadable)
@@ -194,7 +194,7 @@ def run_part(part: Part, reader: LineHashReader | None = None) -> PartResult:
     for (number, raw), h in zip(numbered, hashes):
         hit = get(h)
         if hit is not None:  # the project holds this very line: no need to parse it
-            add_unchanged(Location(path, number), hit[0])
+            add_unchanged(number, hit[0])
             skipped.append(hit[1])
             continue
         if len(raw) > MAX_RECORD_BYTES:  # (a chunk may end up to one block past the limit)
@@ -210,8 +210,8 @@ def run_part(part: Part, reader: LineHashReader | None = None) -> PartResult:
     spanning = part.start == 0 and bool(problems.errors) and _spanning(part, problems)
     out = validator.out
     state = validator.state()
-    ids = state.ids
-    hash_of = {sid: line_of[ids[sid].number] for sid in out.schemes if ids.get(sid) and ids[sid].number in line_of}
+    ids = state.ids  # (line numbers: every location here is a line of part.path)
+    hash_of = {sid: line_of[n] for sid in out.schemes if type(n := ids.get(sid)) is int and n in line_of}
     return PartResult(
         problems.errors, problems.warnings, state, {} if problems.errors else prepared_rows(out, hash_of),
         import_facts(out), records, len(numbered), schemes=out.schemes, generic=out.records, line_hashes=hash_of, unchanged=unchanged,

@@ -51,25 +51,21 @@ class Validated:
 class ValidatorState:
     """What cross-record rules need from the records seen so far; workers hand it back to be merged in file order.
     `own`: scheme -> its io part's state of its own rules (e.g. the rubric's trait definitions seen, with where),
-    merged by the part's `merge_state`."""
+    merged by the part's `merge_state`. `ids`: where each id was first used, as RecordValidator keeps it (a line
+    number of `home`, else a Location)."""
 
-    ids: dict[str, Location]
+    ids: dict[str, Location | int]
     unknown: dict[tuple[str, str, str], list[Any]]  # (message, field, code) -> [first location, lines]
     own: dict[str, Any]
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        """Pickled with the ids' line numbers: a worker's chunk state crosses a pipe, and the locations of one chunk
-        share their file, so one int per id (rebuilt into locations on arrival) pickles in a fraction of the time
-        of one object per id."""
-        first = next(iter(self.ids.values()), None)
-        if first is None or any(loc.file != first.file or loc.unit != first.unit for loc in self.ids.values()):
-            return ValidatorState, (self.ids, self.unknown, self.own)
-        numbers = {sid: loc.number for sid, loc in self.ids.items()}
-        return _unpickle_state, (first.file, first.unit, numbers, self.unknown, self.own)
+    home: tuple[str, str] | None = None  # (file, unit) of the line numbers in `ids`
 
 
-def _unpickle_state(file: str, unit: str, numbers: dict[str, int | None], *rest: Any) -> ValidatorState:
-    return ValidatorState({sid: Location(file, n, unit) for sid, n in numbers.items()}, *rest)
+def _located(home: tuple[str, str] | None, kept: Location | int) -> Location:
+    """Where an id was first used, as a validator keeps it: a line number is one of `home` (file, unit)."""
+    if type(kept) is int:
+        assert home is not None
+        return Location(home[0], kept, home[1])
+    return kept  # type: ignore[return-value]
 
 
 def scheme_of(rec: Mapping[str, Any], what: str = "record") -> tuple[Scheme | None, FieldProblem | None]:
@@ -139,10 +135,14 @@ class RecordValidator:
     it travels to the import's worker processes. A scheme reads its own with `context(name)`.
     """
 
-    def __init__(self, problems: Problems, contexts: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, problems: Problems, contexts: Mapping[str, Any] | None = None, file: str | None = None) -> None:
         self.problems = problems
         self.out = Validated()
-        self._ids: dict[str, Location] = {}
+        # id -> where it was first used: a line number of `_home` (the file's lines: most ids), else its Location. An
+        # int, not a Location per id: a chunk's ids cross a pipe from a worker and are merged here, 100k per 100k
+        # samples, and building, pickling and merging that many objects cost the importer ~5% of its time.
+        self._ids: dict[str, Location | int] = {}
+        self._home: tuple[str, str] | None = (file, "line") if file is not None else None  # (file, unit)
         self._contexts: Mapping[str, Any] = contexts or {}
         self._own: dict[str, Any] = {}  # scheme -> the state of its own cross-record rules (`state_of`)
         self._unknown: dict[tuple[str, str, str], list[Any]] = {}
@@ -173,9 +173,9 @@ class RecordValidator:
         if type(sid) is str and sid.strip():
             first = self._ids.get(sid)
             if first is not None:
-                self.problems.error(loc, "id", f"duplicate id {clip(sid)} (first used at {first})")
+                self.problems.error(loc, "id", f"duplicate id {clip(sid)} (first used at {self._where(first)})")
             else:
-                self._ids[sid] = loc
+                self._ids[sid] = self._key(loc)
         parsed = hooks.parse(rec)
         for p in parsed.problems if parsed.problems else ():
             if p.code and p.severity != "error":  # reported once per file and field, with how many lines
@@ -198,13 +198,26 @@ class RecordValidator:
         else:
             self.out.records.setdefault(scheme.name, []).append(parsed.record)
 
-    def add_unchanged(self, loc: Location, sid: str) -> None:
-        """A line the project already holds verbatim (same raw line hash): only its id joins the cross-record rules."""
+    def add_unchanged(self, number: int, sid: str) -> None:
+        """Line `number` of the validator's file (`file`), which the project already holds verbatim (same raw line
+        hash): only its id joins the cross-record rules."""
         first = self._ids.get(sid)
         if first is not None:
-            self.problems.error(loc, "id", f"duplicate id {clip(sid)} (first used at {first})")
+            assert self._home is not None
+            self.problems.error(Location(self._home[0], number, self._home[1]), "id",
+                                f"duplicate id {clip(sid)} (first used at {self._where(first)})")
         else:
-            self._ids[sid] = loc
+            self._ids[sid] = number
+
+    def _key(self, loc: Location) -> Location | int:
+        """How `_ids` keeps `loc`: its number when it is a line (row, ...) of the home file (the first one seen)."""
+        home = self._home
+        if home is None:
+            home = self._home = (loc.file, loc.unit)
+        return loc.number if loc.number is not None and loc.file == home[0] and loc.unit == home[1] else loc
+
+    def _where(self, kept: Location | int) -> Location:
+        return _located(self._home, kept)
 
     def finish(self) -> Validated:
         """Emit the aggregated warnings (one per unknown field or odd checker name, not one per line)."""
@@ -218,7 +231,7 @@ class RecordValidator:
         return self.out
 
     def state(self) -> ValidatorState:
-        return ValidatorState(self._ids, self._unknown, self._own)
+        return ValidatorState(self._ids, self._unknown, self._own, self._home)
 
     def state_of(self, scheme: str, make: Callable[[], T]) -> T:
         """The state of a scheme's own cross-record rules (made by `make()` on first use): kept with the validator's,
@@ -230,12 +243,22 @@ class RecordValidator:
 
     def absorb(self, other: ValidatorState) -> None:
         """Merge the state of a later part of the file, reporting what clashes across the parts."""
-        for sid, loc in other.ids.items():
-            first = self._ids.get(sid)
-            if first is not None:
-                self.problems.error(loc, "id", f"duplicate id {clip(sid)} (first used at {first})")
-            else:
-                self._ids[sid] = loc
+        ids, theirs = self._ids, other.ids
+        if theirs and other.home != self._home:
+            if self._home is None and not ids:
+                self._home = other.home
+            else:  # (numbers of another file: as this validator keeps them)
+                theirs = {sid: self._key(_located(other.home, kept)) for sid, kept in theirs.items()}
+        clash = theirs.keys() & ids.keys() if ids else ()
+        if not clash:
+            ids.update(theirs)  # (the common case, in C: no id seen twice)
+        else:
+            for sid, kept in theirs.items():
+                if sid in clash:
+                    self.problems.error(self._where(kept), "id",
+                                        f"duplicate id {clip(sid)} (first used at {self._where(ids[sid])})")
+                else:
+                    ids[sid] = kept
         for k, (loc, count) in other.unknown.items():
             entry = self._unknown.get(k)
             if entry is None:
@@ -256,4 +279,4 @@ class RecordValidator:
         return self._contexts.get(scheme)
 
     def location_of(self, sample_id: str) -> Location:
-        return self._ids[sample_id]
+        return self._where(self._ids[sample_id])
