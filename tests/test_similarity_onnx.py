@@ -244,7 +244,7 @@ def test_default_path_never_imports_torch(tmp_path: Path) -> None:
         f"assert main(['evaluate', {str(tmp_path / 'd.concord')!r}, '--json']) == 0\n"
         "from app.store import Project\n"
         f"p = Project.open({str(tmp_path / 'd.concord')!r})\n"
-        "print('VECTORS', p.count_vectors('onnx:all-MiniLM-L6-v2'))\n"
+        "print('VECTORS', p.caches.count_vectors('onnx:all-MiniLM-L6-v2'))\n"
         f"print('HEAVY', sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r}))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
