@@ -1,6 +1,6 @@
 """A first `concord calibrate` on the demo project (issue #18 item 4): cold process, cold embedding cache.
 
-Target: < 6 s wall. Every run copies a freshly built demo project (`concord demo`, whose embedding cache is empty:
+Target: < 3 s wall (issue #28; issue #18 asked < 6 s); the ONNX file is made at install (`concord models prepare`, run by `make`), so a first run on a new machine pays no export. Every run copies a freshly built demo project (`concord demo`, whose embedding cache is empty:
 vectors live in the project file) and runs `concord calibrate COPY --json` in a new interpreter, so imports, the
 numba kernel's load from its disk cache, the ONNX session and every embedding are paid as a user pays them.
 The child reports its phases: imports (the modules the command loads, imported first), embedding (time inside
@@ -29,7 +29,7 @@ from pathlib import Path
 from benchresult import emit
 
 ROOT = Path(__file__).resolve().parents[1]
-TARGET = 6.0  # seconds wall, issue #18
+TARGET = 3.0  # seconds wall, issue #28 (issue #18: 6 s)
 
 CHILD = r"""
 import contextlib, io, json, sys, time
