@@ -7,6 +7,8 @@ character spans (a curated ground truth: `[{"start", "end", ...}, ...]`) go to s
 greedy one-to-one matching on IoU > `iou`, the micro F1 and unitizing alpha. `overall` pools every item (kinds and
 schemes kept apart in the categories) and every span kind of the selection.
 No scheme is named here: everything loops over the registry and the kinds found in the labels.
+`agreement` reads the item tables as integer codes (app/services/agreement_codes.py: the same figures, no tuple per
+item); `tables` and `unit_items` keep the rows for the other callers (annotator quality, windows, the planner).
 """
 from __future__ import annotations
 

@@ -12,6 +12,9 @@ A caller that has the metric's decisions passes them (`concord evaluate` collect
 under the first config through the evaluate hook's `machine_decisions` option). A stored machine label with a part
 not filled in (a None value, e.g. a violations unit's matcher proposal, computed per match config) counts as none;
 the scheme then gets the human side only, with a note. Nothing here names a scheme.
+Issue #28: the annotators' labels are read as columns (one query per scheme; only the shared units' values are
+decoded), a scheme's items are drawn in bulk by its `label_items_many` when it has one, and the comparisons read one
+integer-coded table (calibration.annotators.CodedItems): no dict per annotator, no tuple or string per item.
 """
 from __future__ import annotations
 
