@@ -46,3 +46,17 @@ def test_coded_tables_give_the_row_tables_figures(tmp_path: Path, schemes: tuple
     want = item_agreements([rows[k] for k in keys] + [pooled(rows)], n_boot=200, seed=7)
     got = item_agreements([coded[k] for k in keys] + [pooled_codes(coded)], n_boot=200, seed=7)
     assert repr(json_finite(got)) == repr(json_finite(want))
+
+
+def test_category_codes_keep_apart_what_the_names_keep_apart() -> None:
+    import numpy as np
+
+    from app.services.agreement_codes import category_codes
+
+    values = [True, 1, "1", 1.0, None, [1], [1], {"a": 1}, False, 0, float("nan"), True]
+    codes, distinct = category_codes(np.array(values, dtype=object))
+    named = [None if c < 0 else repr(distinct[c]) for c in codes]
+    assert named == [None if v is None or v != v else repr(v) for v in values]
+    assert [repr(d) for d in distinct] == ["True", "1", "'1'", "1.0", "[1]", "{'a': 1}", "False", "0"]
+    codes, distinct = category_codes(np.array([1, 0, 1]))
+    assert list(codes) == [0, 1, 0] and distinct == [1, 0] and type(distinct[0]) is int

@@ -67,8 +67,8 @@ def _coded(name: str, records: Mapping[str, Any], rows: list[tuple[str, str, str
         row, item, category = many(records, rows)
         row = np.asarray(row, dtype=np.int64)
         item_code = pd.factorize(np.asarray(item), sort=False)[0]
-        cat_code, uniques = pd.factorize(np.asarray(category), sort=False)  # None or NaN: -1, left out as rows are
-        cats = [_category(c) for c in np.asarray(uniques).tolist()]
+        cat_code, uniques = category_codes(category)  # None or NaN: -1, left out as rows are
+        cats = [_category(c) for c in uniques]
     else:
         row_l: list[int] = []
         item_l: list[Any] = []
@@ -97,17 +97,48 @@ def _named(t: Any, samples: list[str], annotators: list[str]) -> Any:
     return replace(t, annotators=annotators, samples=samples)
 
 
-def _typed_factorize(values: list[Any]) -> tuple[Any, list[Any]]:
-    """(codes, distinct values) of categories, True and 1 (equal, one hash) kept apart as rows keep them apart in
-    their names; None or NaN coded -1."""
+def category_codes(category: Any) -> tuple[Any, list[Any]]:
+    """(codes, distinct values as Python objects) of a `label_items_many` category array: an object array's values
+    as `_typed_factorize` keeps them apart, a typed one's by value."""
     import numpy as np
     import pandas as pd
 
-    if any(type(v) is bool for v in values) and any(type(v) is not bool and not isinstance(v, str) for v in values):
-        codes, uniques = pd.factorize(_objects([(type(v) is bool, v) for v in values]), sort=False)
-        return codes, [v for _, v in uniques]
-    codes, uniques = pd.factorize(_objects(values), sort=False)
-    return codes, list(np.asarray(uniques, dtype=object))
+    category = np.asarray(category)
+    if category.dtype == object:
+        return _typed_factorize(category.tolist())
+    codes, uniques = pd.factorize(category, sort=False)
+    return codes, np.asarray(uniques).tolist()
+
+
+def _typed_factorize(values: list[Any]) -> tuple[Any, list[Any]]:
+    """(codes, distinct values) of categories, kept apart as their names (repr or `kind=value`) keep them apart: True,
+    1 and 1.0 (equal, one hash) three categories; values that cannot be hashed (a list) by their repr; None or NaN
+    -1."""
+    import numpy as np
+    import pandas as pd
+
+    types = {type(v) for v in values if v is not None}
+    if len(types) <= 1 and not types - {str, int, float, bool}:  # one scalar type: by value
+        codes, uniques = pd.factorize(_objects(values), sort=False)
+        return codes, list(np.asarray(uniques, dtype=object))
+    seen: dict[Any, int] = {}
+    distinct: list[Any] = []
+    codes = np.empty(len(values), dtype=np.int64)
+    for i, v in enumerate(values):
+        if v is None or (type(v) is float and v != v):
+            codes[i] = -1
+            continue
+        try:
+            key: Any = (type(v), v)
+            hash(key)
+        except TypeError:
+            key = ("repr", repr(v))
+        code = seen.get(key)
+        if code is None:
+            code = seen[key] = len(distinct)
+            distinct.append(v)
+        codes[i] = code
+    return codes, distinct
 
 
 def _objects(values: list[Any]) -> Any:

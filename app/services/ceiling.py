@@ -202,6 +202,7 @@ def _item_table(scheme: Any, records: Mapping[str, Any], metric_rows: list[tuple
     import numpy as np
     import pandas as pd
 
+    from app.services.agreement_codes import category_codes
     from calibration.annotators import CodedItems
 
     n_first = len(metric_rows)
@@ -210,8 +211,8 @@ def _item_table(scheme: Any, records: Mapping[str, Any], metric_rows: list[tuple
     if many is not None:
         row, item, category = many(records, rows)
         item_code, _ = pd.factorize(np.asarray(item), sort=False)
-        cat_code, cats = pd.factorize(np.asarray(category), sort=False)
-        names = [repr(c) for c in np.asarray(cats).tolist()]
+        cat_code, cats = category_codes(category)  # True and 1 two categories, as their reprs are
+        names = [repr(c) for c in cats]
     else:
         row_l: list[int] = []
         item_l: list[Any] = []
