@@ -74,7 +74,8 @@ def ceiling(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0
     metric_raters: list[str] = []
     has_record = np.fromiter((records.get(sid) is not None for sid in humans.unit_sample), dtype=bool,
                              count=humans.n_units)
-    for sid, unit in zip(humans.unit_sample[has_record], humans.unit_name[has_record]):
+    # with the scheme's own metric side (`per_unit`) the metric's items are never compared: none drawn
+    for sid, unit in ([] if per_unit else zip(humans.unit_sample[has_record], humans.unit_name[has_record])):
         decided = machine.get((sid, unit)) if machine is not None else None
         if decided is None:
             if full is None:
