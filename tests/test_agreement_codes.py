@@ -3,6 +3,7 @@ interval end the row tables (`agreement.tables`, `agreement.pooled`) give, per k
 of each scheme and of several schemes together (some units labeled by one annotator only)."""
 from __future__ import annotations
 
+import math
 import random
 from pathlib import Path
 
@@ -56,7 +57,7 @@ def test_category_codes_keep_apart_what_the_names_keep_apart() -> None:
     values = [True, 1, "1", 1.0, None, [1], [1], {"a": 1}, False, 0, float("nan"), True]
     codes, distinct = category_codes(np.array(values, dtype=object))
     named = [None if c < 0 else repr(distinct[c]) for c in codes]
-    assert named == [None if v is None or v != v else repr(v) for v in values]
+    assert named == [None if v is None or (isinstance(v, float) and math.isnan(v)) else repr(v) for v in values]
     assert [repr(d) for d in distinct] == ["True", "1", "'1'", "1.0", "[1]", "{'a': 1}", "False", "0"]
     codes, distinct = category_codes(np.array([1, 0, 1]))
     assert list(codes) == [0, 1, 0] and distinct == [1, 0] and type(distinct[0]) is int

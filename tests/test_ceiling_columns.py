@@ -18,7 +18,13 @@ import pytest
 from app.cli import main
 from app.services.agreement import NOT_ITEMS, json_finite, record_items, records_by_id
 from app.services.ceiling import (
-    METRIC, RESOLVED, _mean, _run_evaluate, ceiling, machine_decision, own_ceiling,
+    METRIC,
+    RESOLVED,
+    _mean,
+    _run_evaluate,
+    ceiling,
+    machine_decision,
+    own_ceiling,
 )
 from app.store import Project
 from calibration.annotators import item_agreement

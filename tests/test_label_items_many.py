@@ -4,7 +4,6 @@ item's code one-to-one with its key; on the demo's records with the demo's label
 values label_items cannot read (no record, wrong types)."""
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 from typing import Any
@@ -48,7 +47,7 @@ def _rows(p: Project, scheme: str, rng: random.Random) -> list[tuple[str, str, s
         if roll < 0.4 and labels:
             rows.append(rng.choice(labels))
         elif roll < 0.8 and labels:  # a label's value on another sample, unit or kind
-            sid, unit, kind, value = rng.choice(labels)
+            _sid, unit, kind, value = rng.choice(labels)
             rows.append((rng.choice(ids + ["no-such-sample"]), rng.choice([unit, *units]), rng.choice([kind, *kinds]),
                          value))
         else:

@@ -5,11 +5,17 @@ bit: the same label rows in the same order, each scheme's items drawn in bulk th
 has one (else `label_items` per label), samples, annotators and categories numbered once for every table."""
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
 
-from app.services.agreement import _category, grounded_spans, is_span_value, record_items
+from app.services.agreement import (
+    _category,
+    grounded_spans,
+    is_span_value,
+    record_items,
+)
 from calibration.schemes.base import capabilities, registry
 
 
@@ -125,7 +131,7 @@ def _typed_factorize(values: list[Any]) -> tuple[Any, list[Any]]:
     distinct: list[Any] = []
     codes = np.empty(len(values), dtype=np.int64)
     for i, v in enumerate(values):
-        if v is None or (type(v) is float and v != v):
+        if v is None or (type(v) is float and math.isnan(v)):
             codes[i] = -1
             continue
         try:
