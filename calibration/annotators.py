@@ -21,7 +21,8 @@ Libraries and where we wrote our own:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any, Literal
 
@@ -35,7 +36,7 @@ from calibration.agreement import (
 from calibration.annotator_spans import span_agreement, unitizing_alpha
 from calibration.blas import one_blas_thread
 
-__all__ = ["COLUMNS", "KAPPA_WEIGHTS", "Level", "item_agreement", "span_agreement", "unitizing_alpha"]
+__all__ = ["COLUMNS", "KAPPA_WEIGHTS", "CodedItems", "Level", "item_agreement", "span_agreement", "unitizing_alpha"]
 Level = Literal["nominal", "ordinal", "interval"]
 COLUMNS = ("sample", "item", "annotator", "category")
 KAPPA_WEIGHTS: dict[str, str | None] = {"nominal": None, "ordinal": "linear", "interval": "quadratic"}
@@ -131,6 +132,51 @@ def _distinct_int_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 # -- items ----------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CodedItems:
+    """A label table as integer codes, one entry per (sample, item, annotator) label: what a caller with millions of
+    item labels passes instead of rows (no tuple and no string per item). An item is (sample code, item code);
+    `annotator` and `category` index `annotators` and `categories` (a negative category: no label, left out as a
+    missing category is). As with rows, samples and items count in order of first appearance, and annotators and
+    categories in the order of their names, so the figures are those of the rows the codes stand for, bit for bit.
+    `samples`/`items`: names for a message (else the codes are named); `seconds`: time per unit, NaN for none."""
+
+    sample: np.ndarray
+    item: np.ndarray
+    annotator: np.ndarray
+    category: np.ndarray
+    annotators: Sequence[str]
+    categories: Sequence[Any]
+    seconds: np.ndarray | None = None
+    samples: Sequence[Any] | None = None
+    items: Sequence[Any] | None = None
+
+    def __len__(self) -> int:
+        return len(self.sample)
+
+    def take(self, which: Any) -> CodedItems:
+        """The entries a boolean mask, index array or slice selects (the name lists kept whole)."""
+        return CodedItems(self.sample[which], self.item[which], self.annotator[which], self.category[which],
+                          self.annotators, self.categories,
+                          None if self.seconds is None else self.seconds[which], self.samples, self.items)
+
+
+@dataclass
+class _Codes:
+    """A table's labels as the figures use them: samples and units numbered in order of first appearance,
+    annotators and categories in the order of their sorted names."""
+
+    sample: np.ndarray
+    n_samples: int
+    unit: np.ndarray
+    annotator: np.ndarray
+    annotators: Any
+    category: np.ndarray
+    values: np.ndarray
+    seconds: Any  # per label, or None
+    describe: Callable[[int], tuple[Any, Any, Any]]  # label i -> its (annotator, item, sample), for a message
+
+
 def _table(table: pd.DataFrame | Iterable[Any]) -> pd.DataFrame:
     if isinstance(table, pd.DataFrame):
         df = table
@@ -147,13 +193,89 @@ def _table(table: pd.DataFrame | Iterable[Any]) -> pd.DataFrame:
     return df[df["category"].notna()]
 
 
-def _no_twice(df: pd.DataFrame, unit_code: np.ndarray, annot_code: np.ndarray, n_a: int) -> None:
+def _sorted_values(raw_values: Any) -> np.ndarray:
+    """The distinct categories in order (by type, then text, when they do not compare)."""
+    try:
+        return np.array(sorted(raw_values))
+    except TypeError:
+        return np.array(sorted(raw_values, key=lambda v: (str(type(v)), str(v))), dtype=object)
+
+
+def _codes(table: CodedItems | pd.DataFrame | Iterable[Any]) -> _Codes:
+    """The codes of a table of rows (or a DataFrame), or of a CodedItems renumbered the same way."""
+    if isinstance(table, CodedItems):
+        return _codes_of_coded(table)
+    df = _table(table)
+    if df.empty:
+        raise ValueError("no labels to compare")
+    sample_code, samples = pd.factorize(df["sample"], sort=False)
+    unit_code = df.groupby(["sample", "item"], sort=False).ngroup().to_numpy()
+    annot_code, annotators = pd.factorize(df["annotator"], sort=True)
+    values = _sorted_values(pd.unique(df["category"]))
+    cat_code = pd.Index(values).get_indexer(df["category"])
+    seconds = df["seconds"].to_numpy() if "seconds" in df.columns else None
+
+    def describe(i: int) -> tuple[Any, Any, Any]:
+        r = df.iloc[i]
+        return r["annotator"], r["item"], r["sample"]
+
+    return _Codes(sample_code, len(samples), unit_code, annot_code, annotators, cat_code, values, seconds, describe)
+
+
+def _codes_of_coded(t: CodedItems) -> _Codes:
+    """`_codes` of integer codes: numbered as `_codes` numbers the rows they stand for (first appearance; sorted
+    names, equal names one code), on the distinct codes only: no string per label."""
+    category = np.asarray(t.category, dtype=np.int64)
+    keep = category >= 0
+    if not keep.any():
+        raise ValueError("no labels to compare")
+    item = np.asarray(t.item, dtype=np.int64)[keep]
+    sample_code, _ = pd.factorize(np.asarray(t.sample, dtype=np.int64)[keep], sort=False)
+    low = int(item.min())
+    unit_code, _ = pd.factorize(sample_code.astype(np.int64) * (int(item.max()) - low + 1) + (item - low), sort=False)
+    annot_code, annotators = _renumber(np.asarray(t.annotator, dtype=np.int64)[keep], t.annotators)
+    used = pd.unique(category[keep])  # in order of first appearance, as pd.unique of the rows' categories
+    raw = _objects([t.categories[c] for c in used])
+    values = _sorted_values(pd.unique(raw))
+    remap = np.full(len(t.categories), -1, dtype=np.int64)
+    remap[used] = pd.Index(values).get_indexer(raw)
+    seconds = None if t.seconds is None else np.asarray(t.seconds)[keep]
+    where = np.flatnonzero(keep)
+
+    def describe(i: int) -> tuple[Any, Any, Any]:
+        j = int(where[i])
+        s, it = int(t.sample[j]), int(t.item[j])
+        return (t.annotators[int(t.annotator[j])], t.items[it] if t.items is not None else it,
+                t.samples[s] if t.samples is not None else s)
+
+    return _Codes(sample_code, int(sample_code.max()) + 1, unit_code, annot_code, annotators,
+                  remap[category[keep]], values, seconds, describe)
+
+
+def _renumber(codes: np.ndarray, names: Sequence[Any]) -> tuple[np.ndarray, Any]:
+    """(codes of the sorted names the entries use, those names): pd.factorize(names of the entries, sort=True),
+    made on the distinct codes only."""
+    used = pd.unique(codes)
+    new, uniques = pd.factorize(_objects([names[c] for c in used]), sort=True)
+    remap = np.full(len(names), -1, dtype=np.int64)
+    remap[used] = new
+    return remap[codes], uniques
+
+
+def _objects(values: list[Any]) -> np.ndarray:
+    """A 1-d object array of `values` (np.array would make a 2-d one of tuples, or strings of fixed width)."""
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
+def _no_twice(codes: _Codes) -> None:
     """Each annotator labels an item once: checked on the integer codes already made (hashing the three string
     columns again took a second at 1.2M rows)."""
-    dup = pd.Series(unit_code.astype(np.int64) * n_a + annot_code).duplicated().to_numpy()
+    dup = pd.Series(codes.unit.astype(np.int64) * len(codes.annotators) + codes.annotator).duplicated().to_numpy()
     if dup.any():
-        r = df.iloc[int(np.argmax(dup))]
-        raise ValueError(f"annotator {r['annotator']!r} labels item {r['item']!r} of sample {r['sample']!r} twice")
+        annotator, item, sample = codes.describe(int(np.argmax(dup)))
+        raise ValueError(f"annotator {annotator!r} labels item {item!r} of sample {sample!r} twice")
 
 
 def kappa_from_confusion(conf: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -190,13 +312,14 @@ def _alpha_from_coincidence(o: np.ndarray, level: Level, values: np.ndarray) -> 
 
 
 def item_agreement(
-    table: pd.DataFrame | Iterable[Any], *, level: Level = "nominal", n_boot: int = 1000, seed: int = 0,
+    table: CodedItems | pd.DataFrame | Iterable[Any], *, level: Level = "nominal", n_boot: int = 1000, seed: int = 0,
     ci: float = 0.95,
 ) -> dict[str, Any]:
     """Agreement of several annotators on categorical (or ordinal/interval) labels of items.
 
     `table`: long form, one row per (sample, item, annotator) with its `category` (a DataFrame with those columns,
-    or rows as tuples/mappings; an optional `seconds` column gives time per unit). An item is (sample, item).
+    or rows as tuples/mappings; an optional `seconds` column gives time per unit), or the same as integer codes
+    (`CodedItems`: the same figures, bit for bit). An item is (sample, item).
     - pairs: Cohen's kappa per annotator pair on the items both labelled (weights: none for nominal, linear for
       ordinal, quadratic for interval), with raw agreement;
     - overall.kappa: Fleiss' kappa over items with >= 2 ratings. With unequal numbers of raters per item it is the
@@ -210,7 +333,7 @@ def item_agreement(
 
 
 def item_agreements(
-    tables: Sequence[pd.DataFrame | Iterable[Any]], *, level: Level = "nominal", n_boot: int = 1000, seed: int = 0,
+    tables: Sequence[CodedItems | pd.DataFrame | Iterable[Any]], *, level: Level = "nominal", n_boot: int = 1000, seed: int = 0,
     ci: float = 0.95,
 ) -> list[dict[str, Any]]:
     """`item_agreement` of each table, the same figures; tables over the same number of samples share one bootstrap
@@ -229,7 +352,7 @@ def item_agreements(
     return [finish(reps, n_boot) for (_, finish), reps in zip(prepared, sums)]
 
 
-def _prepare_items(table: pd.DataFrame | Iterable[Any], level: Level, ci: float) -> tuple[np.ndarray, Any]:
+def _prepare_items(table: CodedItems | pd.DataFrame | Iterable[Any], level: Level, ci: float) -> tuple[np.ndarray, Any]:
     """(per-sample integer sums (n_samples, D'), finish(their replicate sums or None, n_boot) -> the figures) of a
     table. Only the D' of D columns that are not zero for every sample are kept (int32: the memory is per sample).
 
@@ -237,18 +360,10 @@ def _prepare_items(table: pd.DataFrame | Iterable[Any], level: Level, ci: float)
     ratings on a unit, the pairable units and the coincidences (ordered pairs of different raters giving values c, k:
     n_c n_k - [c = k] n_c), which give Fleiss' sums (sum_c n_c (n_c - 1) and n_c are its diagonal and row sums) and
     Krippendorff's coincidence matrix once divided by m (m - 1) and m - 1."""
-    df = _table(table)
-    if df.empty:
-        raise ValueError("no labels to compare")
-    sample_code, samples = pd.factorize(df["sample"], sort=False)
-    unit_code = df.groupby(["sample", "item"], sort=False).ngroup().to_numpy()
-    annot_code, annotators = pd.factorize(df["annotator"], sort=True)
-    _no_twice(df, unit_code, annot_code, len(annotators))
-    raw_values = pd.unique(df["category"])
-    try:
-        values = np.array(sorted(raw_values))
-    except TypeError:
-        values = np.array(sorted(raw_values, key=lambda v: (str(type(v)), str(v))), dtype=object)
+    codes = _codes(table)
+    _no_twice(codes)
+    sample_code, unit_code, annot_code, cat_code = codes.sample, codes.unit, codes.annotator, codes.category
+    annotators, values = codes.annotators, codes.values
     if level == "interval":
         try:
             numeric = values.astype(float)
@@ -256,8 +371,7 @@ def _prepare_items(table: pd.DataFrame | Iterable[Any], level: Level, ci: float)
             raise ValueError("interval level needs numeric categories") from None
     else:
         numeric = np.arange(len(values), dtype=float)
-    cat_code = pd.Index(values).get_indexer(df["category"])
-    n_s, n_u, n_a, k = len(samples), int(unit_code.max()) + 1, len(annotators), len(values)
+    n_s, n_u, n_a, k = codes.n_samples, int(unit_code.max()) + 1, len(annotators), len(values)
     unit_sample = np.zeros(n_u, dtype=np.int64)
     unit_sample[unit_code] = sample_code
     ratings = np.full((n_a, n_u), -1, dtype=np.int64)
@@ -333,11 +447,11 @@ def _prepare_items(table: pd.DataFrame | Iterable[Any], level: Level, ci: float)
         row = {"annotator": name, "n_labels": int(rows.sum()),
                "n_samples": int(np.unique(sample_code[rows]).size),
                "mean_kappa": float(np.mean(finite)) if finite else math.nan}
-        if "seconds" in df.columns:
-            secs = pd.to_numeric(df["seconds"][rows], errors="coerce").dropna()
+        if codes.seconds is not None:
+            secs = pd.to_numeric(pd.Series(codes.seconds[rows]), errors="coerce").dropna()
             row["seconds_per_unit"] = float(secs.mean()) if len(secs) else math.nan
         people.append(row)
-    n_pairable, n_labels, categories = int(pairable.sum()), len(df), values.tolist()
+    n_pairable, n_labels, categories = int(pairable.sum()), len(cat_code), values.tolist()
 
     def finish(sums: np.ndarray | None, n_boot: int) -> dict[str, Any]:
         reps = stats(full(sums)) if sums is not None else None

@@ -7,6 +7,8 @@ character spans (a curated ground truth: `[{"start", "end", ...}, ...]`) go to s
 greedy one-to-one matching on IoU > `iou`, the micro F1 and unitizing alpha. `overall` pools every item (kinds and
 schemes kept apart in the categories) and every span kind of the selection.
 No scheme is named here: everything loops over the registry and the kinds found in the labels.
+`agreement` reads the item tables as integer codes (app/services/agreement_codes.py: the same figures, no tuple per
+item); `tables` and `unit_items` keep the rows for the other callers (annotator quality, windows, the planner).
 """
 from __future__ import annotations
 
@@ -155,25 +157,28 @@ def agreement(project: Any, *, schemes: Sequence[str] | None = None, iou: float 
               seed: int = 0, samples: Collection[str] | None = None) -> dict[str, Any]:
     """Every figure of `concord agreement --json`: per scheme and kind, then overall, pairs and annotators
     (over `samples` only when given)."""
+    import numpy as np
+
+    from app.services.agreement_codes import coded_tables, pooled_codes
     from calibration.annotators import item_agreements, span_agreement
 
     scope = collect_labels(project, schemes, samples)
-    items, spans = tables(project, scope=scope)
+    items, spans = coded_tables(scope)  # `tables` as integer codes: no tuple per item
     lengths = project.decisions.text_lengths() if spans else {}
     per: dict[str, dict[str, Any]] = defaultdict(dict)
     raters: set[str] = set()
     compared: list[tuple[str, str]] = []
-    for (name, kind), rows in sorted(items.items()):
-        who = {r[2] for r in rows}
+    for (name, kind), table in sorted(items.items()):
+        who = {table.annotators[a] for a in np.unique(table.annotator).tolist()}
         raters |= who
         if len(who) < 2:
-            per[name][kind] = {"n_labels": len(rows), "note": "fewer than two annotators"}
+            per[name][kind] = {"n_labels": len(table), "note": "fewer than two annotators"}
         else:
             compared.append((name, kind))
     # one kind: the pooled figures are that kind's (same items, categories only renamed), so not computed twice;
     # every table in one call: tables of the same samples share the bootstrap's draw
     pool = len(raters) >= 2 and len(items) > 1
-    figures = item_agreements([items[key] for key in compared] + ([_pooled(items)] if pool else []),
+    figures = item_agreements([items[key] for key in compared] + ([pooled_codes(items)] if pool else []),
                               n_boot=n_boot, seed=seed)
     for (name, kind), res in zip(compared, figures):
         per[name][kind] = json_finite(res)

@@ -12,13 +12,16 @@ A caller that has the metric's decisions passes them (`concord evaluate` collect
 under the first config through the evaluate hook's `machine_decisions` option). A stored machine label with a part
 not filled in (a None value, e.g. a violations unit's matcher proposal, computed per match config) counts as none;
 the scheme then gets the human side only, with a note. Nothing here names a scheme.
+Issue #28: the annotators' labels are read as columns (one query per scheme; only the shared units' values are
+decoded), a scheme's items are drawn in bulk by its `label_items_many` when it has one, and the comparisons read one
+integer-coded table (calibration.annotators.CodedItems): no dict per annotator, no tuple or string per item.
 """
 from __future__ import annotations
 
 import json
 import math
-from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from app.figures import fmt_estimate
@@ -29,6 +32,7 @@ if TYPE_CHECKING:
     from app.progress import Progress
     from app.services.evaluation import Evaluated
     from app.store import Project
+    from calibration.annotators import CodedItems
 
 METRIC = "\x00metric"  # the metric's rater name in the item tables (no annotator can be called this)
 RESOLVED = "\x00resolved"
@@ -53,29 +57,25 @@ def ceiling(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0
     `machine`: the metric's decisions as human-style labels per (sample, unit), when the caller has them (the
     evaluate hook's `machine_decisions`); else the stored machine labels. `per_unit`: the scheme's own metric side
     (`own_ceiling`), shown instead: each unit's mean Cohen's kappa against each annotator."""
+    import numpy as np
+
     scheme = registry().get(scheme_name)
-    shared = {k: v for k, v in _by_annotator(project, scheme_name).items() if len(v) >= 2}
-    if not shared:
+    humans = _shared_labels(project, scheme_name)
+    if humans is None:
         return None
     # what label_items reads (violations: counts from SQL); whole records only if a machine decision needs them
     records = project.scheme_data.scheme_item_records(scheme_name)
     full: dict[str, Any] | None = None
     stored: Mapping[tuple[str, str], str | None] = {}
     resolved = project.scheme_data.scheme_labels(scheme_name)
-    # (sample, unit, kind, value) of the metric's and resolved labels (metric_rows), then the annotators' (humans),
-    # with each one's rater: their items are drawn in one pass (`_item_table`)
-    humans: list[tuple] = []
+    # (sample, unit, kind, value) of the metric's and resolved labels (metric_rows) per shared unit, then the
+    # annotators' (the columns of `humans`), each with its rater: their items are drawn in one pass (`_item_table`)
     metric_rows: list[tuple] = []
-    human_raters: list[str] = []
     metric_raters: list[str] = []
-    for (sid, unit), by_annotator in shared.items():
-        record = records.get(sid)
-        if record is None:
-            continue
-        for annotator, kinds in by_annotator.items():
-            for kind, value in kinds.items():
-                humans.append((sid, unit, kind, value))
-                human_raters.append(annotator)
+    has_record = np.fromiter((records.get(sid) is not None for sid in humans.unit_sample), dtype=bool,
+                             count=humans.n_units)
+    # with the scheme's own metric side (`per_unit`) the metric's items are never compared: none drawn
+    for sid, unit in ([] if per_unit else zip(humans.unit_sample[has_record], humans.unit_name[has_record])):
         decided = machine.get((sid, unit)) if machine is not None else None
         if decided is None:
             if full is None:
@@ -90,15 +90,14 @@ def ceiling(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0
                 if kind not in NOT_ITEMS:
                     metric_rows.append((sid, unit, kind, value))
                     metric_raters.append(RESOLVED)
-    table, n_metric = _item_table(scheme, records, metric_rows + humans, metric_raters + human_raters,
-                                  len(metric_rows))
-    n_units = len(shared)
-    del shared, humans, metric_rows, human_raters, metric_raters, resolved  # their items are in `table` now
+    table, n_metric = _item_table(scheme, records, metric_rows, metric_raters, humans.with_records(has_record))
+    n_units = humans.n_units
+    del humans, metric_rows, metric_raters, resolved  # their items are in `table` now
     if n_metric == len(table):
         return None
     hh = _humans(table, n_metric, n_boot, seed)
     out: dict[str, Any] = {
-        "units": n_units, "annotators": int(table["annotator"].iloc[n_metric:].nunique()),
+        "units": n_units, "annotators": int(np.unique(table.annotator[n_metric:]).size),
         "human_human": {"kappa": hh["overall"]["kappa"], "alpha": hh["overall"]["alpha"],
                         "mean_pair_kappa": _mean(p["kappa"]["estimate"] for p in hh["pairs"])},
         "metric_human": None, "note": "",
@@ -118,23 +117,103 @@ def ceiling(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0
     return json_finite(out)
 
 
-def _item_table(scheme: Any, records: Mapping[str, Any], rows: list[tuple], raters: list[str], n_first: int
-                ) -> tuple[Any, int]:
-    """(the (sample, item, annotator, category) table of every row's items, how many of them the first `n_first`
+@dataclass
+class _Shared:
+    """The annotators' labels on the units two or more of them labeled, as columns in the order the ceiling draws
+    them (per unit in sample, unit order; per annotator in order of their first label there; per kind), and those
+    units (sample, unit) in that order."""
+
+    sample: Any
+    unit: Any
+    kind: Any
+    annotator: Any  # codes into `annotators`
+    annotators: Any
+    value: list[Any]
+    unit_of: Any  # each label's unit, an index into unit_sample / unit_name
+    unit_sample: Any
+    unit_name: Any
+
+    @property
+    def n_units(self) -> int:
+        return len(self.unit_sample)
+
+    def with_records(self, keep_unit: Any) -> _Shared:
+        """The labels of the units `keep_unit` marks (those whose sample has a record)."""
+        if keep_unit.all():
+            return self
+        keep = keep_unit[self.unit_of]
+        return _Shared(self.sample[keep], self.unit[keep], self.kind[keep], self.annotator[keep], self.annotators,
+                       [v for v, k in zip(self.value, keep) if k], self.unit_of[keep], self.unit_sample,
+                       self.unit_name)
+
+
+def _shared_labels(project: Any, scheme_name: str) -> _Shared | None:
+    """The scheme's annotator labels (judgement kinds) on units two or more annotators labeled, read as columns,
+    only their values decoded; None when no unit is shared."""
+    import numpy as np
+    import orjson  # several times faster than json on the many small values
+    import pandas as pd
+
+    sample, unit, kind, annotator, value = (
+        _objects(c) for c in project.decisions.annotator_label_columns(scheme_name, skip=sorted(NOT_ITEMS)))
+    if not len(sample):
+        return None
+    s_code = pd.factorize(sample, sort=False)[0].astype(np.int64)
+    u_code = pd.factorize(unit, sort=False)[0].astype(np.int64)
+    a_code, annotators = pd.factorize(annotator, sort=False)
+    # the rows come sorted by (sample, unit, kind, annotator): a (sample, unit) group is contiguous
+    su, _ = pd.factorize(s_code * (int(u_code.max()) + 1) + u_code, sort=False)
+    pair = su.astype(np.int64) * len(annotators) + a_code
+    first_of_pair = _first_index(pd.factorize(pair, sort=False)[0])
+    is_first = first_of_pair == np.arange(len(pair))
+    shared_unit = np.bincount(su[is_first], minlength=int(su.max()) + 1) >= 2
+    keep = shared_unit[su]
+    if not keep.any():
+        return None
+    # per unit, each annotator's labels together, annotators in order of their first label in the unit
+    order = np.flatnonzero(keep)
+    order = order[np.lexsort((order, first_of_pair[order]))]
+    loads = orjson.loads
+    units = np.flatnonzero(shared_unit)
+    first_row = np.empty(len(shared_unit), dtype=np.int64)  # each unit's first label
+    first_row[su[::-1]] = np.arange(len(su) - 1, -1, -1)
+    unit_index = np.full(len(shared_unit), -1, dtype=np.int64)
+    unit_index[units] = np.arange(len(units))
+    return _Shared(sample[order], unit[order], kind[order], a_code[order], annotators,
+                   [loads(v) for v in value[order]], unit_index[su[order]], sample[first_row[units]],
+                   unit[first_row[units]])
+
+
+def _first_index(codes: Any) -> Any:
+    """Per entry, the index of the first entry with its code."""
+    import numpy as np
+
+    first = np.empty(int(codes.max(initial=-1)) + 1, dtype=np.int64)
+    first[codes[::-1]] = np.arange(len(codes) - 1, -1, -1)  # the last write of each code is its first entry
+    return first[codes]
+
+
+def _item_table(scheme: Any, records: Mapping[str, Any], metric_rows: list[tuple], metric_raters: list[str],
+                humans: _Shared) -> tuple[CodedItems, int]:
+    """(the items of the metric's rows, then of the humans' labels, as integer codes, how many items the metric's
     rows gave). The scheme's `label_items_many` draws them at once when it has one, else `label_items` per row.
-    An item is coded as an integer one-to-one with its key `unit|kind|item` (item_agreement only groups by it);
-    a category is its repr, as the per-row tables had it."""
+    An item is coded one-to-one with its key `unit|kind|item` (item_agreement only groups by it); a category is
+    its repr, as the per-row tables had it; a sample is its code in order of appearance (item_agreement only
+    groups by it and names none)."""
     import numpy as np
     import pandas as pd
 
-    from calibration.annotators import COLUMNS
+    from app.services.agreement_codes import category_codes
+    from calibration.annotators import CodedItems
 
+    n_first = len(metric_rows)
+    rows = metric_rows + list(zip(humans.sample, humans.unit, humans.kind, humans.value))
     many = capabilities(scheme).label_items_many
     if many is not None:
         row, item, category = many(records, rows)
         item_code, _ = pd.factorize(np.asarray(item), sort=False)
-        cat_code, cats = pd.factorize(np.asarray(category), sort=False)
-        category = np.array([repr(c) for c in np.asarray(cats).tolist()], dtype=object)[cat_code]
+        cat_code, cats = category_codes(category)  # True and 1 two categories, as their reprs are
+        names = [repr(c) for c in cats]
     else:
         row_l: list[int] = []
         item_l: list[Any] = []
@@ -144,17 +223,21 @@ def _item_table(scheme: Any, records: Mapping[str, Any], rows: list[tuple], rate
                 row_l.append(i)
                 item_l.append(it)
                 cat_l.append(repr(cat))
-        row = np.asarray(row_l, dtype=np.int64)
         item_code, _ = pd.factorize(_objects(item_l), sort=False)
-        category = np.asarray(cat_l, dtype=object)
+        cat_code, names = pd.factorize(_objects(cat_l), sort=False)
+        row = row_l
     row = np.asarray(row, dtype=np.int64)
-    sample_code, unit_code, kind_code = (pd.factorize(_objects(r[c] for r in rows), sort=False)[0] for c in range(3))
+    del rows
+    metric = [(r[0], r[1], r[2]) for r in metric_rows]
+    sample_code, unit_code, kind_code = (
+        pd.factorize(np.concatenate([_objects([m[c] for m in metric]), col]), sort=False)[0]
+        for c, col in enumerate((humans.sample, humans.unit, humans.kind)))
     unit_kind = unit_code.astype(np.int64) * (int(kind_code.max(initial=0)) + 1) + kind_code
     key = unit_kind[row] * (int(item_code.max(initial=-1)) + 1) + item_code  # (unit, kind, item) -> one integer
-    # samples as their codes in order of appearance: item_agreement only groups by them (and names none), in that
-    # order; no string column of a row per item to build and hash
-    table = pd.DataFrame({COLUMNS[0]: sample_code[row], COLUMNS[1]: key,
-                          COLUMNS[2]: _objects(raters)[row], COLUMNS[3]: category})
+    rater_names = [METRIC, RESOLVED, *humans.annotators]
+    rater = np.concatenate([np.where(np.asarray(metric_raters, dtype=object) == METRIC, 0, 1).astype(np.int64),
+                            humans.annotator.astype(np.int64) + 2])
+    table = CodedItems(sample_code[row], key, rater[row], cat_code.astype(np.int64), rater_names, list(names))
     return table, int(np.searchsorted(row, n_first))
 
 
@@ -168,37 +251,40 @@ def _objects(values: Any) -> Any:
     return out
 
 
-def _humans(table: Any, n_metric: int, n_boot: int, seed: int) -> dict[str, Any]:
-    """item_agreement among the humans: the rows of `table` after the metric's."""
+def _humans(table: CodedItems, n_metric: int, n_boot: int, seed: int) -> dict[str, Any]:
+    """item_agreement among the humans: the entries of `table` after the metric's."""
     from calibration.annotators import item_agreement  # pandas and krippendorff: only when drawn
 
-    return item_agreement(table.iloc[n_metric:], n_boot=n_boot, seed=seed)
+    return item_agreement(table.take(slice(n_metric, None)), n_boot=n_boot, seed=seed)
 
 
-def _metric_items(table: Any, n_metric: int) -> tuple[Any, int]:
-    """(each row's item is one the metric labeled, how many such items)."""
+def _metric_items(table: CodedItems, n_metric: int) -> tuple[Any, int]:
+    """(each entry's item is one the metric labeled, how many such items)."""
     import numpy as np
+    import pandas as pd
 
-    pair = table.groupby(["sample", "item"], sort=False).ngroup().to_numpy()
-    metric = pair[:n_metric][table["annotator"].to_numpy()[:n_metric] == METRIC]
+    low = int(table.item.min(initial=0))
+    width = int(table.item.max(initial=0)) - low + 1
+    pair, _ = pd.factorize(table.sample.astype(np.int64) * width + (table.item - low), sort=False)
+    metric = pair[:n_metric][table.annotator[:n_metric] == 0]  # rater 0: METRIC
     labeled = np.zeros(int(pair.max(initial=-1)) + 1, dtype=bool)
     labeled[metric] = True
     return labeled[pair], int(labeled.sum())
 
 
-def _metric_sides(table: Any, n_metric: int, shared_item: Any, n_boot: int, seed: int
+def _metric_sides(table: CodedItems, n_metric: int, shared_item: Any, n_boot: int, seed: int
                   ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(metric vs resolved, metric and humans) on the shared items: the parts of `table` (metric rows, then the
+    """(metric vs resolved, metric and humans) on the shared items: the parts of `table` (metric entries, then the
     humans') each comparison had as lists, in the same order (so the same figures)."""
     import numpy as np
 
     from calibration.annotators import item_agreement
 
     metric_side = np.zeros(len(table), dtype=bool)
-    metric_side[:n_metric] = True  # METRIC and RESOLVED rows
-    resolved = table["annotator"].to_numpy() == RESOLVED
-    mh = item_agreement(table[shared_item & metric_side], n_boot=n_boot, seed=seed)
-    return mh, item_agreement(table[shared_item & ~resolved], n_boot=0)
+    metric_side[:n_metric] = True  # METRIC and RESOLVED entries
+    resolved = table.annotator == 1  # rater 1: RESOLVED
+    mh = item_agreement(table.take(shared_item & metric_side), n_boot=n_boot, seed=seed)
+    return mh, item_agreement(table.take(shared_item & ~resolved), n_boot=0)
 
 
 def ceiling_with_machine(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0,
@@ -230,7 +316,7 @@ def _run_evaluate(project: Any, scheme_name: str, options: Mapping[str, Any] | N
 
     scheme = registry().get(scheme_name)
     hook = capabilities(scheme).evaluate
-    if hook is None or not any(len(v) >= 2 for v in _by_annotator(project, scheme_name).values()):
+    if hook is None or _shared_labels(project, scheme_name) is None:
         return {}, None
     decided: dict[tuple[str, str], dict[str, Any]] = {}
     opts = scheme_options(project, scheme, {**(options or {}), "n_boot": 0})
@@ -239,15 +325,6 @@ def _run_evaluate(project: Any, scheme_name: str, options: Mapping[str, Any] | N
 
     report = hook(evaluation_records(project, scheme), project.scheme_data.scheme_labels(scheme_name), opts)
     return decided, report.data if report is not None else None
-
-
-def _by_annotator(project: Any, scheme_name: str) -> dict[tuple[str, str], dict[str, dict[str, Any]]]:
-    """(sample, unit) -> annotator -> kind -> value, judgement kinds only."""
-    out: dict[tuple[str, str], dict[str, dict[str, Any]]] = defaultdict(dict)
-    for name, sid, unit, kind, annotator, value in project.decisions.annotator_label_rows(skip=sorted(NOT_ITEMS)):
-        if name == scheme_name and kind not in NOT_ITEMS:
-            out[(sid, unit)].setdefault(annotator, {})[kind] = value
-    return out
 
 
 def machine_decision(project: Any, scheme: Any, record: Any, sid: str, unit: str,

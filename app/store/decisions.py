@@ -243,6 +243,24 @@ class DecisionsPart(ProjectPart):
             last = s
             yield shared(sc, sc), s, shared(u, u), shared(k, k), shared(a, a), loads(v)
 
+    def annotator_label_columns(self, scheme: str, *, skip: Sequence[str] = ()
+                                ) -> tuple[Sequence[str], Sequence[str], Sequence[str], Sequence[str], Sequence[str]]:
+        """(sample_id, unit, kind, annotator, value as JSON text) columns of every annotator's current, non-cleared
+        label of one scheme (none of `skip`), in `iter_annotator_label_rows`' order: the human ceiling finds the
+        units two people labeled from the columns and decodes only their values (no tuple per label kept)."""
+        where, params = "", (scheme,)
+        if skip:
+            where, params = f" AND l.kind NOT IN ({','.join('?' * len(skip))})", (scheme, *skip)
+        rows = self.conn.execute(
+            "SELECT l.sample_id, l.unit, l.kind, l.annotator, l.value FROM labels l JOIN samples s ON s.id = l.sample_id "
+            f"WHERE s.scheme = ? AND l.value IS NOT NULL{where} ORDER BY l.sample_id, l.unit, l.kind, l.annotator",
+            params)
+        excluded = self.project.guidelines.excluded_labels  # app/store/guidelines.py: labels of another guideline
+        if excluded:
+            rows = (r for r in rows if (r[0], r[1], r[3]) not in excluded)
+        columns = tuple(zip(*rows))
+        return columns if columns else ((), (), (), (), ())  # type: ignore[return-value]
+
     def several_annotators(self) -> bool:
         """Whether two or more annotators gave labels: without that no unit is shared and no human ceiling can be
         drawn, so `concord evaluate` need not collect the metric's decisions (0.2 s at 100k samples)."""

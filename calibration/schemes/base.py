@@ -356,8 +356,9 @@ class Capabilities:
     # check_options(options): raises ValueError for calibration options it refuses, before any label is read
     check_options: Callable[[Mapping[str, Any]], None] | None = None
     # label_items_many(records, [(sample, unit, kind, value), ...]) -> (row, item, category) arrays: `label_items` of
-    # every row at once, rows in order, items in label_items' order, each item a code one-to-one with its key; None:
-    # generic code calls label_items per row (the human ceiling at 100k samples is millions of items)
+    # every row at once, rows in order, items in label_items' order, each item a code one-to-one with its key, the
+    # categories label_items gives (an object array keeps True, 1 and 1.0 apart); None: generic code (the human
+    # ceiling, agreement's tables) calls label_items per row (at 100k samples that is millions of items)
     label_items_many: Callable[..., tuple[Any, Any, Any]] | None = None
 
 

@@ -153,6 +153,19 @@ class JudgeScheme:
         v = labels.get(LABEL)
         return {} if v is None else {LABEL: v}
 
+    def label_items_many(self, records: Mapping[str, Any], rows: Sequence[tuple[str, str, str, Any]]
+                         ) -> tuple[Any, Any, Any]:
+        """`label_items` of many (sample, unit, kind, value) rows (one kind each) at once, as arrays
+        (base.Capabilities): each `label` row's one item (code 0), its value the category (an object array: the
+        values as given), without a dict per row; a row without a record has none, as agreement.record_items has it."""
+        import numpy as np
+
+        row = [i for i, (sid, _u, kind, value) in enumerate(rows)
+               if kind == LABEL and value is not None and records.get(sid) is not None]
+        category = np.empty(len(row), dtype=object)
+        category[:] = [rows[i][3] for i in row]
+        return np.asarray(row, dtype=np.int64), np.zeros(len(row), dtype=np.int64), category
+
     def presets(self) -> dict[str, dict[str, Any]]:
         return {k: dict(v) for k, v in PRESETS.items()}
 

@@ -129,6 +129,20 @@ class RGBScheme:
             return {kind: bool(value)} if value is not None and kind in FIGURE_OF else {}
         return {k: bool(labels[k]) for k in DECISIONS if labels.get(k) is not None}
 
+    def label_items_many(self, records: Mapping[str, Any], rows: Sequence[tuple[str, str, str, Any]]
+                         ) -> tuple[Any, Any, Any]:
+        """`label_items` of many (sample, unit, kind, value) rows (one kind each) at once, as arrays
+        (base.Capabilities): each row's one decision, its item coded by the kind's place in FIGURE_OF, without a
+        dict per row; a row without a record or with another kind has none, as agreement.record_items has it."""
+        import numpy as np
+
+        place = {kind: i for i, kind in enumerate(FIGURE_OF)}
+        row = [i for i, (sid, _u, kind, value) in enumerate(rows)
+               if value is not None and kind in place and records.get(sid) is not None]
+        item = [place[rows[i][2]] for i in row]
+        category = [bool(rows[i][3]) for i in row]
+        return np.asarray(row, dtype=np.int64), np.asarray(item, dtype=np.int64), np.asarray(category, dtype=bool)
+
     def presets(self) -> dict[str, dict[str, Any]]:
         from calibration.schemes.rgb.config import PRESETS
 

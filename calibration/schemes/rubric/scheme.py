@@ -117,6 +117,43 @@ class RubricScheme:
         buckets = labels.get("buckets") or {}
         return {normalize_excerpt(e): name for name in BUCKET_NAMES for e in buckets.get(name, [])}
 
+    def label_items_many(self, records: Mapping[str, Any], rows: Sequence[tuple[str, str, str, Any]]
+                         ) -> tuple[Any, Any, Any]:
+        """`label_items` of many (sample, unit, kind, value) rows at once, as arrays (base.Capabilities): each
+        distinct excerpt is normalised once (the annotators of a unit repeat them), an item coded by its normalised
+        text's number, a category its bucket's name; a row label_items cannot read has no items, as
+        app.services.agreement.record_items has it."""
+        import numpy as np
+
+        key_code: dict[str, int] = {}
+        code_of: dict[str, int] = {}  # excerpt as given -> its normalised key's number
+        bucket_of = {name: b for b, name in enumerate(BUCKET_NAMES)}
+        row: list[int] = []
+        item: list[int] = []
+        bucket: list[int] = []
+        for i, (sid, _unit, kind, value) in enumerate(rows):
+            if kind != "buckets" or records.get(sid) is None:
+                continue
+            out: dict[int, str] = {}  # as label_items: a later bucket's excerpt replaces the value, not the place
+            try:
+                buckets = value or {}
+                for name in BUCKET_NAMES:
+                    for e in buckets.get(name, []):
+                        code = code_of.get(e)
+                        if code is None:
+                            code = key_code.setdefault(normalize_excerpt(e), len(key_code))
+                            code_of[e] = code
+                        out[code] = name
+            except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+                continue
+            row.extend([i] * len(out))
+            item.extend(out)
+            bucket.extend(bucket_of[name] for name in out.values())
+        names = np.empty(len(BUCKET_NAMES), dtype=object)
+        names[:] = list(BUCKET_NAMES)
+        return (np.asarray(row, dtype=np.int64), np.asarray(item, dtype=np.int64),
+                names[np.asarray(bucket, dtype=np.int64)])
+
     def presets(self) -> dict[str, dict[str, Any]]:
         return {}
 

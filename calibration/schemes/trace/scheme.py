@@ -185,6 +185,63 @@ class TraceScheme:
             out["adherent"] = verdict
         return out
 
+    def label_items_many(self, records: Mapping[str, Any], rows: Sequence[tuple[str, str, str, Any]]
+                         ) -> tuple[Any, Any, Any]:
+        """`label_items` of many (sample, unit, kind, value) rows (one kind each) at once, as arrays
+        (base.Capabilities): the ceiling's sentence items are millions at 100k samples, a string and a dict entry
+        each through `label_items`. Item `kind:key` is coded (kind index) * M + (key's number), `adherent` 3 * M;
+        a row label_items cannot read (a value that is no set of keys, no record) has no items, as
+        app.services.agreement.record_items has it."""
+        import numpy as np
+
+        key_code: dict[str, int] = {}
+        side_keys: dict[tuple[str, bool], Any] = {}  # (sample, response side) -> its distinct keys' numbers, in order
+        parts: list[tuple[int, int, Any]] = []  # (row, kind index, key numbers) per labeled kind
+        chosen_row: list[int] = []
+        chosen_key: list[int] = []
+        adherent_row: list[int] = []
+        adherent: list[bool] = []
+        kinds = ("relevant", "utilized", "unsupported")
+        for i, (sid, _unit, kind, value) in enumerate(rows):
+            if value is None or (kind not in kinds and kind != "adherent"):
+                continue
+            record = records.get(sid)
+            if record is None:
+                continue
+            if kind == "adherent":
+                adherent_row.append(i)
+                adherent.append(bool(value))
+                continue
+            try:
+                picked = set(value)
+                side = kind == "unsupported"
+                keys = side_keys.get((sid, side))
+                if keys is None:
+                    names = record.response_keys if side else record.document_keys
+                    keys = side_keys[(sid, side)] = np.fromiter(
+                        (key_code.setdefault(k, len(key_code)) for k in dict.fromkeys(names)), dtype=np.int64)
+            except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+                continue
+            parts.append((i, kinds.index(kind), keys))
+            got = [key_code[k] for k in picked if type(k) is str and k in key_code]
+            chosen_row.extend([i] * len(got))
+            chosen_key.extend(got)
+            if side:  # an unsupported label also says whether the response adheres (records.human_adherent)
+                adherent_row.append(i)
+                adherent.append(not value)
+        m = len(key_code) + 1
+        sizes = np.array([len(k) for _, _, k in parts], dtype=np.int64)
+        row = np.repeat(np.array([r for r, _, _ in parts], dtype=np.int64), sizes)
+        key = np.concatenate([k for _, _, k in parts]) if parts else np.zeros(0, dtype=np.int64)
+        item = np.repeat(np.array([k for _, k, _ in parts], dtype=np.int64), sizes) * m + key
+        category = np.isin(row * m + key, np.asarray(chosen_row, dtype=np.int64) * m + np.asarray(chosen_key, dtype=np.int64))
+        # the adherent item comes after the row's sentence items: a stable sort by row keeps that order
+        row = np.concatenate([row, np.asarray(adherent_row, dtype=np.int64)])
+        order = np.argsort(row, kind="stable")
+        item = np.concatenate([item, np.full(len(adherent_row), 3 * m, dtype=np.int64)])[order]
+        category = np.concatenate([category, np.asarray(adherent, dtype=bool)])[order]
+        return row[order], item, category
+
     def presets(self) -> dict[str, dict[str, Any]]:
         return {k: dict(v) for k, v in PRESETS.items()}
 
