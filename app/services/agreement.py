@@ -17,19 +17,10 @@ from collections import defaultdict
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
+from app.services.agreement_items import as_category, grounded_spans, is_span_value, record_items
 from calibration.schemes.base import COMMON_KINDS, capabilities, registry
 
 NOT_ITEMS = frozenset(COMMON_KINDS)  # status and note: review state and free text, not judgements to agree on
-
-
-def is_span_value(value: Any) -> bool:
-    """A list of objects with `start` and `end` (empty lists are spans too: 'marked nothing'); an object whose
-    offsets are null (a violation that could not be grounded) is skipped by `grounded_spans`."""
-    return isinstance(value, list) and all(isinstance(v, dict) and "start" in v and "end" in v for v in value)
-
-
-def grounded_spans(value: Sequence[Mapping[str, Any]]) -> list[tuple[int, int]]:
-    return [(v["start"], v["end"]) for v in value if type(v["start"]) is int and type(v["end"]) is int]
 
 
 def collect_labels(project: Any, schemes: Sequence[str] | None = None,
@@ -98,8 +89,8 @@ def unit_items(scope: Mapping[str, Any], *, joined: bool = False
 
     def row(sid: str, unit: str, item: Any, annotator: str, category: Any) -> tuple:
         if joined:
-            return (sid, names.join(unit, "|", item), annotator, _category(category))
-        return (sid, unit, item, annotator, _category(category))
+            return (sid, names.join(unit, "|", item), annotator, as_category(category))
+        return (sid, unit, item, annotator, as_category(category))
 
     candidates: dict[tuple[str, str], dict[tuple[str, str], Any]] = defaultdict(dict)
     for name, data in scope.items():
@@ -138,19 +129,6 @@ def records_by_id(project: Any, name: str) -> dict[str, Any]:
     """A scheme's records by id (read once per call of `agreement` or `ceiling`: the labels change between calls)."""
     scheme = registry().get(name)
     return {scheme.record_id(r): r for r in project.scheme_data.scheme_records(name)}
-
-
-def record_items(scheme: Any, record: Any, unit: str, kind: str, value: Any) -> dict[str, Any]:
-    if record is None:
-        return {}
-    try:
-        return scheme.label_items(record, unit, {kind: value})
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError):
-        return {}  # a value this scheme cannot read as items (`concord check` reports bad labels, not this)
-
-
-def _category(value: Any) -> Any:
-    return value if isinstance(value, (str, int, float, bool)) else repr(value)
 
 
 def agreement(project: Any, *, schemes: Sequence[str] | None = None, iou: float = 0.0, n_boot: int = 1000,

@@ -10,12 +10,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
 
-from app.services.agreement import (
-    _category,
-    grounded_spans,
-    is_span_value,
-    record_items,
-)
+from app.services.agreement_items import as_category, grounded_spans, is_span_value, record_items
 from calibration.schemes.base import capabilities, registry
 
 
@@ -74,7 +69,7 @@ def _coded(name: str, records: Mapping[str, Any], rows: list[tuple[str, str, str
         row = np.asarray(row, dtype=np.int64)
         item_code = pd.factorize(np.asarray(item), sort=False)[0]
         cat_code, uniques = category_codes(category)  # None or NaN: -1, left out as rows are
-        cats = [_category(c) for c in uniques]
+        cats = [as_category(c) for c in uniques]
     else:
         row_l: list[int] = []
         item_l: list[Any] = []
@@ -84,7 +79,7 @@ def _coded(name: str, records: Mapping[str, Any], rows: list[tuple[str, str, str
                 if cat is not None:
                     row_l.append(i)
                     item_l.append(it)
-                    cat_l.append(_category(cat))
+                    cat_l.append(as_category(cat))
         row = np.asarray(row_l, dtype=np.int64)
         item_code = pd.factorize(_objects(item_l), sort=False)[0]
         cat_code, cats = _typed_factorize(cat_l)

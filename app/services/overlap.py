@@ -40,7 +40,7 @@ def _given(project: Any, schemes: Sequence[str] | None) -> dict[Key, dict[str, t
 
 def evidence(project: Any, schemes: Sequence[str] | None = None) -> dict[Key, overlap.Evidence]:
     """Every labeled or assigned unit's evidence (module docstring)."""
-    from app.services.agreement import record_items
+    from app.services.agreement_items import record_items
 
     given = _given(project, schemes)
     scheme_of: dict[tuple[str, str], str] = {}
@@ -142,7 +142,8 @@ def post_stratified(project: Any, *, schemes: Sequence[str] | None = None, n_boo
     one recorded when its second annotator was added; a unit with one label (or a pair without a record: not an
     adaptive choice) is in the stratum its first label and the machine give now, which for one label is what an
     adaptive round would see. None when no adaptive round recorded its signals."""
-    from app.services.agreement import epoch, json_finite, record_items
+    from app.services.agreement import epoch, json_finite
+    from app.services.agreement_items import record_items
 
     recorded = project.assignments.adaptive_strata()
     if not recorded:

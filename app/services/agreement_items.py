@@ -1,0 +1,30 @@
+"""What agreement counts as one label's items, shared by the row tables (app/services/agreement.py) and the coded
+ones (app/services/agreement_codes.py): a module of its own so that neither imports the other."""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+
+def is_span_value(value: Any) -> bool:
+    """A list of objects with `start` and `end` (empty lists are spans too: 'marked nothing'); an object whose
+    offsets are null (a violation that could not be grounded) is skipped by `grounded_spans`."""
+    return isinstance(value, list) and all(isinstance(v, dict) and "start" in v and "end" in v for v in value)
+
+
+def grounded_spans(value: Sequence[Mapping[str, Any]]) -> list[tuple[int, int]]:
+    return [(v["start"], v["end"]) for v in value if type(v["start"]) is int and type(v["end"]) is int]
+
+
+def record_items(scheme: Any, record: Any, unit: str, kind: str, value: Any) -> dict[str, Any]:
+    if record is None:
+        return {}
+    try:
+        return scheme.label_items(record, unit, {kind: value})
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+        return {}  # a value this scheme cannot read as items (`concord check` reports bad labels, not this)
+
+
+def as_category(value: Any) -> Any:
+    """A category as a table holds it: a plain value as it is, anything else by its repr."""
+    return value if isinstance(value, (str, int, float, bool)) else repr(value)
