@@ -17,7 +17,7 @@ from collections import defaultdict
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from app.services.agreement_items import as_category, grounded_spans, is_span_value, record_items
+from app.services.agreement_items import as_category, record_items, split_spans
 from calibration.schemes.base import COMMON_KINDS, capabilities, registry
 
 NOT_ITEMS = frozenset(COMMON_KINDS)  # status and note: review state and free text, not judgements to agree on
@@ -109,12 +109,8 @@ def unit_items(scope: Mapping[str, Any], *, joined: bool = False
                 for item, category in record_items(scheme, record, unit, kind, value).items():
                     if category is not None:
                         items[(name, kind)].append(row(sid, unit, item, annotator, category))
-    spans: dict[tuple[str, str], dict[tuple[str, str], list[tuple[int, int]]]] = {}
-    for key, sets in candidates.items():
-        values = list(sets.values())
-        if all(is_span_value(v) for v in values) and any(values):
-            spans[key] = {k: grounded_spans(vs) for k, vs in sets.items()}
-            continue
+    spans, rest = split_spans(candidates)
+    for key, sets in rest.items():
         scheme = registry().get(key[0])
         # per-sample kinds that are not spans are items of unit ''
         for (sid, annotator), value in sets.items():

@@ -10,7 +10,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
 
-from app.services.agreement_items import as_category, grounded_spans, is_span_value, record_items
+from app.services.agreement_items import as_category, record_items, split_spans
 from calibration.schemes.base import capabilities, registry
 
 
@@ -33,12 +33,8 @@ def coded_tables(scope: Mapping[str, Any]) -> tuple[dict[tuple[str, str], Any], 
                     continue
                 labels[(name, kind)].append((sid, unit, kind, value))
                 raters[(name, kind)].append(annotator)
-    spans: dict[tuple[str, str], dict[tuple[str, str], list[tuple[int, int]]]] = {}
-    for key, sets in candidates.items():
-        values = list(sets.values())
-        if all(is_span_value(v) for v in values) and any(values):
-            spans[key] = {k: grounded_spans(vs) for k, vs in sets.items()}
-            continue
+    spans, rest = split_spans(candidates)
+    for key, sets in rest.items():
         for (sid, annotator), value in sets.items():  # per-sample kinds that are not spans: items of unit ''
             labels[key].append((sid, "", key[1], value))
             raters[key].append(annotator)

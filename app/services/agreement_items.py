@@ -16,6 +16,23 @@ def grounded_spans(value: Sequence[Mapping[str, Any]]) -> list[tuple[int, int]]:
     return [(v["start"], v["end"]) for v in value if type(v["start"]) is int and type(v["end"]) is int]
 
 
+def split_spans(candidates: Mapping[tuple[str, str], Mapping[tuple[str, str], Any]]
+                ) -> tuple[dict[tuple[str, str], dict[tuple[str, str], list[tuple[int, int]]]],
+                           dict[tuple[str, str], Mapping[tuple[str, str], Any]]]:
+    """Per-sample list labels, (scheme, kind) -> (sample, annotator) -> value, split into span sets (every value a
+    list of spans, and some span marked: grounded offsets per annotator) and the rest, whose values are items of
+    unit '' (the one rule both the row and the coded tables follow)."""
+    spans: dict[tuple[str, str], dict[tuple[str, str], list[tuple[int, int]]]] = {}
+    rest: dict[tuple[str, str], Mapping[tuple[str, str], Any]] = {}
+    for key, sets in candidates.items():
+        values = list(sets.values())
+        if all(is_span_value(v) for v in values) and any(values):
+            spans[key] = {k: grounded_spans(vs) for k, vs in sets.items()}
+        else:
+            rest[key] = sets
+    return spans, rest
+
+
 def record_items(scheme: Any, record: Any, unit: str, kind: str, value: Any) -> dict[str, Any]:
     if record is None:
         return {}
