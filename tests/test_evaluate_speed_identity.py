@@ -378,6 +378,15 @@ def test_evaluate_with_ceilings_pauses_the_gc_for_the_ceiling_and_restores_it(tm
     seen = []
     monkeypatch.setattr(ceiling, "human_ceilings", lambda *a, **k: seen.append(gc.isenabled()) or {})
     p = Project.create(tmp_path / "p.concord")
-    assert gc.isenabled()
-    ceiling.evaluate_with_ceilings(p, [registry().get("rgb")], {"n_boot": 0})
-    assert seen == [False] and gc.isenabled()
+    # A GUI test earlier in this worker process may have handed collection to app.gui.gcguard (GC off): start from
+    # a known state and give the process back the one it had.
+    was_enabled = gc.isenabled()
+    try:
+        gc.enable()
+        ceiling.evaluate_with_ceilings(p, [registry().get("rgb")], {"n_boot": 0})
+        assert seen == [False] and gc.isenabled()
+        gc.disable()  # and a GC that was off (the app's guard) stays off
+        ceiling.evaluate_with_ceilings(p, [registry().get("rgb")], {"n_boot": 0})
+        assert seen == [False, False] and not gc.isenabled()
+    finally:
+        gc.enable() if was_enabled else gc.disable()
