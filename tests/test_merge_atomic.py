@@ -86,7 +86,10 @@ def no_wal(path: Path) -> bool:
 
 
 def run_merge(out: Path, inputs: list[Path], pause: float = 0.0) -> subprocess.Popen[str]:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", PAUSE_ENV: str(pause)}
+    # A killed merge cannot remove its work directory: keep those in the test's own directory, not in /tmp.
+    work = out.parent / "merge-tmp"
+    work.mkdir(exist_ok=True)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", PAUSE_ENV: str(pause), "TMPDIR": str(work)}
     return subprocess.Popen([sys.executable, "-m", "app.cli", "merge", str(out), *map(str, inputs)], cwd=ROOT,
                             env=env, text=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
