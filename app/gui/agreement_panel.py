@@ -27,7 +27,7 @@ from app.gui.banner import MessageBar
 from app.gui.models import Column, RecordTableModel
 from app.gui.plaintext import plain_label
 from app.gui.views.base import make_table
-from app.gui.workers import ProgressPanel, Task, TaskProgress, when_done
+from app.gui.workers import ProgressPanel, SingleTask, Task, TaskProgress
 from app.store import Project
 
 if TYPE_CHECKING:
@@ -73,7 +73,6 @@ class AgreementPanel(QDialog):
         self.ctx = host.ctx
         self.setWindowTitle("Annotator agreement")
         self.setWindowFlag(Qt.WindowType.Window)
-        self.task: Task | None = None
         self.result: dict[str, Any] | None = None
         lay = QVBoxLayout(self)
         self.messages = MessageBar()
@@ -100,6 +99,7 @@ class AgreementPanel(QDialog):
             top.addWidget(w)
         self.progress = ProgressPanel()
         top.addWidget(self.progress, 1)
+        self.runs = SingleTask(self.progress, self.run_button.setEnabled)
         lay.addLayout(top)
         self.summary = plain_label(wrap=True)
         lay.addWidget(self.summary)
@@ -163,20 +163,13 @@ class AgreementPanel(QDialog):
                                                               scope=collect_labels(wp))
                 return res
 
-        task = Task(work, "agreement")
-        self.task = task
-        self.run_button.setEnabled(False)
         self.summary.setText("Computing…")
-        task.signals.finished.connect(self.show_result)
-        task.signals.failed.connect(lambda m, t=task: self.messages.report(
-            "task", "Agreement failed", t.error or RuntimeError(m.splitlines()[0] if m else "failed"), project=path))
-        when_done(task, self._ended)
-        self.progress.track(task, "Agreement…")
-        self.ctx.runner.start(task)
+        self.runs.start(self.ctx.runner, Task(work, "agreement"), "Agreement…", self.show_result,
+                        lambda exc: self.messages.report("task", "Agreement failed", exc, project=path))
 
-    def _ended(self) -> None:
-        self.task = None
-        self.run_button.setEnabled(True)
+    @property
+    def task(self) -> Task | None:
+        return self.runs.current
 
     def show_result(self, out: dict[str, Any]) -> None:
         out = dict(out)  # the --annotators and --over time figures go to their tabs; `result` is `agreement`'s

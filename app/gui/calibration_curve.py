@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QPushButton, QVBoxLayout
 
 from app.gui.charts import IntervalChart
 from app.gui.fitting import FitLabel
-from app.gui.workers import ProgressPanel, Task, TaskProgress, when_done
+from app.gui.workers import ProgressPanel, SingleTask, Task, TaskProgress
 from app.store import Project
 
 if TYPE_CHECKING:
@@ -28,7 +28,6 @@ class CurveBox(QGroupBox):
     def __init__(self, panel: "CalibrationPanel", setup: Callable[[], Setup | None]) -> None:
         super().__init__("Learning curve")
         self.panel, self.setup = panel, setup
-        self.task: Task | None = None
         self.result: dict[str, Any] | None = None
         lay = QVBoxLayout(self)
         row = QHBoxLayout()
@@ -47,10 +46,14 @@ class CurveBox(QGroupBox):
         self.sentence = FitLabel()  # its height is kept: the chart above shrinks instead (issue #27)
         self.sentence.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         lay.addWidget(self.sentence)
+        self.runs = SingleTask(self.progress, self.button.setEnabled)
+
+    @property
+    def task(self) -> Task | None:
+        return self.runs.current
 
     def clear(self) -> None:
-        if self.task is not None:
-            self.task.cancel()
+        self.runs.cancel()
         self.result = None
         self.chart.set_data([], [], [], [], "", "")
         self.sentence.setText("")
@@ -72,25 +75,10 @@ class CurveBox(QGroupBox):
                 return learning_curve(wp, registry().get(name), options, objective=objective, folds=folds,
                                       group_by=group_by, progress=progress)
 
-        task = Task(work, "learning curve")
-        self.task = task
-        self.button.setEnabled(False)
-        task.signals.finished.connect(lambda out, t=task: self._show(t, out))
-        task.signals.failed.connect(lambda m, t=task: self.panel.messages.report(
-            "curve", "Learning curve failed", t.error or RuntimeError(m.splitlines()[0]),
-            project=path))
-        when_done(task, lambda t=task: self._ended(t))
-        self.progress.track(task, "Learning curve…")
-        self.panel.ctx.runner.start(task)
+        self.runs.start(self.panel.ctx.runner, Task(work, "learning curve"), "Learning curve…", self._show,
+                        lambda exc: self.panel.messages.report("curve", "Learning curve failed", exc, project=path))
 
-    def _ended(self, task: Task) -> None:
-        if task is self.task:
-            self.task = None
-            self.button.setEnabled(True)
-
-    def _show(self, task: Task, out: dict[str, Any]) -> None:
-        if task is not self.task:
-            return
+    def _show(self, out: dict[str, Any]) -> None:
         self.result = out
         pts = out["points"]
         self.chart.set_data([p["n"] for p in pts], [p["score"] for p in pts], [p["lo"] for p in pts],

@@ -24,7 +24,7 @@ from app.gui.calibration_result import RunSummary, top_columns, top_records
 from app.gui.models import Column, RecordTableModel
 from app.gui.plaintext import plain_label
 from app.gui.views.base import make_table
-from app.gui.workers import ProgressPanel, Task, TaskProgress, when_done
+from app.gui.workers import ProgressPanel, SingleTask, Task, TaskProgress
 from app.store import Project
 from calibration.schemes.base import Scheme, registry
 from calibration.search import report
@@ -117,7 +117,6 @@ class SchemePage(QWidget):
         self.cv: pd.DataFrame | None = None
         self.run_id: int | None = None
         self.selected: dict[str, Any] | None = None
-        self.task: Task | None = None
         self.info: dict[str, Any] = {}
         self._build()
 
@@ -175,6 +174,7 @@ class SchemePage(QWidget):
         apply_row.addWidget(plain_label("Name"))
         apply_row.addWidget(self.apply_name, 1)
         apply_row.addWidget(self.apply_button)
+        self.runs = SingleTask(self.progress, self._enable)
         self.top_title = plain_label(f"Top configs (best {TOP}, ranked on {report.IN_SAMPLE}; select one to apply)")
         lay.addWidget(self.top_title)
         lay.addWidget(self.tie)
@@ -184,8 +184,7 @@ class SchemePage(QWidget):
     # -- scheme ----------------------------------------------------------------------------------------------------
     def set_scheme(self, scheme: Scheme) -> None:
         """Show the scheme's newest stored run, and build its problem in a worker for the objective list."""
-        if self.task is not None:
-            self.task.cancel()
+        self.runs.cancel()
         self.scheme = scheme
         self.info = {}
         self.result = self.cv = self.selected = None
@@ -243,27 +242,20 @@ class SchemePage(QWidget):
 
         self._start(Task(work, "calibration"), "Calibrating…")
 
+    @property
+    def task(self) -> Task | None:
+        return self.runs.current
+
     def _start(self, task: Task, title: str) -> None:
-        self.task = task
-        self.run_button.setEnabled(False)
-        self.apply_button.setEnabled(False)
-        task.signals.finished.connect(lambda out, t=task: self._finished(t, out))
-        task.signals.failed.connect(lambda m, t=task: self.panel.messages.report(
-            "task", f"{title.rstrip('…')} failed", t.error or RuntimeError(m.splitlines()[0]),
-            project=str(self.panel.project.path)))
-        when_done(task, lambda t=task: self._ended(t))
-        self.progress.track(task, title)
-        self.panel.ctx.runner.start(task)
+        self.runs.start(self.panel.ctx.runner, task, title, self._finished,
+                        lambda exc: self.panel.messages.report("task", f"{title.rstrip('…')} failed", exc,
+                                                               project=str(self.panel.project.path)))
 
-    def _ended(self, task: Task) -> None:
-        if task is self.task:
-            self.task = None
-            self.run_button.setEnabled(bool(self.info) and not self.info.get("message"))
-            self.apply_button.setEnabled(True)
+    def _enable(self, on: bool) -> None:
+        self.run_button.setEnabled(on and bool(self.info) and not self.info.get("message"))
+        self.apply_button.setEnabled(on)
 
-    def _finished(self, task: Task, out: dict[str, Any]) -> None:
-        if task is not self.task:  # a scheme switched away from while this ran
-            return
+    def _finished(self, out: dict[str, Any]) -> None:
         if "inspect" in out:
             self._show_info(out["inspect"])
         if "result" in out:
@@ -343,5 +335,4 @@ class SchemePage(QWidget):
         return (self.scheme.name, {}, self.objective.currentText(), self.folds.value(), self.group_by.currentData(), None)
 
     def shutdown(self) -> None:
-        if self.task is not None:
-            self.task.cancel()
+        self.runs.cancel()

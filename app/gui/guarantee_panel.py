@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QGroupBox, QHBoxLayout, QPush
 
 from app.gui.charts import nice_ticks
 from app.gui.plaintext import plain_label
-from app.gui.workers import ProgressPanel, Task, TaskProgress, when_done
+from app.gui.workers import ProgressPanel, SingleTask, Task, TaskProgress
 from app.store import Project
 from calibration.schemes.base import Scheme
 
@@ -117,7 +117,6 @@ class GuaranteeBox(QGroupBox):
         super().__init__("Guaranteed agreement", parent)
         self.panel = panel
         self.scheme: Scheme | None = None
-        self.task: Task | None = None
         self.result: dict[str, Any] | None = None
         lay = QVBoxLayout(self)
         row = QHBoxLayout()
@@ -143,11 +142,15 @@ class GuaranteeBox(QGroupBox):
         self.sentence.setParent(self)
         self.sentence.setObjectName("guarantee_sentence")
         lay.addWidget(self.sentence)
+        self.runs = SingleTask(self.progress, self.button.setEnabled)
+
+    @property
+    def task(self) -> Task | None:
+        return self.runs.current
 
     def set_scheme(self, scheme: Scheme) -> None:
         """Show the scheme's newest guarantee run (if any)."""
-        if self.task is not None:
-            self.task.cancel()
+        self.runs.cancel()
         self.scheme = scheme
         from app.services.queue import last_guarantee
 
@@ -189,24 +192,11 @@ class GuaranteeBox(QGroupBox):
                     return {"refused": str(exc)}
             return {"guarantee": g}
 
-        task = Task(work, "guarantee")
-        self.task = task
-        self.button.setEnabled(False)
-        task.signals.finished.connect(lambda out, t=task: self._show(t, out))
-        task.signals.failed.connect(lambda m, t=task: self.panel.messages.report(
-            "guarantee", "Guaranteed agreement failed", t.error or RuntimeError(m.splitlines()[0]), project=path))
-        when_done(task, lambda t=task: self._ended(t))
-        self.progress.track(task, "Certifying the band…")
-        self.panel.ctx.runner.start(task)
+        self.runs.start(self.panel.ctx.runner, Task(work, "guarantee"), "Certifying the band…", self._show,
+                        lambda exc: self.panel.messages.report("guarantee", "Guaranteed agreement failed", exc,
+                                                               project=path))
 
-    def _ended(self, task: Task) -> None:
-        if task is self.task:
-            self.task = None
-            self.button.setEnabled(True)
-
-    def _show(self, task: Task, out: dict[str, Any]) -> None:
-        if task is not self.task:
-            return
+    def _show(self, out: dict[str, Any]) -> None:
         if "refused" in out:
             self.show_guarantee(None)
             self.sentence.setText(out["refused"])
@@ -214,8 +204,7 @@ class GuaranteeBox(QGroupBox):
         self.show_guarantee(out["guarantee"])
 
     def shutdown(self) -> None:
-        if self.task is not None:
-            self.task.cancel()
+        self.runs.cancel()
 
 
 class GuaranteeWindow(QDialog):

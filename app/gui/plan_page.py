@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QDoubleSpinBox, QHBoxLayout, QPushButton, QSpinBox
 
 from app.gui.banner import MessageBar
 from app.gui.plaintext import plain_label
-from app.gui.workers import ProgressPanel, Task, TaskProgress, when_done
+from app.gui.workers import ProgressPanel, SingleTask, Task, TaskProgress
 from app.store import Project
 
 if TYPE_CHECKING:
@@ -21,7 +21,6 @@ class PlanPage(QWidget):
     def __init__(self, ctx: "WindowContext") -> None:
         super().__init__()
         self.ctx = ctx
-        self.task: Task | None = None
         self.result: dict[str, Any] | None = None
         lay = QVBoxLayout(self)
         self.messages = MessageBar()
@@ -46,6 +45,7 @@ class PlanPage(QWidget):
             top.addWidget(w)
         self.progress = ProgressPanel()
         top.addWidget(self.progress, 1)
+        self.runs = SingleTask(self.progress, self.run_button.setEnabled)
         lay.addLayout(top)
         self.text = plain_label("Plan: how many more labels until the figures are sure enough.", wrap=True,
                                 selectable=True)
@@ -64,20 +64,13 @@ class PlanPage(QWidget):
             with Project.open(path) as wp:  # the worker's own connection
                 return plan(wp, target, n_boot=n_boot)
 
-        task = Task(work, "plan")
-        self.task = task
-        self.run_button.setEnabled(False)
         self.text.setText("Planning…")
-        task.signals.finished.connect(self.show_result)
-        task.signals.failed.connect(lambda m, t=task: self.messages.report(
-            "task", "Plan failed", t.error or RuntimeError(m.splitlines()[0] if m else "failed"), project=path))
-        when_done(task, self._ended)
-        self.progress.track(task, "Plan…")
-        self.ctx.runner.start(task)
+        self.runs.start(self.ctx.runner, Task(work, "plan"), "Plan…", self.show_result,
+                        lambda exc: self.messages.report("task", "Plan failed", exc, project=path))
 
-    def _ended(self) -> None:
-        self.task = None
-        self.run_button.setEnabled(True)
+    @property
+    def task(self) -> Task | None:
+        return self.runs.current
 
     def show_result(self, out: dict[str, Any]) -> None:
         from app.services.planner import describe

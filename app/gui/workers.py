@@ -86,6 +86,37 @@ def when_done(task: Task, fn: Callable[[], object]) -> None:
         sig.connect(lambda *_a: fn())
 
 
+class SingleTask:
+    """A page's one background run at a time: its buttons are off while the run lasts, its ProgressPanel tracks it,
+    a failure goes to `report`, and a result that arrives after the page moved on (a newer run, a scheme switched
+    away from) is dropped. One helper: five pages had each written this out."""
+
+    def __init__(self, progress: "ProgressPanel", enable: Callable[[bool], object]) -> None:
+        self.progress = progress
+        self.enable = enable  # False when a run starts, True when the page's current run ends
+        self.current: Task | None = None
+
+    def start(self, runner: "TaskRunner", task: Task, title: str, on_result: Callable[[Any], object],
+              report: Callable[[BaseException], object]) -> Task:
+        self.current = task
+        self.enable(False)
+        task.signals.finished.connect(lambda out, t=task: on_result(out) if t is self.current else None)
+        task.signals.failed.connect(lambda m, t=task: report(
+            t.error or RuntimeError(m.splitlines()[0] if m else f"{t.name or 'task'} failed")))
+        when_done(task, lambda t=task: self._ended(t))
+        self.progress.track(task, title)
+        return runner.start(task)
+
+    def cancel(self) -> None:
+        if self.current is not None:
+            self.current.cancel()
+
+    def _ended(self, task: Task) -> None:
+        if task is self.current:
+            self.current = None
+            self.enable(True)
+
+
 class TaskRunner(QObject):
     """Starts tasks on a private pool and keeps them alive until they end; `wait_all` for shutdown and tests.
 
