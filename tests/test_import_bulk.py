@@ -14,6 +14,7 @@ from app.io.imports import import_file
 from app.io.problems import ImportErrors
 from app.store import Project
 from app.store.bulk import LineHashReader, line_hash
+from calibration.schemes.violations.parse import PlainSample
 from app.schemes.violations.store import VIOLATION_COLUMNS
 from tests.jsonl_files import write_jsonl as write
 from tests.jsonl_files import small_chunks  # noqa: F401  (autouse: a few records per chunk)
@@ -234,3 +235,55 @@ def test_insert_flat_stores_what_one_row_per_statement_stores(monkeypatch: pytes
     bulk.insert_flat(Recording(), "INSERT INTO t VALUES ", "(?, ?, ?)", list(range(15)))  # type: ignore[arg-type]
     assert conn.execute("SELECT * FROM t").fetchall() == [(0, 1, 2), (3, 4, 5), (6, 7, 8), (9, 10, 11), (12, 13, 14)]
     assert [s.count("?") for s in seen] == [6, 3]
+
+
+def _fk_seen(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The foreign_keys setting each violations write ran under."""
+    from app.schemes.violations.store import ViolationsStore
+
+    seen: list[int] = []
+    real = ViolationsStore.write_prepared_violation_samples
+
+    def spy(self: Any, *a: Any, **k: Any) -> Any:
+        seen.append(self.conn.execute("PRAGMA foreign_keys").fetchone()[0])
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(ViolationsStore, "write_prepared_violation_samples", spy)
+    return seen
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_first_load_unchecked_stores_what_a_checked_import_stores(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int) -> None:
+    """Into an empty project foreign keys are not checked during the import (bulk.first_load); into one holding a
+    sample they are. The file's rows are the same either way, every reference holds, and the setting comes back."""
+    seen = _fk_seen(monkeypatch)
+    data = write(tmp_path / "d.jsonl", [record(i) for i in range(40)] + [RUBRIC])
+    cols = {"samples": "id, scheme, dataset_id, text, payload, split, meta, content_hash, line_hash",
+            "violations": ", ".join(f'"{c}"' for c in VIOLATION_COLUMNS), "units": "sample_id, scheme, unit, summary",
+            "machine_labels": "sample_id, unit, source, value, error"}
+    out = {}
+    for held in (False, True):
+        seen.clear()
+        with Project.create(tmp_path / f"{held}.concord") as p:
+            if held:  # an earlier sample, not in the file
+                p.store("violations").write_violation_samples([PlainSample("zz", "x", [], {}, None, None, None)])
+            import_file(p, data, workers=workers)
+            assert set(seen) == ({1} if held else {0})
+            assert p.conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+            assert p.conn.execute("PRAGMA foreign_key_check").fetchall() == []
+            out[held] = {t: p.conn.execute(f"SELECT {c} FROM {t} WHERE sample_id != 'zz' ORDER BY 1, 2, 3".replace(
+                "sample_id", "id" if t == "samples" else "sample_id")).fetchall() for t, c in cols.items()}
+    assert out[False] == out[True] and len(out[False]["violations"]) > 40
+
+
+def test_a_failed_first_load_leaves_foreign_keys_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = _fk_seen(monkeypatch)
+    bad = [record(i) for i in range(30)]
+    bad[29]["ground_truth"][0]["end"] = 999
+    with Project.create(tmp_path / "p.concord") as p:
+        with pytest.raises(ImportErrors):
+            import_file(p, write(tmp_path / "bad.jsonl", bad))
+        assert 0 in seen  # chunks were written unchecked before the bad line was met, then rolled back
+        assert p.conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+        assert p.conn.execute("SELECT COUNT(*) FROM samples").fetchone()[0] == 0
