@@ -140,8 +140,9 @@ def test_worker_results_cross_the_pipe_unchanged_and_small(tmp_path: Path) -> No
 
 
 def test_while_workers_run_the_caller_only_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The caller parses the first chunk (it tells whether workers are worth starting), the worker every other one;
-    the outcome equals a single-process import."""
+    """The caller parses the first chunk (it tells whether workers are worth starting), the worker every other one
+    (the caller taking none while it waits); the outcome equals a single-process import."""
+    monkeypatch.setattr(parallel, "TAKE_WHEN_IDLE", False)
     here: list[int] = []
     real = parallel.run_part
     monkeypatch.setattr(parallel, "run_part", lambda part, reader=None: here.append(part.first_line) or real(part, reader))
@@ -157,6 +158,29 @@ def test_while_workers_run_the_caller_only_writes(tmp_path: Path, monkeypatch: p
         assert rows(p) == two
 
 
+def test_the_caller_takes_chunks_while_it_waits_and_writes_in_file_order(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While the answer it needs has not begun to arrive, the caller does the next chunks itself (never more than
+    `ahead` done and waiting); chunks are still written in file order, so the tables equal a single-process import's,
+    and the worker still does its share."""
+    here: list[int] = []
+    real = parallel.run_part
+    monkeypatch.setattr(parallel, "run_part", lambda part, reader=None: here.append(part.first_line) or real(part, reader))
+    monkeypatch.setattr(parallel, "_ready", lambda fh: False)  # the worker is always behind
+    recs = [record(i) for i in range(60)] + [RUBRIC]
+    data = write(tmp_path / "d.jsonl", recs)
+    starts = [line for _, _, line, _ in parallel.chunks(data)]
+    with Project.create(tmp_path / "w2.concord") as p:
+        report = import_file(p, data, workers=2)
+        assert (report.counts["violations"].added, report.counts["rubric"].added) == (60, 1)
+        two = rows(p)
+    assert here[0] == 1 and len(here) > 3 and here == sorted(here)  # the caller took chunks, in file order ...
+    assert len(here) < len(starts)  # ... and left the worker some
+    with Project.create(tmp_path / "w1.concord") as p:
+        import_file(p, data, workers=1)
+        assert rows(p) == two
+
+
 def test_workers_run_from_a_directory_holding_another_app_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A worker imports this tree's app.io.parallel, not an `app` package in the current directory (python -P)."""
     other = tmp_path / "elsewhere"
@@ -164,6 +188,7 @@ def test_workers_run_from_a_directory_holding_another_app_package(tmp_path: Path
     (other / "app" / "__init__.py").write_text("raise ImportError('not this app')\n", encoding="utf-8")
     data = write(tmp_path / "d.jsonl", [record(i) for i in range(40)])
     monkeypatch.chdir(other)
+    monkeypatch.setattr(parallel, "TAKE_WHEN_IDLE", False)
     here: list[int] = []
     real = parallel.run_part
     monkeypatch.setattr(parallel, "run_part", lambda part, reader=None: here.append(part.first_line) or real(part, reader))
