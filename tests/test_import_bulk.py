@@ -160,9 +160,9 @@ def test_while_workers_run_the_caller_only_writes(tmp_path: Path, monkeypatch: p
 
 def test_the_caller_takes_chunks_while_it_waits_and_writes_in_file_order(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """While the answer it needs has not begun to arrive, the caller does the next chunks itself (never more than
-    `ahead` done and waiting); chunks are still written in file order, so the tables equal a single-process import's,
-    and the worker still does its share."""
+    """While the answer it needs has not begun to arrive, the caller does the next chunk itself (one done and waiting
+    at most); chunks are still written in file order, so the tables equal a single-process import's, and the worker
+    still does its share."""
     here: list[int] = []
     real = parallel.run_part
     monkeypatch.setattr(parallel, "run_part", lambda part, reader=None: here.append(part.first_line) or real(part, reader))

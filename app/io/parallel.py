@@ -10,9 +10,9 @@ fails for any reason is replaced by doing its chunk here, so the outcome never d
 run, the caller writes every chunk in one transaction, and at a million samples writing (~40 CPU-s) was the longest
 serial path; parsing half the chunks beside it (as it did) made the caller's path ~85 CPU-s while the worker sat
 idle half the time. So the caller does a chunk itself only when it would otherwise wait: the next answer it needs is
-not there yet (`Pipeline.idle`). Since writing got cheaper, at 100k samples a worker's chunk (~0.17 CPU-s) costs more
-than writing it (~0.12): the caller, idle a third of the time, then takes some chunks off the worker's queue, in file
-order, and the two finish together.
+not there yet (`_ready`). Since writing got cheaper, at 100k samples a worker's chunk (~0.17 CPU-s) costs more
+than writing it (~0.12): the caller, idle a third of the time, then takes the next chunk off the worker's queue (one
+at a time: the worker keeps a chunk queued meanwhile, so it never waits for the caller), in file order.
 """
 from __future__ import annotations
 
@@ -274,7 +274,7 @@ class Pipeline:
         self.pending: deque[list[Any]] = deque()
         self.busy: Counter[int] = Counter()  # chunks sent to each worker and not yet read back
         self.local_first = False  # the first chunk is the caller's even though workers already run
-        self.taken = 0  # chunks the caller took while it waited, done and not yet yielded (beyond `cap`)
+        self.taken = 0  # chunks the caller took while it waited, done and not yet yielded (beyond `cap`; at most 1)
         if reader is None and workers:
             self.local_first = True
             self._spawn()
@@ -328,8 +328,8 @@ class Pipeline:
         if result is not None:
             return result
         if proc is not None:
-            while self.taken < self.ahead and not _ready(proc.stdout) and self._take():
-                pass
+            if not self.taken and not _ready(proc.stdout):
+                self._take()  # one at a time: the worker's next chunk is queued, so it never waits for the caller
             self.busy[proc.pid] -= 1
             try:
                 out = _receive(proc.stdout)
