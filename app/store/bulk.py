@@ -101,6 +101,11 @@ class LineHashReader:
 class BulkPart(ProjectPart):
     """`project.bulk`: what a large import needs of the project (line hashes, the sample total, bulk writes)."""
 
+    # Inside `first_load` of a project that held no sample: an import's writes then meet no stored id (it writes a
+    # chunk only while no problem is found, and the validator reports an id seen twice in the file before that
+    # chunk is written), so a store need not look its ids up (`existing_hashes`: 1M index probes at 1M samples).
+    into_empty = False
+
     def has_line_hashes(self) -> bool:
         return self.conn.execute("SELECT 1 FROM samples WHERE line_hash IS NOT NULL LIMIT 1").fetchone() is not None
 
@@ -119,10 +124,12 @@ class BulkPart(ProjectPart):
                   and self.scalar("SELECT 1 FROM samples LIMIT 1") is None)
         if switch:
             self.conn.execute("PRAGMA foreign_keys = OFF")
+            self.into_empty = True
         try:
             yield
         finally:
             if switch:
+                self.into_empty = False
                 self.conn.execute("PRAGMA foreign_keys = ON")
 
     @contextmanager

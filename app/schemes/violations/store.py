@@ -175,7 +175,7 @@ class ViolationsStore(MatchConfigs):
         """`write_violation_samples` of rows `prepare_violation_samples` made (perhaps in an import worker; the line
         hashes it was given are the ones written: `line_hashes` here only refreshes those of unchanged samples)."""
         counts = WriteCounts()
-        existing = self.project.samples.existing_hashes(prepared.ids)
+        existing = {} if self.project.bulk.into_empty else self.project.samples.existing_hashes(prepared.ids)
         replaced: list[str] = []
         if existing:
             todo, existed = self.project.samples.changed_samples(SCHEME, list(zip(prepared.ids, prepared.hashes)), counts,
