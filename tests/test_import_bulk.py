@@ -14,6 +14,7 @@ from app.io.imports import import_file
 from app.io.problems import ImportErrors
 from app.store import Project
 from app.store.bulk import LineHashReader, line_hash
+from calibration.schemes.violations.parse import PlainSample
 from app.schemes.violations.store import VIOLATION_COLUMNS
 from tests.jsonl_files import write_jsonl as write
 from tests.jsonl_files import small_chunks  # noqa: F401  (autouse: a few records per chunk)
@@ -139,8 +140,9 @@ def test_worker_results_cross_the_pipe_unchanged_and_small(tmp_path: Path) -> No
 
 
 def test_while_workers_run_the_caller_only_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The caller parses the first chunk (it tells whether workers are worth starting), the worker every other one;
-    the outcome equals a single-process import."""
+    """The caller parses the first chunk (it tells whether workers are worth starting), the worker every other one
+    (the caller taking none while it waits); the outcome equals a single-process import."""
+    monkeypatch.setattr(parallel, "TAKE_WHEN_IDLE", False)
     here: list[int] = []
     real = parallel.run_part
     monkeypatch.setattr(parallel, "run_part", lambda part, reader=None: here.append(part.first_line) or real(part, reader))
@@ -156,6 +158,29 @@ def test_while_workers_run_the_caller_only_writes(tmp_path: Path, monkeypatch: p
         assert rows(p) == two
 
 
+def test_the_caller_takes_chunks_while_it_waits_and_writes_in_file_order(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While the answer it needs has not begun to arrive, the caller does the next chunk itself (one done and waiting
+    at most); chunks are still written in file order, so the tables equal a single-process import's, and the worker
+    still does its share."""
+    here: list[int] = []
+    real = parallel.run_part
+    monkeypatch.setattr(parallel, "run_part", lambda part, reader=None: here.append(part.first_line) or real(part, reader))
+    monkeypatch.setattr(parallel, "_ready", lambda fh: False)  # the worker is always behind
+    recs = [record(i) for i in range(60)] + [RUBRIC]
+    data = write(tmp_path / "d.jsonl", recs)
+    starts = [line for _, _, line, _ in parallel.chunks(data)]
+    with Project.create(tmp_path / "w2.concord") as p:
+        report = import_file(p, data, workers=2)
+        assert (report.counts["violations"].added, report.counts["rubric"].added) == (60, 1)
+        two = rows(p)
+    assert here[0] == 1 and len(here) > 3 and here == sorted(here)  # the caller took chunks, in file order ...
+    assert len(here) < len(starts)  # ... and left the worker some
+    with Project.create(tmp_path / "w1.concord") as p:
+        import_file(p, data, workers=1)
+        assert rows(p) == two
+
+
 def test_workers_run_from_a_directory_holding_another_app_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A worker imports this tree's app.io.parallel, not an `app` package in the current directory (python -P)."""
     other = tmp_path / "elsewhere"
@@ -163,6 +188,7 @@ def test_workers_run_from_a_directory_holding_another_app_package(tmp_path: Path
     (other / "app" / "__init__.py").write_text("raise ImportError('not this app')\n", encoding="utf-8")
     data = write(tmp_path / "d.jsonl", [record(i) for i in range(40)])
     monkeypatch.chdir(other)
+    monkeypatch.setattr(parallel, "TAKE_WHEN_IDLE", False)
     here: list[int] = []
     real = parallel.run_part
     monkeypatch.setattr(parallel, "run_part", lambda part, reader=None: here.append(part.first_line) or real(part, reader))
@@ -234,3 +260,58 @@ def test_insert_flat_stores_what_one_row_per_statement_stores(monkeypatch: pytes
     bulk.insert_flat(Recording(), "INSERT INTO t VALUES ", "(?, ?, ?)", list(range(15)))  # type: ignore[arg-type]
     assert conn.execute("SELECT * FROM t").fetchall() == [(0, 1, 2), (3, 4, 5), (6, 7, 8), (9, 10, 11), (12, 13, 14)]
     assert [s.count("?") for s in seen] == [6, 3]
+
+
+def _fk_seen(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The foreign_keys setting each violations write ran under (-1: with `bulk.into_empty` set, so its ids are not
+    looked up, where foreign keys were off)."""
+    from app.schemes.violations.store import ViolationsStore
+
+    seen: list[int] = []
+    real = ViolationsStore.write_prepared_violation_samples
+
+    def spy(self: Any, *a: Any, **k: Any) -> Any:
+        fk = self.conn.execute("PRAGMA foreign_keys").fetchone()[0]
+        seen.append(-1 if self.project.bulk.into_empty and fk == 0 else fk)
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(ViolationsStore, "write_prepared_violation_samples", spy)
+    return seen
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_first_load_unchecked_stores_what_a_checked_import_stores(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int) -> None:
+    """Into an empty project foreign keys are not checked during the import (bulk.first_load); into one holding a
+    sample they are. The file's rows are the same either way, every reference holds, and the setting comes back."""
+    seen = _fk_seen(monkeypatch)
+    data = write(tmp_path / "d.jsonl", [record(i) for i in range(40)] + [RUBRIC])
+    cols = {"samples": "id, scheme, dataset_id, text, payload, split, meta, content_hash, line_hash",
+            "violations": ", ".join(f'"{c}"' for c in VIOLATION_COLUMNS), "units": "sample_id, scheme, unit, summary",
+            "machine_labels": "sample_id, unit, source, value, error"}
+    out = {}
+    for held in (False, True):
+        seen.clear()
+        with Project.create(tmp_path / f"{held}.concord") as p:
+            if held:  # an earlier sample, not in the file
+                p.store("violations").write_violation_samples([PlainSample("zz", "x", [], {}, None, None, None)])
+            import_file(p, data, workers=workers)
+            assert set(seen) == ({1} if held else {-1})
+            assert not p.bulk.into_empty
+            assert p.conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+            assert p.conn.execute("PRAGMA foreign_key_check").fetchall() == []
+            out[held] = {t: p.conn.execute(f"SELECT {c} FROM {t} WHERE sample_id != 'zz' ORDER BY 1, 2, 3".replace(
+                "sample_id", "id" if t == "samples" else "sample_id")).fetchall() for t, c in cols.items()}
+    assert out[False] == out[True] and len(out[False]["violations"]) > 40
+
+
+def test_a_failed_first_load_leaves_foreign_keys_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = _fk_seen(monkeypatch)
+    bad = [record(i) for i in range(30)]
+    bad[29]["ground_truth"][0]["end"] = 999
+    with Project.create(tmp_path / "p.concord") as p:
+        with pytest.raises(ImportErrors):
+            import_file(p, write(tmp_path / "bad.jsonl", bad))
+        assert -1 in seen  # chunks were written unchecked before the bad line was met, then rolled back
+        assert p.conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1 and not p.bulk.into_empty
+        assert p.conn.execute("SELECT COUNT(*) FROM samples").fetchone()[0] == 0

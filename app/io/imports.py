@@ -335,7 +335,7 @@ def _import_jsonl(project: Project, path: Path, dataset: str | None, progress: P
     pipeline = Pipeline(parts, workers - 1, reader)
     rebuild = expected >= REBUILD_MIN and expected >= REBUILD_RATIO * held
     try:
-        with project.transaction(), project.bulk.bulk_write(rebuild):
+        with project.bulk.first_load(), project.transaction(), project.bulk.bulk_write(rebuild):
             for result in pipeline:
                 check(progress)
                 stream.add(result)

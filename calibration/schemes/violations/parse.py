@@ -9,6 +9,7 @@ writes their fields; at a million records building them was ~5 CPU-s), None when
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 from calibration.grounding import locate
@@ -18,6 +19,8 @@ from calibration.schemes.violations.records import GROUND_TRUTH, VIOLATION_FIELD
 
 VIOLATION_KEYS = frozenset(VIOLATION_FIELDS)
 _KEYS_OK = VIOLATION_KEYS.issuperset
+_N_FIELDS = len(VIOLATION_FIELDS)
+_ALL_FIELDS = itemgetter(*VIOLATION_FIELDS)  # a violation with every field: its values in VIOLATION_FIELDS order
 RECORD_KEYS = frozenset(("scheme", "id", "text", "ground_truth", "predictions", "context", "split", "meta"))
 _OPTIONAL_TEXT = ("quote", "category", "explanation", "correction")
 
@@ -88,15 +91,20 @@ def _plain_violation(v: Any, text: str, n: int) -> tuple[Any, ...] | None:
     """The violation's fields (VIOLATION_FIELDS order) when it is valid as given: offsets inside the text (n code
     points), the quote (if any) the text at them, every field well-typed, no unknown key; else None. The one
     definition of a violation that needs no closer look, for `plain_record` and `_violation_list`."""
-    if type(v) is not dict:
+    if type(v) is not dict or not _KEYS_OK(v):
         return None
-    rule, start, end, quote = v.get("rule"), v.get("start"), v.get("end"), v.get("quote")
-    cat, expl, corr = v.get("category"), v.get("explanation"), v.get("correction")
+    if len(v) == _N_FIELDS:  # every field given (as exports write them): read in one call, already in order
+        got = _ALL_FIELDS(v)
+        start, end, quote, rule, cat, expl, corr = got
+    else:
+        rule, start, end, quote = v.get("rule"), v.get("start"), v.get("end"), v.get("quote")
+        cat, expl, corr = v.get("category"), v.get("explanation"), v.get("correction")
+        got = None
     if (type(start) is int and type(end) is int and 0 <= start < end <= n and type(rule) is str
             and (quote is None or (type(quote) is str and text[start:end] == quote))
             and (cat is None or type(cat) is str) and (expl is None or type(expl) is str)
-            and (corr is None or type(corr) is str) and rule.strip() and _KEYS_OK(v)):
-        return start, end, quote, rule, cat, expl, corr
+            and (corr is None or type(corr) is str) and rule.strip()):
+        return got if got is not None else (start, end, quote, rule, cat, expl, corr)
     return None
 
 
