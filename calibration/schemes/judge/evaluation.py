@@ -141,10 +141,9 @@ def ceiling(records_ids: Sequence[str], levels: Mapping[str, np.ndarray], judge_
     kappa). None with fewer than two annotators."""
     if len(levels) < 2:
         return None
-    from calibration.annotators import item_agreement
+    from calibration.annotators import CodedItems, item_agreement
 
-    humans = [(sid, "label", name, int(v)) for name, row in levels.items()
-              for sid, v in zip(records_ids, row) if not np.isnan(v)]
+    humans = _coded_humans(levels, records_ids)
     hh = item_agreement(humans, n_boot=n_boot, seed=seed, ci=ci)
     if not hh["pairs"]:
         return None
@@ -154,10 +153,32 @@ def ceiling(records_ids: Sequence[str], levels: Mapping[str, np.ndarray], judge_
                            "mean_pair_kappa": float(np.mean(pair_kappas)) if pair_kappas else math.nan,
                            "pairs": [{"a": p["a"], "b": p["b"], "n": p["n_items"], "kappa": p["kappa"]}
                                      for p in hh["pairs"]], "judges": {}}
+    judge_code = len(humans.annotators)
     for judge, votes in judge_votes.items():
-        rows = humans + [(sid, "label", "\x00judge", int(v)) for sid, v in zip(records_ids, votes) if not np.isnan(v)]
+        has = np.flatnonzero(~np.isnan(votes))
+        rows = CodedItems(np.concatenate([humans.sample, has]), np.zeros(len(humans) + has.size, dtype=np.int64),
+                          np.concatenate([humans.annotator, np.full(has.size, judge_code, dtype=np.int64)]),
+                          np.concatenate([humans.category, votes[has].astype(np.int64)]),
+                          [*humans.annotators, "\x00judge"], humans.categories, samples=humans.samples)
         each = item_agreement(rows, n_boot=0)
         ks = [p["kappa"]["estimate"] for p in each["pairs"] if "\x00judge" in (p["a"], p["b"])
               and math.isfinite(p["kappa"]["estimate"])]
         out["judges"][judge] = float(np.mean(ks)) if ks else math.nan
     return out
+
+
+def _coded_humans(levels: Mapping[str, np.ndarray], records_ids: Sequence[str]) -> Any:
+    """The annotators' binary labels as `CodedItems` (sample = record index, one item per sample, category = the
+    0/1 label), entries in the order the rows (sample, "label", annotator, label) were once listed: per annotator
+    (in `levels` order) the records they labeled, so samples count in the same order of first appearance and the
+    figures are those of the rows, bit for bit (calibration.annotators), without a tuple per label."""
+    from calibration.annotators import CodedItems
+
+    names = list(levels)
+    has = [np.flatnonzero(~np.isnan(row)) for row in levels.values()]
+    sample = np.concatenate([h.astype(np.int64) for h in has]) if has else np.zeros(0, dtype=np.int64)
+    annotator = np.concatenate([np.full(h.size, a, dtype=np.int64) for a, h in enumerate(has)]) if has else sample
+    category = (np.concatenate([row[h] for row, h in zip(levels.values(), has)]).astype(np.int64) if has
+                else sample)
+    return CodedItems(sample, np.zeros(sample.size, dtype=np.int64), annotator, category, names, [0, 1],
+                      samples=list(records_ids), items=["label"])

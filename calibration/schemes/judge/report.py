@@ -71,7 +71,9 @@ def report(records: Sequence[JudgeRecord], labels: Mapping[tuple[str, str], Mapp
     records = list(records)
     n_boot, seed = int(options.get("n_boot", options.get("bootstrap", 1000))), int(options.get("seed", 0))
     ci, bins = float(options.get("ci", 0.95)), int(options.get("bins", DEFAULT_BINS))
-    levels, ref_note = reference_levels(records, labels, options)
+    per = options.get("annotator_labels")
+    ann = annotator_levels(records, per) if per else None  # each annotator's levels: the reference and the ceiling
+    levels, ref_note = reference_levels(records, labels, options, ann)
     y = binary_reference(records, levels)
     params = chosen_params(options, presets)
     cols = judge_columns(records)
@@ -101,9 +103,7 @@ def report(records: Sequence[JudgeRecord], labels: Mapping[tuple[str, str], Mapp
              "draws for every judge (paired)", "a judge decides positive when score >= threshold (high means "
              "positive) or score < threshold (high means negative, e.g. a consistency score); AUROC ranks the "
              "scores in the positive direction"]
-    per = options.get("annotator_labels")
-    if per:
-        ann = annotator_levels(records, per)
+    if ann is not None:
         ann_bin = {a: binary_reference(records, lv) for a, lv in ann.items()}
         votes = decisions(cols.scores, thresholds, cols.high_positive)
         ceil = ceiling([r.id for r in records], ann_bin, dict(zip(cols.names, votes)), n_boot=n_boot, seed=seed, ci=ci)

@@ -36,23 +36,27 @@ def annotator_levels(records: Sequence[JudgeRecord], annotator_labels: Mapping[s
     """Annotator -> (n,) level of each record's label (NaN where that annotator gave none)."""
     out = {}
     for name in sorted(annotator_labels):
-        labs = annotator_labels[name]
+        get = annotator_labels[name].get
         row = np.full(len(records), np.nan)
         for i, r in enumerate(records):
-            lv = r.level((labs.get((r.id, "")) or {}).get(LABEL))
+            got = get((r.id, ""))
+            lv = None if got is None else r.level(got.get(LABEL))
             if lv is not None:
                 row[i] = lv
         out[name] = row
     return out
 
 
-def reference_levels(records: Sequence[JudgeRecord], labels: Labels,
-                     options: Mapping[str, Any]) -> tuple[np.ndarray, str]:
-    """(n,) reference level per record (NaN: no human label) and a note on how it was made."""
+def reference_levels(records: Sequence[JudgeRecord], labels: Labels, options: Mapping[str, Any],
+                     per_annotator: Mapping[str, np.ndarray] | None = None) -> tuple[np.ndarray, str]:
+    """(n,) reference level per record (NaN: no human label) and a note on how it was made. `per_annotator`:
+    `annotator_levels` of `options["annotator_labels"]` when the caller made them (the report's ceiling reads them
+    too: made once)."""
     ref = reference_name(options)
     per = options.get("annotator_labels")
     if ref != "adjudicated" and per:
-        levels = np.vstack(list(annotator_levels(records, per).values()))
+        levels = np.vstack(list((per_annotator if per_annotator is not None
+                                 else annotator_levels(records, per)).values()))
         seen = ~np.isnan(levels)
         out = np.full(len(records), np.nan)
         has = seen.any(axis=0)
