@@ -71,3 +71,90 @@ def test_judge_ceiling_from_codes_equals_the_tuple_rows(seed: int) -> None:
     got = ceiling(ids, levels, votes, n_boot=80, seed=seed, ci=0.9)
     want = _old_judge_ceiling(ids, levels, votes, n_boot=80, seed=seed, ci=0.9)
     assert got is not None and _same(got, want)
+
+
+def _old_judge_figures(cols: Any, y: np.ndarray, thresholds: np.ndarray, *, n_boot: int, seed: int, ci: float = 0.95,
+                       bins: int = 10) -> dict[str, dict[str, Any]]:
+    """calibration.schemes.judge.evaluation.judge_figures before issue #28: per judge and chunk, the draw counts on
+    its samples copied, times its per-sample confusion rows, and a weighted AUROC of its own."""
+    from calibration.agreement import percentile_interval, resample_counts, weighted_auroc
+    from calibration.blas import one_blas_thread
+    from calibration.schemes.judge.columns import decisions
+    from calibration.schemes.judge.evaluation import _ece, bin_of, confusion_figures, reliability
+
+    class Judge:
+        def __init__(self, j: int, threshold: float) -> None:
+            s = cols.scores[j]
+            self.mask = ~np.isnan(s) & ~np.isnan(y)
+            self.y = y[self.mask]
+            values, self.code = np.unique(cols.oriented()[j][self.mask], return_inverse=True)
+            self.k = values.size
+            d = decisions(s[None, self.mask], np.array([threshold]), cols.high_positive[j:j + 1])[0]
+            t = self.y == 1
+            self.rows = np.column_stack([d * t, d * ~t, (1 - d) * t, (1 - d) * ~t])
+            self.probability = bool(cols.probability[j])
+            if self.probability:
+                p = cols.positive_probability(j)[self.mask]
+                onehot = np.zeros((p.size, bins))
+                onehot[np.arange(p.size), bin_of(p, bins)] = 1.0
+                self.cal_rows = np.hstack([onehot * p[:, None], onehot * self.y[:, None], onehot])
+
+        def figures(self, w: np.ndarray) -> dict[str, np.ndarray]:
+            ws = w[:, self.mask]
+            with one_blas_thread():
+                counts = ws @ self.rows
+            out = confusion_figures(counts)
+            out["auroc"] = (weighted_auroc(self.y, self.code, self.k, ws) if 0 < self.y.sum() < self.y.size
+                            else np.full(w.shape[0], np.nan))
+            if self.probability:
+                out["ece"] = _ece(ws @ self.cal_rows, bins)
+            return out
+
+    n = y.size
+    judges = [Judge(j, float(thresholds[j])) for j in range(len(cols.names))]
+    est = [jd.figures(np.ones((1, n))) for jd in judges]
+    reps: list[dict[str, list[np.ndarray]]] = [{k: [] for k in e} for e in est]
+    if n_boot > 0 and n:
+        for w in resample_counts(n, n_boot, seed):
+            for jd, r in zip(judges, reps):
+                for k, v in jd.figures(w).items():
+                    r[k].append(v)
+    out: dict[str, dict[str, Any]] = {}
+    for j, (jd, e, r) in enumerate(zip(judges, est, reps)):
+        res: dict[str, Any] = {"n": int(jd.y.size), "positives": int(jd.y.sum()), "threshold": float(thresholds[j]),
+                               "high_means_positive": bool(cols.high_positive[j]), "probability": jd.probability}
+        for k, v in e.items():
+            low, high = percentile_interval(np.concatenate(r[k]), 1 - ci) if r[k] else (math.nan, math.nan)
+            res[k] = {"estimate": float(v[0]), "low": low, "high": high}
+        if jd.probability:
+            res["reliability"] = reliability(cols.positive_probability(j)[jd.mask], jd.y, bins)
+        out[cols.names[j]] = res
+    return out
+
+
+@pytest.mark.parametrize("threads", [1, 2, 4])
+def test_judge_figures_from_one_sparse_product_equal_the_per_judge_rows(threads: int) -> None:
+    """judge_figures' class counts of every judge from one product (and the ECE's draw counts taken once per set of
+    samples): every figure and interval end the per-judge products gave, whatever BLAS's thread count (at 3000
+    samples, several chunks of 64 replicates; unlabeled samples, a judge without scores on some, tied scores, a
+    judge with one class only on its samples)."""
+    from threadpoolctl import threadpool_limits
+
+    from calibration.schemes.judge.columns import JudgeColumns
+    from calibration.schemes.judge.evaluation import judge_figures
+
+    rng = np.random.default_rng(threads)
+    n = 3000
+    y = (rng.random(n) < 0.3).astype(float)
+    y[::7] = np.nan  # unlabeled samples: each judge's own mask
+    scores = np.vstack([rng.normal(size=n) + np.nan_to_num(y), rng.random(n), np.round(rng.random(n), 1),
+                        rng.integers(0, 2, n).astype(float), rng.random(n)])
+    scores[1, ::11] = np.nan  # a judge without a score on some samples
+    scores[4, ~(y == 0)] = np.nan  # scores only where the reference is negative: one class, no AUROC
+    cols = JudgeColumns(("a", "b", "c", "d", "e"), scores, np.array([True, False, True, False, True]),
+                        np.array([False, True, True, True, True]), np.array([0.2, 0.5, 0.5, 0.5, 0.4]))
+    with threadpool_limits(limits=threads, user_api="blas"):
+        new = judge_figures(cols, y, cols.default_threshold, n_boot=200, seed=4)
+        old = _old_judge_figures(cols, y, cols.default_threshold, n_boot=200, seed=4)
+    assert repr(new) == repr(old)
+    assert math.isnan(new["e"]["auroc"]["estimate"]) and not math.isnan(new["a"]["auroc"]["low"])

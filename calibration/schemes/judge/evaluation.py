@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from calibration.agreement import percentile_interval, resample_counts, weighted_auroc
-from calibration.blas import one_blas_thread
+from calibration.agreement import auroc_from_counts, percentile_interval, resample_counts
+from calibration.agreement import weighted_auroc  # noqa: F401  re-exported by calibration.schemes.judge
 from calibration.schemes.judge.columns import JudgeColumns, decisions
 from calibration.search.objectives import f1, kappa
 
@@ -59,8 +59,10 @@ class _Judge:
         values, self.code = np.unique(oriented, return_inverse=True)
         self.k = values.size
         d = decisions(s[None, self.mask], np.array([threshold]), cols.high_positive[j:j + 1])[0]
-        t = self.y == 1
-        self.rows = np.column_stack([d * t, d * ~t, (1 - d) * t, (1 - d) * ~t])  # tp fp fn tn per sample
+        self.decided = np.zeros(self.k)  # the decision at each distinct score (equal scores, equal decisions)
+        self.decided[self.code] = d
+        # each of its samples' column in `class_counts`: negatives' score codes, then positives'
+        self.key = np.where(self.y == 1, self.k, 0) + self.code
         self.probability = bool(cols.probability[j])
         self.bins = bins
         if self.probability:
@@ -73,17 +75,29 @@ class _Judge:
     def two_classes(self) -> bool:
         return 0 < self.y.sum() < self.y.size
 
-    def figures(self, w: np.ndarray) -> dict[str, np.ndarray]:
-        """Every figure for rows of draw counts w (reps, n_all) restricted to this judge's samples."""
-        ws = w[:, self.mask]
-        with one_blas_thread():  # sums of whole numbers: the same on any number of threads (calibration/blas.py)
-            counts = ws @ self.rows
-        out = confusion_figures(counts)
-        out["auroc"] = (weighted_auroc(self.y, self.code, self.k, ws) if self.two_classes
-                        else np.full(w.shape[0], np.nan))
+    def figures(self, counts: np.ndarray, w: np.ndarray, ws: np.ndarray | None) -> dict[str, np.ndarray]:
+        """Every figure for rows of draw counts w (reps, n_all): `counts` (reps, 2k) their sums per class and
+        distinct score over this judge's samples (`class_counts`), `ws` w on its samples (the ECE's product)."""
+        q, p = counts[:, :self.k], counts[:, self.k:]  # per distinct score: negatives' and positives' draws
+        d = self.decided
+        # tp fp fn tn: sums of whole numbers (exact in any order), the per-sample rows' sums
+        out = confusion_figures(np.stack([p @ d, q @ d, p @ (1 - d), q @ (1 - d)], axis=-1))
+        out["auroc"] = auroc_from_counts(p, q) if self.two_classes else np.full(w.shape[0], np.nan)
         if self.probability:
-            out["ece"] = _ece(ws @ self.cal_rows, self.bins)
+            out["ece"] = _ece((w[:, self.mask] if ws is None else ws) @ self.cal_rows, self.bins)
         return out
+
+
+def class_counts(judges: Sequence[_Judge], n: int) -> Any:
+    """A sparse (n, sum of 2k) 0/1 matrix: per judge, its samples' class and distinct score (`_Judge.key`), so one
+    product with draw counts w (reps, n) gives every judge's draws per class and score at once (whole numbers:
+    exact, the weighted sums the per-sample rows gave)."""
+    from scipy import sparse  # only when judges are drawn
+
+    widths = np.cumsum([0, *(2 * jd.k for jd in judges)])
+    rows = np.concatenate([np.flatnonzero(jd.mask) for jd in judges] or [np.zeros(0, dtype=np.int64)])
+    cols = np.concatenate([jd.key + off for jd, off in zip(judges, widths)] or [np.zeros(0, dtype=np.int64)])
+    return sparse.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(n, int(widths[-1]))).T.tocsr(), widths
 
 
 def reliability(p: np.ndarray, y: np.ndarray, bins: int = DEFAULT_BINS) -> list[dict[str, Any]]:
@@ -112,13 +126,30 @@ def judge_figures(cols: JudgeColumns, y: np.ndarray, thresholds: np.ndarray, *, 
     figure of every judge against the binary reference y (n,) (NaN = no label), with paired intervals."""
     n = y.size
     judges = [_Judge(cols, j, y, float(thresholds[j]), bins) for j in range(len(cols.names))]
-    whole = np.ones((1, n))
-    est = [jd.figures(whole) for jd in judges]
+    by_key, widths = class_counts(judges, n)
+
+    def each(w: np.ndarray) -> list[dict[str, np.ndarray]]:
+        """Every judge's figures for draw counts w: one sparse product for all judges' class counts; w on a
+        judge's samples taken once per distinct set of samples (the probability-like judges' ECE product)."""
+        counts = np.asarray((by_key @ w.T).T)
+        taken: dict[bytes, np.ndarray] = {}
+        out = []
+        for jd, lo, hi in zip(judges, widths[:-1], widths[1:]):
+            ws = None
+            if jd.probability:
+                key = jd.mask.tobytes()
+                ws = taken.get(key)
+                if ws is None:
+                    ws = taken[key] = w[:, jd.mask]
+            out.append(jd.figures(counts[:, lo:hi], w, ws))
+        return out
+
+    est = each(np.ones((1, n)))
     reps: list[dict[str, list[np.ndarray]]] = [{k: [] for k in e} for e in est]
     if n_boot > 0 and n:
         for w in resample_counts(n, n_boot, seed):
-            for jd, r in zip(judges, reps):
-                for k, v in jd.figures(w).items():
+            for got, r in zip(each(w), reps):
+                for k, v in got.items():
                     r[k].append(v)
     out: dict[str, dict[str, Any]] = {}
     for j, (jd, e, r) in enumerate(zip(judges, est, reps)):
