@@ -132,16 +132,17 @@ def _old_judge_figures(cols: Any, y: np.ndarray, thresholds: np.ndarray, *, n_bo
     return out
 
 
-@pytest.mark.parametrize("threads", [1, 2, 4])
-def test_judge_figures_from_one_sparse_product_equal_the_per_judge_rows(threads: int) -> None:
-    """judge_figures' class counts of every judge from one product (and the ECE's draw counts taken once per set of
-    samples): every figure and interval end the per-judge products gave, whatever BLAS's thread count (at 3000
-    samples, several chunks of 64 replicates; unlabeled samples, a judge without scores on some, tied scores, a
-    judge with one class only on its samples)."""
+@pytest.mark.parametrize(("threads", "few"), [(1, False), (2, False), (4, False), (1, True), (4, True)])
+def test_judge_class_counts_at_once_equal_the_per_judge_rows(threads: int, few: bool) -> None:
+    """judge_figures' class counts of every judge at once (per sample, or per pattern of keys when samples share
+    few: `few` rounds every score to a whole number) and the ECE's draw counts taken once per set of samples: every
+    figure and interval end the per-judge products gave, whatever BLAS's thread count (at 3000 samples, several
+    chunks of 64 replicates; unlabeled samples, a judge without scores on some, tied scores, a judge with one class
+    only on its samples)."""
     from threadpoolctl import threadpool_limits
 
     from calibration.schemes.judge.columns import JudgeColumns
-    from calibration.schemes.judge.evaluation import judge_figures
+    from calibration.schemes.judge.evaluation import ClassCounts, _Judge, judge_figures
 
     rng = np.random.default_rng(threads)
     n = 3000
@@ -151,6 +152,8 @@ def test_judge_figures_from_one_sparse_product_equal_the_per_judge_rows(threads:
                         rng.integers(0, 2, n).astype(float), rng.random(n)])
     scores[1, ::11] = np.nan  # a judge without a score on some samples
     scores[4, ~(y == 0)] = np.nan  # scores only where the reference is negative: one class, no AUROC
+    if few:
+        scores = np.round(scores)
     cols = JudgeColumns(("a", "b", "c", "d", "e"), scores, np.array([True, False, True, False, True]),
                         np.array([False, True, True, True, True]), np.array([0.2, 0.5, 0.5, 0.5, 0.4]))
     with threadpool_limits(limits=threads, user_api="blas"):
@@ -158,3 +161,4 @@ def test_judge_figures_from_one_sparse_product_equal_the_per_judge_rows(threads:
         old = _old_judge_figures(cols, y, cols.default_threshold, n_boot=200, seed=4)
     assert repr(new) == repr(old)
     assert math.isnan(new["e"]["auroc"]["estimate"]) and not math.isnan(new["a"]["auroc"]["low"])
+    assert ClassCounts([_Judge(cols, j, y, 0.5, 10) for j in range(5)], n).by_pattern == few

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from calibration.agreement import auroc_from_counts, percentile_interval, resample_counts
+from calibration.agreement import auroc_from_counts, draw_counts, percentile_interval, resample_index_chunks
 from calibration.agreement import weighted_auroc  # noqa: F401  re-exported by calibration.schemes.judge
 from calibration.schemes.judge.columns import JudgeColumns, decisions
 from calibration.search.objectives import f1, kappa
@@ -61,7 +61,7 @@ class _Judge:
         d = decisions(s[None, self.mask], np.array([threshold]), cols.high_positive[j:j + 1])[0]
         self.decided = np.zeros(self.k)  # the decision at each distinct score (equal scores, equal decisions)
         self.decided[self.code] = d
-        # each of its samples' column in `class_counts`: negatives' score codes, then positives'
+        # each of its samples' column in `ClassCounts`: negatives' score codes, then positives'
         self.key = np.where(self.y == 1, self.k, 0) + self.code
         self.probability = bool(cols.probability[j])
         self.bins = bins
@@ -75,29 +75,56 @@ class _Judge:
     def two_classes(self) -> bool:
         return 0 < self.y.sum() < self.y.size
 
-    def figures(self, counts: np.ndarray, w: np.ndarray, ws: np.ndarray | None) -> dict[str, np.ndarray]:
-        """Every figure for rows of draw counts w (reps, n_all): `counts` (reps, 2k) their sums per class and
-        distinct score over this judge's samples (`class_counts`), `ws` w on its samples (the ECE's product)."""
+    def figures(self, counts: np.ndarray, reps: int, ws: np.ndarray | None) -> dict[str, np.ndarray]:
+        """Every figure for `reps` replicates: `counts` (reps, 2k) their draws per class and distinct score of this
+        judge's samples (`ClassCounts`), `ws` (reps, its samples) their draw counts (read by the ECE only)."""
         q, p = counts[:, :self.k], counts[:, self.k:]  # per distinct score: negatives' and positives' draws
         d = self.decided
         # tp fp fn tn: sums of whole numbers (exact in any order), the per-sample rows' sums
         out = confusion_figures(np.stack([p @ d, q @ d, p @ (1 - d), q @ (1 - d)], axis=-1))
-        out["auroc"] = auroc_from_counts(p, q) if self.two_classes else np.full(w.shape[0], np.nan)
+        out["auroc"] = auroc_from_counts(p, q) if self.two_classes else np.full(reps, np.nan)
         if self.probability:
-            out["ece"] = _ece((w[:, self.mask] if ws is None else ws) @ self.cal_rows, self.bins)
+            out["ece"] = _ece(ws @ self.cal_rows, self.bins)
         return out
 
 
-def class_counts(judges: Sequence[_Judge], n: int) -> Any:
-    """A sparse (n, sum of 2k) 0/1 matrix: per judge, its samples' class and distinct score (`_Judge.key`), so one
-    product with draw counts w (reps, n) gives every judge's draws per class and score at once (whole numbers:
-    exact, the weighted sums the per-sample rows gave)."""
-    from scipy import sparse  # only when judges are drawn
+class ClassCounts:
+    """Every judge's draws per class and distinct score (`_Judge.key`) for rows of draws: the columns of all judges
+    side by side (`widths`), whole numbers (exact in any order: the sums the per-sample rows gave). Samples with the
+    same key under every judge (a pattern) are counted together when there are few patterns (at most half the
+    samples, and a small pattern table): a replicate is then a bincount of its drawn samples' patterns times that
+    table; else a sparse (keys, samples) matrix times the draw counts."""
 
-    widths = np.cumsum([0, *(2 * jd.k for jd in judges)])
-    rows = np.concatenate([np.flatnonzero(jd.mask) for jd in judges] or [np.zeros(0, dtype=np.int64)])
-    cols = np.concatenate([jd.key + off for jd, off in zip(judges, widths)] or [np.zeros(0, dtype=np.int64)])
-    return sparse.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(n, int(widths[-1]))).T.tocsr(), widths
+    def __init__(self, judges: Sequence[_Judge], n: int) -> None:
+        from calibration.agreement import distinct_rows
+
+        self.widths = np.cumsum([0, *(2 * jd.k for jd in judges)])
+        width = int(self.widths[-1])
+        keys = np.full((n, len(judges)), -1, dtype=np.int64)
+        for j, (jd, off) in enumerate(zip(judges, self.widths)):
+            keys[jd.mask, j] = jd.key + off
+        patterns, self.pattern = distinct_rows(keys) if n and len(judges) else (keys[:0], np.zeros(n, dtype=np.int64))
+        self.by_pattern = 2 * len(patterns) <= n and len(patterns) * width <= 20_000_000
+        has = patterns >= 0
+        if self.by_pattern:
+            self.table = np.zeros((len(patterns), width))
+            self.table[np.nonzero(has)[0], patterns[has]] = 1.0
+        else:
+            from scipy import sparse  # only when drawn per sample
+
+            rows, j = np.nonzero(keys >= 0)
+            self.table = sparse.csr_matrix((np.ones(rows.size), (keys[rows, j], rows)), shape=(width, n))
+
+    def of(self, idx: np.ndarray, w: np.ndarray | None) -> np.ndarray:
+        """(reps, width) sums for the replicates drawing the samples `idx` (reps, size), whose draw counts over the
+        n samples are `w` (reps, n); w is only read without patterns (None: made from idx)."""
+        if not self.by_pattern:
+            return np.asarray((self.table @ (draw_counts(idx, self.pattern.size) if w is None else w).T).T)
+        size = self.table.shape[0]
+        drawn = np.empty((idx.shape[0], size))
+        for r in range(idx.shape[0]):
+            drawn[r] = np.bincount(self.pattern[idx[r]], minlength=size)
+        return drawn @ self.table
 
 
 def reliability(p: np.ndarray, y: np.ndarray, bins: int = DEFAULT_BINS) -> list[dict[str, Any]]:
@@ -126,12 +153,15 @@ def judge_figures(cols: JudgeColumns, y: np.ndarray, thresholds: np.ndarray, *, 
     figure of every judge against the binary reference y (n,) (NaN = no label), with paired intervals."""
     n = y.size
     judges = [_Judge(cols, j, y, float(thresholds[j]), bins) for j in range(len(cols.names))]
-    by_key, widths = class_counts(judges, n)
+    counter = ClassCounts(judges, n)
+    widths = counter.widths
+    dense = any(jd.probability for jd in judges) or not counter.by_pattern  # the draw counts of every sample
 
-    def each(w: np.ndarray) -> list[dict[str, np.ndarray]]:
-        """Every judge's figures for draw counts w: one sparse product for all judges' class counts; w on a
-        judge's samples taken once per distinct set of samples (the probability-like judges' ECE product)."""
-        counts = np.asarray((by_key @ w.T).T)
+    def each(idx: np.ndarray, w: np.ndarray | None) -> list[dict[str, np.ndarray]]:
+        """Every judge's figures for the replicates drawing `idx` (draw counts w): the class counts of all judges
+        at once; w on a judge's samples taken once per distinct set of samples (the probability-like judges' ECE
+        product)."""
+        counts = counter.of(idx, w)
         taken: dict[bytes, np.ndarray] = {}
         out = []
         for jd, lo, hi in zip(judges, widths[:-1], widths[1:]):
@@ -141,14 +171,14 @@ def judge_figures(cols: JudgeColumns, y: np.ndarray, thresholds: np.ndarray, *, 
                 ws = taken.get(key)
                 if ws is None:
                     ws = taken[key] = w[:, jd.mask]
-            out.append(jd.figures(counts[:, lo:hi], w, ws))
+            out.append(jd.figures(counts[:, lo:hi], idx.shape[0], ws))
         return out
 
-    est = each(np.ones((1, n)))
+    est = each(np.arange(n)[None, :], np.ones((1, n)))  # every sample once
     reps: list[dict[str, list[np.ndarray]]] = [{k: [] for k in e} for e in est]
     if n_boot > 0 and n:
-        for w in resample_counts(n, n_boot, seed):
-            for got, r in zip(each(w), reps):
+        for idx in resample_index_chunks(n, n_boot, seed):  # resample_counts' stream: the same replicates
+            for got, r in zip(each(idx, draw_counts(idx, n) if dense else None), reps):
                 for k, v in got.items():
                     r[k].append(v)
     out: dict[str, dict[str, Any]] = {}
