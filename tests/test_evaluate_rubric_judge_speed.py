@@ -162,3 +162,71 @@ def test_judge_class_counts_at_once_equal_the_per_judge_rows(threads: int, few: 
     assert repr(new) == repr(old)
     assert math.isnan(new["e"]["auroc"]["estimate"]) and not math.isnan(new["a"]["auroc"]["low"])
     assert ClassCounts([_Judge(cols, j, y, 0.5, 10) for j in range(5)], n).by_pattern == few
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_rubric_evaluate_with_shared_keys_equals_aligning_every_pair(seed: int) -> None:
+    """evaluate_report normalises each distinct excerpt once (one cache for every unit), pairs a unit whose human
+    kept every bucket as it was without aligning it, and looks a unit's trait definition up by identity: the figures
+    of aligning every pair (the per-unit reference), with humans who keep the LLM's buckets (copies, in other
+    spellings too), change them, and definitions of one trait name that differ."""
+    from calibration.schemes.rubric.buckets import compute_trait_metrics
+    from calibration.schemes.rubric.evaluation import evaluate_report
+    from calibration.schemes.rubric.records import RubricSample
+    from calibration.schemes.rubric.traits import MetricTrait
+    from tests.test_evaluate_scheme_counts import _buckets, _reference_agreement, _trait
+
+    rng = np.random.default_rng(seed)
+    defs = [_trait(f"trait {i % 3}", rng).to_dict() for i in range(5)]
+    records, labels, llm_rows, pairs = [], {}, {}, []
+    for s in range(300):
+        traits = tuple(defs[i] for i in rng.permutation(5)[: int(rng.integers(1, 4))])
+        traits = tuple({t["name"]: t for t in traits}.values())  # one definition per name in a record
+        buckets = {t["name"]: _buckets(rng) for t in traits if rng.random() < 0.9}
+        records.append(RubricSample(f"s{s}", "q", "r", traits, buckets))
+        for t in traits:
+            if t["name"] not in buckets:
+                continue
+            trait = MetricTrait.from_dict(t)
+            llm_rows.setdefault(t["name"], []).append(compute_trait_metrics(trait, buckets[t["name"]]))
+            r = rng.random()
+            if r < 0.3:
+                human = {k: list(v) for k, v in buckets[t["name"]].items() if v is not None}  # kept as it was
+            elif r < 0.4:
+                human = {k: [x.upper() for x in v] for k, v in buckets[t["name"]].items() if v is not None}
+            elif r < 0.7:
+                human = _buckets(rng)
+            else:
+                continue
+            labels[(f"s{s}", t["name"])] = {"buckets": human}
+            pairs.append((buckets[t["name"]], human, trait))
+    data = evaluate_report(records, labels, {}).data
+    agreement = _reference_agreement(pairs)
+    want = {name: {"samples": len(rows), "llm_metrics": _means(rows), "agreement": agreement.get(name)}
+            for name, rows in llm_rows.items()}
+    assert repr(data) == repr(want)
+
+
+def _means(rows: list[dict[str, float]]) -> dict[str, float]:
+    """Each metric's mean over the units whose definition asks for it (metrics in order of first appearance)."""
+    names = dict.fromkeys(k for r in rows for k in r)
+    return {k: float(np.mean([r[k] for r in rows if k in r])) for k in names}
+
+
+def test_bucket_keys_with_a_shared_cache_are_those_without_and_refuse_the_same() -> None:
+    """bucket_keys with one Normalised cache across calls: the keys of each call alone; a bucket holding a
+    non-string (hashable or not) still raises the validation's BucketError."""
+    from calibration.schemes.rubric.buckets import BucketError, Normalised, bucket_keys
+    from tests.test_evaluate_scheme_counts import _buckets, _trait
+
+    rng = np.random.default_rng(3)
+    normal = Normalised()
+    for _ in range(200):
+        trait, b = _trait("t", rng), _buckets(rng)
+        assert bucket_keys(trait, b, normal) == bucket_keys(trait, b)
+    for bad in ({"tp": ["a", 3]}, {"tp": ["a", ["b"]]}, {"fn": [b"x"]}):
+        with pytest.raises(BucketError) as shared:
+            bucket_keys(trait, bad, normal)
+        with pytest.raises(BucketError) as alone:
+            bucket_keys(trait, bad)
+        assert str(shared.value) == str(alone.value)
