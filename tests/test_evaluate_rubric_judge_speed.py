@@ -230,3 +230,63 @@ def test_bucket_keys_with_a_shared_cache_are_those_without_and_refuse_the_same()
         with pytest.raises(BucketError) as alone:
             bucket_keys(trait, bad)
         assert str(shared.value) == str(alone.value)
+
+
+def _old_judge_columns(records: list[Any]) -> Any:
+    """calibration.schemes.judge.columns.judge_columns before issue #28: every field checked per record."""
+    from calibration.schemes.judge.columns import JudgeColumns
+
+    names = tuple(dict.fromkeys(j for r in records for j in r.judges))
+    scores = np.full((len(names), len(records)), np.nan)
+    high = np.ones(len(names), dtype=bool)
+    declared: list[Any] = [None] * len(names)
+    thresholds: list[Any] = [None] * len(names)
+    seen = [False] * len(names)
+    pos = {name: j for j, name in enumerate(names)}
+    for i, r in enumerate(records):
+        for name, out in r.judges.items():
+            j = pos[name]
+            if out.score is not None:
+                scores[j, i] = out.score
+            if not seen[j]:
+                seen[j], high[j] = True, out.high_means_positive
+            if declared[j] is None and out.probability is not None:
+                declared[j] = out.probability
+            if thresholds[j] is None and out.threshold is not None:
+                thresholds[j] = out.threshold
+    prob = np.zeros(len(names), dtype=bool)
+    default = np.full(len(names), np.nan)
+    for j in range(len(names)):
+        s = scores[j][~np.isnan(scores[j])]
+        prob[j] = declared[j] if declared[j] is not None else bool(s.size and s.min() >= 0.0 and s.max() <= 1.0)
+        default[j] = (thresholds[j] if thresholds[j] is not None else 0.5 if prob[j]
+                      else float(np.median(s)) if s.size else 0.0)
+    return JudgeColumns(names, scores, high, prob, default)
+
+
+def test_judge_columns_levels_and_references_equal_the_per_record_reads() -> None:
+    """judge_columns (scores gathered per judge, declarations read until known), annotator_levels (binary labels
+    read inline) and binary_reference from starts made once: what the per-record reads gave, on the demo's judge
+    records and variants (levels with positive_from, null scores, thresholds, judges declared late), with labels of
+    every kind (bools, level names, unknown values, none)."""
+    from calibration.schemes.judge.columns import judge_columns
+    from calibration.schemes.judge.parse import parse_record
+    from calibration.schemes.judge.truth import annotator_levels, binary_reference, positive_starts
+    from tests.test_evaluate_scheme_counts import _judge_variants
+
+    records = [parse_record(raw).record for raw in _judge_variants()]
+    records = [r for r in records if r is not None]
+    got, want = judge_columns(records), _old_judge_columns(records)
+    assert repr(got) == repr(want) and got.names == want.names
+    rng = np.random.default_rng(0)
+    values = [True, False, None, "minor", "major", "none", 1, "other"]
+    labels = {a: {(r.id, ""): {"label": values[int(rng.integers(len(values)))]} for r in records if rng.random() < 0.8}
+              for a in ("b", "a")}
+    levels = annotator_levels(records, labels)
+    for a, row in levels.items():
+        want_row = [r.level((labels[a].get((r.id, "")) or {}).get("label")) for r in records]
+        assert repr(row.tolist()) == repr([np.nan if v is None else float(v) for v in want_row])
+        start = np.array([r.positive_index for r in records], dtype=np.float64)
+        old = np.where(np.isnan(row), np.nan, (row >= start).astype(np.float64))
+        assert repr(binary_reference(positive_starts(records), row)) == repr(old) == repr(binary_reference(records, row))
+    assert list(levels) == ["a", "b"] and not np.isnan(levels["a"]).all()

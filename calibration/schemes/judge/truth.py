@@ -37,12 +37,24 @@ def annotator_levels(records: Sequence[JudgeRecord], annotator_labels: Mapping[s
     out = {}
     for name in sorted(annotator_labels):
         get = annotator_labels[name].get
-        row = np.full(len(records), np.nan)
+        where: list[int] = []
+        level: list[int] = []
         for i, r in enumerate(records):
             got = get((r.id, ""))
-            lv = None if got is None else r.level(got.get(LABEL))
+            if got is None:
+                continue
+            v = got.get(LABEL)
+            if r.levels is None:  # binary: `JudgeRecord.level` inline (a bool is 0 or 1, anything else none)
+                if v is True or v is False:
+                    where.append(i)
+                    level.append(int(v))
+                continue
+            lv = r.level(v)
             if lv is not None:
-                row[i] = lv
+                where.append(i)
+                level.append(lv)
+        row = np.full(len(records), np.nan)
+        row[where] = level
         out[name] = row
     return out
 
@@ -80,7 +92,13 @@ def reference_levels(records: Sequence[JudgeRecord], labels: Labels, options: Ma
     return out, note
 
 
-def binary_reference(records: Sequence[JudgeRecord], levels: np.ndarray) -> np.ndarray:
-    """(n,) 1.0 positive / 0.0 negative / NaN from reference levels, each record's own `positive_from`."""
-    start = np.array([r.positive_index for r in records], dtype=np.float64)
+def binary_reference(records: Sequence[JudgeRecord] | np.ndarray, levels: np.ndarray) -> np.ndarray:
+    """(n,) 1.0 positive / 0.0 negative / NaN from reference levels, each record's own `positive_from` (`records`:
+    the records, or their `positive_starts` when the caller made them once)."""
+    start = records if isinstance(records, np.ndarray) else positive_starts(records)
     return np.where(np.isnan(levels), np.nan, (levels >= start).astype(np.float64))
+
+
+def positive_starts(records: Sequence[JudgeRecord]) -> np.ndarray:
+    """(n,) each record's first positive level (`JudgeRecord.positive_index`)."""
+    return np.array([1 if r.levels is None else r.positive_index for r in records], dtype=np.float64)
