@@ -290,3 +290,59 @@ def test_judge_columns_levels_and_references_equal_the_per_record_reads() -> Non
         old = np.where(np.isnan(row), np.nan, (row >= start).astype(np.float64))
         assert repr(binary_reference(positive_starts(records), row)) == repr(old) == repr(binary_reference(records, row))
     assert list(levels) == ["a", "b"] and not np.isnan(levels["a"]).all()
+
+
+def _old_rubric_label_items_many(records: Any, rows: list[tuple[str, str, str, Any]]) -> tuple[Any, Any, Any]:
+    """RubricScheme.label_items_many before issue #28: a dict lookup and a store per excerpt."""
+    from calibration.schemes.rubric.buckets import normalize_excerpt
+    from calibration.schemes.rubric.traits import BUCKET_NAMES
+
+    key_code: dict[str, int] = {}
+    code_of: dict[str, int] = {}
+    bucket_of = {name: b for b, name in enumerate(BUCKET_NAMES)}
+    row: list[int] = []
+    item: list[int] = []
+    bucket: list[int] = []
+    for i, (sid, _unit, kind, value) in enumerate(rows):
+        if kind != "buckets" or records.get(sid) is None:
+            continue
+        out: dict[int, str] = {}
+        try:
+            buckets = value or {}
+            for name in BUCKET_NAMES:
+                for e in buckets.get(name, []):
+                    code = code_of.get(e)
+                    if code is None:
+                        code = key_code.setdefault(normalize_excerpt(e), len(key_code))
+                        code_of[e] = code
+                    out[code] = name
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+            continue
+        row.extend([i] * len(out))
+        item.extend(out)
+        bucket.extend(bucket_of[name] for name in out.values())
+    names = np.empty(len(BUCKET_NAMES), dtype=object)
+    names[:] = list(BUCKET_NAMES)
+    return (np.asarray(row, dtype=np.int64), np.asarray(item, dtype=np.int64),
+            names[np.asarray(bucket, dtype=np.int64)])
+
+
+def test_rubric_label_items_many_equals_one_store_per_excerpt() -> None:
+    """The rubric's label_items_many with excerpts coded through one dict (map and update per bucket): the rows,
+    item codes and buckets of the per-excerpt loop, on buckets with repeats across buckets, other spellings,
+    values it cannot read (a non-string or unhashable excerpt after good ones, a string bucket, a list value) and
+    rows without a record or of another kind."""
+    from calibration.schemes.rubric.scheme import SCHEME
+    from tests.test_evaluate_scheme_counts import _buckets
+
+    rng = np.random.default_rng(5)
+    odd = [{"tp": ["alpha", 3]}, {"fn": ["beta", ["x"]]}, {"fp": "gamma"}, [["tp"]], None, {"tn": {"delta": 1}}]
+    records = {f"s{i}": object() for i in range(40)}
+    rows = []
+    for _ in range(2000):
+        sid = f"s{int(rng.integers(45))}"
+        r = rng.random()
+        value = odd[int(rng.integers(len(odd)))] if r < 0.15 else _buckets(rng)
+        rows.append((sid, "t", "buckets" if rng.random() < 0.9 else "status", value))
+    got, want = SCHEME.label_items_many(records, rows), _old_rubric_label_items_many(records, rows)
+    assert all(np.array_equal(a, b) for a, b in zip(got, want)) and len(got[0]) > 1000
