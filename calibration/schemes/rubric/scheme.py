@@ -150,12 +150,14 @@ class RubricScheme:
             try:
                 buckets = value or {}
                 for name in BUCKET_NAMES:
-                    out.update(dict.fromkeys(map(code, buckets.get(name, [])), name))
+                    for e in buckets.get(name, ()):
+                        out[code(e)] = name
             except (KeyError, TypeError, ValueError, IndexError, AttributeError):
                 continue
-            row.extend([i] * len(out))
-            item.extend(out)
-            bucket.extend(map(bucket_of, out.values()))
+            if out:
+                row += [i] * len(out)
+                item += out
+                bucket += map(bucket_of, out.values())
         names = np.empty(len(BUCKET_NAMES), dtype=object)
         names[:] = list(BUCKET_NAMES)
         return (np.asarray(row, dtype=np.int64), np.asarray(item, dtype=np.int64),
