@@ -288,7 +288,8 @@ def test_judge_columns_levels_and_references_equal_the_per_record_reads() -> Non
         assert repr(row.tolist()) == repr([np.nan if v is None else float(v) for v in want_row])
         start = np.array([r.positive_index for r in records], dtype=np.float64)
         old = np.where(np.isnan(row), np.nan, (row >= start).astype(np.float64))
-        assert repr(binary_reference(positive_starts(records), row)) == repr(old) == repr(binary_reference(records, row))
+        got = binary_reference(positive_starts(records), row)
+        assert repr(got) == repr(old) == repr(binary_reference(records, row))
     assert list(levels) == ["a", "b"] and not np.isnan(levels["a"]).all()
 
 

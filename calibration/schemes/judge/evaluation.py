@@ -3,10 +3,12 @@ probability-like judges a reliability diagram with the expected calibration erro
 
 One bootstrap draw for everything (`agreement.resample_counts` over samples, seeded): every judge and every figure
 sees the same resampled samples, so comparisons between judges are paired. A replicate is a vector of draw counts,
-so the figures are functions of weighted sums: confusion counts are one matrix product; AUROC ranks each judge's
-scores once (their distinct values) and a replicate is then a weighted histogram (Mann-Whitney with ties counted
-one half, equal to scikit-learn's roc_auc_score for weights 1, which a test checks). The decision of a judge is
-`columns.decisions` at its threshold (its default, or `thresholds` of the parameters evaluated).
+so the figures are functions of weighted sums: each judge's scores are ranked once (their distinct values), and a
+replicate's draws per class and distinct score (`ClassCounts`, every judge at once) give its AUROC as a weighted
+histogram (Mann-Whitney with ties counted one half, equal to scikit-learn's roc_auc_score for weights 1, which a
+test checks) and its confusion counts (a decision per distinct score); the ECE is the draw counts' product with
+the judge's calibration rows. Every sum but the ECE's is of whole numbers: exact in any order. The decision of a
+judge is `columns.decisions` at its threshold (its default, or `thresholds` of the parameters evaluated).
 """
 from __future__ import annotations
 
