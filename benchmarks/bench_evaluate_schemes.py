@@ -27,9 +27,10 @@ the same load), and each checked against the command's output:
   (`REFERENCE_EVALUATE_TRACE`), checked equal to the command's; again a part of what the command computes;
 - evaluate --scheme rubric: the same figures per trait (the LLM's mean metrics; on the checked units the aligned
   items' counts, kept share, Cohen's kappa and metric means) in plain sqlite3 + numpy (`REFERENCE_RUBRIC`), and --scheme
-  judge each judge's estimates (AUROC, balanced accuracy, F1, Cohen's kappa against the 'any' reference) in plain
-  sqlite3 + numpy + pandas (`REFERENCE_JUDGE`), both checked against the command's JSON (numbers within 1e-9; the
-  judge's intervals and calibration and every human ceiling are not in them);
+  judge every judge figure (AUROC, balanced accuracy, F1, Cohen's kappa against the 'any' reference; the ECE and
+  reliability bins of probability-like judges), each with its 1000-replicate interval drawn as Concord draws them,
+  and the judges' own ceiling estimates, in plain sqlite3 + numpy + pandas (`REFERENCE_JUDGE`), both checked
+  against the command's JSON (numbers within 1e-9; the human ceiling (app/services/ceiling.py) is not in them);
 - evaluate, other schemes: a floor, not the same figures: a plain sqlite3 read and json.loads of every row the
   scheme's evaluate reads (samples' payloads and labels), i.e. the data evaluate must read at least.
 Prints the load average before each line and the ratio (wall and CPU) to the reference. One benchmark at a time on
@@ -619,12 +620,17 @@ print(json.dumps({"cpu": r.ru_utime + r.ru_stime, "rss_mb": r.ru_maxrss / 1024})
 """
 
 REFERENCE_JUDGE = r"""
-# judge evaluate's estimates from the same rows: per judge its threshold (declared, else 0.5 for a probability, else
-# the median score), its decisions, and AUROC (ties one half), balanced accuracy, F1 and Cohen's kappa against the
-# 'any' reference (positive when any annotator said positive); sqlite3, json, numpy, pandas only.
-import json, resource, sqlite3, sys
+# judge evaluate's figures from the same rows, plainly (sqlite3, json, numpy, pandas): per judge its threshold
+# (declared, else 0.5 for a probability, else the median score), its decisions, AUROC (ties one half), balanced
+# accuracy, F1 and Cohen's kappa against the 'any' reference (positive when any annotator said positive), for
+# probability-like judges the ECE and the reliability bins, each figure with its 1000-replicate percentile interval
+# over samples drawn as Concord draws them (numpy default_rng(0), chunks of 64 replicates of sample indices,
+# samples in import order); and the judges' own ceiling estimates (each judge's mean Cohen's kappa against each
+# annotator, the annotators' mean pairwise kappa).
+import json, math, resource, sqlite3, sys
 import numpy as np, pandas as pd
 path = sys.argv[1]
+n_boot, seed, alpha, bins = 1000, 0, 0.05, 10
 conn = sqlite3.connect(path)
 ids, scores, meta = [], {}, {}
 for sid, payload in conn.execute("SELECT id, payload FROM samples WHERE scheme = 'judge' ORDER BY rowid"):
@@ -638,17 +644,36 @@ for sid, payload in conn.execute("SELECT id, payload FROM samples WHERE scheme =
                 m.setdefault(key, j[key])
         if j.get("score") is not None:
             scores.setdefault(name, {})[i] = float(j["score"])
+n = len(ids)
 pos = {sid: i for i, sid in enumerate(ids)}
-y = np.full(len(ids), np.nan)
-for sid, value in conn.execute(
-        "SELECT l.sample_id, l.value FROM labels l JOIN samples s ON s.id = l.sample_id WHERE s.scheme = 'judge' "
-        "AND l.unit = '' AND l.kind = 'label' AND l.value IS NOT NULL"):
-    v = float(bool(json.loads(value)))
-    i = pos[sid]
-    y[i] = v if np.isnan(y[i]) else max(y[i], v)
-out = {}
+per = {}  # annotator -> (n,) 0/1/NaN
+for sid, who, value in conn.execute(
+        "SELECT l.sample_id, l.annotator, l.value FROM labels l JOIN samples s ON s.id = l.sample_id WHERE "
+        "s.scheme = 'judge' AND l.unit = '' AND l.kind = 'label' AND l.value IS NOT NULL"):
+    per.setdefault(who, np.full(n, np.nan))[pos[sid]] = float(bool(json.loads(value)))
+y = np.fmax.reduce(np.vstack(list(per.values())), axis=0) if per else np.full(n, np.nan)  # NaN: none
+
+def figures(c):  # (..., 4) tp fp fn tn -> balanced accuracy, F1, kappa
+    tp, fp, fn, tn = (c[..., i] for i in range(4))
+    m = tp + fp + fn + tn
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ba = (tp / (tp + fn) + tn / (tn + fp)) / 2
+        f1 = np.where(m > 0, np.where(2 * tp + fp + fn > 0, 2 * tp / (2 * tp + fp + fn), 0.0), np.nan)
+        po, pe = (tp + tn) / m, ((tp + fp) * (tp + fn) + (fn + tn) * (fp + tn)) / (m * m)
+        return {"balanced_accuracy": ba, "f1": f1, "kappa": np.where(pe < 1, (po - pe) / (1 - pe), np.nan)}
+
+def auroc(p, q):  # (..., k) positive and negative weight per distinct score, ascending
+    below = np.cumsum(q, axis=-1) - q
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (p * (below + 0.5 * q)).sum(-1) / (p.sum(-1) * q.sum(-1))
+
+def interval(v):
+    v = v[np.isfinite(v)]
+    return [float(x) for x in np.percentile(v, [100 * alpha / 2, 100 * (1 - alpha / 2)])] if v.size else [math.nan] * 2
+
+judges = {}
 for name, by in scores.items():
-    s = np.full(len(ids), np.nan)
+    s = np.full(n, np.nan)
     s[list(by)] = list(by.values())
     m = meta[name]
     high = m.get("high_means_positive", True)
@@ -656,18 +681,79 @@ for name, by in scores.items():
     prob = m["probability"] if "probability" in m else bool(got.min() >= 0 and got.max() <= 1)
     t = m["threshold"] if "threshold" in m else 0.5 if prob else float(np.median(got))
     keep = ~np.isnan(s) & ~np.isnan(y)
-    sc, yy = s[keep], y[keep] == 1
-    d = sc >= t if high else sc < t
-    tp, fp, fn, tn = (float((d & yy).sum()), float((d & ~yy).sum()), float((~d & yy).sum()), float((~d & ~yy).sum()))
-    n = tp + fp + fn + tn
-    ranks = pd.Series(sc if high else -sc).rank().to_numpy()
-    P, N = yy.sum(), (~yy).sum()
-    po, pe = (tp + tn) / n, ((tp + fp) * (tp + fn) + (fn + tn) * (fp + tn)) / n ** 2
-    out[name] = {"auroc": float((ranks[yy].sum() - P * (P + 1) / 2) / (P * N)),
-                 "balanced_accuracy": (tp / (tp + fn) + tn / (tn + fp)) / 2,
-                 "f1": 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else 0.0, "kappa": (po - pe) / (1 - pe)}
+    yy = y[keep] == 1
+    d = s[keep] >= t if high else s[keep] < t
+    rows = np.column_stack([d & yy, d & ~yy, ~d & yy, ~d & ~yy]).astype(float)
+    code = pd.factorize(s[keep] if high else -s[keep], sort=True)[0]  # distinct oriented scores, ascending
+    k = code.max() + 1
+    onehot = np.zeros((code.size, 2 * k))
+    onehot[np.arange(code.size), code + k * yy] = 1.0  # negatives' codes, then positives'
+    pp = s[keep] if high else 1 - s[keep]
+    b = np.clip(np.floor(np.clip(pp, 0, 1) * bins), 0, bins - 1).astype(int)
+    cal = np.zeros((code.size, 3 * bins))
+    cal[np.arange(code.size), b], cal[np.arange(code.size), bins + b] = pp, yy
+    cal[np.arange(code.size), 2 * bins + b] = 1.0
+    judges[name] = dict(keep=keep, yy=yy, rows=rows, k=k, onehot=onehot, prob=prob, cal=cal, t=t, high=high, d=d, pp=pp, b=b)
+
+def draw_figures(w, j, taken):  # w (reps, n) draw counts; taken: w on a set of samples, made once per set
+    key = j["keep"].tobytes()
+    if key not in taken:
+        taken[key] = w[:, j["keep"]]
+    ws = taken[key]
+    c = ws @ j["rows"]
+    out = figures(c)
+    pq = ws @ j["onehot"]
+    k = j["k"]
+    out["auroc"] = auroc(pq[:, k:], pq[:, :k]) if 0 < j["yy"].sum() < j["yy"].size else np.full(len(w), np.nan)
+    if j["prob"]:
+        sums = ws @ j["cal"]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out["ece"] = np.abs(sums[:, bins:2 * bins] - sums[:, :bins]).sum(-1) / sums[:, 2 * bins:].sum(-1)
+    return out
+
+est = {name: draw_figures(np.ones((1, n)), j, {}) for name, j in judges.items()}
+reps = {name: {f: [] for f in e} for name, e in est.items()}
+rng = np.random.default_rng(seed)
+for lo in range(0, n_boot, 64):
+    idx = rng.integers(0, n, size=(min(64, n_boot - lo), n), dtype=np.int32)
+    w = np.empty((len(idx), n))
+    for r, drawn in enumerate(idx):
+        w[r] = np.bincount(drawn, minlength=n)
+    taken = {}
+    for name, j in judges.items():
+        for f, v in draw_figures(w, j, taken).items():
+            reps[name][f].append(v)
+out = {}
+for name, j in judges.items():
+    res = {"n": int(j["keep"].sum()), "positives": int(j["yy"].sum()), "threshold": float(j["t"]),
+           "high_means_positive": bool(j["high"]), "probability": bool(j["prob"])}
+    for f, v in est[name].items():
+        low, high = interval(np.concatenate(reps[name][f]))
+        res[f] = {"estimate": float(v[0]), "low": low, "high": high}
+    if j["prob"]:
+        res["reliability"] = [{"low": i / bins, "high": (i + 1) / bins, "mean_predicted": float(j["pp"][j["b"] == i].mean()),
+                               "observed_rate": float(j["yy"][j["b"] == i].mean()), "count": int((j["b"] == i).sum())}
+                              for i in range(bins) if (j["b"] == i).any()]
+    out[name] = res
+
+def kappa(a, b):  # Cohen's kappa of two 0/1 vectors
+    c = np.array([(a & b).sum(), (~a & b).sum(), (a & ~b).sum(), (~a & ~b).sum()], dtype=float)
+    return float(figures(c)["kappa"])
+
+names = sorted(per)
+pair_k = [kappa(per[a][both] == 1, per[b][both] == 1) for i, a in enumerate(names) for b in names[i + 1:]
+          for both in [~np.isnan(per[a]) & ~np.isnan(per[b])]]
+ceiling = {"mean_pair_kappa": float(np.mean(pair_k)), "judges": {}}
+for name, by in scores.items():
+    s = np.full(n, np.nan)
+    s[list(by)] = list(by.values())
+    j = judges[name]
+    votes = np.where(np.isnan(s), np.nan, (s >= j["t"]) if j["high"] else (s < j["t"]))
+    ceiling["judges"][name] = float(np.mean([kappa(per[a][both] == 1, votes[both] == 1) for a in names
+                                             for both in [~np.isnan(per[a]) & ~np.isnan(votes)]]))
 r = resource.getrusage(resource.RUSAGE_SELF)
-print(json.dumps(out, sort_keys=True))
+print(json.dumps({"judges": out, "n_samples": n, "n_labeled": int((~np.isnan(y)).sum()), "ceiling": ceiling},
+                 sort_keys=True))
 print(json.dumps({"cpu": r.ru_utime + r.ru_stime, "rss_mb": r.ru_maxrss / 1024}), file=sys.stderr)
 """
 
@@ -678,8 +764,9 @@ def evaluate_figures(out: str, scheme: str) -> Any:
     data = json.loads(out)[scheme]
     if scheme == "rubric":
         return {k: v for k, v in data.items() if k != "human_ceiling"}
-    return {name: {f: j[f]["estimate"] for f in ("auroc", "balanced_accuracy", "f1", "kappa")}
-            for name, j in data["judges"].items()}
+    ceiling = data.get("ceiling") or {}
+    return {"judges": data["judges"], "n_samples": data["n_samples"], "n_labeled": data["n_labeled"],
+            "ceiling": {"mean_pair_kappa": ceiling.get("mean_pair_kappa"), "judges": ceiling.get("judges")}}
 
 
 def close(a: Any, b: Any, tol: float = 1e-9) -> bool:
@@ -696,7 +783,7 @@ EVALUATE_REFERENCES = {"violations": REFERENCE_EVALUATE_VIOLATIONS, "rgb": REFER
                        "trace": REFERENCE_EVALUATE_TRACE, "rubric": REFERENCE_RUBRIC, "judge": REFERENCE_JUDGE}
 EVALUATE_REF_NAMES = {"violations": "sqlite3 + numpy + the library's matcher", "rgb": "sqlite3 + numpy: human figures",
                       "trace": "sqlite3 + numpy: relevance, utilization, their kappa, F1",
-                      "rubric": "sqlite3 + numpy: every figure per trait", "judge": "sqlite3 + numpy: judges' estimates"}
+                      "rubric": "sqlite3 + numpy: every figure per trait", "judge": "sqlite3 + numpy: every judge figure, with intervals"}
 EVALUATE_FIGURES = {"rgb": rgb_evaluate_figures, "trace": trace_evaluate_figures}
 
 

@@ -186,30 +186,6 @@ def test_addm_average_precision_is_scikit_learns(seed: int) -> None:
     assert repr(average_precision(y, s)) == repr(float(average_precision_score(y, s)))
 
 
-@pytest.mark.parametrize("threads", [1, 2, 4])
-def test_judge_confusion_sums_on_one_blas_thread_are_those_on_many(monkeypatch: pytest.MonkeyPatch,
-                                                                    threads: int) -> None:
-    """The judges' confusion counts (draw counts times 0/1 rows) are whole numbers: on one BLAS thread every figure
-    and interval is what BLAS's own threads gave (at 3000 samples, several chunks of 64 replicates)."""
-    from contextlib import nullcontext
-
-    from threadpoolctl import threadpool_limits
-
-    import calibration.schemes.judge.evaluation as ev
-    from calibration.schemes.judge.columns import judge_columns
-    from tests.test_judge_scheme import synthetic
-
-    records, y, _ = synthetic(n=3000, seed=5)
-    cols = judge_columns(records)
-    y = y.astype(float)
-    y[::7] = np.nan  # unlabeled samples: each judge's own mask
-    with threadpool_limits(limits=threads, user_api="blas"):  # the ECE's products (fractions) as before in both
-        new = ev.judge_figures(cols, y, cols.default_threshold, n_boot=200, seed=4)
-        monkeypatch.setattr(ev, "one_blas_thread", nullcontext)
-        old = ev.judge_figures(cols, y, cols.default_threshold, n_boot=200, seed=4)
-    assert repr(new) == repr(old)
-
-
 def _judge_variants() -> list[dict[str, Any]]:
     """The demo's judge records and variants: levels with positive_from, numeric shorthand, thresholds, labels and
     explanations, a probability judge scoring outside [0, 1] (a warning), null scores, integer ids."""

@@ -56,19 +56,28 @@ def judge_columns(records: Sequence[JudgeRecord], names: Sequence[str] | None = 
     thresholds: list[float | None] = [None] * len(names)
     seen = [False] * len(names)
     pos = {name: j for j, name in enumerate(names)}
+    where: list[list[int]] = [[] for _ in names]  # per judge, the records it scored and the scores
+    given: list[list[float]] = [[] for _ in names]
+    open_ = set(range(len(names)))  # judges whose orientation, probability flag or threshold is still unread
     for i, r in enumerate(records):
         for name, out in r.judges.items():
             j = pos.get(name)
             if j is None:
                 continue
             if out.score is not None:
-                scores[j, i] = out.score
-            if not seen[j]:
-                seen[j], high[j] = True, out.high_means_positive
-            if declared[j] is None and out.probability is not None:
-                declared[j] = out.probability
-            if thresholds[j] is None and out.threshold is not None:
-                thresholds[j] = out.threshold
+                where[j].append(i)
+                given[j].append(out.score)
+            if j in open_:
+                if not seen[j]:
+                    seen[j], high[j] = True, out.high_means_positive
+                if declared[j] is None and out.probability is not None:
+                    declared[j] = out.probability
+                if thresholds[j] is None and out.threshold is not None:
+                    thresholds[j] = out.threshold
+                if declared[j] is not None and thresholds[j] is not None:
+                    open_.discard(j)
+    for j in range(len(names)):
+        scores[j, where[j]] = given[j]
     prob = np.zeros(len(names), dtype=bool)
     default = np.full(len(names), np.nan)
     for j in range(len(names)):

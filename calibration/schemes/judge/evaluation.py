@@ -3,10 +3,12 @@ probability-like judges a reliability diagram with the expected calibration erro
 
 One bootstrap draw for everything (`agreement.resample_counts` over samples, seeded): every judge and every figure
 sees the same resampled samples, so comparisons between judges are paired. A replicate is a vector of draw counts,
-so the figures are functions of weighted sums: confusion counts are one matrix product; AUROC ranks each judge's
-scores once (their distinct values) and a replicate is then a weighted histogram (Mann-Whitney with ties counted
-one half, equal to scikit-learn's roc_auc_score for weights 1, which a test checks). The decision of a judge is
-`columns.decisions` at its threshold (its default, or `thresholds` of the parameters evaluated).
+so the figures are functions of weighted sums: each judge's scores are ranked once (their distinct values), and a
+replicate's draws per class and distinct score (`ClassCounts`, every judge at once) give its AUROC as a weighted
+histogram (Mann-Whitney with ties counted one half, equal to scikit-learn's roc_auc_score for weights 1, which a
+test checks) and its confusion counts (a decision per distinct score); the ECE is the draw counts' product with
+the judge's calibration rows. Every sum but the ECE's is of whole numbers: exact in any order. The decision of a
+judge is `columns.decisions` at its threshold (its default, or `thresholds` of the parameters evaluated).
 """
 from __future__ import annotations
 
@@ -16,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from calibration.agreement import percentile_interval, resample_counts, weighted_auroc
-from calibration.blas import one_blas_thread
+from calibration.agreement import auroc_from_counts, draw_counts, percentile_interval, resample_index_chunks
+from calibration.agreement import weighted_auroc  # noqa: F401  re-exported by calibration.schemes.judge
 from calibration.schemes.judge.columns import JudgeColumns, decisions
 from calibration.search.objectives import f1, kappa
 
@@ -59,8 +61,10 @@ class _Judge:
         values, self.code = np.unique(oriented, return_inverse=True)
         self.k = values.size
         d = decisions(s[None, self.mask], np.array([threshold]), cols.high_positive[j:j + 1])[0]
-        t = self.y == 1
-        self.rows = np.column_stack([d * t, d * ~t, (1 - d) * t, (1 - d) * ~t])  # tp fp fn tn per sample
+        self.decided = np.zeros(self.k)  # the decision at each distinct score (equal scores, equal decisions)
+        self.decided[self.code] = d
+        # each of its samples' column in `ClassCounts`: negatives' score codes, then positives'
+        self.key = np.where(self.y == 1, self.k, 0) + self.code
         self.probability = bool(cols.probability[j])
         self.bins = bins
         if self.probability:
@@ -73,17 +77,56 @@ class _Judge:
     def two_classes(self) -> bool:
         return 0 < self.y.sum() < self.y.size
 
-    def figures(self, w: np.ndarray) -> dict[str, np.ndarray]:
-        """Every figure for rows of draw counts w (reps, n_all) restricted to this judge's samples."""
-        ws = w[:, self.mask]
-        with one_blas_thread():  # sums of whole numbers: the same on any number of threads (calibration/blas.py)
-            counts = ws @ self.rows
-        out = confusion_figures(counts)
-        out["auroc"] = (weighted_auroc(self.y, self.code, self.k, ws) if self.two_classes
-                        else np.full(w.shape[0], np.nan))
+    def figures(self, counts: np.ndarray, reps: int, ws: np.ndarray | None) -> dict[str, np.ndarray]:
+        """Every figure for `reps` replicates: `counts` (reps, 2k) their draws per class and distinct score of this
+        judge's samples (`ClassCounts`), `ws` (reps, its samples) their draw counts (read by the ECE only)."""
+        q, p = counts[:, :self.k], counts[:, self.k:]  # per distinct score: negatives' and positives' draws
+        d = self.decided
+        # tp fp fn tn: sums of whole numbers (exact in any order), the per-sample rows' sums
+        out = confusion_figures(np.stack([p @ d, q @ d, p @ (1 - d), q @ (1 - d)], axis=-1))
+        out["auroc"] = auroc_from_counts(p, q) if self.two_classes else np.full(reps, np.nan)
         if self.probability:
             out["ece"] = _ece(ws @ self.cal_rows, self.bins)
         return out
+
+
+class ClassCounts:
+    """Every judge's draws per class and distinct score (`_Judge.key`) for rows of draws: the columns of all judges
+    side by side (`widths`), whole numbers (exact in any order: the sums the per-sample rows gave). Samples with the
+    same key under every judge (a pattern) are counted together when there are few patterns (at most half the
+    samples, and a small pattern table): a replicate is then a bincount of its drawn samples' patterns times that
+    table; else a sparse (keys, samples) matrix times the draw counts."""
+
+    def __init__(self, judges: Sequence[_Judge], n: int) -> None:
+        from calibration.agreement import distinct_rows
+
+        self.widths = np.cumsum([0, *(2 * jd.k for jd in judges)])
+        width = int(self.widths[-1])
+        keys = np.full((n, len(judges)), -1, dtype=np.int64)
+        for j, (jd, off) in enumerate(zip(judges, self.widths)):
+            keys[jd.mask, j] = jd.key + off
+        patterns, self.pattern = distinct_rows(keys) if n and len(judges) else (keys[:0], np.zeros(n, dtype=np.int64))
+        self.by_pattern = 2 * len(patterns) <= n and len(patterns) * width <= 20_000_000
+        has = patterns >= 0
+        if self.by_pattern:
+            self.table = np.zeros((len(patterns), width))
+            self.table[np.nonzero(has)[0], patterns[has]] = 1.0
+        else:
+            from scipy import sparse  # only when drawn per sample
+
+            rows, j = np.nonzero(keys >= 0)
+            self.table = sparse.csr_matrix((np.ones(rows.size), (keys[rows, j], rows)), shape=(width, n))
+
+    def of(self, idx: np.ndarray, w: np.ndarray | None) -> np.ndarray:
+        """(reps, width) sums for the replicates drawing the samples `idx` (reps, size), whose draw counts over the
+        n samples are `w` (reps, n); w is only read without patterns (None: made from idx)."""
+        if not self.by_pattern:
+            return np.asarray((self.table @ (draw_counts(idx, self.pattern.size) if w is None else w).T).T)
+        size = self.table.shape[0]
+        drawn = np.empty((idx.shape[0], size))
+        for r in range(idx.shape[0]):
+            drawn[r] = np.bincount(self.pattern[idx[r]], minlength=size)
+        return drawn @ self.table
 
 
 def reliability(p: np.ndarray, y: np.ndarray, bins: int = DEFAULT_BINS) -> list[dict[str, Any]]:
@@ -112,13 +155,33 @@ def judge_figures(cols: JudgeColumns, y: np.ndarray, thresholds: np.ndarray, *, 
     figure of every judge against the binary reference y (n,) (NaN = no label), with paired intervals."""
     n = y.size
     judges = [_Judge(cols, j, y, float(thresholds[j]), bins) for j in range(len(cols.names))]
-    whole = np.ones((1, n))
-    est = [jd.figures(whole) for jd in judges]
+    counter = ClassCounts(judges, n)
+    widths = counter.widths
+    dense = any(jd.probability for jd in judges) or not counter.by_pattern  # the draw counts of every sample
+
+    def each(idx: np.ndarray, w: np.ndarray | None) -> list[dict[str, np.ndarray]]:
+        """Every judge's figures for the replicates drawing `idx` (draw counts w): the class counts of all judges
+        at once; w on a judge's samples taken once per distinct set of samples (the probability-like judges' ECE
+        product)."""
+        counts = counter.of(idx, w)
+        taken: dict[bytes, np.ndarray] = {}
+        out = []
+        for jd, lo, hi in zip(judges, widths[:-1], widths[1:]):
+            ws = None
+            if jd.probability:
+                key = jd.mask.tobytes()
+                ws = taken.get(key)
+                if ws is None:
+                    ws = taken[key] = w[:, jd.mask]
+            out.append(jd.figures(counts[:, lo:hi], idx.shape[0], ws))
+        return out
+
+    est = each(np.arange(n)[None, :], np.ones((1, n)))  # every sample once
     reps: list[dict[str, list[np.ndarray]]] = [{k: [] for k in e} for e in est]
     if n_boot > 0 and n:
-        for w in resample_counts(n, n_boot, seed):
-            for jd, r in zip(judges, reps):
-                for k, v in jd.figures(w).items():
+        for idx in resample_index_chunks(n, n_boot, seed):  # resample_counts' stream: the same replicates
+            for got, r in zip(each(idx, draw_counts(idx, n) if dense else None), reps):
+                for k, v in got.items():
                     r[k].append(v)
     out: dict[str, dict[str, Any]] = {}
     for j, (jd, e, r) in enumerate(zip(judges, est, reps)):
@@ -141,10 +204,9 @@ def ceiling(records_ids: Sequence[str], levels: Mapping[str, np.ndarray], judge_
     kappa). None with fewer than two annotators."""
     if len(levels) < 2:
         return None
-    from calibration.annotators import item_agreement
+    from calibration.annotators import CodedItems, item_agreement
 
-    humans = [(sid, "label", name, int(v)) for name, row in levels.items()
-              for sid, v in zip(records_ids, row) if not np.isnan(v)]
+    humans = _coded_humans(levels, records_ids)
     hh = item_agreement(humans, n_boot=n_boot, seed=seed, ci=ci)
     if not hh["pairs"]:
         return None
@@ -154,10 +216,32 @@ def ceiling(records_ids: Sequence[str], levels: Mapping[str, np.ndarray], judge_
                            "mean_pair_kappa": float(np.mean(pair_kappas)) if pair_kappas else math.nan,
                            "pairs": [{"a": p["a"], "b": p["b"], "n": p["n_items"], "kappa": p["kappa"]}
                                      for p in hh["pairs"]], "judges": {}}
+    judge_code = len(humans.annotators)
     for judge, votes in judge_votes.items():
-        rows = humans + [(sid, "label", "\x00judge", int(v)) for sid, v in zip(records_ids, votes) if not np.isnan(v)]
+        has = np.flatnonzero(~np.isnan(votes))
+        rows = CodedItems(np.concatenate([humans.sample, has]), np.zeros(len(humans) + has.size, dtype=np.int64),
+                          np.concatenate([humans.annotator, np.full(has.size, judge_code, dtype=np.int64)]),
+                          np.concatenate([humans.category, votes[has].astype(np.int64)]),
+                          [*humans.annotators, "\x00judge"], humans.categories, samples=humans.samples)
         each = item_agreement(rows, n_boot=0)
         ks = [p["kappa"]["estimate"] for p in each["pairs"] if "\x00judge" in (p["a"], p["b"])
               and math.isfinite(p["kappa"]["estimate"])]
         out["judges"][judge] = float(np.mean(ks)) if ks else math.nan
     return out
+
+
+def _coded_humans(levels: Mapping[str, np.ndarray], records_ids: Sequence[str]) -> Any:
+    """The annotators' binary labels as `CodedItems` (sample = record index, one item per sample, category = the
+    0/1 label), entries in the order the rows (sample, "label", annotator, label) were once listed: per annotator
+    (in `levels` order) the records they labeled, so samples count in the same order of first appearance and the
+    figures are those of the rows, bit for bit (calibration.annotators), without a tuple per label."""
+    from calibration.annotators import CodedItems
+
+    names = list(levels)
+    has = [np.flatnonzero(~np.isnan(row)) for row in levels.values()]
+    sample = np.concatenate([h.astype(np.int64) for h in has]) if has else np.zeros(0, dtype=np.int64)
+    annotator = np.concatenate([np.full(h.size, a, dtype=np.int64) for a, h in enumerate(has)]) if has else sample
+    category = (np.concatenate([row[h] for row, h in zip(levels.values(), has)]).astype(np.int64) if has
+                else sample)
+    return CodedItems(sample, np.zeros(sample.size, dtype=np.int64), annotator, category, names, [0, 1],
+                      samples=list(records_ids), items=["label"])

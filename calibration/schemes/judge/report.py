@@ -19,7 +19,7 @@ from calibration.schemes.base import Report, Table
 from calibration.schemes.judge.columns import JudgeColumns, decisions, judge_columns, params_thresholds, vote_share
 from calibration.schemes.judge.evaluation import DEFAULT_BINS, ceiling, judge_figures
 from calibration.schemes.judge.records import JudgeRecord
-from calibration.schemes.judge.truth import annotator_levels, binary_reference, reference_levels
+from calibration.schemes.judge.truth import annotator_levels, binary_reference, positive_starts, reference_levels
 
 SCHEME = "judge"
 VOTE = "vote"
@@ -71,8 +71,11 @@ def report(records: Sequence[JudgeRecord], labels: Mapping[tuple[str, str], Mapp
     records = list(records)
     n_boot, seed = int(options.get("n_boot", options.get("bootstrap", 1000))), int(options.get("seed", 0))
     ci, bins = float(options.get("ci", 0.95)), int(options.get("bins", DEFAULT_BINS))
-    levels, ref_note = reference_levels(records, labels, options)
-    y = binary_reference(records, levels)
+    per = options.get("annotator_labels")
+    ann = annotator_levels(records, per) if per else None  # each annotator's levels: the reference and the ceiling
+    levels, ref_note = reference_levels(records, labels, options, ann)
+    start = positive_starts(records)  # each record's first positive level, read once
+    y = binary_reference(start, levels)
     params = chosen_params(options, presets)
     cols = judge_columns(records)
     thresholds = cols.thresholds(params_thresholds(params))
@@ -101,10 +104,8 @@ def report(records: Sequence[JudgeRecord], labels: Mapping[tuple[str, str], Mapp
              "draws for every judge (paired)", "a judge decides positive when score >= threshold (high means "
              "positive) or score < threshold (high means negative, e.g. a consistency score); AUROC ranks the "
              "scores in the positive direction"]
-    per = options.get("annotator_labels")
-    if per:
-        ann = annotator_levels(records, per)
-        ann_bin = {a: binary_reference(records, lv) for a, lv in ann.items()}
+    if ann is not None:
+        ann_bin = {a: binary_reference(start, lv) for a, lv in ann.items()}
         votes = decisions(cols.scores, thresholds, cols.high_positive)
         ceil = ceiling([r.id for r in records], ann_bin, dict(zip(cols.names, votes)), n_boot=n_boot, seed=seed, ci=ci)
         if ceil is not None:

@@ -36,23 +36,39 @@ def annotator_levels(records: Sequence[JudgeRecord], annotator_labels: Mapping[s
     """Annotator -> (n,) level of each record's label (NaN where that annotator gave none)."""
     out = {}
     for name in sorted(annotator_labels):
-        labs = annotator_labels[name]
-        row = np.full(len(records), np.nan)
+        get = annotator_labels[name].get
+        where: list[int] = []
+        level: list[int] = []
         for i, r in enumerate(records):
-            lv = r.level((labs.get((r.id, "")) or {}).get(LABEL))
+            got = get((r.id, ""))
+            if got is None:
+                continue
+            v = got.get(LABEL)
+            if r.levels is None:  # binary: `JudgeRecord.level` inline (a bool is 0 or 1, anything else none)
+                if v is True or v is False:
+                    where.append(i)
+                    level.append(int(v))
+                continue
+            lv = r.level(v)
             if lv is not None:
-                row[i] = lv
+                where.append(i)
+                level.append(lv)
+        row = np.full(len(records), np.nan)
+        row[where] = level
         out[name] = row
     return out
 
 
-def reference_levels(records: Sequence[JudgeRecord], labels: Labels,
-                     options: Mapping[str, Any]) -> tuple[np.ndarray, str]:
-    """(n,) reference level per record (NaN: no human label) and a note on how it was made."""
+def reference_levels(records: Sequence[JudgeRecord], labels: Labels, options: Mapping[str, Any],
+                     per_annotator: Mapping[str, np.ndarray] | None = None) -> tuple[np.ndarray, str]:
+    """(n,) reference level per record (NaN: no human label) and a note on how it was made. `per_annotator`:
+    `annotator_levels` of `options["annotator_labels"]` when the caller made them (the report's ceiling reads them
+    too: made once)."""
     ref = reference_name(options)
     per = options.get("annotator_labels")
     if ref != "adjudicated" and per:
-        levels = np.vstack(list(annotator_levels(records, per).values()))
+        levels = np.vstack(list((per_annotator if per_annotator is not None
+                                 else annotator_levels(records, per)).values()))
         seen = ~np.isnan(levels)
         out = np.full(len(records), np.nan)
         has = seen.any(axis=0)
@@ -76,7 +92,13 @@ def reference_levels(records: Sequence[JudgeRecord], labels: Labels,
     return out, note
 
 
-def binary_reference(records: Sequence[JudgeRecord], levels: np.ndarray) -> np.ndarray:
-    """(n,) 1.0 positive / 0.0 negative / NaN from reference levels, each record's own `positive_from`."""
-    start = np.array([r.positive_index for r in records], dtype=np.float64)
+def binary_reference(records: Sequence[JudgeRecord] | np.ndarray, levels: np.ndarray) -> np.ndarray:
+    """(n,) 1.0 positive / 0.0 negative / NaN from reference levels, each record's own `positive_from` (`records`:
+    the records, or their `positive_starts` when the caller made them once)."""
+    start = records if isinstance(records, np.ndarray) else positive_starts(records)
     return np.where(np.isnan(levels), np.nan, (levels >= start).astype(np.float64))
+
+
+def positive_starts(records: Sequence[JudgeRecord]) -> np.ndarray:
+    """(n,) each record's first positive level (`JudgeRecord.positive_index`)."""
+    return np.array([1 if r.levels is None else r.positive_index for r in records], dtype=np.float64)

@@ -76,6 +76,10 @@ def _by_key(keys: Sequence[list[str]]) -> dict[str, list[int]]:
 def add_pairs(llm_keys: Sequence[list[str]], human_keys: Sequence[list[str]], conf: list[int]) -> None:
     """Count `_align`'s pairs of one unit into `conf` (flat RUBRIC_LABELS x RUBRIC_LABELS, LLM side first): the
     figures read only how often each (LLM bucket, human bucket) pair occurs, not the texts or their order."""
+    if llm_keys == human_keys:  # the human kept every bucket as it was: every item pairs with itself
+        for b, keys in enumerate(llm_keys):
+            conf[b * _K + b] += len(keys)
+        return
     llm, human = _by_key(llm_keys), _by_key(human_keys)
     for key, left in llm.items():
         right = human.get(key)
@@ -124,11 +128,18 @@ class TraitCounts:
         self.llm: list[tuple[int, ...]] = []  # (tp, fn, fp, tn, trait position) per unit
         self.checked: list[tuple[int, ...]] = []  # (LLM tp..tn, human tp..tn, trait position) per checked unit
         self.conf = [0] * (_K * _K)
+        self._by_id: dict[int, tuple[MetricTrait, int]] = {}  # id(trait) -> (it, kept alive; its position)
 
     def _pos(self, trait: MetricTrait) -> int:
+        """Its definition's position; by the object's id first (a project's units share one MetricTrait per
+        definition; hashing the dataclass per unit was a tenth of the evaluation)."""
+        got = self._by_id.get(id(trait))
+        if got is not None:
+            return got[1]
         pos = self.traits.get(trait)
         if pos is None:
             pos = self.traits[trait] = len(self.traits)
+        self._by_id[id(trait)] = (trait, pos)
         return pos
 
     def add(self, trait: MetricTrait, llm_keys: Sequence[list[str]]) -> None:

@@ -95,11 +95,24 @@ def effective_buckets(trait: MetricTrait, buckets: Mapping[str, Sequence[str]]) 
 _KNOWN = frozenset(BUCKET_NAMES)
 
 
-def bucket_keys(trait: MetricTrait, buckets: Mapping[str, Sequence[str]]) -> tuple[list[str], ...]:
+class Normalised(dict):
+    """Excerpt -> its key (`normalize_excerpt`), each distinct excerpt normalised once: a unit's LLM and human
+    buckets, and the units of a trait, repeat the same excerpts. A miss normalises (str methods: an item that is not
+    a string raises AttributeError, an unhashable one TypeError)."""
+
+    def __missing__(self, text: str) -> str:
+        key = self[text] = text.strip().casefold()
+        return key
+
+
+def bucket_keys(trait: MetricTrait, buckets: Mapping[str, Sequence[str]],
+                normal: Normalised | None = None) -> tuple[list[str], ...]:
     """Per bucket (BUCKET_NAMES order), the normalised excerpts of `effective_buckets` (what counts and alignments
     read): a plain dict of lists of strings is read in one pass, without the copy validation makes; anything else
-    goes through `effective_buckets`, so a malformed bucket raises the same BucketError."""
+    goes through `effective_buckets`, so a malformed bucket raises the same BucketError. `normal`: a cache of the
+    keys shared between calls (the evaluation's many units)."""
     if type(buckets) is dict and _KNOWN.issuperset(buckets):
+        key_of = (Normalised() if normal is None else normal).__getitem__
         out = []
         try:
             for name in BUCKET_NAMES:
@@ -109,12 +122,13 @@ def bucket_keys(trait: MetricTrait, buckets: Mapping[str, Sequence[str]]) -> tup
                     continue
                 if type(items) is not list:
                     break
-                # a blank excerpt is dropped (validate_buckets); casefold never empties a non-blank one
-                keys = [k for k in [x.strip().casefold() for x in items] if k]
+                keys = list(map(key_of, items))
+                if "" in keys:  # a blank excerpt is dropped (validate_buckets); casefold never empties a non-blank one
+                    keys = [k for k in keys if k]
                 out.append(list(dict.fromkeys(keys)) if trait.repeated_extraction else keys)
             else:
                 return tuple(out)
-        except AttributeError:  # an item that is not a string: the full validation says where
+        except (AttributeError, TypeError):  # an item that is not a string: the full validation says where
             pass
     eff = effective_buckets(trait, buckets)
     return tuple([normalize_excerpt(x) for x in eff[name]] for name in BUCKET_NAMES)  # type: ignore[literal-required]

@@ -7,7 +7,7 @@ from typing import Any
 
 from calibration.schemes.base import Report, Table
 from calibration.schemes.rubric.agreement import TraitCounts
-from calibration.schemes.rubric.buckets import bucket_keys
+from calibration.schemes.rubric.buckets import Normalised, bucket_keys
 from calibration.schemes.rubric.records import RubricSample
 from calibration.schemes.rubric.traits import MetricTrait
 
@@ -24,6 +24,7 @@ def evaluate_report(records: Sequence[RubricSample], labels: Mapping[tuple[str, 
     computes every figure from count columns."""
     counts: dict[str, TraitCounts] = {}
     built: dict[int, tuple[Mapping[str, Any], MetricTrait]] = {}  # id(definition) -> (it, kept alive; its trait)
+    normal = Normalised()  # each distinct excerpt normalised once
     for record in records:
         for t in record.traits:
             buckets = record.buckets.get(t["name"])
@@ -36,11 +37,11 @@ def evaluate_report(records: Sequence[RubricSample], labels: Mapping[tuple[str, 
             tally = counts.get(trait.name)
             if tally is None:
                 tally = counts[trait.name] = TraitCounts()
-            llm = bucket_keys(trait, buckets)
+            llm = bucket_keys(trait, buckets, normal)
             tally.add(trait, llm)
             human = (labels.get((record.id, trait.name)) or {}).get("buckets")
             if human is not None:
-                tally.check(trait, llm, bucket_keys(trait, human))
+                tally.check(trait, llm, bucket_keys(trait, human, normal))
     data: dict[str, Any] = {}
     for name, tally in counts.items():
         data[name] = {"samples": len(tally.llm), "llm_metrics": tally.llm_means(),

@@ -39,6 +39,19 @@ def _trait(record: RubricSample, unit: str) -> Mapping[str, Any] | None:
     return next((t for t in record.traits if t["name"] == unit), None)
 
 
+class _ItemCodes(dict):
+    """Excerpt as given -> the number of its normalised key (`normalize_excerpt`), numbered in order of first
+    appearance; each distinct excerpt normalised once (the annotators of a unit repeat them)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.by_key: dict[str, int] = {}
+
+    def __missing__(self, excerpt: str) -> int:
+        code = self[excerpt] = self.by_key.setdefault(normalize_excerpt(excerpt), len(self.by_key))
+        return code
+
+
 @dataclass(frozen=True)
 class RubricScheme:
     name: str = NAME
@@ -125,9 +138,8 @@ class RubricScheme:
         app.services.agreement.record_items has it."""
         import numpy as np
 
-        key_code: dict[str, int] = {}
-        code_of: dict[str, int] = {}  # excerpt as given -> its normalised key's number
-        bucket_of = {name: b for b, name in enumerate(BUCKET_NAMES)}
+        code = _ItemCodes().__getitem__  # excerpt as given -> its normalised key's number
+        bucket_of = {name: b for b, name in enumerate(BUCKET_NAMES)}.__getitem__
         row: list[int] = []
         item: list[int] = []
         bucket: list[int] = []
@@ -138,17 +150,14 @@ class RubricScheme:
             try:
                 buckets = value or {}
                 for name in BUCKET_NAMES:
-                    for e in buckets.get(name, []):
-                        code = code_of.get(e)
-                        if code is None:
-                            code = key_code.setdefault(normalize_excerpt(e), len(key_code))
-                            code_of[e] = code
-                        out[code] = name
+                    for e in buckets.get(name, ()):
+                        out[code(e)] = name
             except (KeyError, TypeError, ValueError, IndexError, AttributeError):
                 continue
-            row.extend([i] * len(out))
-            item.extend(out)
-            bucket.extend(bucket_of[name] for name in out.values())
+            if out:
+                row += [i] * len(out)
+                item += out
+                bucket += map(bucket_of, out.values())
         names = np.empty(len(BUCKET_NAMES), dtype=object)
         names[:] = list(BUCKET_NAMES)
         return (np.asarray(row, dtype=np.int64), np.asarray(item, dtype=np.int64),
