@@ -77,7 +77,7 @@ class IdDelegate(QStyledItemDelegate):
         self._font = ""
         self._measuring = False
 
-    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:  # noqa: N802
+    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:
         """The whole text's size (Qt's sizeHint calls initStyleOption too: nothing is elided while it measures)."""
         self._measuring = True
         try:
@@ -85,7 +85,7 @@ class IdDelegate(QStyledItemDelegate):
         finally:
             self._measuring = False
 
-    def initStyleOption(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:  # noqa: N802
+    def initStyleOption(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
         super().initStyleOption(option, index)
         text = option.text
         if text and not self._measuring:
