@@ -1,15 +1,19 @@
 """The faster paint paths of issue #28 item 6 draw what the slower ones drew: the id columns' delegate (elision in
 `initStyleOption`, Qt's own paint) against a plain delegate over the texts `elide_id` gives, pixel for pixel, on
-generated ids of many lengths; its size hint still measures the whole text."""
+generated ids of many lengths; its size hint still measures the whole text. A detail view's table laid out when its
+model is reset, as Qt's deferred layout would, and painted once."""
 from __future__ import annotations
 
 import random
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QStandardItem, QStandardItemModel
-from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem, QTableView
+from PySide6.QtWidgets import QApplication, QStyledItemDelegate, QStyleOptionViewItem, QTableView
 
 from app.gui.columns import IdDelegate, elide_id, shared_suffix, text_room
+from app.gui.models import Column, RecordTableModel
+from app.gui.views import base
+from app.gui.views.base import make_table
 
 
 def _ids(rng: random.Random, n: int) -> list[str]:
@@ -59,3 +63,49 @@ def test_id_delegate_draws_the_elided_text_as_qt_draws_it(qtbot) -> None:  # typ
         for r in range(len(texts)):  # sizes stay the whole text's (a column fitted to its contents)
             index = view.model().index(r, 0)
             assert delegate.sizeHint(opt, index) == plain.sizeHint(opt, index)
+
+
+def test_a_reset_table_is_laid_out_at_once_as_the_deferred_layout_would(qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """make_table lays a table out when its model is reset (lay_out_now) instead of on Qt's zero-time timer: its
+    first paint after the reset is its last (no second layout and paint), and it shows what a table left to Qt's
+    deferred layout shows (section sizes and pixels), on random records."""
+    rng = random.Random(6)
+    cols = [Column("n", "N"), Column("rule", "Rule"), Column("quote", "Text"), Column("s", "Score", align_right=True)]
+    fast = make_table(RecordTableModel(cols), (1, 2))
+    slow = make_table(RecordTableModel(cols), (1, 2))
+    painted: list[int] = []
+
+    class Count(QObject):
+        def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+            if event.type() == QEvent.Type.Paint:
+                painted.append(1)
+            return False
+
+    counter = Count()
+    fast.viewport().installEventFilter(counter)
+    fast.horizontalHeader().viewport().installEventFilter(counter)
+    for t in (fast, slow):
+        qtbot.addWidget(t)
+        t.resize(700, 300)
+        t.show()
+        qtbot.waitExposed(t)
+    QApplication.processEvents()  # the first show's own layout and paints
+    words = "do not promise cures give dosage 😀 herbal liqueur guaranteed".split()
+    for _ in range(12):
+        recs = [{"n": i + 1, "rule": " ".join(rng.choices(words, k=rng.randint(1, 9))),
+                 "quote": " ".join(rng.choices(words, k=rng.randint(0, 6))), "s": rng.random()}
+                for i in range(rng.randint(0, 9))]
+        fast.model().set_records(recs)
+        now = [fast.horizontalHeader().sectionSize(c) for c in range(len(cols))]
+        fast.repaint()  # the first paint after the reset
+        first = fast.grab().toImage()
+        painted.clear()
+        QApplication.processEvents()
+        assert painted == [], "the table was laid out again and repainted after its first paint"
+        with monkeypatch.context() as m:  # the reference: Qt's own deferred layout only
+            m.setattr(base, "lay_out_now", lambda table: None)
+            slow.model().set_records(recs)
+            QApplication.processEvents()
+        assert now == [slow.horizontalHeader().sectionSize(c) for c in range(len(cols))]
+        assert now == [fast.horizontalHeader().sectionSize(c) for c in range(len(cols))]
+        assert first == fast.grab().toImage() == slow.grab().toImage()

@@ -91,6 +91,7 @@ class ConfigChoice(Protocol):
 def make_table(model: RecordTableModel, stretch: int | tuple[int, ...] = -1) -> QTableView:
     t = QTableView()
     t.setModel(model)
+    model.modelReset.connect(lambda: lay_out_now(t))
     t.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
     t.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
     t.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -109,6 +110,14 @@ def make_table(model: RecordTableModel, stretch: int | tuple[int, ...] = -1) -> 
         # (not for two-line titles: Qt elides them as one line, and their columns fit them)
     t.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
     return t
+
+
+def lay_out_now(table: QTableView) -> None:
+    """Lay out a table whose model was just reset now, not on Qt's zero-time timer: a detail view resets its tables
+    for every unit shown, and the deferred layout (sections sized to their contents) came after the first paint, so
+    every table was painted twice per unit (issue #28 item 6). The result is the deferred layout's."""
+    table.horizontalHeader().doItemsLayout()
+    table.doItemsLayout()
 
 
 def title_label() -> QLabel:
