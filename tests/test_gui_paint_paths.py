@@ -14,6 +14,7 @@ from app.gui.columns import IdDelegate, elide_id, shared_suffix, text_room
 from app.gui.models import Column, RecordTableModel
 from app.gui.views import base
 from app.gui.views.base import make_table
+from tests.gui_data import open_window, project_path, settings  # noqa: F401 - fixtures
 
 
 def _ids(rng: random.Random, n: int) -> list[str]:
@@ -109,3 +110,22 @@ def test_a_reset_table_is_laid_out_at_once_as_the_deferred_layout_would(qtbot, m
         assert now == [slow.horizontalHeader().sectionSize(c) for c in range(len(cols))]
         assert now == [fast.horizontalHeader().sectionSize(c) for c in range(len(cols))]
         assert first == fast.grab().toImage() == slow.grab().toImage()
+
+
+def test_decisions_are_set_only_when_what_is_on_changes(qtbot, open_window, project_path) -> None:  # type: ignore[no-untyped-def]
+    """enable_decisions skips the 50 actions when the same view state comes again: in any order of views shown,
+    failed renders and no unit, every action is on exactly when the uncached rule says."""
+    from app.gui.window_parts import DECIDE
+
+    w = open_window(project_path)
+    chrome = w.chrome
+    views = list(w.detail.views.values())
+    rng = random.Random(3)
+    for _ in range(40):
+        view = rng.choice([*views, None])
+        chrome.enable_decisions(view)
+        supported = view.actions if view is not None else frozenset()
+        for a in chrome.all_actions:
+            want = (a.id in supported) if a.handler == "view" else (view is not None) if a.id in DECIDE else None
+            if want is not None:
+                assert chrome.actions_by_id[a.id].isEnabled() == want, (a.id, view)
