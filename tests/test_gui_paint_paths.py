@@ -1,7 +1,8 @@
-"""The faster paint paths of issue #28 item 6 draw what the slower ones drew: the id columns' delegate (elision in
+"""The faster GUI paths of issue #28 item 6 do what the slower ones did: the id columns' delegate (elision in
 `initStyleOption`, Qt's own paint) against a plain delegate over the texts `elide_id` gives, pixel for pixel, on
 generated ids of many lengths; its size hint still measures the whole text. A detail view's table laid out when its
-model is reset, as Qt's deferred layout would, and painted once."""
+model is reset, as Qt's deferred layout would, and painted once. The decisions' actions set as the uncached rule says.
+The GUI thread's GIL hand-over interval."""
 from __future__ import annotations
 
 import random
@@ -129,3 +130,19 @@ def test_decisions_are_set_only_when_what_is_on_changes(qtbot, open_window, proj
             want = (a.id in supported) if a.handler == "view" else (view is not None) if a.id in DECIDE else None
             if want is not None:
                 assert chrome.actions_by_id[a.id].isEnabled() == want, (a.id, view)
+
+
+def test_the_gui_takes_the_gil_back_within_a_millisecond(qapp) -> None:  # type: ignore[no-untyped-def]
+    """application() shortens Python's thread switch interval (5 ms by default) to 1 ms: a worker thread running
+    Python makes each GIL hand-over to the GUI thread wait up to that long, several times per frame."""
+    import sys
+
+    from app.gui.main import GIL_SWITCH_SECONDS, application
+
+    old = sys.getswitchinterval()
+    try:
+        sys.setswitchinterval(0.005)
+        application()
+        assert sys.getswitchinterval() == GIL_SWITCH_SECONDS <= 0.001
+    finally:
+        sys.setswitchinterval(old)
