@@ -146,3 +146,55 @@ def test_the_gui_takes_the_gil_back_within_a_millisecond(qapp) -> None:  # type:
         assert sys.getswitchinterval() == GIL_SWITCH_SECONDS <= 0.001
     finally:
         sys.setswitchinterval(old)
+
+
+def test_record_cells_are_styled_as_the_model_answers(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """make_table's CellDelegate styles a cell from the model's cell_style in one call; the same table with Qt's
+    delegate (seven data() calls per cell) shows the same pixels and column widths, on random records with colours,
+    right-aligned figures, empty and missing values, and a column whose format is not text (the standard way)."""
+    from app.gui.models import fmt_score
+
+    rng = random.Random(11)
+    cols = [Column("n", "N"), Column("rule", "Rule"), Column("s", "Score", fmt_score, True, "tip"),
+            Column("flag", "Flag"), Column("raw", "Raw", lambda v: v), Column("why", "Why")]
+    fast = make_table(RecordTableModel(cols), len(cols) - 1)
+    plain = make_table(RecordTableModel(cols), len(cols) - 1)
+    plain.setItemDelegate(QStyledItemDelegate(plain))
+    for t in (fast, plain):
+        t.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        qtbot.addWidget(t)
+        t.resize(800, 320)
+        t.show()
+        qtbot.waitExposed(t)
+    words = ["rule", "3:", "do", "not", "give", "dosage", "😀", "fails", "IoU,", "score", "✓", "✗"]
+    for _ in range(10):
+        recs = [{"n": i + 1, "rule": " ".join(rng.choices(words, k=rng.randint(0, 8))),
+                 "s": rng.choice([None, rng.random(), float("nan"), 1.0]), "flag": rng.choice(["", "●", None]),
+                 "raw": rng.choice([None, 3, 2.5, "x"]), "why": " ".join(rng.choices(words, k=rng.randint(0, 5))),
+                 "_fg": rng.choice([None, "#9e9e9e"]), "_bg": rng.choice([None, "", "#e3f2fd", "#fff3e0"])}
+                for i in range(rng.randint(0, 10))]
+        fast.model().set_records(recs)
+        plain.model().set_records(recs)
+        QApplication.processEvents()
+        assert [fast.columnWidth(c) for c in range(len(cols))] == [plain.columnWidth(c) for c in range(len(cols))]
+        assert fast.grab().toImage() == plain.grab().toImage()
+
+
+def test_the_review_list_draws_the_same_from_cell_style_as_from_data(qtbot, open_window, project_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The review list's cells (ids elided, status colours, right-aligned figures, several schemes' columns) drawn
+    from UnitListModel.cell_style are the pixels the model's data() gave, selected row and accepted units included."""
+    from app.gui.models import UnitListModel
+
+    w = open_window(project_path)
+    w.select_row(2)
+    w.accept()
+    QApplication.processEvents()
+    for row in (2, 0, w.model.rowCount() - 1):
+        w.select_row(row)
+        QApplication.processEvents()
+        w.list.viewport().repaint()
+        fast = w.list.viewport().grab().toImage()
+        with monkeypatch.context() as m:
+            m.setattr(UnitListModel, "cell_style", lambda self, row, col: None)  # every cell the standard way
+            w.list.viewport().repaint()
+            assert w.list.viewport().grab().toImage() == fast, row

@@ -15,11 +15,12 @@ from PySide6.QtWidgets import (
     QApplication,
     QHeaderView,
     QStyle,
-    QStyledItemDelegate,
     QStyleOptionViewItem,
     QTableView,
     QWidget,
 )
+
+from app.gui.record_cells import CellDelegate
 
 PAD = 14  # a cell's or header's margins and frame around its text (Fusion: 2 x 4 px margin + focus frame)
 SEPARATORS = "/|@:"  # where an id's leading part ends ("hotpotqa/", "prompt-baseline@"): kept when eliding
@@ -62,12 +63,13 @@ def elide_id(fm: QFontMetrics, text: str, width: int, suffix: str = "") -> str:
     return fm.elidedText(text, Qt.TextElideMode.ElideMiddle, width)
 
 
-class IdDelegate(QStyledItemDelegate):
+class IdDelegate(CellDelegate):
     """Draws a column's text with `elide_id` (the model's tooltip holds the whole value); sizes stay Qt's, so
     fitting a column to its contents measures the whole text. `suffix`: the column's shared_suffix, dropped first.
 
-    Only the option's text is changed, in `initStyleOption`, and Qt's own paint draws it: a Python `paint` that
-    copied the option and called the style cost a fifth of a full repaint of the review list (issue #28)."""
+    Only the option's text is changed, in `initStyleOption` (after CellDelegate's, app/gui/record_cells.py), and Qt's
+    own paint draws it: a Python `paint` that copied the option and called the style cost a fifth of a full repaint
+    of the review list (issue #28)."""
 
     suffix = ""
 

@@ -25,6 +25,7 @@ from app.corrections import SetLabels
 from app.gui.actions import ActionSpec
 from app.gui.models import RecordTableModel
 from app.gui.plaintext import ElidedLabel, plain_label
+from app.gui.record_cells import CellDelegate
 from app.gui.undo import Session
 from app.gui.workers import ProgressPanel, TaskRunner
 
@@ -91,6 +92,7 @@ class ConfigChoice(Protocol):
 def make_table(model: RecordTableModel, stretch: int | tuple[int, ...] = -1) -> QTableView:
     t = QTableView()
     t.setModel(model)
+    t.setItemDelegate(CellDelegate(t))  # one Python call per cell, not seven (app/gui/record_cells.py)
     model.modelReset.connect(lambda: lay_out_now(t))
     t.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
     t.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
