@@ -198,3 +198,23 @@ def test_the_review_list_draws_the_same_from_cell_style_as_from_data(qtbot, open
             m.setattr(UnitListModel, "cell_style", lambda self, row, col: None)  # every cell the standard way
             w.list.viewport().repaint()
             assert w.list.viewport().grab().toImage() == fast, row
+
+
+def test_the_first_unit_prefetches_after_the_window_opened(qtbot, project_path, settings, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Opening a project, the next units' scoring waits OPEN_PREFETCH_MS (the window's first layout and paint go
+    first); every later unit prefetches at once, as before."""
+    from app.gui import window_units
+    from app.gui.window import MainWindow
+    from app.store import Project
+
+    calls: list[float] = []
+    monkeypatch.setattr(window_units.DetailPanePart, "_prefetch", lambda self: calls.append(1))
+    w = MainWindow(Project.open(project_path), "tester", settings=settings)
+    qtbot.addWidget(w)
+    w.show()
+    QApplication.processEvents()
+    assert w.current_view is not None and w.current_view.row is not None and calls == []
+    qtbot.waitUntil(lambda: calls == [1], timeout=window_units.OPEN_PREFETCH_MS + 3000)
+    w.select_row(1)
+    QApplication.processEvents()
+    assert calls == [1, 1]

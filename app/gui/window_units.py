@@ -22,6 +22,7 @@ from app.gui.window_context import ListPane, WindowContext
 from app.gui.window_parts import Part, guarded, last_unit_key
 
 RESUME_WRITE_MS = 2000
+OPEN_PREFETCH_MS = 150
 
 
 class DetailPanePart(Part):
@@ -41,6 +42,9 @@ class DetailPanePart(Part):
         self._resume_timer.setSingleShot(True)
         self._resume_timer.setInterval(RESUME_WRITE_MS)
         self._resume_timer.timeout.connect(self.remember_now)
+        # the first unit of a project prefetches after the window's first paint: the scoring batch's thread, started
+        # at once, ran Python beside the first layout and paint and held up the window's opening
+        self._prefetch_delay = OPEN_PREFETCH_MS
 
     def build(self) -> QStackedWidget:
         """The stack of pages on the right: a placeholder, the failure page, then each scheme's view."""
@@ -94,7 +98,8 @@ class DetailPanePart(Part):
         if key != self.shown:
             self.shown, self._shown_at = key, time.monotonic()
         self._update_action_state()
-        QTimer.singleShot(0, self._prefetch)
+        QTimer.singleShot(self._prefetch_delay, self, self._prefetch)
+        self._prefetch_delay = 0
         return True
 
     def show_failed(self, row: dict[str, Any], exc: BaseException) -> None:
@@ -208,6 +213,7 @@ class DetailPanePart(Part):
     def drop_views(self) -> None:
         """Another project: every view goes (each is built again for the new session on first use)."""
         self.leave_unit()
+        self._prefetch_delay = OPEN_PREFETCH_MS
         for v in self.views.values():
             v.shutdown()
             self.stack.removeWidget(v)
