@@ -37,6 +37,7 @@ def brush(colour: str) -> QBrush:
         b = _BRUSHES[colour] = QBrush(QColor(colour))
     return b
 
+
 class CellStyle(NamedTuple):
     """A cell as a delegate draws it: its text (None: no text), text and background brushes, right-aligned."""
 
