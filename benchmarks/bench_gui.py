@@ -244,7 +244,9 @@ def bench(path: Path, runs: int) -> None:
           f"undo + accept through the window incl. refresh: {spread(accepts)}")
     print(f"GUI thread CPU, medians: open {median_ms(opens_cpu):.1f} ms, next sample {median_ms(nexts_cpu):.1f} ms "
           f"(whole window {median_ms(full_cpu):.1f} ms), next unlabeled {median_ms(unlabeled_cpu):.1f} ms, "
-          f"commit {median_ms(commits_cpu):.2f} ms, undo + accept {median_ms(accepts_cpu):.1f} ms")
+          f"commit {median_ms(commits_cpu):.2f} ms, undo + accept {median_ms(accepts_cpu):.1f} ms; p95: open "
+          f"{p95_ms(opens_cpu):.1f} ms, next sample {p95_ms(nexts_cpu):.1f} ms, next unlabeled "
+          f"{p95_ms(unlabeled_cpu):.1f} ms (on a quiet machine the wall times follow these)")
     print(f"fetch one more list page of 200: {spread(scroll)}")
     print(f"resident memory: {rss:.0f} MB (goal < 500 MB); after a vector-cache miss {rss_model:.0f} MB in the app "
           f"+ {rss_child:.0f} MB in the embedding helper process (first miss {miss_s:.1f} s incl. model load; "

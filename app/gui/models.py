@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
@@ -36,6 +36,16 @@ def brush(colour: str) -> QBrush:
     if b is None:
         b = _BRUSHES[colour] = QBrush(QColor(colour))
     return b
+
+
+class CellStyle(NamedTuple):
+    """A cell as a delegate draws it: its text (None: no text), text and background brushes, right-aligned."""
+
+    text: Any
+    foreground: QBrush | None
+    background: QBrush | None
+    right: bool
+
 
 STATUS_COLOURS = {"accepted": "#2e7d32", "corrected": "#1565c0", "skipped": "#757575", "flagged": "#c62828",
                   "unlabeled": "#9e9e9e"}
@@ -299,6 +309,20 @@ class UnitListModel(QAbstractTableModel):
             out.append(cells[col])
         return out
 
+    def cell_style(self, row: int, col: int) -> CellStyle | None:
+        """What `data` answers for the display, foreground, background and alignment roles of a cell, in one call
+        (app/gui/record_cells.py); None: ask `data`."""
+        if not (0 <= row < len(self._rows) and 0 <= col < len(self.columns)):
+            return None
+        cells = self._cells[row]
+        if cells is None:
+            cells = self._cells[row] = self._display(self._rows[row])
+        r, c = self._rows[row], self.columns[col]
+        if c.schemes and r.get("scheme") not in c.schemes:
+            return CellStyle(cells[col], None, None, False)
+        fg = brush(STATUS_COLOURS.get(str(r.get("status")), "#000000")) if c.key == "status" else None
+        return CellStyle(cells[col], fg, None, c.numeric)
+
     def data(self, index: Index, role: int = DISPLAY) -> Any:
         role = int(role)
         if role not in _ROLES:
@@ -392,6 +416,15 @@ class RecordTableModel(QAbstractTableModel):
 
     def record(self, row: int) -> dict[str, Any] | None:
         return self._records[row] if 0 <= row < len(self._records) else None
+
+    def cell_style(self, row: int, col: int) -> CellStyle | None:
+        """What `data` answers for the display, foreground, background and alignment roles of a cell, in one call
+        (app/gui/record_cells.py); None: ask `data`."""
+        if not (0 <= row < len(self._records) and 0 <= col < len(self._columns)):
+            return None
+        rec, c = self._records[row], self._columns[col]
+        fg, bg = rec.get("_fg"), rec.get("_bg")
+        return CellStyle(c.fmt(rec.get(c.key)), brush(fg) if fg else None, brush(bg) if bg else None, c.align_right)
 
     def records(self) -> list[dict[str, Any]]:
         return list(self._records)

@@ -211,6 +211,7 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         ctx = self.ctx
         self.detail.leave_unit()
+        self.detail.remember_now()
         if ctx.session is not None:
             ctx.session.flush_time()
         self.panels.close_panels()

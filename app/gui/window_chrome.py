@@ -29,6 +29,7 @@ class ChromePart(Part):
     def __init__(self, ctx: WindowContext, host: QMainWindow, parent: QObject | None = None) -> None:
         super().__init__(ctx, parent)
         self.host = host
+        self._decisions_state: tuple[frozenset[str], bool] | None = None  # what enable_decisions last set
         ctx.status.connect(self.status_message_shown)
         ctx.runner.failed.connect(self._task_failed)
 
@@ -75,8 +76,13 @@ class ChromePart(Part):
         bar.addPermanentWidget(self.session_progress.label)
 
     def enable_decisions(self, view: DetailView | None) -> None:
-        """The view's own actions and the decisions are on only while a view shows the unit it rendered."""
+        """The view's own actions and the decisions are on only while a view shows the unit it rendered. Asked on
+        every unit shown: the 50 actions are set only when what is on changes (nothing else enables them)."""
         supported = view.actions if view is not None else frozenset()
+        state = (supported, view is not None)
+        if state == self._decisions_state:
+            return
+        self._decisions_state = state
         for a in self.all_actions:
             if a.handler == "view":
                 self.actions_by_id[a.id].setEnabled(a.id in supported)

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QAbstractItemView, QLabel, QSplitter, QTableView, 
 from app.gui.filters import FilterBar
 from app.gui.list_columns import LIST_SHARE, UNIT_COLUMN, ListColumnSizer  # noqa: F401 - UNIT_COLUMN: tests
 from app.gui.models import UnitListModel
+from app.gui.record_cells import CellDelegate
 from app.gui.views import view_class, view_classes
 from app.gui.window_context import WindowContext
 from app.gui.window_parts import SCAN_PAGES, Part
@@ -38,6 +39,7 @@ class UnitListPart(Part):
         self.list = QTableView()
         self.list.setObjectName("unit_list")
         self.list.setModel(self.model)
+        self.list.setItemDelegate(CellDelegate(self.list))  # one Python call per cell, not seven (record_cells.py)
         self.list.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.list.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)

@@ -21,6 +21,9 @@ from app.gui.views import DetailView, ViewContext, view_class
 from app.gui.window_context import ListPane, WindowContext
 from app.gui.window_parts import Part, guarded, last_unit_key
 
+RESUME_WRITE_MS = 2000
+OPEN_PREFETCH_MS = 150
+
 
 class DetailPanePart(Part):
     decisions_changed = Signal(object)  # the view a decision may act on (None: none), after every change of it
@@ -32,6 +35,16 @@ class DetailPanePart(Part):
         self.views: dict[str, DetailView] = {}
         self.shown: tuple[str, str] | None = None  # the unit the pane rendered (None: nothing or failed)
         self._shown_at = 0.0
+        # the unit to resume at (settings key, unit), written a moment after the last move, not on every move:
+        # QSettings rewrites and syncs its whole file on each change, in the GUI thread (issue #28 item 6)
+        self._resume: tuple[str, list[str]] | None = None
+        self._resume_timer = QTimer(self)
+        self._resume_timer.setSingleShot(True)
+        self._resume_timer.setInterval(RESUME_WRITE_MS)
+        self._resume_timer.timeout.connect(self.remember_now)
+        # the first unit of a project prefetches after the window's first paint: the scoring batch's thread, started
+        # at once, ran Python beside the first layout and paint and held up the window's opening
+        self._prefetch_delay = OPEN_PREFETCH_MS
 
     def build(self) -> QStackedWidget:
         """The stack of pages on the right: a placeholder, the failure page, then each scheme's view."""
@@ -85,7 +98,8 @@ class DetailPanePart(Part):
         if key != self.shown:
             self.shown, self._shown_at = key, time.monotonic()
         self._update_action_state()
-        QTimer.singleShot(0, self._prefetch)
+        QTimer.singleShot(self._prefetch_delay, self, self._prefetch)
+        self._prefetch_delay = 0
         return True
 
     def show_failed(self, row: dict[str, Any], exc: BaseException) -> None:
@@ -163,12 +177,22 @@ class DetailPanePart(Part):
         view.prefetch(rows)
 
     def leave_unit(self) -> None:
-        """Record the time spent on the unit being left, and remember it to resume there next time."""
+        """Record the time spent on the unit being left, and remember it to resume there next time (written to the
+        settings by `remember_now`, soon after; the window's close writes it at once)."""
         key = last_unit_key(self.project)
         if self.shown is not None and self.session is not None and key is not None:
             self.session.log_time(self.shown[0], self.shown[1], time.monotonic() - self._shown_at)
-            self.ctx.settings.setValue(key, list(self.shown))
+            self._resume = (key, list(self.shown))
+            if not self._resume_timer.isActive():
+                self._resume_timer.start()
         self.shown = None
+
+    def remember_now(self) -> None:
+        """Write the unit to resume at, if a move since the last write left one."""
+        self._resume_timer.stop()
+        if self._resume is not None:
+            (key, unit), self._resume = self._resume, None
+            self.ctx.settings.setValue(key, unit)
 
     def shown_view(self) -> DetailView | None:
         """The detail view, if it shows the unit it rendered last (the only unit a decision may act on)."""
@@ -189,6 +213,7 @@ class DetailPanePart(Part):
     def drop_views(self) -> None:
         """Another project: every view goes (each is built again for the new session on first use)."""
         self.leave_unit()
+        self._prefetch_delay = OPEN_PREFETCH_MS
         for v in self.views.values():
             v.shutdown()
             self.stack.removeWidget(v)

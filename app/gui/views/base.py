@@ -25,6 +25,7 @@ from app.corrections import SetLabels
 from app.gui.actions import ActionSpec
 from app.gui.models import RecordTableModel
 from app.gui.plaintext import ElidedLabel, plain_label
+from app.gui.record_cells import CellDelegate
 from app.gui.undo import Session
 from app.gui.workers import ProgressPanel, TaskRunner
 
@@ -91,6 +92,8 @@ class ConfigChoice(Protocol):
 def make_table(model: RecordTableModel, stretch: int | tuple[int, ...] = -1) -> QTableView:
     t = QTableView()
     t.setModel(model)
+    t.setItemDelegate(CellDelegate(t))  # one Python call per cell, not seven (app/gui/record_cells.py)
+    model.modelReset.connect(lambda: lay_out_now(t))
     t.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
     t.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
     t.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -109,6 +112,14 @@ def make_table(model: RecordTableModel, stretch: int | tuple[int, ...] = -1) -> 
         # (not for two-line titles: Qt elides them as one line, and their columns fit them)
     t.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
     return t
+
+
+def lay_out_now(table: QTableView) -> None:
+    """Lay out a table whose model was just reset now, not on Qt's zero-time timer: a detail view resets its tables
+    for every unit shown, and the deferred layout (sections sized to their contents) came after the first paint, so
+    every table was painted twice per unit (issue #28 item 6). The result is the deferred layout's."""
+    table.horizontalHeader().doItemsLayout()
+    table.doItemsLayout()
 
 
 def title_label() -> QLabel:
