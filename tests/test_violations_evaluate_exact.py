@@ -1,0 +1,116 @@
+"""Issue #28 (violations `evaluate`, its own part): each faster path gives exactly what the code it replaced gave, on
+generated data. The old code is copied here verbatim as the reference."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from calibration.schemes.violations import Violation, ViolationSample
+from calibration.schemes.violations.config import PRESETS
+from calibration.schemes.violations.pairs import PairTable, build_pair_table
+
+TEXT = "The cat sat on the mat. It was red and tall."
+CHECKERS = ("c1@1|m", "c2@1|m", "c3@2|m")
+
+
+def _samples(rng: np.random.Generator, n: int) -> list[ViolationSample]:
+    def violations(k: int) -> tuple[Violation, ...]:
+        return tuple(Violation(f"r{int(rng.integers(0, 3))}", 4 * j % 40, 4 * j % 40 + int(rng.integers(1, 6)))
+                     for j in range(k))
+
+    return [ViolationSample(f"s{i}", TEXT, violations(int(rng.integers(0, 4))),
+                            {c: violations(int(rng.integers(0, 5))) for c in CHECKERS if rng.random() < 0.8})
+            for i in range(n)]
+
+
+def _labels(rng: np.random.Generator, table: PairTable, n: int) -> dict[tuple[str, str], dict[str, Any]]:
+    """Resolved labels as `scheme_labels` gives them: matches (some empty, some on units the table lacks, pairs out of
+    order, repeated, out of range), other kinds beside them, per-sample kinds under unit ''."""
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for _ in range(n):
+        sid, unit = f"s{int(rng.integers(0, 230))}", str(rng.choice([*CHECKERS, "", "gone@1|m"]))
+        kinds: dict[str, Any] = {}
+        if rng.random() < 0.5:
+            kinds["status"] = "accepted"
+        if rng.random() < 0.85:
+            kinds["matches"] = [[int(rng.integers(-1, 5)), int(rng.integers(-1, 6))] for _ in range(int(rng.integers(0, 5)))]
+        elif rng.random() < 0.5:
+            kinds["matches"] = None
+        out[(sid, unit)] = kinds
+    return out
+
+
+def _old_human_groups(table: PairTable, labels: Any) -> tuple[list[tuple[int, int, int]], list[int]]:
+    """calibration.schemes.violations.evaluation.human_groups before this change."""
+    if not labels:
+        return [], []
+    index = {(str(s), str(c)): g for g, (s, c) in enumerate(zip(table.groups["sample_id"], table.groups["checker"]))}
+    matches: list[tuple[int, int, int]] = []
+    labeled: list[int] = []
+    for (sid, unit), kinds in labels.items():
+        g = index.get((str(sid), str(unit)))
+        if g is None or kinds.get("matches") is None:
+            continue
+        labeled.append(g)
+        matches.extend((g, int(a), int(b)) for a, b in kinds["matches"])
+    return sorted(matches), sorted(labeled)
+
+
+def _old_proposed_matches(table: PairTable, mask: Any) -> dict[tuple[str, str], dict[str, Any]]:
+    """calibration.schemes.violations.evaluation.proposed_matches before this change (given the mask)."""
+    out: dict[tuple[str, str], dict[str, Any]] = {
+        (str(s), str(c)): {"matches": []} for s, c in zip(table.groups["sample_id"], table.groups["checker"])}
+    keys = list(out)
+    p = table.pairs.loc[mask]
+    for g, gt, pred in zip(p["group"].to_numpy(), p["gt"].to_numpy(), p["pred"].to_numpy()):
+        out[keys[int(g)]]["matches"].append([int(gt), int(pred)])
+    for v in out.values():
+        v["matches"].sort()
+    return out
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_human_groups_and_their_leaderboard_equal_the_dict_lookup(seed: int) -> None:
+    from calibration.schemes.violations.evaluation import human_group_arrays, human_groups, human_leaderboard
+
+    rng = np.random.default_rng(seed)
+    table = build_pair_table(_samples(rng, 200), "jaccard")
+    labels = _labels(rng, table, 500)
+    want = _old_human_groups(table, labels)
+    assert len(want[1]) > 100 and len(want[0]) > 200
+    assert human_groups(table, labels) == want
+    matches, labeled = human_group_arrays(table, labels)
+    assert human_leaderboard(table, matches, labeled) == human_leaderboard(table, *want)
+    assert human_groups(table, {}) == ([], []) and human_groups(table, {("s1", "nope"): {"matches": [[0, 0]]}}) == ([], [])
+
+
+def test_human_groups_read_pairs_as_int_did() -> None:
+    """Numbers JSON may give (floats, bools) are read as int() read them; a value that is not a pair fails as before."""
+    from calibration.schemes.violations.evaluation import human_groups
+
+    table = build_pair_table(_samples(np.random.default_rng(5), 30), "jaccard")
+    sid, checker = table.groups["sample_id"][3], table.groups["checker"][3]
+    labels = {(sid, checker): {"matches": [[1.0, True], [2, 0]]}}
+    assert human_groups(table, labels) == _old_human_groups(table, labels)
+    with pytest.raises(ValueError):
+        human_groups(table, {(sid, checker): {"matches": [[1, 2, 3]]}})
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_proposed_matches_equal_the_per_pair_build(seed: int) -> None:
+    from calibration.schemes.violations.evaluation import proposed_matches
+    from calibration.schemes.violations.matching import match
+
+    rng = np.random.default_rng(seed)
+    table = build_pair_table(_samples(rng, 300), "jaccard")
+    for name in ("std_match", "ha_match"):
+        config = PRESETS[name].with_(embedding="jaccard")
+        mask = match(table, config, method=config.matching)
+        got = proposed_matches(table, config, config.matching, mask=mask)
+        assert sum(map(len, (v["matches"] for v in got.values()))) > 100
+        assert got == _old_proposed_matches(table, mask) and list(got) == list(_old_proposed_matches(table, mask))
+        assert got == proposed_matches(table, config, config.matching)
+    rand = rng.random(len(table.pairs)) < 0.4  # any mask, not only a matcher's
+    assert proposed_matches(table, PRESETS["std_match"], "greedy", mask=rand) == _old_proposed_matches(table, rand)
