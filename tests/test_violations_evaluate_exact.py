@@ -114,3 +114,71 @@ def test_proposed_matches_equal_the_per_pair_build(seed: int) -> None:
         assert got == proposed_matches(table, config, config.matching)
     rand = rng.random(len(table.pairs)) < 0.4  # any mask, not only a matcher's
     assert proposed_matches(table, PRESETS["std_match"], "greedy", mask=rand) == _old_proposed_matches(table, rand)
+
+
+def _old_unit_scores(uc: Any) -> list[tuple[str, str, int, int, int, float]]:
+    """calibration.schemes.violations.evaluation.unit_scores before this change (given the unit counts)."""
+    from calibration.schemes.violations.metrics import prf
+
+    tp, fp, fn = (uc[c].to_numpy() for c in ("tp", "fp", "fn"))
+    _, _, f1 = prf(tp, fp, fn)
+    return list(zip(uc["sample_id"].astype(str).tolist(), uc["checker"].astype(str).tolist(),
+                    tp.astype(np.int64).tolist(), fp.astype(np.int64).tolist(), fn.astype(np.int64).tolist(),
+                    np.asarray(f1, dtype=float).tolist()))
+
+
+def _stored(p: Any, ref: str) -> list[tuple[Any, ...]]:
+    return p.conn.execute("SELECT unit_id, score, figures, typeof(score) FROM machine_scores WHERE config_ref = ? "
+                          "ORDER BY unit_id", (ref,)).fetchall()
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_unit_scores_as_columns_read_and_store_as_the_rows_did(tmp_path: Any, seed: int) -> None:
+    """`UnitScores` reads as the old rows (same values and types), and storing it gives the very rows and texts the
+    rows gave, for every headline figure; stored once, the same scores write nothing, changed ones are written."""
+    from app.store import Project
+    from calibration.schemes.violations.evaluation import unit_scores
+    from calibration.schemes.violations.metrics import unit_counts
+    from calibration.unit_scores import UnitScores
+
+    rng = np.random.default_rng(seed)
+    samples = _samples(rng, 150)
+    table = build_pair_table(samples, "jaccard")
+    config = PRESETS["ha_match"].with_(embedding="jaccard")
+    got, want = unit_scores(table, config, "greedy"), _old_unit_scores(unit_counts(table, config, method="greedy"))
+    assert isinstance(got, UnitScores) and len(got) == len(want) > 300
+    assert list(got) == want and got[:] == want and got[7] == want[7] and got[-1] == want[-1]
+    assert [tuple(map(type, r)) for r in got] == [tuple(map(type, r)) for r in want]
+    with Project.create(tmp_path / "p.concord") as p:
+        p.store("violations").write_violation_samples(samples)
+        for score in ("f1", "tp", "fn", "nope"):
+            p.units.set_machine_scores(f"rows-{score}", want, score=score)
+            p.units.set_machine_scores(f"cols-{score}", got, score=score)
+            assert _stored(p, f"cols-{score}") == _stored(p, f"rows-{score}") != []
+        changes = p.conn.total_changes
+        p.units.set_machine_scores("cols-f1", unit_scores(table, config, "greedy"))
+        assert p.conn.total_changes == changes  # the same scores again: nothing written
+        bump = np.arange(len(got)) % 3 == 0  # some figures change, the last units are no longer scored
+        other = UnitScores(*(c[:-5] for c in (got.sample_id, got.unit, got.tp + bump, got.fp, got.fn, got.f1 / 2)))
+        p.units.set_machine_scores("cols-f1", other)
+        p.units.set_machine_scores("rows-f1", list(other))
+        assert _stored(p, "cols-f1") == _stored(p, "rows-f1") and len(_stored(p, "cols-f1")) == len(want) - 5
+
+
+def test_unit_scores_digest_tells_rows_apart() -> None:
+    """Equal digests only for equal rows: ids split differently, a value's type or sign, the headline's name."""
+    from calibration.unit_scores import UnitScores
+
+    def scores(sids: list[Any], units: list[str], f1: list[float], tp: int = 1) -> UnitScores:
+        from calibration.schemes.violations.columns import object_array
+
+        n = len(sids)
+        return UnitScores(object_array(sids), object_array(units), [tp] * n, [0] * n, [0] * n, f1)
+
+    base = scores(["a\x00", "b"], ["u", "u"], [0.5, 0.0])
+    digests = {base.digest("f1"), scores(["a", "\x00b"], ["u", "u"], [0.5, 0.0]).digest("f1"),
+               scores(["a\x00", "b"], ["u", "u"], [0.5, -0.0]).digest("f1"), base.digest("tp"),
+               scores(["a\x00", "b"], ["u", "u"], [0.5, 0.0], tp=2).digest("f1"),
+               scores(["a\x00", "b"], ["u", "uu"], [0.5, 0.0]).digest("f1")}
+    assert len(digests) == 6 and base.digest("f1") == scores(["a\x00", "b"], ["u", "u"], [0.5, 0.0]).digest("f1")
+    assert scores([1, "b"], ["u", "u"], [0.5, 0.0]).digest("f1") is None  # not str: digested row by row

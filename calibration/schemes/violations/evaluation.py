@@ -27,6 +27,7 @@ from calibration.schemes.violations.columns import ViolationColumns, object_arra
 from calibration.schemes.violations.config import PRESETS, ConfigError, MatchConfig
 from calibration.schemes.violations.metrics import evaluate_many, prf, unit_counts
 from calibration.schemes.violations.pairs import PairTable, build_pair_table
+from calibration.unit_scores import UnitScores
 
 DEFAULT_PRESETS = ("std_match", "ha_match")
 
@@ -134,17 +135,14 @@ def human_leaderboard(table: PairTable, matches: Sequence[tuple[int, int, int]] 
     return out
 
 
-def unit_scores(table: PairTable, config: MatchConfig, matching: str,
-                units: Any = None) -> list[tuple[str, str, int, int, int, float]]:
+def unit_scores(table: PairTable, config: MatchConfig, matching: str, units: Any = None) -> UnitScores:
     """Per-unit (sample_id, checker, tp, fp, fn, f1) under `config`: the review list's machine F1 column (`units`:
-    Counts.units if the caller has them, so the matching is not run again)."""
+    Counts.units if the caller has them, so the matching is not run again). Columns that read as those rows."""
     uc = unit_counts(table, config, method=matching) if units is None else units
     tp, fp, fn = (uc[c].to_numpy() for c in ("tp", "fp", "fn"))
     _, _, f1 = prf(tp, fp, fn)
-    # plain Python ints/floats via tolist() (one C call per column instead of int()/float() per value)
-    return list(zip(uc["sample_id"].astype(str).tolist(), uc["checker"].astype(str).tolist(),
-                    tp.astype(np.int64).tolist(), fp.astype(np.int64).tolist(), fn.astype(np.int64).tolist(),
-                    np.asarray(f1, dtype=float).tolist()))
+    return UnitScores(object_array(uc["sample_id"].astype(str).tolist()), object_array(uc["checker"].astype(str).tolist()),
+                      tp, fp, fn, f1)
 
 
 def proposed_matches(table: PairTable, config: MatchConfig, matching: str,
