@@ -141,8 +141,16 @@ def unit_scores(table: PairTable, config: MatchConfig, matching: str, units: Any
     uc = unit_counts(table, config, method=matching) if units is None else units
     tp, fp, fn = (uc[c].to_numpy() for c in ("tp", "fp", "fn"))
     _, _, f1 = prf(tp, fp, fn)
-    return UnitScores(object_array(uc["sample_id"].astype(str).tolist()), object_array(uc["checker"].astype(str).tolist()),
-                      tp, fp, fn, f1)
+    return UnitScores(_as_str(uc["sample_id"]), _as_str(uc["checker"]), tp, fp, fn, f1)
+
+
+def _as_str(column: pd.Series) -> np.ndarray:
+    """The column's values as an object array of str: the table's own str objects when every value is one (no copy
+    of 400k ids per config), else `astype(str)` of each."""
+    values = column.to_numpy(dtype=object)
+    if pd.api.types.infer_dtype(values, skipna=False) == "string":
+        return values
+    return object_array(column.astype(str).tolist())
 
 
 def proposed_matches(table: PairTable, config: MatchConfig, matching: str,
