@@ -70,12 +70,12 @@ def human_group_arrays(table: PairTable, labels: Mapping[tuple[str, str], Mappin
     """`human_groups` as arrays: an (n, 3) int64 array of (group, gt, pred) rows sorted, the labeled groups sorted.
     Units are found by codes (samples and checkers as integers) and the pairs read into one array: a dict keyed by
     every group and a tuple per pair took most of a second at 100k samples."""
-    keys = [(str(sid), str(unit), kinds["matches"]) for (sid, unit), kinds in labels.items()
-            if kinds.get("matches") is not None]
-    if not keys:  # nothing to map: skip indexing every group (100k at 100k samples)
+    keyed = [(key, value) for key, kinds in labels.items() if (value := kinds.get("matches")) is not None]
+    if not keyed:  # nothing to map: skip indexing every group (100k at 100k samples)
         return np.empty((0, 3), dtype=np.int64), np.empty(0, dtype=np.int64)
-    sids, units, values = zip(*keys)
-    group = _groups_of(table, object_array(sids), object_array(units))
+    keys, values = zip(*keyed)
+    sids, units = zip(*keys)
+    group = _groups_of(table, _str_array(sids), _str_array(units))
     found = group >= 0
     values = [v for v, ok in zip(values, found) if ok]
     group = group[found]
@@ -99,14 +99,24 @@ def _pair_array(values: Sequence[Any], n: int) -> np.ndarray:
     return np.array([(int(a), int(b)) for a, b in chain.from_iterable(values)], dtype=np.int64).reshape(-1, 2)
 
 
+def _str_array(values: Sequence[Any]) -> np.ndarray:
+    """`values` as an object array of str (each `str()`ed, as unit keys always were; as they are when all are str)."""
+    out = object_array(values)
+    return out if pd.api.types.infer_dtype(out, skipna=False) == "string" else object_array([str(v) for v in out])
+
+
 def _groups_of(table: PairTable, sids: np.ndarray, units: np.ndarray) -> np.ndarray:
     """The group of each (sample id, checker), -1 where the table has no such unit: samples and checkers as codes of
     the table's own, and each group's pair of codes as one integer."""
-    g_sample, g_checker = (table.groups[c].to_numpy(dtype=object) for c in ("sample_id", "checker"))
-    s_index, c_index = pd.Index(pd.unique(g_sample)), pd.Index(pd.unique(g_checker))
+    g_sample, g_checker = (_str_array(table.groups[c].to_numpy(dtype=object)) for c in ("sample_id", "checker"))
+    # object indexes: pandas would copy str values into its Arrow string type and back
+    s_index, c_index = pd.Index(pd.unique(g_sample), dtype=object), pd.Index(pd.unique(g_checker), dtype=object)
     width = max(len(c_index), 1)
-    g_key = s_index.get_indexer(g_sample).astype(np.int64) * width + c_index.get_indexer(g_checker)
-    s_code, c_code = s_index.get_indexer(sids).astype(np.int64), c_index.get_indexer(units).astype(np.int64)
+    def codes(index: pd.Index, values: np.ndarray) -> np.ndarray:
+        return index.get_indexer(pd.Index(values, dtype=object)).astype(np.int64)
+
+    g_key = codes(s_index, g_sample) * width + codes(c_index, g_checker)
+    s_code, c_code = codes(s_index, sids), codes(c_index, units)
     key = np.where((s_code >= 0) & (c_code >= 0), s_code * width + c_code, -1)
     return pd.Index(g_key).get_indexer(key).astype(np.int64)  # key -1 matches no group (keys are >= 0)
 
