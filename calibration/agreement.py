@@ -209,10 +209,14 @@ def draw_counts(idx: np.ndarray, n: int) -> np.ndarray:
 
 
 def _distinct_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(distinct rows of the 2-d `x`, each row's index among them), in order of first appearance. Column by column
-    with pandas' hash factorize: np.unique(axis=0) sorts whole rows, 0.9 s for 100k x 36 against 0.05 s here."""
+    """(distinct rows of the 2-d `x`, each row's index among them), in order of first appearance. Whole rows hashed
+    at once when their bits say which are equal (`_hashed_rows`), else column by column with pandas' hash
+    factorize: np.unique(axis=0) sorts whole rows, 0.9 s for 100k x 36 against 0.05 s here."""
     import pandas as pd
 
+    hashed = _hashed_rows(x)
+    if hashed is not None:
+        return hashed
     codes = np.zeros(x.shape[0], dtype=np.int64)
     for column in x.T:
         col_codes, distinct = pd.factorize(column)
@@ -220,6 +224,48 @@ def _distinct_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     rows = np.empty((int(codes.max(initial=-1)) + 1, x.shape[1]), dtype=x.dtype)
     rows[codes] = x
     return rows, codes
+
+
+def _hashed_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """`_distinct_rows` by one hash per row: each row's 64-bit values mixed (`_mixed`) and combined by a fixed random
+    odd integer per column (wrapping int64 arithmetic), classes found by pandas' factorize of the hashes and checked equal to their
+    class's first row. None (the caller goes column by column) when equal values may differ in bits (a NaN, a
+    -0.0), for a dtype other than 64-bit numbers, or on a collision (never seen). The same classes, in the same
+    order, as column by column: the evaluate bootstrap's 100k x 144 counts took 0.35 s that way, 0.05 s so."""
+    import pandas as pd
+
+    if x.ndim != 2 or x.dtype not in (np.int64, np.float64) or not x.shape[0] or not x.shape[1]:
+        return None
+    bits = np.ascontiguousarray(x).view(np.int64)
+    mix = np.random.default_rng(0x5EED).integers(1, 2 ** 62, size=x.shape[1], dtype=np.int64) | 1
+    h = np.empty(len(x), dtype=np.int64)
+    step = max(1, _HASH_CHUNK // x.shape[1])  # rows at a time: no temporary the size of `x`
+    for lo in range(0, len(x), step):
+        part = x[lo : lo + step]
+        if x.dtype == np.float64 and (np.isnan(part).any() or (np.signbit(part) & (part == 0)).any()):
+            return None
+        h[lo : lo + step] = _mixed(bits[lo : lo + step]) @ mix  # integer matmul wraps silently: a hash, not a number
+    codes, uniques = pd.factorize(h)
+    first = np.empty(len(uniques), dtype=np.int64)
+    first[codes[::-1]] = np.arange(len(codes) - 1, -1, -1)
+    rows = x[first]
+    row_bits = np.ascontiguousarray(rows).view(np.int64)
+    for lo in range(0, len(x), step):
+        if not np.array_equal(row_bits[codes[lo : lo + step]], bits[lo : lo + step]):
+            return None
+    return rows, codes.astype(np.int64)
+
+
+_HASH_CHUNK = 1 << 21  # values per chunk of `_hashed_rows` (16 MB)
+
+
+def _mixed(bits: np.ndarray) -> np.ndarray:
+    """Each 64-bit value through splitmix64's finaliser (wrapping uint64 arithmetic), as int64: every input bit
+    reaches the low bits, which a product keeps (a float's low mantissa bits are zeros for whole numbers)."""
+    z = bits.view(np.uint64)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return (z ^ (z >> np.uint64(31))).view(np.int64)
 
 
 distinct_rows = _distinct_rows  # public: the rgb figures count draws per pattern of decisions

@@ -182,3 +182,70 @@ def test_unit_scores_digest_tells_rows_apart() -> None:
                scores(["a\x00", "b"], ["u", "uu"], [0.5, 0.0]).digest("f1")}
     assert len(digests) == 6 and base.digest("f1") == scores(["a\x00", "b"], ["u", "u"], [0.5, 0.0]).digest("f1")
     assert scores([1, "b"], ["u", "u"], [0.5, 0.0]).digest("f1") is None  # not str: digested row by row
+
+
+def _old_distinct_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """calibration.agreement._distinct_rows before this change (column by column)."""
+    import pandas as pd
+
+    codes = np.zeros(x.shape[0], dtype=np.int64)
+    for column in x.T:
+        col_codes, distinct = pd.factorize(column)
+        codes, _ = pd.factorize(codes * len(distinct) + col_codes)
+    rows = np.empty((int(codes.max(initial=-1)) + 1, x.shape[1]), dtype=x.dtype)
+    rows[codes] = x
+    return rows, codes
+
+
+def _matrices() -> list[np.ndarray]:
+    rng = np.random.default_rng(7)
+    counts = rng.poisson(0.7, (3000, 40))
+    zeros = counts.astype(np.float64)
+    zeros[5, 3] = -0.0  # equal to 0.0, other bits
+    nan = counts.astype(np.float64)
+    nan[[7, 9], 2] = np.nan
+    return [counts, counts.astype(np.float64), zeros, nan, counts.astype(np.int8), rng.random((500, 3)),
+            np.repeat(counts[:4], 50, axis=0), counts[:, :1], np.zeros((0, 4)), np.zeros((6, 0))]
+
+
+@pytest.mark.parametrize("i", range(10))
+def test_distinct_rows_by_row_hashes_equal_them_column_by_column(i: int) -> None:
+    from calibration.agreement import _distinct_rows
+
+    x = _matrices()[i]
+    (rows, codes), (want_rows, want_codes) = _distinct_rows(x), _old_distinct_rows(x)
+    assert np.array_equal(codes, want_codes) and codes.dtype == want_codes.dtype
+    assert rows.dtype == want_rows.dtype and rows.shape == want_rows.shape
+    assert np.array_equal(rows.view(np.uint8), want_rows.view(np.uint8))  # every bit (-0.0 and NaN included)
+
+
+def test_distinct_rows_by_hash_only_where_bits_decide(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hash path serves 64-bit numbers without NaN or -0.0; a collision hands over to the column path."""
+    import calibration.agreement as agreement
+
+    counts, as_float, zeros, nan, small = _matrices()[:5]
+    assert agreement._hashed_rows(counts) is not None and agreement._hashed_rows(as_float) is not None
+    assert agreement._hashed_rows(zeros) is None and agreement._hashed_rows(nan) is None
+    assert agreement._hashed_rows(small) is None
+    monkeypatch.setattr(agreement, "_HASH_CHUNK", 64)  # several chunks
+    assert np.array_equal(agreement._hashed_rows(counts)[1], _old_distinct_rows(counts)[1])
+    monkeypatch.setattr(agreement.np.random, "default_rng", lambda seed: _Zero())  # every row hashes to 0
+    assert agreement._hashed_rows(counts) is None
+    assert np.array_equal(agreement._distinct_rows(counts)[1], _old_distinct_rows(counts)[1])
+
+
+class _Zero:
+    def integers(self, low: int, high: int, size: int, dtype: Any) -> np.ndarray:
+        return np.zeros(size, dtype=dtype)
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_evaluate_many_equals_each_config_evaluated_alone(seed: int) -> None:
+    """The configs' counts written into one matrix give every figure and interval end evaluate() gives alone."""
+    from calibration.schemes.violations.metrics import evaluate, evaluate_many
+
+    table = build_pair_table(_samples(np.random.default_rng(seed), 400), "jaccard")
+    configs = [PRESETS[n].with_(embedding="jaccard") for n in ("std_match", "ha_match")]
+    got = evaluate_many([(table, c, m) for c in configs for m in ("greedy", "optimal")], n_boot=200, seed=seed)
+    want = [evaluate(table, c, m, n_boot=200, seed=seed) for c in configs for m in ("greedy", "optimal")]
+    assert repr([g[0] for g in got]) == repr(want)
