@@ -249,3 +249,72 @@ def test_evaluate_many_equals_each_config_evaluated_alone(seed: int) -> None:
     got = evaluate_many([(table, c, m) for c in configs for m in ("greedy", "optimal")], n_boot=200, seed=seed)
     want = [evaluate(table, c, m, n_boot=200, seed=seed) for c in configs for m in ("greedy", "optimal")]
     assert repr([g[0] for g in got]) == repr(want)
+
+
+def _old_count(pair_table: PairTable, matched: np.ndarray) -> Any:
+    """calibration.schemes.violations.metrics.count before this change (np.add.at)."""
+    import pandas as pd
+
+    from calibration.schemes.violations.metrics import Counts, _category_names
+
+    groups, pairs = pair_table.groups, pair_table.pairs
+    G = len(groups)
+    matched = np.asarray(matched, dtype=bool)
+    mg = pairs["group"].to_numpy(dtype=np.int64)[matched]
+    tp = np.bincount(mg, minlength=G).astype(np.int64)
+    n_gt = groups["n_gt"].to_numpy(dtype=np.int64)
+    n_pred = groups["n_pred"].to_numpy(dtype=np.int64)
+    units = groups.copy()
+    units["tp"], units["fp"], units["fn"] = tp, n_pred - tp, n_gt - tp
+    s_idx, samples = pd.factorize(groups["sample_id"], sort=False)
+    c_idx, checkers = pd.factorize(groups["checker"], sort=True)
+    S, C = len(samples), len(checkers)
+    by_sample = np.zeros((S, C, 3), dtype=np.int64)
+    run_on = np.zeros((S, C), dtype=bool)
+    if G:
+        np.add.at(by_sample, (s_idx, c_idx), units[["tp", "fp", "fn"]].to_numpy(dtype=np.int64))
+        run_on[s_idx, c_idx] = True
+    gt_hit = np.zeros(len(pair_table.gt_items), dtype=bool)
+    pred_hit = np.zeros(len(pair_table.pred_items), dtype=bool)
+    gt_hit[pair_table.gt_offsets[mg] + pairs["gt"].to_numpy(dtype=np.int64)[matched]] = True
+    pred_hit[pair_table.pred_offsets[mg] + pairs["pred"].to_numpy(dtype=np.int64)[matched]] = True
+    gcat, pcat = (_category_names(pair_table.gt_items["category"]), _category_names(pair_table.pred_items["category"]))
+    codes, categories = pd.factorize(np.concatenate([gcat, pcat]), sort=True)
+    gk, pk = codes[: gcat.size], codes[gcat.size :]
+    K = len(categories)
+    by_cat = np.zeros((S, C, K, 3), dtype=np.int64)
+    gg = pair_table.gt_items["group"].to_numpy(dtype=np.int64)
+    pg = pair_table.pred_items["group"].to_numpy(dtype=np.int64)
+    np.add.at(by_cat, (s_idx[gg[gt_hit]], c_idx[gg[gt_hit]], gk[gt_hit], 0), 1)
+    np.add.at(by_cat, (s_idx[pg[~pred_hit]], c_idx[pg[~pred_hit]], pk[~pred_hit], 1), 1)
+    np.add.at(by_cat, (s_idx[gg[~gt_hit]], c_idx[gg[~gt_hit]], gk[~gt_hit], 2), 1)
+    return Counts(units, [str(s) for s in samples], [str(c) for c in checkers], [str(k) for k in categories],
+                  by_sample, by_cat, run_on)
+
+
+def _categorised(rng: np.random.Generator, n: int) -> list[ViolationSample]:
+    """Samples whose violations carry categories (some missing, some differing in case and spaces)."""
+    cats = ["Health", " health ", "Legal", None, "tone"]
+    out = []
+    for s in _samples(rng, n):
+        def cat(vs: tuple[Violation, ...]) -> tuple[Violation, ...]:
+            return tuple(Violation(v.rule, v.start, v.end, category=cats[int(rng.integers(0, 5))]) for v in vs)
+
+        out.append(ViolationSample(s.id, s.text, cat(s.ground_truth), {c: cat(vs) for c, vs in s.predictions.items()}))
+    return out
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_count_equals_its_add_at_formulation(seed: int) -> None:
+    from calibration.schemes.violations.metrics import count
+
+    rng = np.random.default_rng(seed)
+    table = build_pair_table(_categorised(rng, 300), "jaccard")
+    for matched in (rng.random(len(table.pairs)) < 0.3, np.zeros(len(table.pairs), dtype=bool)):
+        got, want = count(table, matched), _old_count(table, matched)
+        assert got.by_sample_cat.sum() > 100 and len(got.categories) >= 3
+        for f in ("samples", "checkers", "categories"):
+            assert getattr(got, f) == getattr(want, f)
+        for f in ("by_sample", "by_sample_cat", "run_on"):
+            assert np.array_equal(getattr(got, f), getattr(want, f)) and getattr(got, f).dtype == getattr(want, f).dtype
+        assert got.units.equals(want.units)

@@ -78,8 +78,8 @@ def count(pair_table: PairTable, matched: np.ndarray) -> Counts:
     S, C = len(samples), len(checkers)
     by_sample = np.zeros((S, C, 3), dtype=np.int64)
     run_on = np.zeros((S, C), dtype=bool)
-    if G:
-        np.add.at(by_sample, (s_idx, c_idx), units[["tp", "fp", "fn"]].to_numpy(dtype=np.int64))
+    if G:  # a unit is one (sample, checker): each cell is written once, so assigned (np.add.at was 5x slower)
+        by_sample[s_idx, c_idx] = np.column_stack([tp, n_pred - tp, n_gt - tp])
         run_on[s_idx, c_idx] = True
 
     gt_hit = np.zeros(len(pair_table.gt_items), dtype=bool)
@@ -90,12 +90,14 @@ def count(pair_table: PairTable, matched: np.ndarray) -> Counts:
     codes, categories = pd.factorize(np.concatenate([gcat, pcat]), sort=True)
     gk, pk = codes[: gcat.size], codes[gcat.size :]
     K = len(categories)
-    by_cat = np.zeros((S, C, K, 3), dtype=np.int64)
     gg = pair_table.gt_items["group"].to_numpy(dtype=np.int64)
     pg = pair_table.pred_items["group"].to_numpy(dtype=np.int64)
-    np.add.at(by_cat, (s_idx[gg[gt_hit]], c_idx[gg[gt_hit]], gk[gt_hit], 0), 1)
-    np.add.at(by_cat, (s_idx[pg[~pred_hit]], c_idx[pg[~pred_hit]], pk[~pred_hit], 1), 1)
-    np.add.at(by_cat, (s_idx[gg[~gt_hit]], c_idx[gg[~gt_hit]], gk[~gt_hit], 2), 1)
+    cell = s_idx.astype(np.int64) * C + c_idx  # each group's (sample, checker) cell
+    # every item counted into its (sample, checker, category, tp/fp/fn) cell by one bincount of flat cell numbers
+    flat = np.concatenate([(cell[gg[gt_hit]] * K + gk[gt_hit]) * 3,
+                           (cell[pg[~pred_hit]] * K + pk[~pred_hit]) * 3 + 1,
+                           (cell[gg[~gt_hit]] * K + gk[~gt_hit]) * 3 + 2])
+    by_cat = np.bincount(flat, minlength=S * C * K * 3).astype(np.int64).reshape(S, C, K, 3)
     return Counts(units, [str(s) for s in samples], [str(c) for c in checkers], [str(k) for k in categories],
                   by_sample, by_cat, run_on)
 
