@@ -318,3 +318,15 @@ def test_count_equals_its_add_at_formulation(seed: int) -> None:
         for f in ("by_sample", "by_sample_cat", "run_on"):
             assert np.array_equal(getattr(got, f), getattr(want, f)) and getattr(got, f).dtype == getattr(want, f).dtype
         assert got.units.equals(want.units)
+
+
+def test_the_store_still_imports_without_numpy() -> None:
+    """Machine scores as columns are recognised without putting numpy on `import app.store`'s path."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = "import sys, app.store; print('numpy' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[1], capture_output=True,
+                         text=True, check=True).stdout
+    assert out.strip() == "False"

@@ -9,10 +9,12 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.store.parts import ProjectPart
-from calibration.unit_scores import UnitScores
+
+if TYPE_CHECKING:
+    from calibration.unit_scores import UnitScores
 
 SORTABLE = {"id": "u.id", "sample_id": "u.sample_id", "scheme": "u.scheme", "unit": "u.unit",
             "machine_f1": "ms.score", "machine_score": "ms.score", "status": "status"}
@@ -314,6 +316,8 @@ class UnitsPart(ProjectPart):
         """Replace the per-unit machine figures stored for a config. A row is (sample_id, unit, figures dict), or
         (sample_id, unit, tp, fp, fn, f1); `figures[score]` is the list's headline (sortable) figure. `rows` may be
         `UnitScores` (those rows as columns: digested from their bytes and formatted per distinct figures)."""
+        from calibration.unit_scores import UnitScores  # numpy: not on app.store's import path
+
         digest = rows.digest(score) if isinstance(rows, UnitScores) else None
         columns = rows if digest is not None else None  # None: rows one by one (a non-str id in UnitScores too)
         if digest is None:
