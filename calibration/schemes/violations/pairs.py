@@ -187,7 +187,8 @@ def build_pair_table(samples: Sequence[ViolationSample] | ViolationColumns,
     cols_out.update(_text_components(sim, texts, ga, pa, g_src, p_src))
     gc, pc = ga["category"][g_src], pa["category"][p_src]
     cols_out["category"] = np.where((gc >= 0) & (pc >= 0), (gc == pc).astype(np.float64), np.nan)
-    pairs = pd.DataFrame({k: cols_out[k] for k in ("group", "gt", "pred", *COMPONENTS)})
+    # its columns as they are (no copy into one block: 66 MB and 0.14 s at 1M pairs; pandas copies on write)
+    pairs = pd.DataFrame({k: cols_out[k] for k in ("group", "gt", "pred", *COMPONENTS)}, copy=False)
 
     labels = np.append(object_array(cat_keys), None)  # id -1 -> None (not NaN)
     gt_items = _items_without_category(n_gt)
