@@ -330,3 +330,48 @@ def test_the_store_still_imports_without_numpy() -> None:
     out = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[1], capture_output=True,
                          text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def _blocks(kind: str) -> list[np.ndarray]:
+    rng = np.random.default_rng(len(kind))
+    few = [rng.poisson(0.3, (4000, 12)), rng.poisson(0.1, (4000, 30)), rng.poisson(0.2, (4000, 0))]
+    if kind == "few":  # per-sample counts: few distinct rows (the multinomial branch)
+        return few
+    if kind == "many":  # mostly distinct rows (resample_sums' other branches)
+        return [rng.integers(0, 1000, (300, 4)), rng.integers(0, 1000, (300, 3))]
+    if kind == "float":  # a NaN: the column-by-column path
+        out = [few[0].astype(np.float64), few[1]]
+        out[0][3, 1] = np.nan
+        return out
+    return [np.zeros((0, 3), dtype=np.int64), np.zeros((0, 2), dtype=np.int64)]
+
+
+@pytest.mark.parametrize("kind", ["few", "many", "float", "empty"])
+def test_resample_sums_of_blocks_equal_those_of_the_joined_matrix(kind: str) -> None:
+    from calibration.agreement import resample_sums, resample_sums_blocks
+
+    blocks = _blocks(kind)
+    want = resample_sums(np.hstack(blocks).astype(np.float64), 300, 5, 64)
+    got = resample_sums_blocks(blocks, 300, 5, 64)
+    assert got.shape == want.shape and np.array_equal(got, want, equal_nan=True)
+    assert kind == "empty" or want.any()
+
+
+def test_resample_sums_of_blocks_after_a_collision(monkeypatch: pytest.MonkeyPatch) -> None:
+    import calibration.agreement as agreement
+
+    blocks = _blocks("few")
+    want = agreement.resample_sums(np.hstack(blocks).astype(np.float64), 200, 1)
+    monkeypatch.setattr(agreement.np.random, "default_rng", _collide_then(agreement.np.random.default_rng))
+    assert np.array_equal(agreement.resample_sums_blocks(blocks, 200, 1), want)
+
+
+def _collide_then(real: Any) -> Any:
+    """default_rng whose first generator hashes every row to 0 (a collision everywhere), then the real ones."""
+    calls = []
+
+    def rng(seed: Any = None) -> Any:
+        calls.append(seed)
+        return _Zero() if len(calls) == 1 else real(seed)
+
+    return rng

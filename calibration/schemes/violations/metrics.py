@@ -140,6 +140,13 @@ def unit_counts(pair_table: PairTable, config: MatchConfig, method: Method | Non
     return count(pair_table, match(pair_table, config, method=method)).units
 
 
+def bootstrap_sums_blocks(blocks: Sequence[np.ndarray], n_boot: int = DEFAULT_BOOT, seed: int = 0) -> np.ndarray:
+    """`bootstrap_sums` of the blocks side by side (agreement.resample_sums_blocks: the same sums, no joined copy)."""
+    from calibration.agreement import resample_sums_blocks
+
+    return resample_sums_blocks(blocks, n_boot, seed, _BOOT_CHUNK)
+
+
 def bootstrap_sums(per_sample: np.ndarray, n_boot: int = DEFAULT_BOOT, seed: int = 0) -> np.ndarray:
     """Column sums of `per_sample` (S, M) over `n_boot` resamples of its rows: (n_boot, M).
 
@@ -177,8 +184,7 @@ def _num(x: Any) -> float | int | None:
 
 def _flat(counts: Counts) -> np.ndarray:
     """(S, C*3 + C*K*3): the per-sample counts the bootstrap sums."""
-    S, C, K = len(counts.samples), len(counts.checkers), len(counts.categories)
-    return np.concatenate([counts.by_sample.reshape(S, C * 3), counts.by_sample_cat.reshape(S, C * K * 3)], axis=1)
+    return np.concatenate(_flat_blocks(counts), axis=1)
 
 
 def _flat_width(counts: Counts) -> int:
@@ -186,11 +192,10 @@ def _flat_width(counts: Counts) -> int:
     return C * 3 + C * K * 3
 
 
-def _flat_into(counts: Counts, out: np.ndarray) -> None:
-    """`_flat(counts)` written into `out` (S, `_flat_width`), converted to its dtype on the way."""
+def _flat_blocks(counts: Counts) -> tuple[np.ndarray, np.ndarray]:
+    """`_flat(counts)` as its two blocks (views, not joined)."""
     S, C, K = len(counts.samples), len(counts.checkers), len(counts.categories)
-    out[:, : C * 3] = counts.by_sample.reshape(S, C * 3)
-    out[:, C * 3 :] = counts.by_sample_cat.reshape(S, C * K * 3)
+    return counts.by_sample.reshape(S, C * 3), counts.by_sample_cat.reshape(S, C * K * 3)
 
 
 def evaluate_counts(counts: Counts, n_boot: int = DEFAULT_BOOT, seed: int = 0, ci: float = 0.95,
@@ -280,15 +285,11 @@ def evaluate_many(items: Sequence[tuple[PairTable, MatchConfig, Method | None]],
         if d[4].checkers and n_boot > 0:
             by_samples.setdefault(tuple(d[4].samples), []).append(i)
     for idx in by_samples.values():
-        # every config's `_flat` counts written straight into one float64 matrix (what the bootstrap reads): not
-        # each flattened, then joined, then converted (three copies, 350 MB at 100k samples)
-        widths = [_flat_width(done[i][4]) for i in idx]
-        edges = np.cumsum([0, *widths])
-        per_sample = np.empty((len(done[idx[0]][4].samples), int(edges[-1])), dtype=np.float64)
-        for j, i in enumerate(idx):
-            _flat_into(done[i][4], per_sample[:, edges[j] : edges[j + 1]])
-        both = bootstrap_sums(per_sample, n_boot, seed)
-        del per_sample
+        # every config's `_flat` counts as blocks side by side, never joined into one float matrix (115 MB at 100k
+        # samples): the bootstrap gathers only their distinct rows (agreement.resample_sums_blocks)
+        blocks = [block for i in idx for block in _flat_blocks(done[i][4])]
+        both = bootstrap_sums_blocks(blocks, n_boot, seed)
+        edges = np.cumsum([0, *(_flat_width(done[i][4]) for i in idx)])
         for j, i in enumerate(idx):
             boots[i] = both[:, edges[j] : edges[j + 1]]
     out = []
