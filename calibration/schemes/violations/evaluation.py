@@ -228,12 +228,14 @@ def evaluate_report(records: Sequence[Any] | ViolationColumns, labels: Mapping[t
             tables[config.embedding] = pair_table(samples, config.embedding, options)
     methods = [options.get("matching") or c.matching for c in configs]
     # one matching per config, and one bootstrap pass shared by every config (metrics.evaluate_many)
-    done = evaluate_many([(tables[c.embedding], c, m) for c, m in zip(configs, methods)], n_boot=n_boot, seed=seed)
-    for config, method, (result, mask, counts) in zip(configs, methods, done):
+    # of each config's counts only the units are read on: its per-sample arrays (S x C x K x 3) go at once
+    done = [(result, mask, counts.units) for result, mask, counts in
+            evaluate_many([(tables[c.embedding], c, m) for c, m in zip(configs, methods)], n_boot=n_boot, seed=seed)]
+    for config, method, (result, mask, units) in zip(configs, methods, done):
         table = tables[config.embedding]
         results[config.name] = result
         if save is not None:
-            save(config.ref, unit_scores(table, config, method, units=counts.units))
+            save(config.ref, unit_scores(table, config, method, units=units))
         if options.get("machine_decisions") is not None and config is configs[0]:
             options["machine_decisions"](config.ref, proposed_matches(table, config, method, mask=mask))
         if human is None:
