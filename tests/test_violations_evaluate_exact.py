@@ -73,7 +73,11 @@ def _old_proposed_matches(table: PairTable, mask: Any) -> dict[tuple[str, str], 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_human_groups_and_their_leaderboard_equal_the_dict_lookup(seed: int) -> None:
-    from calibration.schemes.violations.evaluation import human_group_arrays, human_groups, human_leaderboard
+    from calibration.schemes.violations.evaluation import (
+        human_group_arrays,
+        human_groups,
+        human_leaderboard,
+    )
 
     rng = np.random.default_rng(seed)
     table = build_pair_table(_samples(rng, 200), "jaccard")
@@ -221,7 +225,7 @@ def test_distinct_rows_by_row_hashes_equal_them_column_by_column(i: int) -> None
 
 def test_distinct_rows_by_hash_only_where_bits_decide(monkeypatch: pytest.MonkeyPatch) -> None:
     """The hash path serves 64-bit numbers without NaN or -0.0; a collision hands over to the column path."""
-    import calibration.agreement as agreement
+    from calibration import agreement
 
     counts, as_float, zeros, nan, small = _matrices()[:5]
     assert agreement._hashed_rows(counts) is not None and agreement._hashed_rows(as_float) is not None
@@ -358,7 +362,7 @@ def test_resample_sums_of_blocks_equal_those_of_the_joined_matrix(kind: str) -> 
 
 
 def test_resample_sums_of_blocks_after_a_collision(monkeypatch: pytest.MonkeyPatch) -> None:
-    import calibration.agreement as agreement
+    from calibration import agreement
 
     blocks = _blocks("few")
     want = agreement.resample_sums(np.hstack(blocks).astype(np.float64), 200, 1)

@@ -316,7 +316,8 @@ class UnitsPart(ProjectPart):
         """Replace the per-unit machine figures stored for a config. A row is (sample_id, unit, figures dict), or
         (sample_id, unit, tp, fp, fn, f1); `figures[score]` is the list's headline (sortable) figure. `rows` may be
         `UnitScores` (those rows as columns: digested from their bytes and formatted per distinct figures)."""
-        from calibration.unit_scores import UnitScores  # numpy: not on app.store's import path
+        # imported here: it brings numpy, which is not on app.store's import path
+        from calibration.unit_scores import UnitScores
 
         digest = rows.digest(score) if isinstance(rows, UnitScores) else None
         columns = rows if digest is not None else None  # None: rows one by one (a non-str id in UnitScores too)
