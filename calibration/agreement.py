@@ -209,10 +209,14 @@ def draw_counts(idx: np.ndarray, n: int) -> np.ndarray:
 
 
 def _distinct_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(distinct rows of the 2-d `x`, each row's index among them), in order of first appearance. Column by column
-    with pandas' hash factorize: np.unique(axis=0) sorts whole rows, 0.9 s for 100k x 36 against 0.05 s here."""
+    """(distinct rows of the 2-d `x`, each row's index among them), in order of first appearance. Whole rows hashed
+    at once when their bits say which are equal (`_hashed_rows`), else column by column with pandas' hash
+    factorize: np.unique(axis=0) sorts whole rows, 0.9 s for 100k x 36 against 0.05 s here."""
     import pandas as pd
 
+    hashed = _hashed_rows(x)
+    if hashed is not None:
+        return hashed
     codes = np.zeros(x.shape[0], dtype=np.int64)
     for column in x.T:
         col_codes, distinct = pd.factorize(column)
@@ -220,6 +224,62 @@ def _distinct_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     rows = np.empty((int(codes.max(initial=-1)) + 1, x.shape[1]), dtype=x.dtype)
     rows[codes] = x
     return rows, codes
+
+
+def _hashed_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """`_distinct_rows` by one hash per row (`_hashed_block_rows` of x alone); None: go column by column."""
+    hashed = _hashed_block_rows([x])
+    return None if hashed is None else (hashed[0][0], hashed[1])
+
+
+def _hashed_block_rows(blocks: Sequence[np.ndarray]) -> tuple[list[np.ndarray], np.ndarray] | None:
+    """The distinct rows of the blocks side by side (each block's part of them) and each row's index among them, in
+    order of first appearance, by one hash per row: each row's 64-bit values mixed (`_mixed`) and combined by a fixed
+    random odd integer per column (wrapping int64 arithmetic), classes found by pandas' factorize of the hashes and
+    checked equal to their class's first row. None (the caller goes column by column) when equal values may differ
+    in bits (a NaN, a -0.0), for a dtype other than 64-bit numbers, or on a collision (never seen). The same classes,
+    in the same order, as column by column: the evaluate bootstrap's 100k x 144 counts took 0.35 s that way, 0.05 s
+    so."""
+    import pandas as pd
+
+    if not blocks or any(b.ndim != 2 or b.dtype not in (np.int64, np.float64) for b in blocks):
+        return None
+    n, widths = blocks[0].shape[0], [b.shape[1] for b in blocks]
+    if not n or not sum(widths) or any(b.shape[0] != n for b in blocks):
+        return None
+    bits = [np.ascontiguousarray(b).view(np.int64) for b in blocks]
+    mix = np.random.default_rng(0x5EED).integers(1, 2 ** 62, size=sum(widths), dtype=np.int64) | 1
+    mixes = np.split(mix, np.cumsum(widths)[:-1])
+    h = np.zeros(n, dtype=np.int64)
+    step = max(1, _HASH_CHUNK // sum(widths))  # rows at a time: no temporary the size of the blocks
+    for lo in range(0, n, step):
+        for b, b_bits, b_mix in zip(blocks, bits, mixes):
+            part = b[lo : lo + step]
+            if b.dtype == np.float64 and (np.isnan(part).any() or (np.signbit(part) & (part == 0)).any()):
+                return None
+            h[lo : lo + step] += _mixed(b_bits[lo : lo + step]) @ b_mix  # integer arithmetic wraps: a hash
+    codes, uniques = pd.factorize(h)
+    first = np.empty(len(uniques), dtype=np.int64)
+    first[codes[::-1]] = np.arange(len(codes) - 1, -1, -1)
+    rows = [b[first] for b in blocks]
+    for row_part, b_bits in zip(rows, bits):
+        row_bits = np.ascontiguousarray(row_part).view(np.int64)
+        for lo in range(0, n, step):
+            if not np.array_equal(row_bits[codes[lo : lo + step]], b_bits[lo : lo + step]):
+                return None
+    return rows, codes.astype(np.int64)
+
+
+_HASH_CHUNK = 1 << 21  # values per chunk of `_hashed_rows` (16 MB)
+
+
+def _mixed(bits: np.ndarray) -> np.ndarray:
+    """Each 64-bit value through splitmix64's finaliser (wrapping uint64 arithmetic), as int64: every input bit
+    reaches the low bits, which a product keeps (a float's low mantissa bits are zeros for whole numbers)."""
+    z = bits.view(np.uint64)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return (z ^ (z >> np.uint64(31))).view(np.int64)
 
 
 distinct_rows = _distinct_rows  # public: the rgb figures count draws per pattern of decisions
@@ -259,6 +319,23 @@ def resample_sums(per_unit: np.ndarray, n_boot: int, seed: int = 0, chunk: int =
         out[start : start + idx.shape[0]] = counts @ rows
         start += idx.shape[0]
     return out
+
+
+def resample_sums_blocks(blocks: Sequence[np.ndarray], n_boot: int, seed: int = 0, chunk: int = 64) -> np.ndarray:
+    """`resample_sums` of the (n, m_i) blocks side by side, as float64: the same sums, without that matrix when the
+    rows take few distinct values (the usual case: per-sample counts), where only the distinct rows are gathered.
+    Violations evaluate's two configs at 100k samples were a 115 MB matrix (1.15 GB at 1M) joined for this."""
+    n = blocks[0].shape[0] if blocks else 0
+    hashed = _hashed_block_rows(blocks) if n else None
+    if hashed is not None:
+        parts, inverse = hashed
+        k = len(parts[0])
+        if k * _MULTINOMIAL_SHARE <= n:  # resample_sums' own branch, on the same classes and rows
+            rows = np.ascontiguousarray(np.hstack(parts), dtype=np.float64)
+            sizes = np.bincount(inverse, minlength=k)
+            counts = np.random.default_rng(seed).multinomial(n, sizes / n, size=n_boot)
+            return counts.astype(np.float64) @ rows
+    return resample_sums(np.hstack(blocks).astype(np.float64) if blocks else np.zeros((0, 0)), n_boot, seed, chunk)
 
 
 # Class counts are drawn (multinomial) when the units are at least this many times the classes: numpy's multinomial

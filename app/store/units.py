@@ -9,9 +9,12 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.store.parts import ProjectPart
+
+if TYPE_CHECKING:
+    from calibration.unit_scores import UnitScores
 
 SORTABLE = {"id": "u.id", "sample_id": "u.sample_id", "scheme": "u.scheme", "unit": "u.unit",
             "machine_f1": "ms.score", "machine_score": "ms.score", "status": "status"}
@@ -55,6 +58,51 @@ def _rows_digest(rows: Sequence[tuple[Any, ...]], score: str) -> str:
     for column in zip(*rows) if rows else ():
         h.update(repr(column).encode())
     return h.hexdigest()
+
+
+def _formatted(rows: Sequence[tuple[Any, ...]], score: str, encode: Any) -> list[tuple[Any, ...]]:
+    """(sample_id, unit, headline figure, figures JSON) of each row, as the machine_scores table stores them."""
+    out = []
+    for row in rows:
+        if len(row) == 3:
+            sid, unit, figures = row
+            head = figures.get(score) if isinstance(figures, Mapping) else None
+            text = encode(dict(figures))
+        else:
+            sid, unit, tp, fp, fn, f1 = row
+            head = f1 if score == "f1" else {"tp": tp, "fp": fp, "fn": fn, "f1": f1}.get(score)
+            text = _counts_json(tp, fp, fn, f1, encode)
+        out.append((sid, unit, None if head is None else float(head), text))
+    return out
+
+
+def _formatted_columns(scores: UnitScores, score: str, encode: Any) -> list[tuple[Any, ...]]:
+    """`_formatted` of `UnitScores`: the same rows, each distinct (tp, fp, fn, f1) formatted once by `_counts_json`
+    (a few hundred distinct figures among 400k units at 100k samples) and the headline taken from its column."""
+    import numpy as np
+
+    code = _row_codes((scores.tp, scores.fp, scores.fn, scores.f1.view(np.int64)))  # f1 by its bits: -0.0, NaN kept
+    first = np.empty(int(code.max(initial=-1)) + 1, dtype=np.int64)
+    first[code[::-1]] = np.arange(len(code) - 1, -1, -1)  # a row of each distinct code (its first)
+    texts = np.empty(len(first), dtype=object)
+    texts[:] = [_counts_json(*figures, encode) for figures in zip(
+        scores.tp[first].tolist(), scores.fp[first].tolist(), scores.fn[first].tolist(), scores.f1[first].tolist())]
+    heads: Any = {"f1": scores.f1, "tp": scores.tp, "fp": scores.fp, "fn": scores.fn}.get(score)
+    head = heads.astype(np.float64).tolist() if heads is not None else [None] * len(scores)
+    return list(zip(scores.sample_id.tolist(), scores.unit.tolist(), head, texts[code].tolist()))
+
+
+def _row_codes(columns: Sequence[Any]) -> Any:
+    """One code per distinct row of the int64 `columns` (0..k-1): each column factorized by hashing and the codes
+    combined two at a time (np.unique(axis=0) sorted the rows: over a second for 800k)."""
+    import numpy as np
+    import pandas as pd
+
+    code = np.zeros(len(columns[0]), dtype=np.int64)
+    for column in columns:
+        c, distinct = pd.factorize(column)
+        code = pd.factorize(code * len(distinct) + c)[0].astype(np.int64)  # < n_rows**2: no overflow below 3e9 rows
+    return code
 
 
 @dataclass
@@ -266,11 +314,16 @@ class UnitsPart(ProjectPart):
 
     def set_machine_scores(self, config_ref: str, rows: Sequence[tuple[Any, ...]], score: str = "f1") -> None:
         """Replace the per-unit machine figures stored for a config. A row is (sample_id, unit, figures dict), or
-        (sample_id, unit, tp, fp, fn, f1); `figures[score]` is the list's headline (sortable) figure."""
-        # one encoder for every row: json.dumps with options builds a new JSONEncoder per call (2 s per 100k rows);
-        # same options as project.dumps, so the stored text is identical
-        rows = list(rows)  # read twice: for the digest, then formatted
-        digest = _rows_digest(rows, score)
+        (sample_id, unit, tp, fp, fn, f1); `figures[score]` is the list's headline (sortable) figure. `rows` may be
+        `UnitScores` (those rows as columns: digested from their bytes and formatted per distinct figures)."""
+        # imported here: it brings numpy, which is not on app.store's import path
+        from calibration.unit_scores import UnitScores
+
+        digest = rows.digest(score) if isinstance(rows, UnitScores) else None
+        columns = rows if digest is not None else None  # None: rows one by one (a non-str id in UnitScores too)
+        if digest is None:
+            rows = list(rows)  # read twice: for the digest, then formatted
+            digest = _rows_digest(rows, score)
         key = f"machine_scores:{config_ref}"
         stored = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         n_now = self.conn.execute("SELECT COUNT(*) FROM machine_scores WHERE config_ref = ?", (config_ref,)).fetchone()[0]
@@ -279,18 +332,10 @@ class UnitsPart(ProjectPart):
             # re-imported takes its row with it, which the count shows; only this method writes the table): the
             # table already holds exactly these rows
             return
+        # one encoder for every row: json.dumps with options builds a new JSONEncoder per call (2 s per 100k rows);
+        # same options as project.dumps, so the stored text is identical
         encode = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode
-        out = []
-        for row in rows:
-            if len(row) == 3:
-                sid, unit, figures = row
-                head = figures.get(score) if isinstance(figures, Mapping) else None
-                text = encode(dict(figures))
-            else:
-                sid, unit, tp, fp, fn, f1 = row
-                head = f1 if score == "f1" else {"tp": tp, "fp": fp, "fn": fn, "f1": f1}.get(score)
-                text = _counts_json(tp, fp, fn, f1, encode)
-            out.append((sid, unit, None if head is None else float(head), text))
+        out = _formatted_columns(columns, score, encode) if columns is not None else _formatted(rows, score, encode)
         with self.transaction() as c:
             # rows land in a temporary table and find their unit ids in one join (an INSERT ... SELECT per row
             # looked each unit up in its own statement); then only what changed is written: units no longer scored

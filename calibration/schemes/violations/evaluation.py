@@ -16,16 +16,19 @@ Options read here:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from itertools import chain, compress, repeat
+from operator import is_not, methodcaller
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from calibration.schemes.base import Report, Table
-from calibration.schemes.violations.columns import ViolationColumns
+from calibration.schemes.violations.columns import ViolationColumns, object_array
 from calibration.schemes.violations.config import PRESETS, ConfigError, MatchConfig
 from calibration.schemes.violations.metrics import evaluate_many, prf, unit_counts
 from calibration.schemes.violations.pairs import PairTable, build_pair_table
+from calibration.unit_scores import UnitScores
 
 DEFAULT_PRESETS = ("std_match", "ha_match")
 
@@ -60,26 +63,75 @@ def pair_table(samples: Sequence[Any] | ViolationColumns, embedding: str, option
 
 def human_groups(table: PairTable, labels: Mapping[tuple[str, str], Mapping[str, Any]]) -> tuple[list[tuple[int, int, int]], list[int]]:
     """Human matches mapped onto the table's groups: ((group, gt, pred) sorted, labeled groups sorted)."""
-    if not labels:  # nothing to map: skip indexing every group (100k at 100k samples)
-        return [], []
-    index = {(str(s), str(c)): g for g, (s, c) in enumerate(zip(table.groups["sample_id"], table.groups["checker"]))}
-    matches: list[tuple[int, int, int]] = []
-    labeled: list[int] = []
-    for (sid, unit), kinds in labels.items():
-        g = index.get((str(sid), str(unit)))
-        if g is None or kinds.get("matches") is None:
-            continue
-        labeled.append(g)
-        matches.extend((g, int(a), int(b)) for a, b in kinds["matches"])
-    return sorted(matches), sorted(labeled)
+    matches, labeled = human_group_arrays(table, labels)
+    return list(zip(*(matches.T.tolist() if len(matches) else ((), (), ())))), labeled.tolist()
 
 
-def human_leaderboard(table: PairTable, matches: Sequence[tuple[int, int, int]], labeled: Sequence[int]) -> dict[str, dict[str, float]]:
-    """Per-checker P/R/F1 from the humans' own matches, on the units they labeled. Integer sums per checker by
-    bincount (a pandas lookup per labeled unit took most of a second at 10k samples)."""
+def human_group_arrays(table: PairTable, labels: Mapping[tuple[str, str], Mapping[str, Any]]) -> tuple[np.ndarray, np.ndarray]:
+    """`human_groups` as arrays: an (n, 3) int64 array of (group, gt, pred) rows sorted, the labeled groups sorted.
+    Units are found by codes (samples and checkers as integers) and the pairs read into one array: a dict keyed by
+    every group and a tuple per pair took most of a second at 100k samples."""
+    # C-level passes over the labels (map, compress, zip): a Python loop over 200k units was half of this
+    matches = list(map(methodcaller("get", "matches"), labels.values()))
+    has = list(map(is_not, matches, repeat(None)))
+    values = list(compress(matches, has))
+    if not values:  # nothing to map: skip indexing every group (100k at 100k samples)
+        return np.empty((0, 3), dtype=np.int64), np.empty(0, dtype=np.int64)
+    sids, units = zip(*compress(labels.keys(), has))
+    group = _groups_of(table, _str_array(sids), _str_array(units))
+    found = group >= 0
+    values = [v for v, ok in zip(values, found) if ok]
+    group = group[found]
+    n_pairs = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
+    flat = _pair_array(values, int(n_pairs.sum()))
+    rows = np.column_stack([np.repeat(group, n_pairs), flat])
+    rows = rows[np.lexsort((rows[:, 2], rows[:, 1], rows[:, 0]))] if len(rows) else rows
+    return rows, np.sort(group)
+
+
+def _pair_array(values: Sequence[Any], n: int) -> np.ndarray:
+    """The `n` [gt, pred] pairs of `values` (lists of pairs) as an (n, 2) int64 array, read in one call; a value that
+    is not a list of pairs (or a number the fast read refuses) goes through `int(a), int(b)` per pair, as the pairs
+    were always read (the same numbers, the same error)."""
+    try:
+        flat = np.fromiter(chain.from_iterable(chain.from_iterable(values)), dtype=np.int64)
+        if flat.size == 2 * n:
+            return flat.reshape(n, 2)
+    except (TypeError, ValueError, OverflowError):
+        pass
+    return np.array([(int(a), int(b)) for a, b in chain.from_iterable(values)], dtype=np.int64).reshape(-1, 2)
+
+
+def _str_array(values: Sequence[Any]) -> np.ndarray:
+    """`values` as an object array of str (each `str()`ed, as unit keys always were; as they are when all are str)."""
+    out = object_array(values)
+    return out if pd.api.types.infer_dtype(out, skipna=False) == "string" else object_array([str(v) for v in out])
+
+
+def _groups_of(table: PairTable, sids: np.ndarray, units: np.ndarray) -> np.ndarray:
+    """The group of each (sample id, checker), -1 where the table has no such unit: samples and checkers as codes of
+    the table's own, and each group's pair of codes as one integer."""
+    g_sample, g_checker = (_str_array(table.groups[c].to_numpy(dtype=object)) for c in ("sample_id", "checker"))
+    (gs_code, s_distinct), (gc_code, c_distinct) = pd.factorize(g_sample), pd.factorize(g_checker)
+    # object indexes: pandas would copy str values into its Arrow string type and back
+    s_index, c_index = pd.Index(s_distinct, dtype=object), pd.Index(c_distinct, dtype=object)
+    width = max(len(c_index), 1)
+    g_key = gs_code.astype(np.int64) * width + gc_code
+    s_code, c_code = (index.get_indexer(pd.Index(values, dtype=object)).astype(np.int64)
+                      for index, values in ((s_index, sids), (c_index, units)))
+    key = np.where((s_code >= 0) & (c_code >= 0), s_code * width + c_code, -1)
+    return pd.Index(g_key).get_indexer(key).astype(np.int64)  # key -1 matches no group (keys are >= 0)
+
+
+def human_leaderboard(table: PairTable, matches: Sequence[tuple[int, int, int]] | np.ndarray,
+                      labeled: Sequence[int] | np.ndarray) -> dict[str, dict[str, float]]:
+    """Per-checker P/R/F1 from the humans' own matches, on the units they labeled (`human_groups`, or its arrays).
+    Integer sums per checker by bincount (a pandas lookup per labeled unit took most of a second at 10k samples)."""
     n_groups = len(table.groups)
     labeled = np.asarray(labeled, dtype=np.int64)
-    matched = np.bincount(np.fromiter((g for g, _, _ in matches), np.int64, len(matches)), minlength=n_groups)
+    groups_of_matches = (matches[:, 0] if isinstance(matches, np.ndarray)
+                         else np.fromiter((g for g, _, _ in matches), np.int64, len(matches)))
+    matched = np.bincount(groups_of_matches, minlength=n_groups)
     c_idx, checkers = pd.factorize(table.groups["checker"].to_numpy(dtype=object)[labeled], sort=True)
     n = len(checkers)
     units = np.bincount(c_idx, minlength=n)
@@ -95,34 +147,39 @@ def human_leaderboard(table: PairTable, matches: Sequence[tuple[int, int, int]],
     return out
 
 
-def unit_scores(table: PairTable, config: MatchConfig, matching: str,
-                units: Any = None) -> list[tuple[str, str, int, int, int, float]]:
+def unit_scores(table: PairTable, config: MatchConfig, matching: str, units: Any = None) -> UnitScores:
     """Per-unit (sample_id, checker, tp, fp, fn, f1) under `config`: the review list's machine F1 column (`units`:
-    Counts.units if the caller has them, so the matching is not run again)."""
+    Counts.units if the caller has them, so the matching is not run again). Columns that read as those rows."""
     uc = unit_counts(table, config, method=matching) if units is None else units
     tp, fp, fn = (uc[c].to_numpy() for c in ("tp", "fp", "fn"))
     _, _, f1 = prf(tp, fp, fn)
-    # plain Python ints/floats via tolist() (one C call per column instead of int()/float() per value)
-    return list(zip(uc["sample_id"].astype(str).tolist(), uc["checker"].astype(str).tolist(),
-                    tp.astype(np.int64).tolist(), fp.astype(np.int64).tolist(), fn.astype(np.int64).tolist(),
-                    np.asarray(f1, dtype=float).tolist()))
+    return UnitScores(_as_str(uc["sample_id"]), _as_str(uc["checker"]), tp, fp, fn, f1)
+
+
+def _as_str(column: pd.Series) -> np.ndarray:
+    """The column's values as an object array of str: the table's own str objects when every value is one (no copy
+    of 400k ids per config), else `astype(str)` of each."""
+    values = column.to_numpy(dtype=object)
+    if pd.api.types.infer_dtype(values, skipna=False) == "string":
+        return values
+    return object_array(column.astype(str).tolist())
 
 
 def proposed_matches(table: PairTable, config: MatchConfig, matching: str,
                      mask: Any = None) -> dict[tuple[str, str], dict[str, Any]]:
     """The matcher's matches per unit as the human label kind `matches` (every unit, [] when nothing matches;
-    `mask`: the match mask if the caller has it)."""
+    `mask`: the match mask if the caller has it). Each unit's pairs are one slice of the matched pairs sorted by
+    (group, gt, pred), not appended one by one and each list sorted after (400k units at 100k samples)."""
     from calibration.schemes.violations.matching import match
 
-    out: dict[tuple[str, str], dict[str, Any]] = {
-        (str(s), str(c)): {"matches": []} for s, c in zip(table.groups["sample_id"], table.groups["checker"])}
-    keys = list(out)
-    p = table.pairs.loc[match(table, config, method=matching) if mask is None else mask]
-    for g, gt, pred in zip(p["group"].to_numpy(), p["gt"].to_numpy(), p["pred"].to_numpy()):
-        out[keys[int(g)]]["matches"].append([int(gt), int(pred)])
-    for v in out.values():
-        v["matches"].sort()
-    return out
+    chosen = match(table, config, method=matching) if mask is None else mask
+    p = table.pairs.loc[chosen]
+    g, gt, pred = (p[c].to_numpy(dtype=np.int64) for c in ("group", "gt", "pred"))
+    order = np.lexsort((pred, gt, g))
+    pairs = list(map(list, zip(gt[order].tolist(), pred[order].tolist())))
+    ends = np.cumsum(np.bincount(g, minlength=len(table.groups))).tolist()
+    keys = zip(map(str, table.groups["sample_id"].tolist()), map(str, table.groups["checker"].tolist()))
+    return {key: {"matches": pairs[start:end]} for key, start, end in zip(keys, [0, *ends], ends)}
 
 
 def _fmt(x: Any) -> str:
@@ -171,16 +228,18 @@ def evaluate_report(records: Sequence[Any] | ViolationColumns, labels: Mapping[t
             tables[config.embedding] = pair_table(samples, config.embedding, options)
     methods = [options.get("matching") or c.matching for c in configs]
     # one matching per config, and one bootstrap pass shared by every config (metrics.evaluate_many)
-    done = evaluate_many([(tables[c.embedding], c, m) for c, m in zip(configs, methods)], n_boot=n_boot, seed=seed)
-    for config, method, (result, mask, counts) in zip(configs, methods, done):
+    # of each config's counts only the units are read on: its per-sample arrays (S x C x K x 3) go at once
+    done = [(result, mask, counts.units) for result, mask, counts in
+            evaluate_many([(tables[c.embedding], c, m) for c, m in zip(configs, methods)], n_boot=n_boot, seed=seed)]
+    for config, method, (result, mask, units) in zip(configs, methods, done):
         table = tables[config.embedding]
         results[config.name] = result
         if save is not None:
-            save(config.ref, unit_scores(table, config, method, units=counts.units))
+            save(config.ref, unit_scores(table, config, method, units=units))
         if options.get("machine_decisions") is not None and config is configs[0]:
             options["machine_decisions"](config.ref, proposed_matches(table, config, method, mask=mask))
         if human is None:
-            human = human_leaderboard(table, *human_groups(table, labels))
+            human = human_leaderboard(table, *human_group_arrays(table, labels))
     human = human or {}
     first = next(iter(results.values()))
     notes = ("human F1: F1 from the humans' own matches on the units they labeled.",) if human else ()

@@ -146,9 +146,10 @@ def build_pair_table(samples: Sequence[ViolationSample] | ViolationColumns,
     # Units: every wanted (sample, checker) with a prediction entry or a predicted violation, sample-major then
     # in `wanted` order -- as the pair table has always listed them.
     pred_rows = ~is_gt & (row_slot >= 0)
-    unit_keys = np.unique(np.concatenate([
-        cols.unit_sample[unit_slot >= 0] * n_wanted + unit_slot[unit_slot >= 0],
-        cols.sample[pred_rows] * n_wanted + row_slot[pred_rows]]).astype(np.int64))
+    present = np.zeros(n_samples * n_wanted, dtype=bool)  # keys are < n_samples * n_wanted: sorted unique by a mask
+    present[cols.unit_sample[unit_slot >= 0] * n_wanted + unit_slot[unit_slot >= 0]] = True
+    present[cols.sample[pred_rows] * n_wanted + row_slot[pred_rows]] = True
+    unit_keys = np.flatnonzero(present).astype(np.int64)
     unit_sample, unit_checker = np.divmod(unit_keys, n_wanted)
 
     # Violations in build order: per sample its ground truth, then each unit's predictions (stable: list order kept).
@@ -186,7 +187,8 @@ def build_pair_table(samples: Sequence[ViolationSample] | ViolationColumns,
     cols_out.update(_text_components(sim, texts, ga, pa, g_src, p_src))
     gc, pc = ga["category"][g_src], pa["category"][p_src]
     cols_out["category"] = np.where((gc >= 0) & (pc >= 0), (gc == pc).astype(np.float64), np.nan)
-    pairs = pd.DataFrame({k: cols_out[k] for k in ("group", "gt", "pred", *COMPONENTS)})
+    # its columns as they are (no copy into one block: 66 MB and 0.14 s at 1M pairs; pandas copies on write)
+    pairs = pd.DataFrame({k: cols_out[k] for k in ("group", "gt", "pred", *COMPONENTS)}, copy=False)
 
     labels = np.append(object_array(cat_keys), None)  # id -1 -> None (not NaN)
     gt_items = _items_without_category(n_gt)
