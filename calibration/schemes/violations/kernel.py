@@ -42,10 +42,10 @@ except ImportError:  # pragma: no cover - exercised only where numba is missing
 
 NO_SCORE = -np.finfo(np.float64).max  # same as grid.NO_SCORE (a pair with no weighted component present)
 NC = 5  # components of a pair (config.COMPONENTS)
-SORT_ABOVE = 64  # components with more cells than this take the sorted greedy (n log n) instead of argmax rounds
-LINEAR_MAX = 24  # up to this many match thresholds picks are counted per threshold, above it binned by bisection
-ROWS_MAX = 255  # pick rows between two empties of the uint16 counters (a byte each for all picks and human picks)
-HUMAN = 256  # a human-matched pick's increment: its own count in the high byte
+SORT_ABOVE = 63  # components with more cells than this take the sorted greedy (n log n) instead of argmax rounds
+LINEAR_MAX = 24  # up to this many match thresholds picks are coded by compares, above it binned by bisection
+ROWS_MAX = 255  # pick rows between two empties of the counters (a byte per threshold and lane)
+HUMAN_BIT = np.int64(np.iinfo(np.int64).min)  # the same flag in a cell's strike word (sign bit: word < 0)
 
 
 @njit(nogil=True, cache=True, error_model="numpy")
@@ -94,41 +94,86 @@ def score_row(out: np.ndarray, Wt: np.ndarray, total: np.ndarray, den: np.ndarra
 
 
 @njit(nogil=True, cache=True, error_model="numpy")
-def _count_row(acc: np.ndarray, tm: np.ndarray, best: np.ndarray, inc: np.ndarray) -> None:
-    """Count one row of picks (best[b], increment inc[b]: 0 no pick, 1, or 1 + HUMAN) for every threshold t < best:
-    a vector pass per threshold. (Ending at the first threshold no pick is above, or skipping those below the row's
-    smallest pick, cost more than the passes they saved: the reductions they need stay scalar.)"""
-    for t in range(tm.size):
-        tt = tm[t]
-        row = acc[t]
-        for b in range(best.size):
-            row[b] += inc[b] if tt < best[b] else np.uint16(0)
+def _count_one(acc: np.ndarray, best: np.ndarray, tp: np.ndarray, human: bool) -> None:
+    """Add a row of picks, one per lane (best[b]; -inf: no pick), to the thermometer counters: byte i of acc[0, j, b]
+    counts lane b's picks above threshold 8j + i, acc[1] its human picks (here every pick of the row or none).
+    tp: the sorted thresholds padded with +inf (nothing lies above it) to a multiple of 4; 8 compares per pass
+    make one word, so each score is loaded once per 8 thresholds and each counter word read and written once."""
+    B = best.size
+    n4 = tp.size >> 2
+    for j in range((n4 + 1) >> 1):
+        o = 8 * j
+        t0, t1, t2, t3 = tp[o], tp[o + 1], tp[o + 2], tp[o + 3]
+        full = o + 8 <= tp.size
+        t4 = tp[o + 4] if full else np.inf
+        t5 = tp[o + 5] if full else np.inf
+        t6 = tp[o + 6] if full else np.inf
+        t7 = tp[o + 7] if full else np.inf
+        a = acc[0, j]
+        h = acc[1, j]
+        if full:
+            for b in range(B):
+                s = best[b]
+                w = (np.int64(t0 < s) | (np.int64(t1 < s) << 8) | (np.int64(t2 < s) << 16) | (np.int64(t3 < s) << 24)
+                     | (np.int64(t4 < s) << 32) | (np.int64(t5 < s) << 40) | (np.int64(t6 < s) << 48)
+                     | (np.int64(t7 < s) << 56))
+                a[b] += w
+                if human:
+                    h[b] += w
+        else:
+            for b in range(B):
+                s = best[b]
+                w = np.int64(t0 < s) | (np.int64(t1 < s) << 8) | (np.int64(t2 < s) << 16) | (np.int64(t3 < s) << 24)
+                a[b] += w
+                if human:
+                    h[b] += w
 
 
 @njit(nogil=True, cache=True, error_model="numpy")
-def _count_one(acc: np.ndarray, tm: np.ndarray, best: np.ndarray, inc: np.uint16) -> None:
-    """_count_row for a row of one cell's scores: one increment for every lane."""
-    for t in range(tm.size):
-        tt = tm[t]
-        row = acc[t]
-        for b in range(best.size):
-            row[b] += inc if tt < best[b] else np.uint16(0)
+def _count_row(acc: np.ndarray, best: np.ndarray, tp: np.ndarray, win: np.ndarray) -> None:
+    """_count_one with each lane's own human flag: its winner's strike word has HUMAN_BIT (is negative)."""
+    B = best.size
+    n4 = tp.size >> 2
+    for j in range((n4 + 1) >> 1):
+        o = 8 * j
+        t0, t1, t2, t3 = tp[o], tp[o + 1], tp[o + 2], tp[o + 3]
+        full = o + 8 <= tp.size
+        t4 = tp[o + 4] if full else np.inf
+        t5 = tp[o + 5] if full else np.inf
+        t6 = tp[o + 6] if full else np.inf
+        t7 = tp[o + 7] if full else np.inf
+        a = acc[0, j]
+        h = acc[1, j]
+        if full:
+            for b in range(B):
+                s = best[b]
+                w = (np.int64(t0 < s) | (np.int64(t1 < s) << 8) | (np.int64(t2 < s) << 16) | (np.int64(t3 < s) << 24)
+                     | (np.int64(t4 < s) << 32) | (np.int64(t5 < s) << 40) | (np.int64(t6 < s) << 48)
+                     | (np.int64(t7 < s) << 56))
+                a[b] += w
+                h[b] += w & (win[b] >> 63)
+        else:
+            for b in range(B):
+                s = best[b]
+                w = np.int64(t0 < s) | (np.int64(t1 < s) << 8) | (np.int64(t2 < s) << 16) | (np.int64(t3 < s) << 24)
+                a[b] += w
+                h[b] += w & (win[b] >> 63)
 
 
 @njit(nogil=True, cache=True, error_model="numpy")
-def _empty(acc: np.ndarray, hist: np.ndarray, u: int) -> None:
-    """Move the counters of unit u (picks above threshold t: all in the low byte, human ones in the high byte) into
-    hist[b, 2u + human, bin] (bin k: k thresholds below the score), and zero them."""
-    T, B = acc.shape
+def _empty(acc: np.ndarray, T: int, hist: np.ndarray, u: int) -> None:
+    """Move unit u's thermometer counters (picks above each threshold) into hist[b, 2u + human, bin] (bin k: k
+    thresholds below the score), and zero them."""
+    B = acc.shape[2]
     for b in range(B):
         hn = hist[b, 2 * u]
         hh = hist[b, 2 * u + 1]
         nxt_n = 0  # non-human / human picks above threshold t + 1
         nxt_h = 0
         for t in range(T - 1, -1, -1):
-            a = np.int64(acc[t, b])
-            ah = a >> 8
-            an = (a & 255) - ah
+            sh = 8 * (t & 7)
+            ah = (acc[1, t >> 3, b] >> sh) & 255
+            an = ((acc[0, t >> 3, b] >> sh) & 255) - ah
             hn[t + 1] += an - nxt_n
             hh[t + 1] += ah - nxt_h
             nxt_n = an
@@ -137,11 +182,11 @@ def _empty(acc: np.ndarray, hist: np.ndarray, u: int) -> None:
 
 
 @njit(nogil=True, cache=True, error_model="numpy")
-def _bin_row(hist: np.ndarray, tm: np.ndarray, best: np.ndarray, inc: np.ndarray, u: int) -> None:
-    """Many thresholds: each lane's pick binned by bisection into hist directly."""
+def _bin_row(hist: np.ndarray, tm: np.ndarray, best: np.ndarray, win: np.ndarray, u: int) -> None:
+    """Many thresholds: each lane's pick (win[b] != 0) binned by bisection into hist directly."""
     for b in range(best.size):
-        if inc[b] != 0:
-            hist[b, 2 * u + (inc[b] >> 8), _bin(tm, best[b])] += 1
+        if win[b] != 0:
+            hist[b, 2 * u + (1 if win[b] < 0 else 0), _bin(tm, best[b])] += 1
 
 
 @njit(nogil=True, cache=True, error_model="numpy")
@@ -156,18 +201,22 @@ def count_bucket(R: int, C: int, n: int, comps_t: np.ndarray, pattern: np.ndarra
     T = tm.size
     rc = R * C
     steps = min(R, C)
-    linear = T <= LINEAR_MAX and steps <= ROWS_MAX  # else picks are binned straight into hist
+    linear = T <= LINEAR_MAX  # else picks are binned straight into hist
+    tp = np.full(-(-T // 4) * 4, np.inf)
+    tp[:T] = tm
     Wt = np.ascontiguousarray(W.T)
     den = den_table(W)
-    acc = np.zeros((T, B), dtype=np.uint16)
+    acc = np.zeros((2, (tp.size + 7) >> 3, B), dtype=np.int64)  # thermometer counters (_count_one)
     S = np.empty((rc, B))  # row q: score of the component's q-th valid cell under every weight row
     best = np.empty(B)
-    br = np.empty(B, dtype=np.int64)
-    bc = np.empty(B, dtype=np.int64)
-    inc = np.empty(B, dtype=np.uint16)
+    win = np.empty(B, dtype=np.int64)  # the winning cell's strike word per lane (0: no pick)
+    dead = np.empty(B, dtype=np.int64)  # cells struck so far per lane (bit q)
     qr = np.empty(rc, dtype=np.int64)
     qc = np.empty(rc, dtype=np.int64)
-    qi = np.empty(rc, dtype=np.uint16)
+    qh = np.empty(rc, dtype=np.int64)  # 1 where the cell is a human match
+    word = np.empty(rc, dtype=np.int64)  # the cells sharing its row or column (itself too), HUMAN_BIT if human
+    rmask = np.zeros(R, dtype=np.int64)
+    cmask = np.zeros(C, dtype=np.int64)
     neg = np.empty(rc)
     used_r = np.zeros(R, dtype=np.bool_)
     used_c = np.zeros(C, dtype=np.bool_)
@@ -187,7 +236,7 @@ def count_bucket(R: int, C: int, n: int, comps_t: np.ndarray, pattern: np.ndarra
                     raise ValueError("a component's pairs lie in different units: units must partition the groups")
                 qr[nv] = j // C
                 qc[nv] = j - (j // C) * C
-                qi[nv] = 1 + HUMAN * (uh[src] & 1)
+                qh[nv] = uh[src] & 1
                 score_row(S[nv], Wt, total, den[pattern[src]], comps_t[0, src], comps_t[1, src], comps_t[2, src],
                           comps_t[3, src], comps_t[4, src])
                 nv += 1
@@ -195,16 +244,16 @@ def count_bucket(R: int, C: int, n: int, comps_t: np.ndarray, pattern: np.ndarra
             continue
         if linear and (u != cur or rows + steps > ROWS_MAX):
             if cur >= 0:
-                _empty(acc, hist, cur)
+                _empty(acc, T, hist, cur)
             cur = u
             rows = 0
-        rows += steps
         if rc == 1:
             if linear:
-                _count_one(acc, tm, S[0], qi[0])
+                _count_one(acc, S[0], tp, qh[0] == 1)
+                rows += 1
             else:
-                inc[:] = qi[0]
-                _bin_row(hist, tm, S[0], inc, u)
+                win[:] = HUMAN_BIT if qh[0] else 1
+                _bin_row(hist, tm, S[0], win, u)
             continue
         if sorted_path:  # per lane: a stable descending sort, then take cells whose row and column are free
             for b in range(B):
@@ -223,55 +272,59 @@ def count_bucket(R: int, C: int, n: int, comps_t: np.ndarray, pattern: np.ndarra
                         continue
                     used_r[r] = True
                     used_c[c] = True
-                    taken += 1
                     if linear:
-                        for t in range(T):
-                            if tm[t] < x:
-                                acc[t, b] += qi[q]
+                        for t in range(_bin(tm, x)):
+                            acc[0, t >> 3, b] += np.int64(1) << (8 * (t & 7))
+                            acc[1, t >> 3, b] += qh[q] << (8 * (t & 7))
                     else:
-                        hist[b, 2 * u + (qi[q] >> 8), _bin(tm, x)] += 1
+                        hist[b, 2 * u + qh[q], _bin(tm, x)] += 1
+                    taken += 1
+            if linear:
+                rows += steps
             continue
+        if steps > 1:  # strike words: a pick strikes every cell of its row and column
+            rmask[:] = 0
+            cmask[:] = 0
+            for q in range(nv):
+                rmask[qr[q]] |= np.int64(1) << q
+                cmask[qc[q]] |= np.int64(1) << q
+        for q in range(nv):
+            word[q] = (rmask[qr[q]] | cmask[qc[q]] if steps > 1 else 1) | (HUMAN_BIT if qh[q] else 0)
         for step in range(steps):
             for b in range(B):
                 best[b] = -np.inf
-                inc[b] = 0
-            if step + 1 < steps:  # a later round strikes this pick's row and column: track them
-                for b in range(B):
-                    br[b] = -1
-                    bc[b] = -1
+                win[b] = 0
+            if step == 0:
                 for q in range(nv):
                     row = S[q]
-                    r, c, iq = qr[q], qc[q], qi[q]
+                    wq = word[q]
                     for b in range(B):
                         x = row[b]
                         g = x > best[b]
                         best[b] = x if g else best[b]
-                        br[b] = r if g else br[b]
-                        bc[b] = c if g else bc[b]
-                        inc[b] = iq if g else inc[b]
+                        win[b] = wq if g else win[b]
             else:
                 for q in range(nv):
                     row = S[q]
-                    iq = qi[q]
+                    wq = word[q]
+                    bit = np.int64(1) << q
                     for b in range(B):
                         x = row[b]
-                        g = x > best[b]
+                        g = (x > best[b]) & ((dead[b] & bit) == 0)
                         best[b] = x if g else best[b]
-                        inc[b] = iq if g else inc[b]
-            picked = 0
+                        win[b] = wq if g else win[b]
+            picked = np.int64(0)
             for b in range(B):
-                picked += inc[b] != 0
+                picked |= win[b]
             if picked == 0:
                 break
             if linear:
-                _count_row(acc, tm, best, inc)
+                _count_row(acc, best, tp, win)
+                rows += 1
             else:
-                _bin_row(hist, tm, best, inc, u)
+                _bin_row(hist, tm, best, win, u)
             if step + 1 < steps:
-                for q in range(nv):
-                    row = S[q]
-                    r, c = qr[q], qc[q]
-                    for b in range(B):
-                        row[b] = -np.inf if (br[b] == r) | (bc[b] == c) else row[b]
+                for b in range(B):
+                    dead[b] = (dead[b] if step else 0) | win[b]
     if linear and cur >= 0:
-        _empty(acc, hist, cur)
+        _empty(acc, T, hist, cur)
