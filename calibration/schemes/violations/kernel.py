@@ -77,116 +77,103 @@ def den_table(W: np.ndarray) -> np.ndarray:
 
 
 @njit(nogil=True, cache=True, error_model="numpy")
-def score_row(out: np.ndarray, Wt: np.ndarray, total: np.ndarray, den: np.ndarray, c0: float, c1: float,
-              c2: float, c3: float, c4: float) -> None:
-    """One pair's score under every weight row (Wt is W transposed): the numpy path's operations in its order
-    (COMPONENTS order, then * total / den); NO_SCORE where den is not positive."""
-    w0, w1, w2, w3, w4 = Wt[0], Wt[1], Wt[2], Wt[3], Wt[4]
-    for b in range(out.size):
-        num = w0[b] * c0
-        num += w1[b] * c1
-        num += w2[b] * c2
-        num += w3[b] * c3
-        num += w4[b] * c4
-        d = den[b]
+def score_row(out: np.ndarray, q: int, Wt: np.ndarray, total: np.ndarray, den: np.ndarray, p: int, c0: float,
+              c1: float, c2: float, c3: float, c4: float) -> None:
+    """One pair's score under every weight row into out[q] (Wt is W transposed, den the den_table, p the pair's
+    presence pattern): the numpy path's operations in its order (COMPONENTS order, then * total / den); NO_SCORE
+    where den is not positive. Rows are indexed here, not sliced: a slice is a new array whose reference count
+    numba raises and drops (two atomic operations each), which cost as much as scoring a row did."""
+    for b in range(out.shape[1]):
+        num = Wt[0, b] * c0
+        num += Wt[1, b] * c1
+        num += Wt[2, b] * c2
+        num += Wt[3, b] * c3
+        num += Wt[4, b] * c4
+        d = den[p, b]
         v = (num * total[b]) / d
-        out[b] = v if d > 0 else NO_SCORE
+        out[q, b] = v if d > 0 else NO_SCORE
 
 
 @njit(nogil=True, cache=True, error_model="numpy")
-def _count_one(acc: np.ndarray, best: np.ndarray, tp: np.ndarray, human: bool) -> None:
-    """Add a row of picks, one per lane (best[b]; -inf: no pick), to the thermometer counters: byte i of acc[0, j, b]
-    counts lane b's picks above threshold 8j + i, acc[1] its human picks (here every pick of the row or none).
-    tp: the sorted thresholds padded with +inf (nothing lies above it) to a multiple of 4; 8 compares per pass
-    make one word, so each score is loaded once per 8 thresholds and each counter word read and written once."""
-    B = best.size
+def _count_one(acc: np.ndarray, S: np.ndarray, q: int, tp: np.ndarray, human: bool) -> None:
+    """Add a row of picks, one per lane (S[q, b]; -inf: no pick), to the thermometer counters: byte i of
+    acc[0, j, b] counts lane b's picks above threshold 8j + i, acc[1] its human picks (here all of the row or none).
+    tp: the sorted thresholds padded with +inf (nothing lies above it) to a multiple of 4; 8 compares per pass make
+    one counter word, so each score is loaded once per 8 thresholds and each word read and written once."""
+    B = S.shape[1]
     n4 = tp.size >> 2
-    for j in range((n4 + 1) >> 1):
+    hm = np.int64(-1) if human else np.int64(0)
+    for j in range(n4 >> 1):
+        o = 8 * j
+        t0, t1, t2, t3, t4, t5, t6, t7 = tp[o], tp[o + 1], tp[o + 2], tp[o + 3], tp[o + 4], tp[o + 5], tp[o + 6], tp[o + 7]
+        for b in range(B):
+            s = S[q, b]
+            w = (np.int64(t0 < s) | (np.int64(t1 < s) << 8) | (np.int64(t2 < s) << 16) | (np.int64(t3 < s) << 24)
+                 | (np.int64(t4 < s) << 32) | (np.int64(t5 < s) << 40) | (np.int64(t6 < s) << 48)
+                 | (np.int64(t7 < s) << 56))
+            acc[0, j, b] += w
+            acc[1, j, b] += w & hm
+    if n4 & 1:
+        j = n4 >> 1
         o = 8 * j
         t0, t1, t2, t3 = tp[o], tp[o + 1], tp[o + 2], tp[o + 3]
-        full = o + 8 <= tp.size
-        t4 = tp[o + 4] if full else np.inf
-        t5 = tp[o + 5] if full else np.inf
-        t6 = tp[o + 6] if full else np.inf
-        t7 = tp[o + 7] if full else np.inf
-        a = acc[0, j]
-        h = acc[1, j]
-        if full:
-            for b in range(B):
-                s = best[b]
-                w = (np.int64(t0 < s) | (np.int64(t1 < s) << 8) | (np.int64(t2 < s) << 16) | (np.int64(t3 < s) << 24)
-                     | (np.int64(t4 < s) << 32) | (np.int64(t5 < s) << 40) | (np.int64(t6 < s) << 48)
-                     | (np.int64(t7 < s) << 56))
-                a[b] += w
-                if human:
-                    h[b] += w
-        else:
-            for b in range(B):
-                s = best[b]
-                w = np.int64(t0 < s) | (np.int64(t1 < s) << 8) | (np.int64(t2 < s) << 16) | (np.int64(t3 < s) << 24)
-                a[b] += w
-                if human:
-                    h[b] += w
+        for b in range(B):
+            s = S[q, b]
+            w = np.int64(t0 < s) | (np.int64(t1 < s) << 8) | (np.int64(t2 < s) << 16) | (np.int64(t3 < s) << 24)
+            acc[0, j, b] += w
+            acc[1, j, b] += w & hm
 
 
 @njit(nogil=True, cache=True, error_model="numpy")
-def _count_row(acc: np.ndarray, best: np.ndarray, tp: np.ndarray, win: np.ndarray) -> None:
+def _count_row(acc: np.ndarray, S: np.ndarray, q: int, tp: np.ndarray, win: np.ndarray) -> None:
     """_count_one with each lane's own human flag: its winner's strike word has HUMAN_BIT (is negative)."""
-    B = best.size
+    B = S.shape[1]
     n4 = tp.size >> 2
-    for j in range((n4 + 1) >> 1):
+    for j in range(n4 >> 1):
+        o = 8 * j
+        t0, t1, t2, t3, t4, t5, t6, t7 = tp[o], tp[o + 1], tp[o + 2], tp[o + 3], tp[o + 4], tp[o + 5], tp[o + 6], tp[o + 7]
+        for b in range(B):
+            s = S[q, b]
+            w = (np.int64(t0 < s) | (np.int64(t1 < s) << 8) | (np.int64(t2 < s) << 16) | (np.int64(t3 < s) << 24)
+                 | (np.int64(t4 < s) << 32) | (np.int64(t5 < s) << 40) | (np.int64(t6 < s) << 48)
+                 | (np.int64(t7 < s) << 56))
+            acc[0, j, b] += w
+            acc[1, j, b] += w & (win[b] >> 63)
+    if n4 & 1:
+        j = n4 >> 1
         o = 8 * j
         t0, t1, t2, t3 = tp[o], tp[o + 1], tp[o + 2], tp[o + 3]
-        full = o + 8 <= tp.size
-        t4 = tp[o + 4] if full else np.inf
-        t5 = tp[o + 5] if full else np.inf
-        t6 = tp[o + 6] if full else np.inf
-        t7 = tp[o + 7] if full else np.inf
-        a = acc[0, j]
-        h = acc[1, j]
-        if full:
-            for b in range(B):
-                s = best[b]
-                w = (np.int64(t0 < s) | (np.int64(t1 < s) << 8) | (np.int64(t2 < s) << 16) | (np.int64(t3 < s) << 24)
-                     | (np.int64(t4 < s) << 32) | (np.int64(t5 < s) << 40) | (np.int64(t6 < s) << 48)
-                     | (np.int64(t7 < s) << 56))
-                a[b] += w
-                h[b] += w & (win[b] >> 63)
-        else:
-            for b in range(B):
-                s = best[b]
-                w = np.int64(t0 < s) | (np.int64(t1 < s) << 8) | (np.int64(t2 < s) << 16) | (np.int64(t3 < s) << 24)
-                a[b] += w
-                h[b] += w & (win[b] >> 63)
+        for b in range(B):
+            s = S[q, b]
+            w = np.int64(t0 < s) | (np.int64(t1 < s) << 8) | (np.int64(t2 < s) << 16) | (np.int64(t3 < s) << 24)
+            acc[0, j, b] += w
+            acc[1, j, b] += w & (win[b] >> 63)
 
 
 @njit(nogil=True, cache=True, error_model="numpy")
 def _empty(acc: np.ndarray, T: int, hist: np.ndarray, u: int) -> None:
     """Move unit u's thermometer counters (picks above each threshold) into hist[b, 2u + human, bin] (bin k: k
     thresholds below the score), and zero them."""
-    B = acc.shape[2]
-    for b in range(B):
-        hn = hist[b, 2 * u]
-        hh = hist[b, 2 * u + 1]
+    for b in range(acc.shape[2]):
         nxt_n = 0  # non-human / human picks above threshold t + 1
         nxt_h = 0
         for t in range(T - 1, -1, -1):
             sh = 8 * (t & 7)
             ah = (acc[1, t >> 3, b] >> sh) & 255
             an = ((acc[0, t >> 3, b] >> sh) & 255) - ah
-            hn[t + 1] += an - nxt_n
-            hh[t + 1] += ah - nxt_h
+            hist[b, 2 * u, t + 1] += an - nxt_n
+            hist[b, 2 * u + 1, t + 1] += ah - nxt_h
             nxt_n = an
             nxt_h = ah
     acc[:] = 0
 
 
 @njit(nogil=True, cache=True, error_model="numpy")
-def _bin_row(hist: np.ndarray, tm: np.ndarray, best: np.ndarray, win: np.ndarray, u: int) -> None:
-    """Many thresholds: each lane's pick (win[b] != 0) binned by bisection into hist directly."""
-    for b in range(best.size):
+def _bin_row(hist: np.ndarray, tm: np.ndarray, S: np.ndarray, q: int, win: np.ndarray, u: int) -> None:
+    """Many thresholds: each lane's pick (S[q, b] where win[b] != 0) binned by bisection into hist directly."""
+    for b in range(S.shape[1]):
         if win[b] != 0:
-            hist[b, 2 * u + (1 if win[b] < 0 else 0), _bin(tm, best[b])] += 1
+            hist[b, 2 * u + (1 if win[b] < 0 else 0), _bin(tm, S[q, b])] += 1
 
 
 @njit(nogil=True, cache=True, error_model="numpy")
@@ -208,9 +195,9 @@ def count_bucket(R: int, C: int, n: int, comps_t: np.ndarray, pattern: np.ndarra
     den = den_table(W)
     acc = np.zeros((2, (tp.size + 7) >> 3, B), dtype=np.int64)  # thermometer counters (_count_one)
     S = np.empty((rc, B))  # row q: score of the component's q-th valid cell under every weight row
-    best = np.empty(B)
+    best = np.empty((1, B))  # a round's best score per lane
     win = np.empty(B, dtype=np.int64)  # the winning cell's strike word per lane (0: no pick)
-    dead = np.empty(B, dtype=np.int64)  # cells struck so far per lane (bit q)
+    dead = np.zeros(B, dtype=np.int64)  # cells struck so far per lane (bit q)
     qr = np.empty(rc, dtype=np.int64)
     qc = np.empty(rc, dtype=np.int64)
     qh = np.empty(rc, dtype=np.int64)  # 1 where the cell is a human match
@@ -234,10 +221,11 @@ def count_bucket(R: int, C: int, n: int, comps_t: np.ndarray, pattern: np.ndarra
                     u = uh[src] >> 1
                 elif uh[src] >> 1 != u:
                     raise ValueError("a component's pairs lie in different units: units must partition the groups")
-                qr[nv] = j // C
-                qc[nv] = j - (j // C) * C
+                r = j // C if C > 1 else j
+                qr[nv] = r
+                qc[nv] = j - r * C
                 qh[nv] = uh[src] & 1
-                score_row(S[nv], Wt, total, den[pattern[src]], comps_t[0, src], comps_t[1, src], comps_t[2, src],
+                score_row(S, nv, Wt, total, den, pattern[src], comps_t[0, src], comps_t[1, src], comps_t[2, src],
                           comps_t[3, src], comps_t[4, src])
                 nv += 1
         if nv == 0:
@@ -249,11 +237,11 @@ def count_bucket(R: int, C: int, n: int, comps_t: np.ndarray, pattern: np.ndarra
             rows = 0
         if rc == 1:
             if linear:
-                _count_one(acc, S[0], tp, qh[0] == 1)
+                _count_one(acc, S, 0, tp, qh[0] == 1)
                 rows += 1
             else:
                 win[:] = HUMAN_BIT if qh[0] else 1
-                _bin_row(hist, tm, S[0], win, u)
+                _bin_row(hist, tm, S, 0, win, u)
             continue
         if sorted_path:  # per lane: a stable descending sort, then take cells whose row and column are free
             for b in range(B):
@@ -282,6 +270,7 @@ def count_bucket(R: int, C: int, n: int, comps_t: np.ndarray, pattern: np.ndarra
             if linear:
                 rows += steps
             continue
+        no_human = True
         if steps > 1:  # strike words: a pick strikes every cell of its row and column
             rmask[:] = 0
             cmask[:] = 0
@@ -290,28 +279,36 @@ def count_bucket(R: int, C: int, n: int, comps_t: np.ndarray, pattern: np.ndarra
                 cmask[qc[q]] |= np.int64(1) << q
         for q in range(nv):
             word[q] = (rmask[qr[q]] | cmask[qc[q]] if steps > 1 else 1) | (HUMAN_BIT if qh[q] else 0)
+            no_human &= qh[q] == 0
         for step in range(steps):
-            for b in range(B):
-                best[b] = -np.inf
-                win[b] = 0
-            if step == 0:
-                for q in range(nv):
-                    row = S[q]
-                    wq = word[q]
-                    for b in range(B):
-                        x = row[b]
-                        g = x > best[b]
-                        best[b] = x if g else best[b]
-                        win[b] = wq if g else win[b]
-            else:
-                for q in range(nv):
-                    row = S[q]
-                    wq = word[q]
+            if step + 1 == steps and no_human and linear:  # no strike to track, no human flag: the maximum only
+                for b in range(B):
+                    best[0, b] = S[0, b] if step == 0 or dead[b] & 1 == 0 else -np.inf
+                for q in range(1, nv):
                     bit = np.int64(1) << q
                     for b in range(B):
-                        x = row[b]
-                        g = (x > best[b]) & ((dead[b] & bit) == 0)
-                        best[b] = x if g else best[b]
+                        x = S[q, b] if step == 0 or dead[b] & bit == 0 else -np.inf
+                        best[0, b] = x if x > best[0, b] else best[0, b]
+                _count_one(acc, best, 0, tp, False)
+                rows += 1
+                break
+            for b in range(B):
+                best[0, b] = -np.inf
+                win[b] = 0
+            for q in range(nv):
+                wq = word[q]
+                bit = np.int64(1) << q
+                if step == 0:
+                    for b in range(B):
+                        x = S[q, b]
+                        g = x > best[0, b]
+                        best[0, b] = x if g else best[0, b]
+                        win[b] = wq if g else win[b]
+                else:
+                    for b in range(B):
+                        x = S[q, b]
+                        g = (x > best[0, b]) & ((dead[b] & bit) == 0)
+                        best[0, b] = x if g else best[0, b]
                         win[b] = wq if g else win[b]
             picked = np.int64(0)
             for b in range(B):
@@ -319,10 +316,10 @@ def count_bucket(R: int, C: int, n: int, comps_t: np.ndarray, pattern: np.ndarra
             if picked == 0:
                 break
             if linear:
-                _count_row(acc, best, tp, win)
+                _count_row(acc, best, 0, tp, win)
                 rows += 1
             else:
-                _bin_row(hist, tm, best, win, u)
+                _bin_row(hist, tm, best, 0, win, u)
             if step + 1 < steps:
                 for b in range(B):
                     dead[b] = (dead[b] if step else 0) | win[b]
