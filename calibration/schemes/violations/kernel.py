@@ -102,26 +102,42 @@ def _count_one(acc: np.ndarray, S: np.ndarray, q: int, tp: np.ndarray, human: bo
     one counter word, so each score is loaded once per 8 thresholds and each word read and written once."""
     B = S.shape[1]
     n4 = tp.size >> 2
-    hm = np.int64(-1) if human else np.int64(0)
-    for j in range(n4 >> 1):
-        o = 8 * j
-        t0, t1, t2, t3, t4, t5, t6, t7 = tp[o], tp[o + 1], tp[o + 2], tp[o + 3], tp[o + 4], tp[o + 5], tp[o + 6], tp[o + 7]
-        for b in range(B):
-            s = S[q, b]
-            w = (np.int64(t0 < s) | (np.int64(t1 < s) << 8) | (np.int64(t2 < s) << 16) | (np.int64(t3 < s) << 24)
-                 | (np.int64(t4 < s) << 32) | (np.int64(t5 < s) << 40) | (np.int64(t6 < s) << 48)
-                 | (np.int64(t7 < s) << 56))
-            acc[0, j, b] += w
-            acc[1, j, b] += w & hm
-    if n4 & 1:
-        j = n4 >> 1
+    for j in range((n4 + 1) >> 1):
         o = 8 * j
         t0, t1, t2, t3 = tp[o], tp[o + 1], tp[o + 2], tp[o + 3]
-        for b in range(B):
-            s = S[q, b]
-            w = np.int64(t0 < s) | (np.int64(t1 < s) << 8) | (np.int64(t2 < s) << 16) | (np.int64(t3 < s) << 24)
-            acc[0, j, b] += w
-            acc[1, j, b] += w & hm
+        if o + 4 < tp.size:
+            t4, t5, t6, t7 = tp[o + 4], tp[o + 5], tp[o + 6], tp[o + 7]
+            if human:
+                for b in range(B):
+                    w = _word8(S[q, b], t0, t1, t2, t3, t4, t5, t6, t7)
+                    acc[0, j, b] += w
+                    acc[1, j, b] += w
+            else:
+                for b in range(B):
+                    acc[0, j, b] += _word8(S[q, b], t0, t1, t2, t3, t4, t5, t6, t7)
+        elif human:
+            for b in range(B):
+                w = _word4(S[q, b], t0, t1, t2, t3)
+                acc[0, j, b] += w
+                acc[1, j, b] += w
+        else:
+            for b in range(B):
+                acc[0, j, b] += _word4(S[q, b], t0, t1, t2, t3)
+
+
+@njit(nogil=True, cache=True, error_model="numpy", inline="always")
+def _word8(s: float, t0: float, t1: float, t2: float, t3: float, t4: float, t5: float, t6: float,
+           t7: float) -> int:
+    """Thermometer word of 8 thresholds: byte i is 1 iff t_i < s."""
+    return (np.int64(t0 < s) | (np.int64(t1 < s) << 8) | (np.int64(t2 < s) << 16) | (np.int64(t3 < s) << 24)
+            | (np.int64(t4 < s) << 32) | (np.int64(t5 < s) << 40) | (np.int64(t6 < s) << 48)
+            | (np.int64(t7 < s) << 56))
+
+
+@njit(nogil=True, cache=True, error_model="numpy", inline="always")
+def _word4(s: float, t0: float, t1: float, t2: float, t3: float) -> int:
+    """Thermometer word of 4 thresholds (bytes 0-3)."""
+    return np.int64(t0 < s) | (np.int64(t1 < s) << 8) | (np.int64(t2 < s) << 16) | (np.int64(t3 < s) << 24)
 
 
 @njit(nogil=True, cache=True, error_model="numpy")
@@ -129,25 +145,20 @@ def _count_row(acc: np.ndarray, S: np.ndarray, q: int, tp: np.ndarray, win: np.n
     """_count_one with each lane's own human flag: its winner's strike word has HUMAN_BIT (is negative)."""
     B = S.shape[1]
     n4 = tp.size >> 2
-    for j in range(n4 >> 1):
-        o = 8 * j
-        t0, t1, t2, t3, t4, t5, t6, t7 = tp[o], tp[o + 1], tp[o + 2], tp[o + 3], tp[o + 4], tp[o + 5], tp[o + 6], tp[o + 7]
-        for b in range(B):
-            s = S[q, b]
-            w = (np.int64(t0 < s) | (np.int64(t1 < s) << 8) | (np.int64(t2 < s) << 16) | (np.int64(t3 < s) << 24)
-                 | (np.int64(t4 < s) << 32) | (np.int64(t5 < s) << 40) | (np.int64(t6 < s) << 48)
-                 | (np.int64(t7 < s) << 56))
-            acc[0, j, b] += w
-            acc[1, j, b] += w & (win[b] >> 63)
-    if n4 & 1:
-        j = n4 >> 1
+    for j in range((n4 + 1) >> 1):
         o = 8 * j
         t0, t1, t2, t3 = tp[o], tp[o + 1], tp[o + 2], tp[o + 3]
-        for b in range(B):
-            s = S[q, b]
-            w = np.int64(t0 < s) | (np.int64(t1 < s) << 8) | (np.int64(t2 < s) << 16) | (np.int64(t3 < s) << 24)
-            acc[0, j, b] += w
-            acc[1, j, b] += w & (win[b] >> 63)
+        if o + 4 < tp.size:
+            t4, t5, t6, t7 = tp[o + 4], tp[o + 5], tp[o + 6], tp[o + 7]
+            for b in range(B):
+                w = _word8(S[q, b], t0, t1, t2, t3, t4, t5, t6, t7)
+                acc[0, j, b] += w
+                acc[1, j, b] += w & (win[b] >> 63)
+        else:
+            for b in range(B):
+                w = _word4(S[q, b], t0, t1, t2, t3)
+                acc[0, j, b] += w
+                acc[1, j, b] += w & (win[b] >> 63)
 
 
 @njit(nogil=True, cache=True, error_model="numpy")
@@ -316,7 +327,10 @@ def count_bucket(R: int, C: int, n: int, comps_t: np.ndarray, pattern: np.ndarra
             if picked == 0:
                 break
             if linear:
-                _count_row(acc, best, 0, tp, win)
+                if picked < 0:  # some lane's winner is a human match (the sign bit of the words' OR)
+                    _count_row(acc, best, 0, tp, win)
+                else:
+                    _count_one(acc, best, 0, tp, False)
                 rows += 1
             else:
                 _bin_row(hist, tm, best, 0, win, u)
