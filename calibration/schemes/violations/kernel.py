@@ -188,6 +188,61 @@ def _bin_row(hist: np.ndarray, tm: np.ndarray, S: np.ndarray, q: int, win: np.nd
 
 
 @njit(nogil=True, cache=True, error_model="numpy")
+def _argmax_round(S: np.ndarray, nv: int, word: np.ndarray, dead: np.ndarray, first: bool, best: np.ndarray,
+                  win: np.ndarray) -> None:
+    """One greedy round over the component's nv scored cells: per lane the first maximum (strict >, in cell order,
+    as numpy's argmax) among the cells not struck yet (bit q of dead[b] clear; none in the first round) into
+    best[0, b] (-inf: no cell left) and its strike word into win[b] (0: none).
+
+    Four cells per pass over the lanes, so a lane's running maximum and word stay in registers across them; a last
+    pass short of four cells repeats the last cell, which changes nothing (its score is not above itself)."""
+    B = S.shape[1]
+    for q in range(0, nv, 4):
+        i0, i1, i2, i3 = q, min(q + 1, nv - 1), min(q + 2, nv - 1), min(q + 3, nv - 1)
+        w0, w1, w2, w3 = word[i0], word[i1], word[i2], word[i3]
+        k0, k1, k2, k3 = np.int64(1) << i0, np.int64(1) << i1, np.int64(1) << i2, np.int64(1) << i3
+        for b in range(B):
+            d = np.int64(0) if first else dead[b]
+            m = -np.inf if q == 0 else best[0, b]
+            w = np.int64(0) if q == 0 else win[b]
+            x = S[i0, b]
+            g = (x > m) & (d & k0 == 0)
+            m, w = (x, w0) if g else (m, w)
+            x = S[i1, b]
+            g = (x > m) & (d & k1 == 0)
+            m, w = (x, w1) if g else (m, w)
+            x = S[i2, b]
+            g = (x > m) & (d & k2 == 0)
+            m, w = (x, w2) if g else (m, w)
+            x = S[i3, b]
+            g = (x > m) & (d & k3 == 0)
+            m, w = (x, w3) if g else (m, w)
+            best[0, b] = m
+            win[b] = w
+
+
+@njit(nogil=True, cache=True, error_model="numpy")
+def _max_round(S: np.ndarray, nv: int, dead: np.ndarray, first: bool, best: np.ndarray) -> None:
+    """_argmax_round's best[0] alone, for a last round that needs no strike word and no human flag."""
+    B = S.shape[1]
+    for q in range(0, nv, 4):
+        i0, i1, i2, i3 = q, min(q + 1, nv - 1), min(q + 2, nv - 1), min(q + 3, nv - 1)
+        k0, k1, k2, k3 = np.int64(1) << i0, np.int64(1) << i1, np.int64(1) << i2, np.int64(1) << i3
+        for b in range(B):
+            d = np.int64(0) if first else dead[b]
+            m = -np.inf if q == 0 else best[0, b]
+            x = S[i0, b]
+            m = x if (x > m) & (d & k0 == 0) else m
+            x = S[i1, b]
+            m = x if (x > m) & (d & k1 == 0) else m
+            x = S[i2, b]
+            m = x if (x > m) & (d & k2 == 0) else m
+            x = S[i3, b]
+            m = x if (x > m) & (d & k3 == 0) else m
+            best[0, b] = m
+
+
+@njit(nogil=True, cache=True, error_model="numpy")
 def count_bucket(R: int, C: int, n: int, comps_t: np.ndarray, pattern: np.ndarray, valid: np.ndarray,
                  uh: np.ndarray, W: np.ndarray, total: np.ndarray, tm: np.ndarray,
                  hist: np.ndarray) -> None:
@@ -293,34 +348,11 @@ def count_bucket(R: int, C: int, n: int, comps_t: np.ndarray, pattern: np.ndarra
             no_human &= qh[q] == 0
         for step in range(steps):
             if step + 1 == steps and no_human and linear:  # no strike to track, no human flag: the maximum only
-                for b in range(B):
-                    best[0, b] = S[0, b] if step == 0 or dead[b] & 1 == 0 else -np.inf
-                for q in range(1, nv):
-                    bit = np.int64(1) << q
-                    for b in range(B):
-                        x = S[q, b] if step == 0 or dead[b] & bit == 0 else -np.inf
-                        best[0, b] = x if x > best[0, b] else best[0, b]
+                _max_round(S, nv, dead, step == 0, best)
                 _count_one(acc, best, 0, tp, False)
                 rows += 1
                 break
-            for b in range(B):
-                best[0, b] = -np.inf
-                win[b] = 0
-            for q in range(nv):
-                wq = word[q]
-                bit = np.int64(1) << q
-                if step == 0:
-                    for b in range(B):
-                        x = S[q, b]
-                        g = x > best[0, b]
-                        best[0, b] = x if g else best[0, b]
-                        win[b] = wq if g else win[b]
-                else:
-                    for b in range(B):
-                        x = S[q, b]
-                        g = (x > best[0, b]) & ((dead[b] & bit) == 0)
-                        best[0, b] = x if g else best[0, b]
-                        win[b] = wq if g else win[b]
+            _argmax_round(S, nv, word, dead, step == 0, best, win)
             picked = np.int64(0)
             for b in range(B):
                 picked |= win[b]
