@@ -12,11 +12,25 @@ numpy path's exactly (tests/test_violations_kernel.py checks it on random tables
 
 Why weight vectors as lanes (issue #28): a component's cells, row and column are then scalars shared by every
 lane, so empty cells cost nothing (they are skipped, not padded and scored), the present weights' sum is one
-contiguous row of a (32 patterns x B) table, and no cell is gathered or scattered. Why counters per threshold, not a
-histogram scatter: each round's picks (a row of B lanes) are added to (thresholds x B) uint16 counters, one vector
-pass per threshold, the human picks in the high byte. Components arrive sorted by unit (grid.structure), so the
-counters are emptied into the (B, unit x human, bins) histogram once per unit (or every 255 rows, before a byte
-could overflow). Beyond LINEAR_MAX thresholds each pick is binned by bisection instead.
+contiguous row of a (32 patterns x B) table, and no cell is gathered or scattered.
+
+Greedy rounds (issue #28 item 3): each valid cell q carries a strike word, the bitmask of the cells sharing its row
+or column (itself included; up to SORT_ABOVE = 63 cells, the sign bit flags a human match). A round scans the cells
+four at a time per pass over the lanes (running maximum and word in registers) and keeps per lane the winner's word;
+the next round skips the cells whose bit is set in the lanes' OR of past winners (`dead`), so no strike pass
+rewrites the scores. A component without human matches takes its last round as a plain maximum.
+
+Counting: a pick counts for threshold t iff t < score. Each row of picks is compared with 8 thresholds per pass
+and the 8 results packed into one int64 "thermometer" word per lane (byte i: 1 iff t_i < score), added to
+(2, words, B) counters: all picks, and human picks (the word masked by the winner's sign bit; skipped for rows
+with no human winner). Components arrive sorted by unit (grid.structure), so the counters are emptied into the
+(B, unit x human, bins) histogram once per unit or every ROWS_MAX rows, before a byte could overflow. Beyond
+LINEAR_MAX thresholds each pick is binned by bisection instead. What bounds it: vector instruction throughput.
+Counting a row of picks takes one vector compare and one combine per threshold (the CLI's 11 thresholds, padded
+to 12: 24 instructions per vector of lanes, plus the counter words), measured at 1.6x the cost of scoring the row
+(5 multiplies, 4 adds, a multiply, a division, a select); fewer compares would need a per-lane table lookup (a
+gather or a variable permute), which numba's compiler does not emit for these loops. So the kernel stays about
+3.5-4x the scores-only limit (benchmarks/bench_calibration.py), not 3x.
 
 Why numba: the work is (passing pairs x weight vectors), 10^9 small steps on the default `--components ha` grid,
 and the greedy pass has a data-dependent loop that numpy can only express as repeated full-array passes. numba
