@@ -284,6 +284,8 @@ def count_bucket(R: int, C: int, n: int, comps_t: np.ndarray, pattern: np.ndarra
     word = np.empty(rc, dtype=np.int64)  # the cells sharing its row or column (itself too), HUMAN_BIT if human
     rmask = np.zeros(R, dtype=np.int64)
     cmask = np.zeros(C, dtype=np.int64)
+    jr = np.arange(rc) // C  # row and column of cell j, once per bucket (no division per cell)
+    jc = np.arange(rc) % C
     neg = np.empty(rc)
     used_r = np.zeros(R, dtype=np.bool_)
     used_c = np.zeros(C, dtype=np.bool_)
@@ -301,9 +303,8 @@ def count_bucket(R: int, C: int, n: int, comps_t: np.ndarray, pattern: np.ndarra
                     u = uh[src] >> 1
                 elif uh[src] >> 1 != u:
                     raise ValueError("a component's pairs lie in different units: units must partition the groups")
-                r = j // C if C > 1 else j
-                qr[nv] = r
-                qc[nv] = j - r * C
+                qr[nv] = jr[j]
+                qc[nv] = jc[j]
                 qh[nv] = uh[src] & 1
                 score_row(S, nv, Wt, total, den, pattern[src], comps_t[0, src], comps_t[1, src], comps_t[2, src],
                           comps_t[3, src], comps_t[4, src])
@@ -352,8 +353,9 @@ def count_bucket(R: int, C: int, n: int, comps_t: np.ndarray, pattern: np.ndarra
             continue
         no_human = True
         if steps > 1:  # strike words: a pick strikes every cell of its row and column
-            rmask[:] = 0
-            cmask[:] = 0
+            for q in range(nv):
+                rmask[qr[q]] = 0
+                cmask[qc[q]] = 0
             for q in range(nv):
                 rmask[qr[q]] |= np.int64(1) << q
                 cmask[qc[q]] |= np.int64(1) << q
