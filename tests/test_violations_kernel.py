@@ -211,3 +211,15 @@ def test_strike_words_hold_63_cells() -> None:
             np.testing.assert_array_equal(grid.count_batch(st_, W, tm, data.n_units, fused=True),
                                           grid.count_batch(st_, W, tm, data.n_units, fused=False))
     assert 7 * 9 <= kernel.SORT_ABOVE < 8 * 8
+
+
+def test_long_thin_components_agree() -> None:
+    """Components of more than 63 cells with one or two greedy rounds (1 x 70, 70 x 1, 2 x 40): more cells than a
+    strike word has bits; the counts still equal the numpy passes'."""
+    for shape in [(1, 70), (70, 1), (2, 40), (40, 2)]:
+        for seed in range(2):
+            data, W, tm = _one_unit_case(*shape, 2, 0.3, seed, 11)
+            st_ = grid.structure(data, -np.inf, -np.inf)
+            assert any(bk.R * bk.C > kernel.SORT_ABOVE for bk in st_.buckets)
+            np.testing.assert_array_equal(grid.count_batch(st_, W, tm, data.n_units, fused=True),
+                                          grid.count_batch(st_, W, tm, data.n_units, fused=False))

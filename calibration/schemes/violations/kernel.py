@@ -56,7 +56,7 @@ except ImportError:  # pragma: no cover - exercised only where numba is missing
 
 NO_SCORE = -np.finfo(np.float64).max  # same as grid.NO_SCORE (a pair with no weighted component present)
 NC = 5  # components of a pair (config.COMPONENTS)
-SORT_ABOVE = 63  # components with more cells than this take the sorted greedy (n log n) instead of argmax rounds
+SORT_ABOVE = 63  # components with more cells (a strike word's bits) and 2+ rounds take the sorted greedy (n log n)
 LINEAR_MAX = 24  # up to this many match thresholds picks are coded by compares, above it binned by bisection
 ROWS_MAX = 255  # pick rows between two empties of the counters (a byte per threshold and lane)
 HUMAN_BIT = np.int64(np.iinfo(np.int64).min)  # the same flag in a cell's strike word (sign bit: word < 0)
@@ -201,6 +201,13 @@ def _bin_row(hist: np.ndarray, tm: np.ndarray, S: np.ndarray, q: int, win: np.nd
             hist[b, 2 * u + (1 if win[b] < 0 else 0), _bin(tm, S[q, b])] += 1
 
 
+@njit(nogil=True, cache=True, error_model="numpy", inline="always")
+def _bit(q: int) -> int:
+    """Cell q's bit in a strike word; a one-round component may have more than 63 cells, whose bits are never read
+    (its round has no struck cells) but must still be a defined shift."""
+    return np.int64(1) << (q & 63)
+
+
 @njit(nogil=True, cache=True, error_model="numpy")
 def _argmax_round(S: np.ndarray, nv: int, word: np.ndarray, dead: np.ndarray, first: bool, best: np.ndarray,
                   win: np.ndarray) -> None:
@@ -214,7 +221,7 @@ def _argmax_round(S: np.ndarray, nv: int, word: np.ndarray, dead: np.ndarray, fi
     for q in range(0, nv, 4):
         i0, i1, i2, i3 = q, min(q + 1, nv - 1), min(q + 2, nv - 1), min(q + 3, nv - 1)
         w0, w1, w2, w3 = word[i0], word[i1], word[i2], word[i3]
-        k0, k1, k2, k3 = np.int64(1) << i0, np.int64(1) << i1, np.int64(1) << i2, np.int64(1) << i3
+        k0, k1, k2, k3 = _bit(i0), _bit(i1), _bit(i2), _bit(i3)
         for b in range(B):
             d = np.int64(0) if first else dead[b]
             m = -np.inf if q == 0 else best[0, b]
@@ -241,7 +248,7 @@ def _max_round(S: np.ndarray, nv: int, dead: np.ndarray, first: bool, best: np.n
     B = S.shape[1]
     for q in range(0, nv, 4):
         i0, i1, i2, i3 = q, min(q + 1, nv - 1), min(q + 2, nv - 1), min(q + 3, nv - 1)
-        k0, k1, k2, k3 = np.int64(1) << i0, np.int64(1) << i1, np.int64(1) << i2, np.int64(1) << i3
+        k0, k1, k2, k3 = _bit(i0), _bit(i1), _bit(i2), _bit(i3)
         for b in range(B):
             d = np.int64(0) if first else dead[b]
             m = -np.inf if q == 0 else best[0, b]
@@ -289,7 +296,7 @@ def count_bucket(R: int, C: int, n: int, comps_t: np.ndarray, pattern: np.ndarra
     neg = np.empty(rc)
     used_r = np.zeros(R, dtype=np.bool_)
     used_c = np.zeros(C, dtype=np.bool_)
-    sorted_path = rc > SORT_ABOVE and steps > 2
+    sorted_path = rc > SORT_ABOVE and steps > 1  # more cells than a strike word has bits, and a strike to track
     cur = -1
     rows = 0
     for k in range(n):
