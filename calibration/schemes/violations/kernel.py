@@ -129,6 +129,15 @@ def _count_one(acc: np.ndarray, S: np.ndarray, q: int, tp: np.ndarray, human: bo
             else:
                 for b in range(B):
                     acc[0, j, b] += _word8(S[q, b], t0, t1, t2, t3, t4, t5, t6, t7)
+        elif t3 == np.inf:  # 3 thresholds left (the CLI's 11): a compare saved (nothing lies above +inf)
+            if human:
+                for b in range(B):
+                    w = _word3(S[q, b], t0, t1, t2)
+                    acc[0, j, b] += w
+                    acc[1, j, b] += w
+            else:
+                for b in range(B):
+                    acc[0, j, b] += _word3(S[q, b], t0, t1, t2)
         elif human:
             for b in range(B):
                 w = _word4(S[q, b], t0, t1, t2, t3)
@@ -154,6 +163,12 @@ def _word4(s: float, t0: float, t1: float, t2: float, t3: float) -> int:
     return np.int64(t0 < s) | (np.int64(t1 < s) << 8) | (np.int64(t2 < s) << 16) | (np.int64(t3 < s) << 24)
 
 
+@njit(nogil=True, cache=True, error_model="numpy", inline="always")
+def _word3(s: float, t0: float, t1: float, t2: float) -> int:
+    """Thermometer word of 3 thresholds (bytes 0-2)."""
+    return np.int64(t0 < s) | (np.int64(t1 < s) << 8) | (np.int64(t2 < s) << 16)
+
+
 @njit(nogil=True, cache=True, error_model="numpy")
 def _count_row(acc: np.ndarray, S: np.ndarray, q: int, tp: np.ndarray, win: np.ndarray) -> None:
     """_count_one with each lane's own human flag: its winner's strike word has HUMAN_BIT (is negative)."""
@@ -166,6 +181,11 @@ def _count_row(acc: np.ndarray, S: np.ndarray, q: int, tp: np.ndarray, win: np.n
             t4, t5, t6, t7 = tp[o + 4], tp[o + 5], tp[o + 6], tp[o + 7]
             for b in range(B):
                 w = _word8(S[q, b], t0, t1, t2, t3, t4, t5, t6, t7)
+                acc[0, j, b] += w
+                acc[1, j, b] += w & (win[b] >> 63)
+        elif t3 == np.inf:
+            for b in range(B):
+                w = _word3(S[q, b], t0, t1, t2)
                 acc[0, j, b] += w
                 acc[1, j, b] += w & (win[b] >> 63)
         else:
