@@ -20,17 +20,17 @@ four at a time per pass over the lanes (running maximum and word in registers) a
 the next round skips the cells whose bit is set in the lanes' OR of past winners (`dead`), so no strike pass
 rewrites the scores. A component without human matches takes its last round as a plain maximum.
 
-Counting: a pick counts for threshold t iff t < score. Each row of picks is compared with 8 thresholds per pass
-and the 8 results packed into one int64 "thermometer" word per lane (byte i: 1 iff t_i < score), added to
-(2, words, B) counters: all picks, and human picks (the word masked by the winner's sign bit; skipped for rows
-with no human winner). Components arrive sorted by unit (grid.structure), so the counters are emptied into the
+Counting: a pick counts for threshold t iff t < score. Each row of picks is compared with 8 thresholds per pass and
+the 8 results (or a last 3 or 4) packed into one int64 "thermometer" word per lane (byte i: 1 iff t_i < score),
+added to (2, words, B) counters: all picks, and human picks (the word masked by the winner's sign bit; skipped for
+rows with no human winner). Components arrive sorted by unit (grid.structure), so the counters are emptied into the
 (B, unit x human, bins) histogram once per unit or every ROWS_MAX rows, before a byte could overflow. Beyond
 LINEAR_MAX thresholds each pick is binned by bisection instead. What bounds it: vector instruction throughput.
-Counting a row of picks takes one vector compare and one combine per threshold (the CLI's 11 thresholds, padded
-to 12: 24 instructions per vector of lanes, plus the counter words), measured at 1.6x the cost of scoring the row
-(5 multiplies, 4 adds, a multiply, a division, a select); fewer compares would need a per-lane table lookup (a
-gather or a variable permute), which numba's compiler does not emit for these loops. So the kernel stays about
-3.5-4x the scores-only limit (benchmarks/bench_calibration.py), not 3x.
+Counting a row of picks takes one vector compare and one combine per threshold (the CLI's 11 thresholds: 22
+instructions per vector of lanes, plus the counter words), measured at 1.6x the cost of scoring the row (5
+multiplies, 4 adds, a multiply, a division, a select); fewer compares would need a per-lane table lookup (a gather
+or a variable permute), which numba's compiler does not emit for these loops. So the kernel stays about 3.7-4x the
+scores-only limit (benchmarks/bench_calibration.py), not 3x.
 
 Why numba: the work is (passing pairs x weight vectors), 10^9 small steps on the default `--components ha` grid,
 and the greedy pass has a data-dependent loop that numpy can only express as repeated full-array passes. numba
