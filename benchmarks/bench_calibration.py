@@ -127,12 +127,12 @@ if kernel.AVAILABLE:
         present weights' sum from kernel.den_table): every passing pair's row of scores, and nothing else."""
         Wt = np.ascontiguousarray(W.T)
         den = kernel.den_table(W)
-        out = np.empty(W.shape[0])
+        out = np.empty((1, W.shape[0]))
         acc = 0.0
         for j in range(comps_t.shape[1]):
-            kernel.score_row(out, Wt, total, den[pattern[j]], comps_t[0, j], comps_t[1, j], comps_t[2, j],
+            kernel.score_row(out, 0, Wt, total, den, pattern[j], comps_t[0, j], comps_t[1, j], comps_t[2, j],
                              comps_t[3, j], comps_t[4, j])
-            acc += out[j % out.size]  # keeps the stores alive
+            acc += out[0, j % out.shape[1]]  # keeps the stores alive
         return acc
 
 

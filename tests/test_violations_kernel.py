@@ -163,3 +163,63 @@ def test_fused_batches_split_evenly_over_the_threads_and_keep_the_counts_small()
         assert n_batches * bs - nw < n_batches  # one size, the last batch at most one short per batch
     bs = grid._batch_size(0, 1001, True, 50_000, 11, 2)
     assert 8 <= bs and (bs == 8 or bs * 2 * 50_000 * 12 * 8 <= grid.HIST_BYTES)
+
+
+def _one_unit_case(n_gt: int, n_pred: int, groups: int, human_share: float, seed: int,
+                   T: int) -> tuple[PairData, np.ndarray, np.ndarray]:
+    """`groups` units of n_gt x n_pred pairs that all pass, coarse component values (ties), a given share of human
+    matches, T thresholds including -inf and score values."""
+    rng = np.random.default_rng(seed)
+    n_g, n_p = np.full(groups, n_gt), np.full(groups, n_pred)
+    group, gt, pred = unit_pair_indices(n_g, n_p)
+    P = group.size
+    comps = LEVELS[rng.integers(0, LEVELS.size, (P, len(COMPONENTS)))]
+    comps[rng.random(comps.shape) < 0.2] = np.nan
+    pairs = pd.DataFrame({"group": group, "gt": gt, "pred": pred, **{c: comps[:, i] for i, c in enumerate(COMPONENTS)}})
+    frame = pd.DataFrame({"sample_id": [f"s{g}" for g in range(groups)], "checker": "c", "n_gt": n_g, "n_pred": n_p})
+    table = PairTable.from_frames(frame, pairs)
+    human = {(int(g), int(a), int(b)) for g, a, b in zip(group, gt, pred) if rng.random() < human_share}
+    data = PairData.build(table, human, rng.integers(0, 2, groups), 2)
+    W = LEVELS[rng.integers(1, LEVELS.size, (int(rng.integers(1, 40)), len(COMPONENTS)))]
+    W[rng.random(W.shape) < 0.3] = 0.0
+    tm = np.sort(np.concatenate([[-np.inf], rng.choice(LEVELS, T - 1)]))
+    return data, W, tm
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 2**32 - 1), st.sampled_from([(1, 1), (1, 3), (3, 1), (2, 2), (2, 3), (3, 3), (4, 5)]),
+       st.sampled_from([0.0, 0.3, 1.0]), st.integers(1, 24))
+def test_human_free_and_all_human_components_agree(seed: int, shape: tuple[int, int], human_share: float,
+                                                    T: int) -> None:
+    """No human match at all (every component's last round is a plain maximum, no strike word), every pair a human
+    match (every winner flagged), or a mix; 1 to 24 thresholds (one, two or three counter words, a last word of 4
+    thresholds or of 8): the kernel counts what the numpy passes count."""
+    data, W, tm = _one_unit_case(*shape, 6, human_share, seed, T)
+    st_ = grid.structure(data, -np.inf, -np.inf)
+    np.testing.assert_array_equal(grid.count_batch(st_, W, tm, data.n_units, fused=True),
+                                  grid.count_batch(st_, W, tm, data.n_units, fused=False))
+
+
+def test_strike_words_hold_63_cells() -> None:
+    """A 7 x 9 component (63 cells, the most the argmax rounds take: one bit of a strike word per cell, the sign bit
+    for the human flag) next to an 8 x 8 one (64 cells: the sorted greedy); both agree with the numpy passes."""
+    for n_gt, n_pred in [(7, 9), (8, 8)]:
+        for seed in range(3):
+            data, W, tm = _one_unit_case(n_gt, n_pred, 2, 0.3, seed, 11)
+            st_ = grid.structure(data, -np.inf, -np.inf)
+            assert any(bk.R * bk.C == n_gt * n_pred for bk in st_.buckets)
+            np.testing.assert_array_equal(grid.count_batch(st_, W, tm, data.n_units, fused=True),
+                                          grid.count_batch(st_, W, tm, data.n_units, fused=False))
+    assert 7 * 9 <= kernel.SORT_ABOVE < 8 * 8
+
+
+def test_long_thin_components_agree() -> None:
+    """Components of more than 63 cells with one or two greedy rounds (1 x 70, 70 x 1, 2 x 40): more cells than a
+    strike word has bits; the counts still equal the numpy passes'."""
+    for shape in [(1, 70), (70, 1), (2, 40), (40, 2)]:
+        for seed in range(2):
+            data, W, tm = _one_unit_case(*shape, 2, 0.3, seed, 11)
+            st_ = grid.structure(data, -np.inf, -np.inf)
+            assert any(bk.R * bk.C > kernel.SORT_ABOVE for bk in st_.buckets)
+            np.testing.assert_array_equal(grid.count_batch(st_, W, tm, data.n_units, fused=True),
+                                          grid.count_batch(st_, W, tm, data.n_units, fused=False))

@@ -12,11 +12,25 @@ numpy path's exactly (tests/test_violations_kernel.py checks it on random tables
 
 Why weight vectors as lanes (issue #28): a component's cells, row and column are then scalars shared by every
 lane, so empty cells cost nothing (they are skipped, not padded and scored), the present weights' sum is one
-contiguous row of a (32 patterns x B) table, and no cell is gathered or scattered. Why counters per threshold, not a
-histogram scatter: each round's picks (a row of B lanes) are added to (thresholds x B) uint16 counters, one vector
-pass per threshold, the human picks in the high byte. Components arrive sorted by unit (grid.structure), so the
-counters are emptied into the (B, unit x human, bins) histogram once per unit (or every 255 rows, before a byte
-could overflow). Beyond LINEAR_MAX thresholds each pick is binned by bisection instead.
+contiguous row of a (32 patterns x B) table, and no cell is gathered or scattered.
+
+Greedy rounds (issue #28 item 3): each valid cell q carries a strike word, the bitmask of the cells sharing its row
+or column (itself included; up to SORT_ABOVE = 63 cells, the sign bit flags a human match). A round scans the cells
+four at a time per pass over the lanes (running maximum and word in registers) and keeps per lane the winner's word;
+the next round skips the cells whose bit is set in the lanes' OR of past winners (`dead`), so no strike pass
+rewrites the scores. A component without human matches takes its last round as a plain maximum.
+
+Counting: a pick counts for threshold t iff t < score. Each row of picks is compared with 8 thresholds per pass and
+the 8 results (or a last 3 or 4) packed into one int64 "thermometer" word per lane (byte i: 1 iff t_i < score),
+added to (2, words, B) counters: all picks, and human picks (the word masked by the winner's sign bit; skipped for
+rows with no human winner). Components arrive sorted by unit (grid.structure), so the counters are emptied into the
+(B, unit x human, bins) histogram once per unit or every ROWS_MAX rows, before a byte could overflow. Beyond
+LINEAR_MAX thresholds each pick is binned by bisection instead. What bounds it: vector instruction throughput.
+Counting a row of picks takes one vector compare and one combine per threshold (the CLI's 11 thresholds: 22
+instructions per vector of lanes, plus the counter words), measured at 1.6x the cost of scoring the row (5
+multiplies, 4 adds, a multiply, a division, a select); fewer compares would need a per-lane table lookup (a gather
+or a variable permute), which numba's compiler does not emit for these loops. So the kernel stays about 3.7-4x the
+scores-only limit (benchmarks/bench_calibration.py), not 3x.
 
 Why numba: the work is (passing pairs x weight vectors), 10^9 small steps on the default `--components ha` grid,
 and the greedy pass has a data-dependent loop that numpy can only express as repeated full-array passes. numba
@@ -42,10 +56,10 @@ except ImportError:  # pragma: no cover - exercised only where numba is missing
 
 NO_SCORE = -np.finfo(np.float64).max  # same as grid.NO_SCORE (a pair with no weighted component present)
 NC = 5  # components of a pair (config.COMPONENTS)
-SORT_ABOVE = 64  # components with more cells than this take the sorted greedy (n log n) instead of argmax rounds
-LINEAR_MAX = 24  # up to this many match thresholds picks are counted per threshold, above it binned by bisection
-ROWS_MAX = 255  # pick rows between two empties of the uint16 counters (a byte each for all picks and human picks)
-HUMAN = 256  # a human-matched pick's increment: its own count in the high byte
+SORT_ABOVE = 63  # components with more cells (a strike word's bits) and 2+ rounds take the sorted greedy (n log n)
+LINEAR_MAX = 24  # up to this many match thresholds picks are coded by compares, above it binned by bisection
+ROWS_MAX = 255  # pick rows between two empties of the counters (a byte per threshold and lane)
+HUMAN_BIT = np.int64(np.iinfo(np.int64).min)  # the same flag in a cell's strike word (sign bit: word < 0)
 
 
 @njit(nogil=True, cache=True, error_model="numpy")
@@ -77,71 +91,196 @@ def den_table(W: np.ndarray) -> np.ndarray:
 
 
 @njit(nogil=True, cache=True, error_model="numpy")
-def score_row(out: np.ndarray, Wt: np.ndarray, total: np.ndarray, den: np.ndarray, c0: float, c1: float,
-              c2: float, c3: float, c4: float) -> None:
-    """One pair's score under every weight row (Wt is W transposed): the numpy path's operations in its order
-    (COMPONENTS order, then * total / den); NO_SCORE where den is not positive."""
-    w0, w1, w2, w3, w4 = Wt[0], Wt[1], Wt[2], Wt[3], Wt[4]
-    for b in range(out.size):
-        num = w0[b] * c0
-        num += w1[b] * c1
-        num += w2[b] * c2
-        num += w3[b] * c3
-        num += w4[b] * c4
-        d = den[b]
+def score_row(out: np.ndarray, q: int, Wt: np.ndarray, total: np.ndarray, den: np.ndarray, p: int, c0: float,
+              c1: float, c2: float, c3: float, c4: float) -> None:
+    """One pair's score under every weight row into out[q] (Wt is W transposed, den the den_table, p the pair's
+    presence pattern): the numpy path's operations in its order (COMPONENTS order, then * total / den); NO_SCORE
+    where den is not positive. Rows are indexed here, not sliced: a slice is a new array whose reference count
+    numba raises and drops (two atomic operations each), which cost as much as scoring a row did."""
+    for b in range(out.shape[1]):
+        num = Wt[0, b] * c0
+        num += Wt[1, b] * c1
+        num += Wt[2, b] * c2
+        num += Wt[3, b] * c3
+        num += Wt[4, b] * c4
+        d = den[p, b]
         v = (num * total[b]) / d
-        out[b] = v if d > 0 else NO_SCORE
+        out[q, b] = v if d > 0 else NO_SCORE
 
 
 @njit(nogil=True, cache=True, error_model="numpy")
-def _count_row(acc: np.ndarray, tm: np.ndarray, best: np.ndarray, inc: np.ndarray) -> None:
-    """Count one row of picks (best[b], increment inc[b]: 0 no pick, 1, or 1 + HUMAN) for every threshold t < best:
-    a vector pass per threshold. (Ending at the first threshold no pick is above, or skipping those below the row's
-    smallest pick, cost more than the passes they saved: the reductions they need stay scalar.)"""
-    for t in range(tm.size):
-        tt = tm[t]
-        row = acc[t]
-        for b in range(best.size):
-            row[b] += inc[b] if tt < best[b] else np.uint16(0)
+def _count_one(acc: np.ndarray, S: np.ndarray, q: int, tp: np.ndarray, human: bool) -> None:
+    """Add a row of picks, one per lane (S[q, b]; -inf: no pick), to the thermometer counters: byte i of
+    acc[0, j, b] counts lane b's picks above threshold 8j + i, acc[1] its human picks (here all of the row or none).
+    tp: the sorted thresholds padded with +inf (nothing lies above it) to a multiple of 4; 8 compares per pass make
+    one counter word, so each score is loaded once per 8 thresholds and each word read and written once."""
+    B = S.shape[1]
+    n4 = tp.size >> 2
+    for j in range((n4 + 1) >> 1):
+        o = 8 * j
+        t0, t1, t2, t3 = tp[o], tp[o + 1], tp[o + 2], tp[o + 3]
+        if o + 4 < tp.size:
+            t4, t5, t6, t7 = tp[o + 4], tp[o + 5], tp[o + 6], tp[o + 7]
+            if human:
+                for b in range(B):
+                    w = _word8(S[q, b], t0, t1, t2, t3, t4, t5, t6, t7)
+                    acc[0, j, b] += w
+                    acc[1, j, b] += w
+            else:
+                for b in range(B):
+                    acc[0, j, b] += _word8(S[q, b], t0, t1, t2, t3, t4, t5, t6, t7)
+        elif t3 == np.inf:  # 3 thresholds left (the CLI's 11): a compare saved (nothing lies above +inf)
+            if human:
+                for b in range(B):
+                    w = _word3(S[q, b], t0, t1, t2)
+                    acc[0, j, b] += w
+                    acc[1, j, b] += w
+            else:
+                for b in range(B):
+                    acc[0, j, b] += _word3(S[q, b], t0, t1, t2)
+        elif human:
+            for b in range(B):
+                w = _word4(S[q, b], t0, t1, t2, t3)
+                acc[0, j, b] += w
+                acc[1, j, b] += w
+        else:
+            for b in range(B):
+                acc[0, j, b] += _word4(S[q, b], t0, t1, t2, t3)
+
+
+@njit(nogil=True, cache=True, error_model="numpy", inline="always")
+def _word8(s: float, t0: float, t1: float, t2: float, t3: float, t4: float, t5: float, t6: float,
+           t7: float) -> int:
+    """Thermometer word of 8 thresholds: byte i is 1 iff t_i < s."""
+    return (np.int64(t0 < s) | (np.int64(t1 < s) << 8) | (np.int64(t2 < s) << 16) | (np.int64(t3 < s) << 24)
+            | (np.int64(t4 < s) << 32) | (np.int64(t5 < s) << 40) | (np.int64(t6 < s) << 48)
+            | (np.int64(t7 < s) << 56))
+
+
+@njit(nogil=True, cache=True, error_model="numpy", inline="always")
+def _word4(s: float, t0: float, t1: float, t2: float, t3: float) -> int:
+    """Thermometer word of 4 thresholds (bytes 0-3)."""
+    return np.int64(t0 < s) | (np.int64(t1 < s) << 8) | (np.int64(t2 < s) << 16) | (np.int64(t3 < s) << 24)
+
+
+@njit(nogil=True, cache=True, error_model="numpy", inline="always")
+def _word3(s: float, t0: float, t1: float, t2: float) -> int:
+    """Thermometer word of 3 thresholds (bytes 0-2)."""
+    return np.int64(t0 < s) | (np.int64(t1 < s) << 8) | (np.int64(t2 < s) << 16)
 
 
 @njit(nogil=True, cache=True, error_model="numpy")
-def _count_one(acc: np.ndarray, tm: np.ndarray, best: np.ndarray, inc: np.uint16) -> None:
-    """_count_row for a row of one cell's scores: one increment for every lane."""
-    for t in range(tm.size):
-        tt = tm[t]
-        row = acc[t]
-        for b in range(best.size):
-            row[b] += inc if tt < best[b] else np.uint16(0)
+def _count_row(acc: np.ndarray, S: np.ndarray, q: int, tp: np.ndarray, win: np.ndarray) -> None:
+    """_count_one with each lane's own human flag: its winner's strike word has HUMAN_BIT (is negative)."""
+    B = S.shape[1]
+    n4 = tp.size >> 2
+    for j in range((n4 + 1) >> 1):
+        o = 8 * j
+        t0, t1, t2, t3 = tp[o], tp[o + 1], tp[o + 2], tp[o + 3]
+        if o + 4 < tp.size:
+            t4, t5, t6, t7 = tp[o + 4], tp[o + 5], tp[o + 6], tp[o + 7]
+            for b in range(B):
+                w = _word8(S[q, b], t0, t1, t2, t3, t4, t5, t6, t7)
+                acc[0, j, b] += w
+                acc[1, j, b] += w & (win[b] >> 63)
+        elif t3 == np.inf:
+            for b in range(B):
+                w = _word3(S[q, b], t0, t1, t2)
+                acc[0, j, b] += w
+                acc[1, j, b] += w & (win[b] >> 63)
+        else:
+            for b in range(B):
+                w = _word4(S[q, b], t0, t1, t2, t3)
+                acc[0, j, b] += w
+                acc[1, j, b] += w & (win[b] >> 63)
 
 
 @njit(nogil=True, cache=True, error_model="numpy")
-def _empty(acc: np.ndarray, hist: np.ndarray, u: int) -> None:
-    """Move the counters of unit u (picks above threshold t: all in the low byte, human ones in the high byte) into
-    hist[b, 2u + human, bin] (bin k: k thresholds below the score), and zero them."""
-    T, B = acc.shape
-    for b in range(B):
-        hn = hist[b, 2 * u]
-        hh = hist[b, 2 * u + 1]
+def _empty(acc: np.ndarray, T: int, hist: np.ndarray, u: int) -> None:
+    """Move unit u's thermometer counters (picks above each threshold) into hist[b, 2u + human, bin] (bin k: k
+    thresholds below the score), and zero them."""
+    for b in range(acc.shape[2]):
         nxt_n = 0  # non-human / human picks above threshold t + 1
         nxt_h = 0
         for t in range(T - 1, -1, -1):
-            a = np.int64(acc[t, b])
-            ah = a >> 8
-            an = (a & 255) - ah
-            hn[t + 1] += an - nxt_n
-            hh[t + 1] += ah - nxt_h
+            sh = 8 * (t & 7)
+            ah = (acc[1, t >> 3, b] >> sh) & 255
+            an = ((acc[0, t >> 3, b] >> sh) & 255) - ah
+            hist[b, 2 * u, t + 1] += an - nxt_n
+            hist[b, 2 * u + 1, t + 1] += ah - nxt_h
             nxt_n = an
             nxt_h = ah
     acc[:] = 0
 
 
 @njit(nogil=True, cache=True, error_model="numpy")
-def _bin_row(hist: np.ndarray, tm: np.ndarray, best: np.ndarray, inc: np.ndarray, u: int) -> None:
-    """Many thresholds: each lane's pick binned by bisection into hist directly."""
-    for b in range(best.size):
-        if inc[b] != 0:
-            hist[b, 2 * u + (inc[b] >> 8), _bin(tm, best[b])] += 1
+def _bin_row(hist: np.ndarray, tm: np.ndarray, S: np.ndarray, q: int, win: np.ndarray, u: int) -> None:
+    """Many thresholds: each lane's pick (S[q, b] where win[b] != 0) binned by bisection into hist directly."""
+    for b in range(S.shape[1]):
+        if win[b] != 0:
+            hist[b, 2 * u + (1 if win[b] < 0 else 0), _bin(tm, S[q, b])] += 1
+
+
+@njit(nogil=True, cache=True, error_model="numpy", inline="always")
+def _bit(q: int) -> int:
+    """Cell q's bit in a strike word; a one-round component may have more than 63 cells, whose bits are never read
+    (its round has no struck cells) but must still be a defined shift."""
+    return np.int64(1) << (q & 63)
+
+
+@njit(nogil=True, cache=True, error_model="numpy")
+def _argmax_round(S: np.ndarray, nv: int, word: np.ndarray, dead: np.ndarray, first: bool, best: np.ndarray,
+                  win: np.ndarray) -> None:
+    """One greedy round over the component's nv scored cells: per lane the first maximum (strict >, in cell order,
+    as numpy's argmax) among the cells not struck yet (bit q of dead[b] clear; none in the first round) into
+    best[0, b] (-inf: no cell left) and its strike word into win[b] (0: none).
+
+    Four cells per pass over the lanes, so a lane's running maximum and word stay in registers across them; a last
+    pass short of four cells repeats the last cell, which changes nothing (its score is not above itself)."""
+    B = S.shape[1]
+    for q in range(0, nv, 4):
+        i0, i1, i2, i3 = q, min(q + 1, nv - 1), min(q + 2, nv - 1), min(q + 3, nv - 1)
+        w0, w1, w2, w3 = word[i0], word[i1], word[i2], word[i3]
+        k0, k1, k2, k3 = _bit(i0), _bit(i1), _bit(i2), _bit(i3)
+        for b in range(B):
+            d = np.int64(0) if first else dead[b]
+            m = -np.inf if q == 0 else best[0, b]
+            w = np.int64(0) if q == 0 else win[b]
+            x = S[i0, b]
+            g = (x > m) & (d & k0 == 0)
+            m, w = (x, w0) if g else (m, w)
+            x = S[i1, b]
+            g = (x > m) & (d & k1 == 0)
+            m, w = (x, w1) if g else (m, w)
+            x = S[i2, b]
+            g = (x > m) & (d & k2 == 0)
+            m, w = (x, w2) if g else (m, w)
+            x = S[i3, b]
+            g = (x > m) & (d & k3 == 0)
+            m, w = (x, w3) if g else (m, w)
+            best[0, b] = m
+            win[b] = w
+
+
+@njit(nogil=True, cache=True, error_model="numpy")
+def _max_round(S: np.ndarray, nv: int, dead: np.ndarray, first: bool, best: np.ndarray) -> None:
+    """_argmax_round's best[0] alone, for a last round that needs no strike word and no human flag."""
+    B = S.shape[1]
+    for q in range(0, nv, 4):
+        i0, i1, i2, i3 = q, min(q + 1, nv - 1), min(q + 2, nv - 1), min(q + 3, nv - 1)
+        k0, k1, k2, k3 = _bit(i0), _bit(i1), _bit(i2), _bit(i3)
+        for b in range(B):
+            d = np.int64(0) if first else dead[b]
+            m = -np.inf if q == 0 else best[0, b]
+            x = S[i0, b]
+            m = x if (x > m) & (d & k0 == 0) else m
+            x = S[i1, b]
+            m = x if (x > m) & (d & k1 == 0) else m
+            x = S[i2, b]
+            m = x if (x > m) & (d & k2 == 0) else m
+            x = S[i3, b]
+            m = x if (x > m) & (d & k3 == 0) else m
+            best[0, b] = m
 
 
 @njit(nogil=True, cache=True, error_model="numpy")
@@ -156,22 +295,28 @@ def count_bucket(R: int, C: int, n: int, comps_t: np.ndarray, pattern: np.ndarra
     T = tm.size
     rc = R * C
     steps = min(R, C)
-    linear = T <= LINEAR_MAX and steps <= ROWS_MAX  # else picks are binned straight into hist
+    linear = T <= LINEAR_MAX  # else picks are binned straight into hist
+    tp = np.full(-(-T // 4) * 4, np.inf)
+    tp[:T] = tm
     Wt = np.ascontiguousarray(W.T)
     den = den_table(W)
-    acc = np.zeros((T, B), dtype=np.uint16)
+    acc = np.zeros((2, (tp.size + 7) >> 3, B), dtype=np.int64)  # thermometer counters (_count_one)
     S = np.empty((rc, B))  # row q: score of the component's q-th valid cell under every weight row
-    best = np.empty(B)
-    br = np.empty(B, dtype=np.int64)
-    bc = np.empty(B, dtype=np.int64)
-    inc = np.empty(B, dtype=np.uint16)
+    best = np.empty((1, B))  # a round's best score per lane
+    win = np.empty(B, dtype=np.int64)  # the winning cell's strike word per lane (0: no pick)
+    dead = np.zeros(B, dtype=np.int64)  # cells struck so far per lane (bit q)
     qr = np.empty(rc, dtype=np.int64)
     qc = np.empty(rc, dtype=np.int64)
-    qi = np.empty(rc, dtype=np.uint16)
+    qh = np.empty(rc, dtype=np.int64)  # 1 where the cell is a human match
+    word = np.empty(rc, dtype=np.int64)  # the cells sharing its row or column (itself too), HUMAN_BIT if human
+    rmask = np.zeros(R, dtype=np.int64)
+    cmask = np.zeros(C, dtype=np.int64)
+    jr = np.arange(rc) // C  # row and column of cell j, once per bucket (no division per cell)
+    jc = np.arange(rc) % C
     neg = np.empty(rc)
     used_r = np.zeros(R, dtype=np.bool_)
     used_c = np.zeros(C, dtype=np.bool_)
-    sorted_path = rc > SORT_ABOVE and steps > 2
+    sorted_path = rc > SORT_ABOVE and steps > 1  # more cells than a strike word has bits, and a strike to track
     cur = -1
     rows = 0
     for k in range(n):
@@ -185,26 +330,26 @@ def count_bucket(R: int, C: int, n: int, comps_t: np.ndarray, pattern: np.ndarra
                     u = uh[src] >> 1
                 elif uh[src] >> 1 != u:
                     raise ValueError("a component's pairs lie in different units: units must partition the groups")
-                qr[nv] = j // C
-                qc[nv] = j - (j // C) * C
-                qi[nv] = 1 + HUMAN * (uh[src] & 1)
-                score_row(S[nv], Wt, total, den[pattern[src]], comps_t[0, src], comps_t[1, src], comps_t[2, src],
+                qr[nv] = jr[j]
+                qc[nv] = jc[j]
+                qh[nv] = uh[src] & 1
+                score_row(S, nv, Wt, total, den, pattern[src], comps_t[0, src], comps_t[1, src], comps_t[2, src],
                           comps_t[3, src], comps_t[4, src])
                 nv += 1
         if nv == 0:
             continue
         if linear and (u != cur or rows + steps > ROWS_MAX):
             if cur >= 0:
-                _empty(acc, hist, cur)
+                _empty(acc, T, hist, cur)
             cur = u
             rows = 0
-        rows += steps
         if rc == 1:
             if linear:
-                _count_one(acc, tm, S[0], qi[0])
+                _count_one(acc, S, 0, tp, qh[0] == 1)
+                rows += 1
             else:
-                inc[:] = qi[0]
-                _bin_row(hist, tm, S[0], inc, u)
+                win[:] = HUMAN_BIT if qh[0] else 1
+                _bin_row(hist, tm, S, 0, win, u)
             continue
         if sorted_path:  # per lane: a stable descending sort, then take cells whose row and column are free
             for b in range(B):
@@ -223,55 +368,49 @@ def count_bucket(R: int, C: int, n: int, comps_t: np.ndarray, pattern: np.ndarra
                         continue
                     used_r[r] = True
                     used_c[c] = True
-                    taken += 1
                     if linear:
-                        for t in range(T):
-                            if tm[t] < x:
-                                acc[t, b] += qi[q]
+                        for t in range(_bin(tm, x)):
+                            acc[0, t >> 3, b] += np.int64(1) << (8 * (t & 7))
+                            acc[1, t >> 3, b] += qh[q] << (8 * (t & 7))
                     else:
-                        hist[b, 2 * u + (qi[q] >> 8), _bin(tm, x)] += 1
+                        hist[b, 2 * u + qh[q], _bin(tm, x)] += 1
+                    taken += 1
+            if linear:
+                rows += steps
             continue
+        no_human = True
+        if steps > 1:  # strike words: a pick strikes every cell of its row and column
+            for q in range(nv):
+                rmask[qr[q]] = 0
+                cmask[qc[q]] = 0
+            for q in range(nv):
+                rmask[qr[q]] |= np.int64(1) << q
+                cmask[qc[q]] |= np.int64(1) << q
+        for q in range(nv):
+            word[q] = (rmask[qr[q]] | cmask[qc[q]] if steps > 1 else 1) | (HUMAN_BIT if qh[q] else 0)
+            no_human &= qh[q] == 0
         for step in range(steps):
+            if step + 1 == steps and no_human and linear:  # no strike to track, no human flag: the maximum only
+                _max_round(S, nv, dead, step == 0, best)
+                _count_one(acc, best, 0, tp, False)
+                rows += 1
+                break
+            _argmax_round(S, nv, word, dead, step == 0, best, win)
+            picked = np.int64(0)
             for b in range(B):
-                best[b] = -np.inf
-                inc[b] = 0
-            if step + 1 < steps:  # a later round strikes this pick's row and column: track them
-                for b in range(B):
-                    br[b] = -1
-                    bc[b] = -1
-                for q in range(nv):
-                    row = S[q]
-                    r, c, iq = qr[q], qc[q], qi[q]
-                    for b in range(B):
-                        x = row[b]
-                        g = x > best[b]
-                        best[b] = x if g else best[b]
-                        br[b] = r if g else br[b]
-                        bc[b] = c if g else bc[b]
-                        inc[b] = iq if g else inc[b]
-            else:
-                for q in range(nv):
-                    row = S[q]
-                    iq = qi[q]
-                    for b in range(B):
-                        x = row[b]
-                        g = x > best[b]
-                        best[b] = x if g else best[b]
-                        inc[b] = iq if g else inc[b]
-            picked = 0
-            for b in range(B):
-                picked += inc[b] != 0
+                picked |= win[b]
             if picked == 0:
                 break
             if linear:
-                _count_row(acc, tm, best, inc)
+                if picked < 0:  # some lane's winner is a human match (the sign bit of the words' OR)
+                    _count_row(acc, best, 0, tp, win)
+                else:
+                    _count_one(acc, best, 0, tp, False)
+                rows += 1
             else:
-                _bin_row(hist, tm, best, inc, u)
+                _bin_row(hist, tm, best, 0, win, u)
             if step + 1 < steps:
-                for q in range(nv):
-                    row = S[q]
-                    r, c = qr[q], qc[q]
-                    for b in range(B):
-                        row[b] = -np.inf if (br[b] == r) | (bc[b] == c) else row[b]
+                for b in range(B):
+                    dead[b] = (dead[b] if step else 0) | win[b]
     if linear and cur >= 0:
-        _empty(acc, hist, cur)
+        _empty(acc, T, hist, cur)
