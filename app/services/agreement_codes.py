@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from app.services.agreement_items import as_category, record_items, split_spans
@@ -172,3 +173,249 @@ def pooled_codes(tables: Mapping[tuple[str, str], Any]) -> Any:
     category = np.where(category >= 0, cat_code[np.maximum(category, 0)], -1)
     first = tables[keys[0]]
     return CodedItems(sample, item, annotator, category, first.annotators, list(cats))
+
+
+# -- the tables straight from label columns (issue #28 items 1 and 5) ----------------------------------------------------
+@dataclass
+class ColumnTables:
+    """What `agreement` reads of the labels: the coded item tables and span sets `coded_tables(collect_labels(...))`
+    gives, and per annotator how many labels and units (sample, unit) they labeled, and which (annotator, sample,
+    unit) of the work log they labeled (`worked`)."""
+
+    items: dict[tuple[str, str], Any]
+    spans: dict[tuple[str, str], dict]
+    n_labels: dict[str, int]
+    n_units: dict[str, int]
+    worked: set[tuple[str, str, str]]
+
+
+def column_tables(project: Any, schemes: Sequence[str] | None = None,
+                  samples: Collection[str] | None = None) -> ColumnTables:
+    """`coded_tables(collect_labels(project, schemes, samples))` and the annotators' counts, read in chunks of label
+    columns (`DecisionsPart.label_column_chunks`: a sample's labels in one chunk), each chunk's items drawn at once and
+    kept as integer codes: no dict per labeled unit, no decoded value past its chunk (but those of per-sample kinds,
+    which are joined over the whole table as `coded_tables` joins them). The same figures, bit for bit."""
+    from app.services.agreement import NOT_ITEMS
+
+    present = project.counts.sample_counts()
+    names = sorted(s.name for s in registry() if s.name in present and (not schemes or s.name in schemes))
+    coder = _ColumnCoder(project, set(project.decisions.seconds_per_annotator_unit()) if names else set(), samples)
+    for chunk in (project.decisions.label_column_chunks(names, skip=sorted(NOT_ITEMS)) if names else ()):
+        coder.add(*chunk)
+    return coder.finish()
+
+
+class _Categories:
+    """A table's categories numbered over every chunk as `_typed_factorize` numbers them over the whole table (True,
+    1 and 1.0 apart; unhashable values by their repr; None or NaN -1), each named by `as_category` of its first value."""
+
+    def __init__(self) -> None:
+        self.code: dict[Any, int] = {}
+        self.names: list[Any] = []
+
+    def codes(self, values: Sequence[Any]) -> Any:
+        import numpy as np
+
+        out = np.empty(len(values), dtype=np.int64)
+        for i, v in enumerate(values):
+            if v is None or (type(v) is float and math.isnan(v)):
+                out[i] = -1
+                continue
+            try:
+                key: Any = (type(v), v)
+                hash(key)
+            except TypeError:
+                key = ("repr", repr(v))
+            code = self.code.get(key)
+            if code is None:
+                code = self.code[key] = len(self.names)
+                self.names.append(as_category(v))
+            out[i] = code
+        return out
+
+
+@dataclass
+class _Parts:
+    """A (scheme, kind) table's coded entries, chunk by chunk."""
+
+    sample: list[Any]
+    item: list[Any]
+    annotator: list[Any]
+    category: list[Any]
+    categories: _Categories
+
+
+class _ColumnCoder:
+    """`column_tables`' state between chunks: samples numbered in order of appearance over every chunk, annotators
+    by a dict (a few), each table's entries and categories, per-sample kinds' labels kept for the end."""
+
+    def __init__(self, project: Any, worked: set[tuple[str, str, str]], selection: Collection[str] | None) -> None:
+        self.project, self.worked_keys, self.selection = project, worked, selection
+        self.sample_names: list[str] = []
+        self.annotators: dict[str, int] = {}
+        self.records: dict[str, Any] = {}
+        self.parts: dict[tuple[str, str], _Parts] = {}
+        self.deferred: dict[tuple[str, str], list[tuple]] = defaultdict(list)  # (sid, unit, kind, value, s, a)
+        self.candidates: dict[tuple[str, str], dict[tuple[str, str], Any]] = defaultdict(dict)
+        self.candidate_codes: dict[tuple[str, str], dict[tuple[str, str], tuple[int, int]]] = defaultdict(dict)
+        self.n_labels: dict[int, int] = defaultdict(int)
+        self.n_units: dict[int, int] = defaultdict(int)
+        self.worked: set[tuple[str, str, str]] = set()
+
+    def _records(self, name: str) -> Any:
+        got = self.records.get(name)
+        if got is None:
+            from app.services.agreement import NOT_READ
+
+            got = self.records[name] = (self.project.scheme_data.scheme_item_records(name)
+                                        if capabilities(registry().get(name)).items_read_record else NOT_READ)
+        return got
+
+    def add(self, scheme: Any, sample: Any, unit: Any, kind: Any, annotator: Any, value: Any) -> None:
+        """Code one chunk of label columns (`label_column_chunks`)."""
+        import numpy as np
+        import pandas as pd
+
+        if self.selection is not None:
+            keep = np.fromiter((s in self.selection for s in sample), dtype=bool, count=len(sample))
+            scheme, sample, unit, kind, annotator, value = (c[keep] for c in (scheme, sample, unit, kind, annotator,
+                                                                               value))
+        if not len(sample):
+            return
+        a_local, a_names = pd.factorize(annotator, sort=False)
+        a_code = np.array([self.annotators.setdefault(a, len(self.annotators)) for a in a_names],
+                          dtype=np.int64)[a_local]
+        s_local, s_names = pd.factorize(sample, sort=False)
+        u_local = pd.factorize(unit, sort=False)[0].astype(np.int64)
+        su = s_local.astype(np.int64) * (int(u_local.max()) + 1) + u_local
+        pair, _ = pd.factorize(su * len(self.annotators) + a_code, sort=False)
+        first = _first_index(pair)
+        # the people's counts: labels, and (sample, unit) per annotator, and the work log's entries they labeled
+        for a, n in zip(*np.unique(a_code, return_counts=True)):
+            self.n_labels[int(a)] += int(n)
+        for a, n in zip(*np.unique(a_code[first == np.arange(len(first))], return_counts=True)):
+            self.n_units[int(a)] += int(n)
+        if self.worked_keys:
+            self.worked.update(t for t in zip(annotator.tolist(), sample.tolist(), unit.tolist())
+                               if t in self.worked_keys)
+        s_code = s_local.astype(np.int64) + len(self.sample_names)
+        self.sample_names.extend(s_names.tolist())
+        # per unit, each annotator's labels together in order of their first label there: the order the labels
+        # reach `collect_labels`' dict (keyed sample, unit, annotator) and so every table
+        order = np.argsort(first, kind="stable")
+        scheme, sample, unit, kind, value, s_code, a_code = (c[order] for c in (scheme, sample, unit, kind, value,
+                                                                               s_code, a_code))
+        annotator = annotator[order]
+        loads = orjson_loads()
+        sc_local, sc_names = pd.factorize(scheme, sort=False)
+        for c, name in enumerate(sc_names.tolist()):
+            mine = sc_local == c
+            records = self._records(name)
+            sid = sample[mine]
+            has = (np.ones(len(sid), dtype=bool) if not isinstance(records, dict)
+                   else np.fromiter((records.get(s) is not None for s in sid), dtype=bool, count=len(sid)))
+            rows = np.flatnonzero(mine)[has]
+            if not len(rows):
+                continue
+            label_kinds = dict(registry().get(name).label_kinds)
+            k_local, k_names = pd.factorize(kind[rows], sort=False)
+            for k, kname in enumerate(k_names.tolist()):
+                at = rows[k_local == k]
+                lk = label_kinds.get(kname)
+                values = [loads(v) for v in value[at]]
+                key = (name, kname)
+                if lk is not None and lk.per_sample:  # joined over the whole table at the end
+                    for i, v in zip(at.tolist(), values):
+                        if isinstance(v, list):
+                            self.candidates[key][(sample[i], annotator[i])] = v
+                            self.candidate_codes[key][(sample[i], annotator[i])] = (int(s_code[i]), int(a_code[i]))
+                        else:
+                            self.deferred[key].append((sample[i], unit[i], kname, v, int(s_code[i]), int(a_code[i])))
+                    continue
+                self._code(key, records, list(zip(sample[at].tolist(), unit[at].tolist(), [kname] * len(at), values)),
+                           s_code[at], a_code[at])
+
+    def _code(self, key: tuple[str, str], records: Any, rows: list[tuple[str, str, str, Any]], s_code: Any,
+              a_code: Any) -> None:
+        """A table's entries of `rows` (sample, unit, kind, value) with their sample and annotator codes: `_coded`
+        on part of a table. An item is coded one-to-one with (unit, item) within the rows: enough, as no sample's
+        rows are in two calls."""
+        import numpy as np
+        import pandas as pd
+
+        parts = self.parts.get(key)
+        if parts is None:
+            parts = self.parts[key] = _Parts([], [], [], [], _Categories())
+        scheme = registry().get(key[0])
+        many = capabilities(scheme).label_items_many
+        if many is not None:
+            row, item, category = many(records, rows)
+            row = np.asarray(row, dtype=np.int64)
+            item_code = pd.factorize(np.asarray(item), sort=False)[0]
+            local, uniques = category_codes(category)
+            glob = parts.categories.codes(uniques)
+            cat = np.where(np.asarray(local) >= 0, glob[np.maximum(local, 0)] if len(glob) else -1, -1)
+        else:
+            row_l: list[int] = []
+            item_l: list[Any] = []
+            cat_l: list[Any] = []
+            for i, (sid, unit, kind, value) in enumerate(rows):
+                for it, c in record_items(scheme, records.get(sid), unit, kind, value).items():
+                    if c is not None:
+                        row_l.append(i)
+                        item_l.append(it)
+                        cat_l.append(as_category(c))
+            row = np.asarray(row_l, dtype=np.int64)
+            item_code = pd.factorize(_objects(item_l), sort=False)[0]
+            cat = parts.categories.codes(cat_l)
+        if not len(row):
+            return
+        unit = pd.factorize(_objects([r[1] for r in rows]), sort=False)[0].astype(np.int64)
+        item = pd.factorize(unit[row] * (int(item_code.max(initial=0)) + 1) + item_code, sort=False)[0]
+        parts.sample.append(np.asarray(s_code, dtype=np.int64)[row])
+        parts.item.append(item.astype(np.int64))
+        parts.annotator.append(np.asarray(a_code, dtype=np.int64)[row])
+        parts.category.append(np.asarray(cat, dtype=np.int64))
+
+    def finish(self) -> ColumnTables:
+        """The tables: per-sample kinds' labels joined (their lists split into span sets and items of unit '' as
+        `coded_tables` splits them), every table's parts put together."""
+        import numpy as np
+
+        from calibration.annotators import CodedItems
+
+        spans, rest = split_spans(self.candidates)
+        for key in sorted(set(self.deferred) | set(rest)):
+            rows = list(self.deferred.get(key, ()))
+            codes = self.candidate_codes[key]
+            rows += [(sid, "", key[1], v, *codes[(sid, a)]) for (sid, a), v in rest.get(key, {}).items()]
+            self._code(key, self._records(key[0]), [r[:4] for r in rows],
+                       np.fromiter((r[4] for r in rows), dtype=np.int64, count=len(rows)),
+                       np.fromiter((r[5] for r in rows), dtype=np.int64, count=len(rows)))
+        people = list(self.annotators)
+        items = {}
+        for key, p in self.parts.items():
+            if not p.category:
+                continue
+            category = np.concatenate(p.category)
+            if not (category >= 0).any():  # as `coded_tables`: a table only for a kind with an item
+                continue
+            items[key] = CodedItems(np.concatenate(p.sample), np.concatenate(p.item), np.concatenate(p.annotator),
+                                    category, people, list(p.categories.names), samples=self.sample_names)
+        return ColumnTables(items, spans, {people[a]: n for a, n in self.n_labels.items()},
+                            {people[a]: n for a, n in self.n_units.items()}, self.worked)
+
+
+def _first_index(codes: Any) -> Any:
+    """Per entry, the index of the first entry with its code."""
+    import numpy as np
+
+    first = np.empty(int(codes.max(initial=-1)) + 1, dtype=np.int64)
+    first[codes[::-1]] = np.arange(len(codes) - 1, -1, -1)  # the last write of each code is its first entry
+    return first[codes]
+
+
+def orjson_loads() -> Any:
+    import orjson  # several times faster than json on the many small values
+
+    return orjson.loads

@@ -248,18 +248,53 @@ class DecisionsPart(ProjectPart):
         """(sample_id, unit, kind, annotator, value as JSON text) columns of every annotator's current, non-cleared
         label of one scheme (none of `skip`), in `iter_annotator_label_rows`' order: the human ceiling finds the
         units two people labeled from the columns and decodes only their values (no tuple per label kept)."""
-        where, params = "", (scheme,)
+        import numpy as np
+
+        chunks = [c[1:] for c in self.label_column_chunks([scheme], skip=skip)]
+        if not chunks:
+            return ((), (), (), (), ())
+        return tuple(np.concatenate(c) if len(chunks) > 1 else c[0] for c in zip(*chunks))  # type: ignore[return-value]
+
+    def label_column_chunks(self, schemes: Sequence[str] | None = None, *, skip: Sequence[str] = (),
+                            size: int = 100_000) -> Iterator[tuple[Any, ...]]:
+        """(scheme, sample_id, unit, kind, annotator, value as JSON text) as object arrays, about `size` labels at a
+        time, of every annotator's current, non-cleared label (of `schemes` only when given; none of `skip`), in
+        `iter_annotator_label_rows`' order. A sample's labels never straddle two chunks, so a caller can code each
+        chunk on its own (agreement and the human ceiling keep integer codes, not a tuple per label: 3M labels at
+        1M units)."""
+        import numpy as np
+
+        where, params = [], []
+        if schemes is not None:
+            where.append(f"s.scheme IN ({','.join('?' * len(schemes))})")
+            params += list(schemes)
         if skip:
-            where, params = f" AND l.kind NOT IN ({','.join('?' * len(skip))})", (scheme, *skip)
-        rows = self.conn.execute(
-            "SELECT l.sample_id, l.unit, l.kind, l.annotator, l.value FROM labels l JOIN samples s ON s.id = l.sample_id "
-            f"WHERE s.scheme = ? AND l.value IS NOT NULL{where} ORDER BY l.sample_id, l.unit, l.kind, l.annotator",
-            params)
+            where.append(f"l.kind NOT IN ({','.join('?' * len(skip))})")
+            params += list(skip)
+        cur = self.conn.execute(
+            "SELECT s.scheme, l.sample_id, l.unit, l.kind, l.annotator, l.value FROM labels l "
+            "JOIN samples s ON s.id = l.sample_id WHERE l.value IS NOT NULL"
+            + "".join(f" AND {w}" for w in where) + " ORDER BY l.sample_id, l.unit, l.kind, l.annotator", params)
         excluded = self.project.guidelines.excluded_labels  # app/store/guidelines.py: labels of another guideline
-        if excluded:
-            rows = (r for r in rows if (r[0], r[1], r[3]) not in excluded)
-        columns = tuple(zip(*rows))
-        return columns if columns else ((), (), (), (), ())  # type: ignore[return-value]
+        held: list[tuple] = []  # the last sample's rows of the previous fetch: it may go on in the next one
+        while True:
+            got = cur.fetchmany(size)
+            done = len(got) < size  # the cursor is done: every row is here
+            if excluded:
+                got = [r for r in got if (r[1], r[2], r[4]) not in excluded]
+            rows = held + got if held else got
+            if not rows:
+                return
+            table = np.empty((len(rows), 6), dtype=object)
+            table[:] = rows
+            if done:
+                yield tuple(table.T.copy())
+                return
+            other = np.flatnonzero(table[:, 1] != rows[-1][1])
+            cut = int(other[-1]) + 1 if len(other) else 0
+            held = rows[cut:]
+            if cut:
+                yield tuple(table[:cut].T.copy())
 
     def several_annotators(self) -> bool:
         """Whether two or more annotators gave labels: without that no unit is shared and no human ceiling can be
