@@ -189,6 +189,9 @@ class ColumnTables:
     worked: set[tuple[str, str, str]]
 
 
+CHUNK = 100_000  # labels read and coded at a time (a tenth of a second of work; tens of MB at most)
+
+
 def column_tables(project: Any, schemes: Sequence[str] | None = None,
                   samples: Collection[str] | None = None) -> ColumnTables:
     """`coded_tables(collect_labels(project, schemes, samples))` and the annotators' counts, read in chunks of label
@@ -200,7 +203,7 @@ def column_tables(project: Any, schemes: Sequence[str] | None = None,
     present = project.counts.sample_counts()
     names = sorted(s.name for s in registry() if s.name in present and (not schemes or s.name in schemes))
     coder = _ColumnCoder(project, set(project.decisions.seconds_per_annotator_unit()) if names else set(), samples)
-    for chunk in (project.decisions.label_column_chunks(names, skip=sorted(NOT_ITEMS)) if names else ()):
+    for chunk in (project.decisions.label_column_chunks(names, skip=sorted(NOT_ITEMS), size=CHUNK) if names else ()):
         coder.add(*chunk)
     return coder.finish()
 
@@ -322,24 +325,26 @@ class _ColumnCoder:
             for k, kname in enumerate(k_names.tolist()):
                 at = rows[k_local == k]
                 lk = label_kinds.get(kname)
-                values = [loads(v) for v in value[at]]
                 key = (name, kname)
                 if lk is not None and lk.per_sample:  # joined over the whole table at the end
-                    for i, v in zip(at.tolist(), values):
+                    for i in at.tolist():
+                        v = loads(value[i])
                         if isinstance(v, list):
                             self.candidates[key][(sample[i], annotator[i])] = v
                             self.candidate_codes[key][(sample[i], annotator[i])] = (int(s_code[i]), int(a_code[i]))
                         else:
                             self.deferred[key].append((sample[i], unit[i], kname, v, int(s_code[i]), int(a_code[i])))
                     continue
-                self._code(key, records, list(zip(sample[at].tolist(), unit[at].tolist(), [kname] * len(at), values)),
-                           s_code[at], a_code[at])
+                combo, reps = distinct_labels(records, sample[at], unit[at], value[at])
+                self._code(key, records, [(sample[at[i]], unit[at[i]], kname, loads(value[at[i]])) for i in reps],
+                           combo, unit[at], s_code[at], a_code[at])
 
-    def _code(self, key: tuple[str, str], records: Any, rows: list[tuple[str, str, str, Any]], s_code: Any,
-              a_code: Any) -> None:
-        """A table's entries of `rows` (sample, unit, kind, value) with their sample and annotator codes: `_coded`
-        on part of a table. An item is coded one-to-one with (unit, item) within the rows: enough, as no sample's
-        rows are in two calls."""
+    def _code(self, key: tuple[str, str], records: Any, rows: list[tuple[str, str, str, Any]], combo: Any,
+              unit: Any, s_code: Any, a_code: Any) -> None:
+        """A table's entries of labels with their units, sample and annotator codes: `_coded` on part of a table,
+        each distinct label drawn once (`rows`: (sample, unit, kind, value) of each, `combo`: each label's among
+        them). An item is coded one-to-one with (unit, item) within the labels: enough, as no sample's labels are
+        in two calls."""
         import numpy as np
         import pandas as pd
 
@@ -349,8 +354,8 @@ class _ColumnCoder:
         scheme = registry().get(key[0])
         many = capabilities(scheme).label_items_many
         if many is not None:
-            row, item, category = many(records, rows)
-            row = np.asarray(row, dtype=np.int64)
+            drawn, item, category = many(records, rows)
+            drawn = np.asarray(drawn, dtype=np.int64)
             item_code = pd.factorize(np.asarray(item), sort=False)[0]
             local, uniques = category_codes(category)
             glob = parts.categories.codes(uniques)
@@ -359,23 +364,24 @@ class _ColumnCoder:
             row_l: list[int] = []
             item_l: list[Any] = []
             cat_l: list[Any] = []
-            for i, (sid, unit, kind, value) in enumerate(rows):
-                for it, c in record_items(scheme, records.get(sid), unit, kind, value).items():
+            for i, (sid, u, kind, value) in enumerate(rows):
+                for it, c in record_items(scheme, records.get(sid), u, kind, value).items():
                     if c is not None:
                         row_l.append(i)
                         item_l.append(it)
                         cat_l.append(as_category(c))
-            row = np.asarray(row_l, dtype=np.int64)
+            drawn = np.asarray(row_l, dtype=np.int64)
             item_code = pd.factorize(_objects(item_l), sort=False)[0]
             cat = parts.categories.codes(cat_l)
+        row, entry = expand_items(combo, len(rows), drawn)
         if not len(row):
             return
-        unit = pd.factorize(_objects([r[1] for r in rows]), sort=False)[0].astype(np.int64)
-        item = pd.factorize(unit[row] * (int(item_code.max(initial=0)) + 1) + item_code, sort=False)[0]
+        unit_code = pd.factorize(np.asarray(unit, dtype=object), sort=False)[0].astype(np.int64)
+        item = pd.factorize(unit_code[row] * (int(item_code.max(initial=0)) + 1) + item_code[entry], sort=False)[0]
         parts.sample.append(np.asarray(s_code, dtype=np.int64)[row])
         parts.item.append(item.astype(np.int64))
         parts.annotator.append(np.asarray(a_code, dtype=np.int64)[row])
-        parts.category.append(np.asarray(cat, dtype=np.int64))
+        parts.category.append(np.asarray(cat, dtype=np.int64)[entry])
 
     def finish(self) -> ColumnTables:
         """The tables: per-sample kinds' labels joined (their lists split into span sets and items of unit '' as
@@ -389,7 +395,8 @@ class _ColumnCoder:
             rows = list(self.deferred.get(key, ()))
             codes = self.candidate_codes[key]
             rows += [(sid, "", key[1], v, *codes[(sid, a)]) for (sid, a), v in rest.get(key, {}).items()]
-            self._code(key, self._records(key[0]), [r[:4] for r in rows],
+            self._code(key, self._records(key[0]), [r[:4] for r in rows], np.arange(len(rows)),
+                       _objects([r[1] for r in rows]),
                        np.fromiter((r[4] for r in rows), dtype=np.int64, count=len(rows)),
                        np.fromiter((r[5] for r in rows), dtype=np.int64, count=len(rows)))
         people = list(self.annotators)
@@ -404,6 +411,45 @@ class _ColumnCoder:
                                     category, people, list(p.categories.names), samples=self.sample_names)
         return ColumnTables(items, spans, {people[a]: n for a, n in self.n_labels.items()},
                             {people[a]: n for a, n in self.n_units.items()}, self.worked)
+
+
+def distinct_labels(records: Any, sample: Any, unit: Any, text: Any) -> tuple[Any, Any]:
+    """(each label's number among the distinct ones, the first label of each) of labels given as their sample, unit
+    and value's JSON text (one kind): a label's items depend on its record, unit, kind and value only
+    (`Scheme.label_items`), so labels with the same record object (the store shares equal ones), unit and text have
+    the same items and are drawn once (annotators who agree give the same text; violations' small match lists
+    repeat across samples)."""
+    import numpy as np
+    import pandas as pd
+
+    n = len(sample)
+    if isinstance(records, dict):
+        get = records.get
+        rec = pd.factorize(np.fromiter((id(get(s)) for s in sample), dtype=np.uint64, count=n), sort=False)[0]
+    else:  # a scheme whose items read no record
+        rec = np.zeros(n, dtype=np.int64)
+    u = pd.factorize(np.asarray(unit, dtype=object), sort=False)[0]
+    t, distinct = pd.factorize(np.asarray(text, dtype=object), sort=False)
+    ru = pd.factorize(rec.astype(np.int64) * (int(u.max(initial=0)) + 1) + u, sort=False)[0]
+    combo, _ = pd.factorize(ru.astype(np.int64) * max(len(distinct), 1) + t, sort=False)
+    first = np.empty(int(combo.max(initial=-1)) + 1, dtype=np.int64)
+    first[combo[::-1]] = np.arange(n - 1, -1, -1)
+    return combo, first
+
+
+def expand_items(combo: Any, n_drawn: int, drawn_row: Any) -> tuple[Any, Any]:
+    """(label of each entry, the drawn item entry it copies) when the distinct labels' items were drawn once:
+    `drawn_row` the drawn label of each drawn entry (ascending, as `label_items_many` gives them), `combo` each
+    label's distinct label; entries in label order, each label's items in the order drawn."""
+    import numpy as np
+
+    drawn_row = np.asarray(drawn_row, dtype=np.int64)
+    per = np.bincount(drawn_row, minlength=n_drawn)
+    start = np.concatenate([[0], np.cumsum(per)])
+    n_of = per[combo]
+    row = np.repeat(np.arange(len(combo), dtype=np.int64), n_of)
+    within = np.arange(len(row), dtype=np.int64) - np.repeat(np.cumsum(n_of) - n_of, n_of)
+    return row, start[combo[row]] + within
 
 
 def _first_index(codes: Any) -> Any:
