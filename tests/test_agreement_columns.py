@@ -81,3 +81,18 @@ def test_chunks_keep_each_sample_whole(tmp_path: Path) -> None:
         mine = set(c[1])
         assert not mine & seen
         seen |= mine
+
+
+@pytest.mark.parametrize("scheme", ["violations", "rubric", "trace", "judge"])
+def test_the_ceiling_in_chunks_is_the_ceiling_in_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     scheme: str) -> None:
+    """The human ceiling reads the same chunks (tests/test_ceiling_columns.py checks it against the per-row ceiling
+    in one chunk): chunks of a few labels give the same figures."""
+    from app.services.ceiling import _run_evaluate, ceiling
+
+    with Project.open(_project(tmp_path, (scheme,), 4)) as p:
+        machine, _ = _run_evaluate(p, scheme)
+        whole = ceiling(p, scheme, n_boot=100, seed=2, machine=machine or None)
+        monkeypatch.setattr(codes, "CHUNK", 5)
+        parts = ceiling(p, scheme, n_boot=100, seed=2, machine=machine or None)
+    assert whole is not None and whole["units"] > 5 and repr(parts) == repr(whole)

@@ -413,9 +413,9 @@ class _ColumnCoder:
                             {people[a]: n for a, n in self.n_units.items()}, self.worked)
 
 
-def distinct_labels(records: Any, sample: Any, unit: Any, text: Any) -> tuple[Any, Any]:
-    """(each label's number among the distinct ones, the first label of each) of labels given as their sample, unit
-    and value's JSON text (one kind): a label's items depend on its record, unit, kind and value only
+def distinct_labels(records: Any, sample: Any, unit: Any, text: Any, kind: Any = None) -> tuple[Any, Any]:
+    """(each label's number among the distinct ones, the first label of each) of labels given as their sample, unit,
+    value's JSON text (or another text one-to-one with the value) and kind (None: all of one kind): a label's items depend on its record, unit, kind and value only
     (`Scheme.label_items`), so labels with the same record object (the store shares equal ones), unit and text have
     the same items and are drawn once (annotators who agree give the same text; violations' small match lists
     repeat across samples)."""
@@ -430,6 +430,9 @@ def distinct_labels(records: Any, sample: Any, unit: Any, text: Any) -> tuple[An
         rec = np.zeros(n, dtype=np.int64)
     u = pd.factorize(np.asarray(unit, dtype=object), sort=False)[0]
     t, distinct = pd.factorize(np.asarray(text, dtype=object), sort=False)
+    if kind is not None:
+        k = pd.factorize(np.asarray(kind, dtype=object), sort=False)[0]
+        u = pd.factorize(u.astype(np.int64) * (int(k.max(initial=0)) + 1) + k, sort=False)[0]
     ru = pd.factorize(rec.astype(np.int64) * (int(u.max(initial=0)) + 1) + u, sort=False)[0]
     combo, _ = pd.factorize(ru.astype(np.int64) * max(len(distinct), 1) + t, sort=False)
     first = np.empty(int(combo.max(initial=-1)) + 1, dtype=np.int64)

@@ -129,7 +129,7 @@ class _Shared:
     kind: Any
     annotator: Any  # codes into `annotators`
     annotators: Any
-    value: list[Any]
+    value: Any  # JSON text
     unit_of: Any  # each label's unit, an index into unit_sample / unit_name
     unit_sample: Any
     unit_name: Any
@@ -144,45 +144,51 @@ class _Shared:
             return self
         keep = keep_unit[self.unit_of]
         return _Shared(self.sample[keep], self.unit[keep], self.kind[keep], self.annotator[keep], self.annotators,
-                       [v for v, k in zip(self.value, keep) if k], self.unit_of[keep], self.unit_sample,
-                       self.unit_name)
+                       self.value[keep], self.unit_of[keep], self.unit_sample, self.unit_name)
 
 
 def _shared_labels(project: Any, scheme_name: str) -> _Shared | None:
-    """The scheme's annotator labels (judgement kinds) on units two or more annotators labeled, read as columns,
-    only their values decoded; None when no unit is shared."""
+    """The scheme's annotator labels (judgement kinds) on units two or more annotators labeled, read in chunks of
+    columns (`label_column_chunks`: a unit's labels in one chunk), their values kept as JSON text (`_item_table`
+    decodes each distinct one); None when no unit is shared."""
     import numpy as np
-    import orjson  # several times faster than json on the many small values
     import pandas as pd
 
-    sample, unit, kind, annotator, value = (
-        _objects(c) for c in project.decisions.annotator_label_columns(scheme_name, skip=sorted(NOT_ITEMS)))
-    if not len(sample):
+    from app.services import agreement_codes
+
+    people: dict[str, int] = {}
+    kept: list[tuple[Any, ...]] = []
+    n_units = 0
+    for _scheme, sample, unit, kind, annotator, value in project.decisions.label_column_chunks(
+            [scheme_name], skip=sorted(NOT_ITEMS), size=agreement_codes.CHUNK):
+        a_local, a_names = pd.factorize(annotator, sort=False)
+        a_code = np.array([people.setdefault(a, len(people)) for a in a_names], dtype=np.int64)[a_local]
+        s_code = pd.factorize(sample, sort=False)[0].astype(np.int64)
+        u_code = pd.factorize(unit, sort=False)[0].astype(np.int64)
+        # the rows come sorted by (sample, unit, kind, annotator): a (sample, unit) group is contiguous
+        su, _ = pd.factorize(s_code * (int(u_code.max()) + 1) + u_code, sort=False)
+        pair = su.astype(np.int64) * len(people) + a_code
+        first_of_pair = _first_index(pd.factorize(pair, sort=False)[0])
+        is_first = first_of_pair == np.arange(len(pair))
+        shared_unit = np.bincount(su[is_first], minlength=int(su.max()) + 1) >= 2
+        keep = shared_unit[su]
+        if not keep.any():
+            continue
+        # per unit, each annotator's labels together, annotators in order of their first label in the unit
+        order = np.flatnonzero(keep)
+        order = order[np.argsort(first_of_pair[order], kind="stable")]
+        units = np.flatnonzero(shared_unit)
+        first_row = np.empty(len(shared_unit), dtype=np.int64)  # each unit's first label
+        first_row[su[::-1]] = np.arange(len(su) - 1, -1, -1)
+        unit_index = np.full(len(shared_unit), -1, dtype=np.int64)
+        unit_index[units] = np.arange(n_units, n_units + len(units))
+        n_units += len(units)
+        kept.append((sample[order], unit[order], kind[order], a_code[order], value[order], unit_index[su[order]],
+                     sample[first_row[units]], unit[first_row[units]]))
+    if not kept:
         return None
-    s_code = pd.factorize(sample, sort=False)[0].astype(np.int64)
-    u_code = pd.factorize(unit, sort=False)[0].astype(np.int64)
-    a_code, annotators = pd.factorize(annotator, sort=False)
-    # the rows come sorted by (sample, unit, kind, annotator): a (sample, unit) group is contiguous
-    su, _ = pd.factorize(s_code * (int(u_code.max()) + 1) + u_code, sort=False)
-    pair = su.astype(np.int64) * len(annotators) + a_code
-    first_of_pair = _first_index(pd.factorize(pair, sort=False)[0])
-    is_first = first_of_pair == np.arange(len(pair))
-    shared_unit = np.bincount(su[is_first], minlength=int(su.max()) + 1) >= 2
-    keep = shared_unit[su]
-    if not keep.any():
-        return None
-    # per unit, each annotator's labels together, annotators in order of their first label in the unit
-    order = np.flatnonzero(keep)
-    order = order[np.lexsort((order, first_of_pair[order]))]
-    loads = orjson.loads
-    units = np.flatnonzero(shared_unit)
-    first_row = np.empty(len(shared_unit), dtype=np.int64)  # each unit's first label
-    first_row[su[::-1]] = np.arange(len(su) - 1, -1, -1)
-    unit_index = np.full(len(shared_unit), -1, dtype=np.int64)
-    unit_index[units] = np.arange(len(units))
-    return _Shared(sample[order], unit[order], kind[order], a_code[order], annotators,
-                   [loads(v) for v in value[order]], unit_index[su[order]], sample[first_row[units]],
-                   unit[first_row[units]])
+    cols = [np.concatenate(c) for c in zip(*kept)]
+    return _Shared(*cols[:4], list(people), *cols[4:])
 
 
 def _first_index(codes: Any) -> Any:
@@ -207,11 +213,24 @@ def _item_table(scheme: Any, records: Mapping[str, Any], metric_rows: list[tuple
     from app.services.agreement_codes import category_codes
     from calibration.annotators import CodedItems
 
+    import orjson
+
+    from app.services.agreement_codes import distinct_labels, expand_items
+
     n_first = len(metric_rows)
-    rows = metric_rows + list(zip(humans.sample, humans.unit, humans.kind, humans.value))
+    # each distinct label's items drawn once (`distinct_labels`): the metric's by their values' repr, the humans'
+    # by their JSON text (decoded once each)
+    m_combo, m_first = distinct_labels(records, _objects([r[0] for r in metric_rows]),
+                                       _objects([r[1] for r in metric_rows]),
+                                       _objects([repr(r[3]) for r in metric_rows]), _objects([r[2] for r in metric_rows]))
+    h_combo, h_first = distinct_labels(records, humans.sample, humans.unit, humans.value, humans.kind)
+    loads = orjson.loads
+    rows = [metric_rows[i] for i in m_first.tolist()] + [
+        (humans.sample[i], humans.unit[i], humans.kind[i], loads(humans.value[i])) for i in h_first.tolist()]
+    combo = np.concatenate([m_combo, h_combo + len(m_first)]).astype(np.int64)
     many = capabilities(scheme).label_items_many
     if many is not None:
-        row, item, category = many(records, rows)
+        drawn, item, category = many(records, rows)
         item_code, _ = pd.factorize(np.asarray(item), sort=False)
         cat_code, cats = category_codes(category)  # True and 1 two categories, as their reprs are
         names = [repr(c) for c in cats]
@@ -226,9 +245,10 @@ def _item_table(scheme: Any, records: Mapping[str, Any], metric_rows: list[tuple
                 cat_l.append(repr(cat))
         item_code, _ = pd.factorize(_objects(item_l), sort=False)
         cat_code, names = pd.factorize(_objects(cat_l), sort=False)
-        row = row_l
-    row = np.asarray(row, dtype=np.int64)
+        drawn = row_l
     del rows
+    row, entry = expand_items(combo, len(m_first) + len(h_first), drawn)
+    item_code, cat_code = np.asarray(item_code)[entry], np.asarray(cat_code)[entry]
     metric = [(r[0], r[1], r[2]) for r in metric_rows]
     sample_code, unit_code, kind_code = (
         pd.factorize(np.concatenate([_objects([m[c] for m in metric]), col]), sort=False)[0]

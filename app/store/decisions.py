@@ -243,18 +243,6 @@ class DecisionsPart(ProjectPart):
             last = s
             yield shared(sc, sc), s, shared(u, u), shared(k, k), shared(a, a), loads(v)
 
-    def annotator_label_columns(self, scheme: str, *, skip: Sequence[str] = ()
-                                ) -> tuple[Sequence[str], Sequence[str], Sequence[str], Sequence[str], Sequence[str]]:
-        """(sample_id, unit, kind, annotator, value as JSON text) columns of every annotator's current, non-cleared
-        label of one scheme (none of `skip`), in `iter_annotator_label_rows`' order: the human ceiling finds the
-        units two people labeled from the columns and decodes only their values (no tuple per label kept)."""
-        import numpy as np
-
-        chunks = [c[1:] for c in self.label_column_chunks([scheme], skip=skip)]
-        if not chunks:
-            return ((), (), (), (), ())
-        return tuple(np.concatenate(c) if len(chunks) > 1 else c[0] for c in zip(*chunks))  # type: ignore[return-value]
-
     def label_column_chunks(self, schemes: Sequence[str] | None = None, *, skip: Sequence[str] = (),
                             size: int = 100_000) -> Iterator[tuple[Any, ...]]:
         """(scheme, sample_id, unit, kind, annotator, value as JSON text) as object arrays, about `size` labels at a
