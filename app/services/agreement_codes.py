@@ -415,10 +415,15 @@ class _ColumnCoder:
 
 def distinct_labels(records: Any, sample: Any, unit: Any, text: Any, kind: Any = None) -> tuple[Any, Any]:
     """(each label's number among the distinct ones, the first label of each) of labels given as their sample, unit,
-    value's JSON text (or another text one-to-one with the value) and kind (None: all of one kind): a label's items depend on its record, unit, kind and value only
-    (`Scheme.label_items`), so labels with the same record object (the store shares equal ones), unit and text have
-    the same items and are drawn once (annotators who agree give the same text; violations' small match lists
-    repeat across samples)."""
+    value's JSON text (or another text one-to-one with the value) and kind (None: all of one kind): a label's items
+    depend on its record, unit, kind and value only (`Scheme.label_items`), so labels with the same record object
+    (the store shares equal ones), unit, kind and text have the same items and are drawn once (annotators who agree
+    give the same text; violations' small match lists repeat across samples)."""
+    return distinct_coded(record_unit_codes(records, sample, unit), text, kind)
+
+
+def record_unit_codes(records: Any, sample: Any, unit: Any) -> Any:
+    """A code per label, equal for labels of the same record object and unit name (`distinct_labels`)."""
     import numpy as np
     import pandas as pd
 
@@ -429,14 +434,22 @@ def distinct_labels(records: Any, sample: Any, unit: Any, text: Any, kind: Any =
     else:  # a scheme whose items read no record
         rec = np.zeros(n, dtype=np.int64)
     u = pd.factorize(np.asarray(unit, dtype=object), sort=False)[0]
-    t, distinct = pd.factorize(np.asarray(text, dtype=object), sort=False)
+    return pd.factorize(rec.astype(np.int64) * (int(u.max(initial=0)) + 1) + u, sort=False)[0]
+
+
+def distinct_coded(group: Any, text: Any, kind: Any = None) -> tuple[Any, Any]:
+    """`distinct_labels` of labels whose record and unit are given as one integer code each (`record_unit_codes`)."""
+    import numpy as np
+    import pandas as pd
+
+    ru = np.asarray(group, dtype=np.int64)
     if kind is not None:
         k = pd.factorize(np.asarray(kind, dtype=object), sort=False)[0]
-        u = pd.factorize(u.astype(np.int64) * (int(k.max(initial=0)) + 1) + k, sort=False)[0]
-    ru = pd.factorize(rec.astype(np.int64) * (int(u.max(initial=0)) + 1) + u, sort=False)[0]
-    combo, _ = pd.factorize(ru.astype(np.int64) * max(len(distinct), 1) + t, sort=False)
+        ru = pd.factorize(ru * (int(k.max(initial=0)) + 1) + k, sort=False)[0].astype(np.int64)
+    t, distinct = pd.factorize(np.asarray(text, dtype=object), sort=False)
+    combo, _ = pd.factorize(ru * max(len(distinct), 1) + t, sort=False)
     first = np.empty(int(combo.max(initial=-1)) + 1, dtype=np.int64)
-    first[combo[::-1]] = np.arange(n - 1, -1, -1)
+    first[combo[::-1]] = np.arange(len(combo) - 1, -1, -1)
     return combo, first
 
 

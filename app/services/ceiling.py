@@ -73,10 +73,12 @@ def ceiling(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0
     # annotators' (the columns of `humans`), each with its rater: their items are drawn in one pass (`_item_table`)
     metric_rows: list[tuple] = []
     metric_raters: list[str] = []
+    metric_units: list[int] = []  # each metric row's shared unit
     has_record = np.fromiter((records.get(sid) is not None for sid in humans.unit_sample), dtype=bool,
                              count=humans.n_units)
     # with the scheme's own metric side (`per_unit`) the metric's items are never compared: none drawn
-    for sid, unit in ([] if per_unit else zip(humans.unit_sample[has_record], humans.unit_name[has_record])):
+    for j in ([] if per_unit else np.flatnonzero(has_record).tolist()):
+        sid, unit = humans.unit_sample[j], humans.unit_name[j]
         decided = machine.get((sid, unit)) if machine is not None else None
         if decided is None:
             if full is None:
@@ -87,11 +89,14 @@ def ceiling(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0
                 if kind not in NOT_ITEMS:
                     metric_rows.append((sid, unit, kind, value))
                     metric_raters.append(METRIC)
+                    metric_units.append(j)
             for kind, value in (resolved.get((sid, unit)) or {}).items():
                 if kind not in NOT_ITEMS:
                     metric_rows.append((sid, unit, kind, value))
                     metric_raters.append(RESOLVED)
-    table, n_metric = _item_table(scheme, records, metric_rows, metric_raters, humans.with_records(has_record))
+                    metric_units.append(j)
+    table, n_metric = _item_table(scheme, records, metric_rows, metric_raters, metric_units,
+                                  humans.with_records(has_record))
     n_units = humans.n_units
     del humans, metric_rows, metric_raters, resolved  # their items are in `table` now
     if n_metric == len(table):
@@ -201,29 +206,27 @@ def _first_index(codes: Any) -> Any:
 
 
 def _item_table(scheme: Any, records: Mapping[str, Any], metric_rows: list[tuple], metric_raters: list[str],
-                humans: _Shared) -> tuple[CodedItems, int]:
+                metric_units: list[int], humans: _Shared) -> tuple[CodedItems, int]:
     """(the items of the metric's rows, then of the humans' labels, as integer codes, how many items the metric's
     rows gave). The scheme's `label_items_many` draws them at once when it has one, else `label_items` per row.
     An item is coded one-to-one with its key `unit|kind|item` (item_agreement only groups by it); a category is
     its repr, as the per-row tables had it; a sample is its code in order of appearance (item_agreement only
     groups by it and names none)."""
     import numpy as np
+    import orjson
     import pandas as pd
 
-    from app.services.agreement_codes import category_codes
+    from app.services.agreement_codes import category_codes, distinct_coded, expand_items, record_unit_codes
     from calibration.annotators import CodedItems
 
-    import orjson
-
-    from app.services.agreement_codes import distinct_labels, expand_items
-
     n_first = len(metric_rows)
-    # each distinct label's items drawn once (`distinct_labels`): the metric's by their values' repr, the humans'
-    # by their JSON text (decoded once each)
-    m_combo, m_first = distinct_labels(records, _objects([r[0] for r in metric_rows]),
-                                       _objects([r[1] for r in metric_rows]),
-                                       _objects([repr(r[3]) for r in metric_rows]), _objects([r[2] for r in metric_rows]))
-    h_combo, h_first = distinct_labels(records, humans.sample, humans.unit, humans.value, humans.kind)
+    # each distinct label's items drawn once (`distinct_coded`): the metric's by their values' repr, the humans'
+    # by their JSON text (decoded once each); records and units, samples too, coded per shared unit, not per label
+    unit_of = np.concatenate([np.asarray(metric_units, dtype=np.int64), humans.unit_of.astype(np.int64)])
+    group = record_unit_codes(records, humans.unit_sample, humans.unit_name)[unit_of]
+    kinds = np.concatenate([_objects([r[2] for r in metric_rows]), humans.kind])
+    m_combo, m_first = distinct_coded(group[:n_first], _objects([repr(r[3]) for r in metric_rows]), kinds[:n_first])
+    h_combo, h_first = distinct_coded(group[n_first:], humans.value, kinds[n_first:])
     loads = orjson.loads
     rows = [metric_rows[i] for i in m_first.tolist()] + [
         (humans.sample[i], humans.unit[i], humans.kind[i], loads(humans.value[i])) for i in h_first.tolist()]
@@ -249,11 +252,10 @@ def _item_table(scheme: Any, records: Mapping[str, Any], metric_rows: list[tuple
     del rows
     row, entry = expand_items(combo, len(m_first) + len(h_first), drawn)
     item_code, cat_code = np.asarray(item_code)[entry], np.asarray(cat_code)[entry]
-    metric = [(r[0], r[1], r[2]) for r in metric_rows]
-    sample_code, unit_code, kind_code = (
-        pd.factorize(np.concatenate([_objects([m[c] for m in metric]), col]), sort=False)[0]
-        for c, col in enumerate((humans.sample, humans.unit, humans.kind)))
-    unit_kind = unit_code.astype(np.int64) * (int(kind_code.max(initial=0)) + 1) + kind_code
+    # a sample by its code, a unit by its shared unit's (one-to-one with its name within the sample): only grouped by
+    sample_code = pd.factorize(humans.unit_sample, sort=False)[0][unit_of]
+    kind_code = pd.factorize(kinds, sort=False)[0]
+    unit_kind = unit_of * (int(kind_code.max(initial=0)) + 1) + kind_code
     key = unit_kind[row] * (int(item_code.max(initial=-1)) + 1) + item_code  # (unit, kind, item) -> one integer
     rater_names = [METRIC, RESOLVED, *humans.annotators]
     rater = np.concatenate([np.where(np.asarray(metric_raters, dtype=object) == METRIC, 0, 1).astype(np.int64),
