@@ -327,17 +327,31 @@ class _ColumnCoder:
                 lk = label_kinds.get(kname)
                 key = (name, kname)
                 if lk is not None and lk.per_sample:  # joined over the whole table at the end
-                    for i in at.tolist():
-                        v = loads(value[i])
-                        if isinstance(v, list):
-                            self.candidates[key][(sample[i], annotator[i])] = v
-                            self.candidate_codes[key][(sample[i], annotator[i])] = (int(s_code[i]), int(a_code[i]))
-                        else:
-                            self.deferred[key].append((sample[i], unit[i], kname, v, int(s_code[i]), int(a_code[i])))
+                    self._per_sample(key, at, sample, unit, annotator, value, s_code, a_code)
                     continue
                 combo, reps = distinct_labels(records, sample[at], unit[at], value[at])
                 self._code(key, records, [(sample[at[i]], unit[at[i]], kname, loads(value[at[i]])) for i in reps],
                            combo, unit[at], s_code[at], a_code[at])
+
+    def _per_sample(self, key: tuple[str, str], at: Any, sample: Any, unit: Any, annotator: Any, value: Any,
+                    s_code: Any, a_code: Any) -> None:
+        """A per-sample kind's labels (`at` of the chunk): list values are candidate span sets, (sample, annotator)
+        -> value as `coded_tables` keeps them (each distinct text decoded once, equal ones one object); the others
+        kept as columns for the end."""
+        import numpy as np
+        import pandas as pd
+
+        loads = orjson_loads()
+        t, distinct = pd.factorize(value[at], sort=False)
+        decoded = [loads(x) for x in distinct]
+        is_list = np.fromiter((isinstance(d, list) for d in decoded), dtype=bool, count=len(decoded))[t]
+        li = at[is_list]
+        keys = list(zip(sample[li].tolist(), annotator[li].tolist()))
+        self.candidates[key].update(zip(keys, [decoded[j] for j in t[is_list].tolist()]))
+        self.candidate_codes[key].update(zip(keys, zip(s_code[li].tolist(), a_code[li].tolist())))
+        other = at[~is_list]
+        if len(other):
+            self.deferred[key].append((sample[other], unit[other], value[other], s_code[other], a_code[other]))
 
     def _code(self, key: tuple[str, str], records: Any, rows: list[tuple[str, str, str, Any]], combo: Any,
               unit: Any, s_code: Any, a_code: Any) -> None:
@@ -391,14 +405,26 @@ class _ColumnCoder:
         from calibration.annotators import CodedItems
 
         spans, rest = split_spans(self.candidates)
+        loads = orjson_loads()
         for key in sorted(set(self.deferred) | set(rest)):
-            rows = list(self.deferred.get(key, ()))
+            # the kind's other values in label order, then its lists that are not spans as items of unit ''
+            parts = self.deferred.get(key, [])
+            listed = rest.get(key, {})
             codes = self.candidate_codes[key]
-            rows += [(sid, "", key[1], v, *codes[(sid, a)]) for (sid, a), v in rest.get(key, {}).items()]
-            self._code(key, self._records(key[0]), [r[:4] for r in rows], np.arange(len(rows)),
-                       _objects([r[1] for r in rows]),
-                       np.fromiter((r[4] for r in rows), dtype=np.int64, count=len(rows)),
-                       np.fromiter((r[5] for r in rows), dtype=np.int64, count=len(rows)))
+            sample = np.concatenate([p[0] for p in parts] + [_objects([sid for sid, _a in listed])])
+            unit = np.concatenate([p[1] for p in parts] + [_objects([""] * len(listed))])
+            n_text = sum(len(p[2]) for p in parts)
+            # distinct by JSON text, the lists by their repr (after a NUL: no JSON text starts with one)
+            text = np.concatenate([p[2] for p in parts] + [_objects(["\0" + repr(v) for v in listed.values()])])
+            pairs = [codes[k] for k in listed]
+            s_code = np.concatenate([p[3] for p in parts] + [np.asarray([c[0] for c in pairs], dtype=np.int64)])
+            a_code = np.concatenate([p[4] for p in parts] + [np.asarray([c[1] for c in pairs], dtype=np.int64)])
+            records = self._records(key[0])
+            values = list(listed.values())
+            combo, first = distinct_labels(records, sample, unit, text)
+            rows = [(sample[i], unit[i], key[1], loads(text[i]) if i < n_text else values[i - n_text])
+                    for i in first.tolist()]
+            self._code(key, records, rows, combo, unit, s_code, a_code)
         people = list(self.annotators)
         items = {}
         for key, p in self.parts.items():
