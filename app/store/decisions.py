@@ -246,43 +246,42 @@ class DecisionsPart(ProjectPart):
     def label_column_chunks(self, schemes: Sequence[str] | None = None, *, skip: Sequence[str] = (),
                             size: int = 100_000) -> Iterator[tuple[Any, ...]]:
         """(scheme, sample_id, unit, kind, annotator, value as JSON text) as object arrays, about `size` labels at a
-        time, of every annotator's current, non-cleared label (of `schemes` only when given; none of `skip`), in
-        `iter_annotator_label_rows`' order. A sample's labels never straddle two chunks, so a caller can code each
-        chunk on its own (agreement and the human ceiling keep integer codes, not a tuple per label: 3M labels at
-        1M units)."""
+        time, of every annotator's current, non-cleared label (of `schemes` only when given, else of every scheme;
+        none of `skip`): scheme by scheme, each in `iter_annotator_label_rows`' order. A sample's labels never
+        straddle two chunks, so a caller can code each chunk on its own (agreement and the human ceiling keep integer
+        codes, not a tuple per label: 3M labels at 1M units)."""
         import numpy as np
 
-        where, params = [], []
-        if schemes is not None:
-            where.append(f"s.scheme IN ({','.join('?' * len(schemes))})")
-            params += list(schemes)
-        if skip:
-            where.append(f"l.kind NOT IN ({','.join('?' * len(skip))})")
-            params += list(skip)
-        cur = self.conn.execute(
-            "SELECT s.scheme, l.sample_id, l.unit, l.kind, l.annotator, l.value FROM labels l "
-            "JOIN samples s ON s.id = l.sample_id WHERE l.value IS NOT NULL"
-            + "".join(f" AND {w}" for w in where) + " ORDER BY l.sample_id, l.unit, l.kind, l.annotator", params)
+        names = list(self.project.counts.sample_counts()) if schemes is None else list(schemes)
+        where = f" AND l.kind NOT IN ({','.join('?' * len(skip))})" if skip else ""
         excluded = self.project.guidelines.excluded_labels  # app/store/guidelines.py: labels of another guideline
-        held: list[tuple] = []  # the last sample's rows of the previous fetch: it may go on in the next one
-        while True:
-            got = cur.fetchmany(size)
-            done = len(got) < size  # the cursor is done: every row is here
-            if excluded:
-                got = [r for r in got if (r[1], r[2], r[4]) not in excluded]
-            rows = held + got if held else got
-            if not rows:
-                return
-            table = np.empty((len(rows), 6), dtype=object)
-            table[:] = rows
-            if done:
-                yield tuple(table.T.copy())
-                return
-            other = np.flatnonzero(table[:, 1] != rows[-1][1])
-            cut = int(other[-1]) + 1 if len(other) else 0
-            held = rows[cut:]
-            if cut:
-                yield tuple(table[:cut].T.copy())
+        for name in names:
+            # the scheme's samples as a set SQLite probes, not a join: a fifth less time at 100k samples
+            cur = self.conn.execute(
+                "SELECT l.sample_id, l.unit, l.kind, l.annotator, l.value FROM labels l WHERE l.value IS NOT NULL"
+                f"{where} AND l.sample_id IN (SELECT id FROM samples WHERE scheme = ?) "
+                "ORDER BY l.sample_id, l.unit, l.kind, l.annotator", (*skip, name))
+            held: list[tuple] = []  # the last sample's rows of the previous fetch: it may go on in the next one
+            while True:
+                got = cur.fetchmany(size)
+                done = len(got) < size  # the cursor is done: every row is here
+                if excluded:
+                    got = [r for r in got if (r[0], r[1], r[3]) not in excluded]
+                rows = held + got if held else got
+                if not rows:
+                    if done:
+                        break
+                    continue  # every row of this fetch left out
+                table = np.empty((len(rows), 5), dtype=object)
+                table[:] = rows
+                if done:
+                    yield (np.full(len(rows), name, dtype=object), *table.T.copy())
+                    break
+                other = np.flatnonzero(table[:, 0] != rows[-1][0])
+                cut = int(other[-1]) + 1 if len(other) else 0
+                held = rows[cut:]
+                if cut:
+                    yield (np.full(cut, name, dtype=object), *table[:cut].T.copy())
 
     def several_annotators(self) -> bool:
         """Whether two or more annotators gave labels: without that no unit is shared and no human ceiling can be
