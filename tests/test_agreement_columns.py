@@ -99,3 +99,21 @@ def test_the_ceiling_in_chunks_is_the_ceiling_in_one(tmp_path: Path, monkeypatch
         monkeypatch.setattr(codes, "CHUNK", 5)
         parts = ceiling(p, scheme, n_boot=100, seed=2, machine=machine or None)
     assert whole is not None and whole["units"] > 5 and repr(parts) == repr(whole)
+
+
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval"])
+@pytest.mark.parametrize("shape", [(1, 2), (999, 2), (5000, 3), (20001, 5)])
+def test_alpha_in_chunks_is_the_packages_alpha_bit_for_bit(level: str, shape: tuple[int, int]) -> None:
+    import krippendorff
+    import numpy as np
+
+    from calibration.annotators import krippendorff_alpha
+
+    rng = np.random.default_rng(shape[0])
+    counts = rng.integers(0, 4, shape).astype(float)  # up to 4 ratings per value: divisions by 2..(4V - 1)
+    counts[0] = [2] + [0] * (shape[1] - 1)  # a pairable unit
+    domain = np.sort(rng.choice(np.arange(10.0), shape[1], replace=False))
+    want = krippendorff.alpha(value_counts=counts, value_domain=domain, level_of_measurement=level)
+    for chunk in (1, 7, 4096, 1 << 16):
+        got = krippendorff_alpha(counts, domain, level, chunk=chunk)
+        assert np.array_equal(got, want, equal_nan=True)  # the same float, not a close one (NaN: one value only)

@@ -189,7 +189,7 @@ class ColumnTables:
     worked: set[tuple[str, str, str]]
 
 
-CHUNK = 100_000  # labels read and coded at a time (a tenth of a second of work; tens of MB at most)
+CHUNK = 20_000  # labels read and coded at a time: their decoded values (a rubric label: 1.5 kB) stay a few tens of MB
 
 
 def column_tables(project: Any, schemes: Sequence[str] | None = None,
