@@ -306,18 +306,24 @@ class _ColumnCoder:
         # per unit, each annotator's labels together in order of their first label there: the order the labels
         # reach `collect_labels`' dict (keyed sample, unit, annotator) and so every table
         order = np.argsort(first, kind="stable")
-        scheme, sample, unit, kind, value, s_code, a_code = (c[order] for c in (scheme, sample, unit, kind, value,
-                                                                               s_code, a_code))
+        scheme, sample, unit, kind, value, s_code, a_code, s_local, u_local = (
+            c[order] for c in (scheme, sample, unit, kind, value, s_code, a_code, s_local, u_local))
         annotator = annotator[order]
         loads = orjson_loads()
         sc_local, sc_names = pd.factorize(scheme, sort=False)
         for c, name in enumerate(sc_names.tolist()):
             mine = sc_local == c
             records = self._records(name)
-            sid = sample[mine]
-            has = (np.ones(len(sid), dtype=bool) if not isinstance(records, dict)
-                   else np.fromiter((records.get(s) is not None for s in sid), dtype=bool, count=len(sid)))
-            rows = np.flatnonzero(mine)[has]
+            # each sample's record looked up once: whether it has one, and which (equal ones are one object)
+            if isinstance(records, dict):
+                got = [records.get(s) for s in s_names.tolist()]
+                has_record = np.fromiter((r is not None for r in got), dtype=bool, count=len(got))[s_local]
+                record = pd.factorize(np.fromiter((id(r) for r in got), dtype=np.uint64, count=len(got)),
+                                      sort=False)[0][s_local].astype(np.int64)
+            else:  # a scheme whose items read no record
+                has_record, record = np.ones(len(sample), dtype=bool), np.zeros(len(sample), dtype=np.int64)
+            group = record * (int(u_local.max()) + 1) + u_local  # record and unit: what a label's items depend on
+            rows = np.flatnonzero(mine & has_record)
             if not len(rows):
                 continue
             label_kinds = dict(registry().get(name).label_kinds)
@@ -329,7 +335,7 @@ class _ColumnCoder:
                 if lk is not None and lk.per_sample:  # joined over the whole table at the end
                     self._per_sample(key, at, sample, unit, annotator, value, s_code, a_code)
                     continue
-                combo, reps = distinct_labels(records, sample[at], unit[at], value[at])
+                combo, reps = distinct_coded(group[at], value[at])
                 self._code(key, records, [(sample[at[i]], unit[at[i]], kname, loads(value[at[i]])) for i in reps],
                            combo, unit[at], s_code[at], a_code[at])
 
