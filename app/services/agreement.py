@@ -159,7 +159,8 @@ def agreement(project: Any, *, schemes: Sequence[str] | None = None, iou: float 
     pooled_spans: dict[tuple[str, str], list[tuple[int, int]]] = {}
     for (name, kind), sets in sorted(spans.items()):
         per[name][kind] = json_finite(span_agreement(sets, iou, lengths=lengths, n_boot=n_boot, seed=seed))
-        pooled_spans.update({(f"{name}:{kind}:{s}", a): v for (s, a), v in sets.items()})
+        if len(spans) > 1:  # with one span kind the pooled figures are that kind's: no pooled table
+            pooled_spans.update({(f"{name}:{kind}:{s}", a): v for (s, a), v in sets.items()})
     out: dict[str, Any] = {"iou": iou, "n_boot": n_boot, "schemes": dict(per),
                            "overall": {"kappa": None, "alpha": None, "span_f1": None, "u_alpha": None}}
     pairs: dict[tuple[str, str], dict[str, Any]] = {}
@@ -174,10 +175,12 @@ def agreement(project: Any, *, schemes: Sequence[str] | None = None, iou: float 
                 kappa=p["kappa"], n_items=p["n_items"], observed_agreement=p["observed_agreement"])
         for p in res["annotators"]:
             people.setdefault(p["annotator"], {}).update(mean_kappa=p["mean_kappa"])
-    if pooled_spans:
-        lengths_pooled = {f"{n}:{k}:{s}": lengths[s] for (n, k), sets in spans.items() for (s, _) in sets}
-        res = (per[next(iter(spans))[0]][next(iter(spans))[1]] if len(spans) == 1
-               else json_finite(span_agreement(pooled_spans, iou, lengths=lengths_pooled, n_boot=n_boot, seed=seed)))
+    if any(spans.values()):
+        if len(spans) == 1:
+            res = per[next(iter(spans))[0]][next(iter(spans))[1]]
+        else:
+            lengths_pooled = {f"{n}:{k}:{s}": lengths[s] for (n, k), sets in spans.items() for (s, _) in sets}
+            res = json_finite(span_agreement(pooled_spans, iou, lengths=lengths_pooled, n_boot=n_boot, seed=seed))
         out["overall"].update(span_f1=res["overall"]["span_f1"], u_alpha=res["overall"]["u_alpha"],
                               matched=res["overall"]["matched"], spans_compared=res["overall"]["spans_compared"])
         for p in res["pairs"]:
