@@ -24,6 +24,18 @@ from app.store.resolution import (
 from app.store.guidelines import GUIDELINE_IN_FORCE_SQL
 from app.store.schema import event_uid
 
+def _shared_strings(table: Any) -> list[Any]:
+    """The columns of an object table, equal strings one object each (SQLite makes a string per row and cell: a
+    chunk's sample, unit, kind and annotator names and its repeated values would otherwise be kept once per label)."""
+    import pandas as pd
+
+    out = []
+    for column in table.T:
+        codes, distinct = pd.factorize(column, sort=False, use_na_sentinel=False)
+        out.append(distinct[codes] if len(distinct) < len(column) else column.copy())
+    return out
+
+
 STATUSES = ("accepted", "corrected", "skipped", "flagged")  # = calibration.schemes.base.STATUSES
 
 
@@ -275,13 +287,13 @@ class DecisionsPart(ProjectPart):
                 table = np.empty((len(rows), 5), dtype=object)
                 table[:] = rows
                 if done:
-                    yield (np.full(len(rows), name, dtype=object), *table.T.copy())
+                    yield (np.full(len(rows), name, dtype=object), *_shared_strings(table))
                     break
                 other = np.flatnonzero(table[:, 0] != rows[-1][0])
                 cut = int(other[-1]) + 1 if len(other) else 0
                 held = rows[cut:]
                 if cut:
-                    yield (np.full(cut, name, dtype=object), *table[:cut].T.copy())
+                    yield (np.full(cut, name, dtype=object), *_shared_strings(table[:cut]))
 
     def several_annotators(self) -> bool:
         """Whether two or more annotators gave labels: without that no unit is shared and no human ceiling can be
