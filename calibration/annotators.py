@@ -240,10 +240,9 @@ def _codes_of_coded(t: CodedItems) -> _Codes:
     remap = np.full(len(t.categories), -1, dtype=np.int64)
     remap[used] = pd.Index(values).get_indexer(raw)
     seconds = None if t.seconds is None else np.asarray(t.seconds)[keep]
-    where = np.flatnonzero(keep)
 
     def describe(i: int) -> tuple[Any, Any, Any]:
-        j = int(where[i])
+        j = int(np.flatnonzero(keep)[i])  # found when a message needs it: no index per label kept
         s, it = int(t.sample[j]), int(t.item[j])
         return (t.annotators[int(t.annotator[j])], t.items[it] if t.items is not None else it,
                 t.samples[s] if t.samples is not None else s)

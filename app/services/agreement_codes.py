@@ -164,8 +164,8 @@ def pooled_codes(tables: Mapping[tuple[str, str], Any]) -> Any:
     for name, kind in keys:
         t = tables[(name, kind)]
         cat_names = [f"{kind}={c}" for c in t.categories]
-        parts.append((t.sample + schemes[name] * n_samples, t.item + item_base, t.annotator,
-                      np.where(t.category >= 0, t.category + len(names), -1)))
+        parts.append((t.sample.astype(np.int64) + schemes[name] * n_samples, t.item.astype(np.int64) + item_base,
+                      t.annotator, np.where(t.category >= 0, t.category.astype(np.int64) + len(names), -1)))
         item_base += int(t.item.max(initial=-1)) + 1
         names += cat_names
     cat_code, cats = pd.factorize(_objects(names), sort=False)
@@ -439,8 +439,11 @@ class _ColumnCoder:
             category = np.concatenate(p.category)
             if not (category >= 0).any():  # as `coded_tables`: a table only for a kind with an item
                 continue
-            items[key] = CodedItems(np.concatenate(p.sample), np.concatenate(p.item), np.concatenate(p.annotator),
-                                    category, people, list(p.categories.names), samples=self.sample_names)
+            item = np.concatenate(p.item)
+            # int32 codes where they fit (samples, annotators, categories always do): half the memory per item
+            items[key] = CodedItems(np.concatenate(p.sample).astype(np.int32), _narrow(item),
+                                    np.concatenate(p.annotator).astype(np.int32), category.astype(np.int32),
+                                    people, list(p.categories.names), samples=self.sample_names)
         return ColumnTables(items, spans, {people[a]: n for a, n in self.n_labels.items()},
                             {people[a]: n for a, n in self.n_units.items()}, self.worked)
 
@@ -498,6 +501,12 @@ def expand_items(combo: Any, n_drawn: int, drawn_row: Any) -> tuple[Any, Any]:
     row = np.repeat(np.arange(len(combo), dtype=np.int64), n_of)
     within = np.arange(len(row), dtype=np.int64) - np.repeat(np.cumsum(n_of) - n_of, n_of)
     return row, start[combo[row]] + within
+
+
+def _narrow(codes: Any) -> Any:
+    import numpy as np
+
+    return codes.astype(np.int32) if int(codes.max(initial=0)) < 2 ** 31 else codes
 
 
 def _first_index(codes: Any) -> Any:
