@@ -292,7 +292,7 @@ class _ColumnCoder:
         u_local = pd.factorize(unit, sort=False)[0].astype(np.int64)
         su = s_local.astype(np.int64) * (int(u_local.max()) + 1) + u_local
         pair, _ = pd.factorize(su * len(self.annotators) + a_code, sort=False)
-        first = _first_index(pair)
+        first = first_index(pair)
         # the people's counts: labels, and (sample, unit) per annotator, and the work log's entries they labeled
         for a, n in zip(*np.unique(a_code, return_counts=True)):
             self.n_labels[int(a)] += int(n)
@@ -509,7 +509,7 @@ def _narrow(codes: Any) -> Any:
     return codes.astype(np.int32) if int(codes.max(initial=0)) < 2 ** 31 else codes
 
 
-def _first_index(codes: Any) -> Any:
+def first_index(codes: Any) -> Any:
     """Per entry, the index of the first entry with its code."""
     import numpy as np
 

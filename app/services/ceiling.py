@@ -160,6 +160,7 @@ def _shared_labels(project: Any, scheme_name: str) -> _Shared | None:
     import pandas as pd
 
     from app.services import agreement_codes
+    from app.services.agreement_codes import first_index
 
     people: dict[str, int] = {}
     kept: list[tuple[Any, ...]] = []
@@ -173,7 +174,7 @@ def _shared_labels(project: Any, scheme_name: str) -> _Shared | None:
         # the rows come sorted by (sample, unit, kind, annotator): a (sample, unit) group is contiguous
         su, _ = pd.factorize(s_code * (int(u_code.max()) + 1) + u_code, sort=False)
         pair = su.astype(np.int64) * len(people) + a_code
-        first_of_pair = _first_index(pd.factorize(pair, sort=False)[0])
+        first_of_pair = first_index(pd.factorize(pair, sort=False)[0])
         is_first = first_of_pair == np.arange(len(pair))
         shared_unit = np.bincount(su[is_first], minlength=int(su.max()) + 1) >= 2
         keep = shared_unit[su]
@@ -194,15 +195,6 @@ def _shared_labels(project: Any, scheme_name: str) -> _Shared | None:
         return None
     cols = [np.concatenate(c) for c in zip(*kept)]
     return _Shared(*cols[:4], list(people), *cols[4:])
-
-
-def _first_index(codes: Any) -> Any:
-    """Per entry, the index of the first entry with its code."""
-    import numpy as np
-
-    first = np.empty(int(codes.max(initial=-1)) + 1, dtype=np.int64)
-    first[codes[::-1]] = np.arange(len(codes) - 1, -1, -1)  # the last write of each code is its first entry
-    return first[codes]
 
 
 def _item_table(scheme: Any, records: Mapping[str, Any], metric_rows: list[tuple], metric_raters: list[str],
