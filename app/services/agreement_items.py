@@ -25,7 +25,7 @@ def split_spans(candidates: Mapping[tuple[str, str], Mapping[tuple[str, str], An
     spans: dict[tuple[str, str], dict[tuple[str, str], list[tuple[int, int]]]] = {}
     rest: dict[tuple[str, str], Mapping[tuple[str, str], Any]] = {}
     for key, sets in candidates.items():
-        values = list(sets.values())
+        values = list({id(v): v for v in sets.values()}.values())  # equal values may be one object: each read once
         if all(is_span_value(v) for v in values) and any(values):
             # values equal in their JSON text may be one object (agreement's columns decode each text once): their
             # spans found once
