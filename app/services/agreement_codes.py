@@ -398,10 +398,11 @@ class _ColumnCoder:
             return
         unit_code = pd.factorize(np.asarray(unit, dtype=object), sort=False)[0].astype(np.int64)
         item = pd.factorize(unit_code[row] * (int(item_code.max(initial=0)) + 1) + item_code[entry], sort=False)[0]
-        parts.sample.append(np.asarray(s_code, dtype=np.int64)[row])
-        parts.item.append(item.astype(np.int64))
-        parts.annotator.append(np.asarray(a_code, dtype=np.int64)[row])
-        parts.category.append(np.asarray(cat, dtype=np.int64)[entry])
+        # int32 codes (samples, annotators, categories, and items numbered within a chunk all fit): half the memory
+        parts.sample.append(np.asarray(s_code, dtype=np.int64)[row].astype(np.int32))
+        parts.item.append(item.astype(np.int32))
+        parts.annotator.append(np.asarray(a_code, dtype=np.int64)[row].astype(np.int32))
+        parts.category.append(np.asarray(cat, dtype=np.int64)[entry].astype(np.int32))
 
     def finish(self) -> ColumnTables:
         """The tables: per-sample kinds' labels joined (their lists split into span sets and items of unit '' as
@@ -439,11 +440,8 @@ class _ColumnCoder:
             category = np.concatenate(p.category)
             if not (category >= 0).any():  # as `coded_tables`: a table only for a kind with an item
                 continue
-            item = np.concatenate(p.item)
-            # int32 codes where they fit (samples, annotators, categories always do): half the memory per item
-            items[key] = CodedItems(np.concatenate(p.sample).astype(np.int32), _narrow(item),
-                                    np.concatenate(p.annotator).astype(np.int32), category.astype(np.int32),
-                                    people, list(p.categories.names), samples=self.sample_names)
+            items[key] = CodedItems(np.concatenate(p.sample), np.concatenate(p.item), np.concatenate(p.annotator),
+                                    category, people, list(p.categories.names), samples=self.sample_names)
         return ColumnTables(items, spans, {people[a]: n for a, n in self.n_labels.items()},
                             {people[a]: n for a, n in self.n_units.items()}, self.worked)
 
@@ -501,12 +499,6 @@ def expand_items(combo: Any, n_drawn: int, drawn_row: Any) -> tuple[Any, Any]:
     row = np.repeat(np.arange(len(combo), dtype=np.int64), n_of)
     within = np.arange(len(row), dtype=np.int64) - np.repeat(np.cumsum(n_of) - n_of, n_of)
     return row, start[combo[row]] + within
-
-
-def _narrow(codes: Any) -> Any:
-    import numpy as np
-
-    return codes.astype(np.int32) if int(codes.max(initial=0)) < 2 ** 31 else codes
 
 
 def first_index(codes: Any) -> Any:
