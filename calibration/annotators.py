@@ -404,10 +404,8 @@ def _prepare_items(table: CodedItems | pd.DataFrame | Iterable[Any], level: Leve
                           "kappa": kappa})
     blocks.append((*_counts_by(unit_sample[pairable], group[pairable], n_s, n_g), n_g))
     ordered = [(i, j) for i in range(n_a) for j in range(n_a) if i != j and shared[i, j] > 0]
-    none = np.zeros(0, dtype=np.int64)
-    cell = np.concatenate([_coincidence_cells(ratings[i], ratings[j], group, k) for i, j in ordered] or [none])
-    where = np.concatenate([unit_sample[rated[i] & rated[j]] for i, j in ordered] or [none])
-    blocks.append((*_counts_by(where, cell, n_s, n_g * k * k), n_g * k * k))
+    blocks.append((*_coincidence_counts(ratings, rated, ordered, group, unit_sample, n_s, n_g, k), n_g * k * k))
+    del ratings, rated  # per unit and annotator: not kept through the estimates
     per_sample = np.hstack([b for b, _, _ in blocks])
     offsets = np.cumsum([0, *(width for _, _, width in blocks)])
     columns = np.concatenate([off + used for (_, used, _), off in zip(blocks, offsets)])
@@ -500,6 +498,24 @@ def _counts_by(sample: np.ndarray, cell: np.ndarray, n_s: int, n_cells: int) -> 
     remap = np.zeros(n_cells, dtype=np.int64)
     remap[used] = np.arange(len(used))
     block = np.bincount(sample * len(used) + remap[cell], minlength=n_s * len(used))
+    return block.astype(np.int32).reshape(n_s, len(used)), used
+
+
+def _coincidence_counts(ratings: np.ndarray, rated: np.ndarray, ordered: Sequence[tuple[int, int]], group: np.ndarray,
+                        unit_sample: np.ndarray, n_s: int, n_g: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """`_counts_by` of the coincidence cells of every ordered annotator pair, one pair at a time (the same counts:
+    integers, summed in any order): no array of every pair's cells at once (six per unit with three annotators)."""
+    n_cells = n_g * k * k
+    present = np.zeros(n_cells, dtype=bool)
+    for i, j in ordered:
+        present[_coincidence_cells(ratings[i], ratings[j], group, k)] = True
+    used = np.flatnonzero(present)
+    remap = np.zeros(n_cells, dtype=np.int64)
+    remap[used] = np.arange(len(used))
+    block = np.zeros(n_s * len(used), dtype=np.int64)
+    for i, j in ordered:
+        cell = remap[_coincidence_cells(ratings[i], ratings[j], group, k)]
+        block += np.bincount(unit_sample[rated[i] & rated[j]] * len(used) + cell, minlength=n_s * len(used))
     return block.astype(np.int32).reshape(n_s, len(used)), used
 
 
