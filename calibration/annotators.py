@@ -230,7 +230,7 @@ def _codes_of_coded(t: CodedItems) -> _Codes:
     if not keep.any():
         raise ValueError("no labels to compare")
     item = np.asarray(t.item, dtype=np.int64)[keep]
-    sample_code, _ = pd.factorize(np.asarray(t.sample, dtype=np.int64)[keep], sort=False)
+    sample_code = _first_appearance(np.asarray(t.sample, dtype=np.int64)[keep])
     low = int(item.min())
     unit_code, _ = pd.factorize(sample_code.astype(np.int64) * (int(item.max()) - low + 1) + (item - low), sort=False)
     annot_code, annotators = _renumber(np.asarray(t.annotator, dtype=np.int64)[keep], t.annotators)
@@ -249,6 +249,17 @@ def _codes_of_coded(t: CodedItems) -> _Codes:
 
     return _Codes(sample_code, int(sample_code.max()) + 1, unit_code, annot_code, annotators,
                   remap[category[keep]], values, seconds, describe)
+
+
+def _first_appearance(codes: np.ndarray) -> np.ndarray:
+    """pd.factorize(codes)[0]: numbered in order of first appearance; without a hash table when the codes come
+    grouped in ascending order (agreement's tables: samples in order), each new code one more."""
+    if len(codes) and (codes[1:] >= codes[:-1]).all():
+        new = np.empty(len(codes), dtype=bool)
+        new[0] = True
+        np.not_equal(codes[1:], codes[:-1], out=new[1:])
+        return np.cumsum(new) - 1
+    return pd.factorize(codes, sort=False)[0]
 
 
 def _renumber(codes: np.ndarray, names: Sequence[Any]) -> tuple[np.ndarray, Any]:
@@ -271,7 +282,10 @@ def _objects(values: list[Any]) -> np.ndarray:
 def _no_twice(codes: _Codes) -> None:
     """Each annotator labels an item once: checked on the integer codes already made (hashing the three string
     columns again took a second at 1.2M rows)."""
-    dup = pd.Series(codes.unit.astype(np.int64) * len(codes.annotators) + codes.annotator).duplicated().to_numpy()
+    key = codes.unit.astype(np.int64) * len(codes.annotators) + codes.annotator
+    if not (np.bincount(key) > 1).any():  # counted per (item, annotator): no hash table of every label
+        return
+    dup = pd.Series(key).duplicated().to_numpy()
     if dup.any():
         annotator, item, sample = codes.describe(int(np.argmax(dup)))
         raise ValueError(f"annotator {annotator!r} labels item {item!r} of sample {sample!r} twice")
