@@ -225,16 +225,26 @@ def _codes(table: CodedItems | pd.DataFrame | Iterable[Any]) -> _Codes:
 def _codes_of_coded(t: CodedItems) -> _Codes:
     """`_codes` of integer codes: numbered as `_codes` numbers the rows they stand for (first appearance; sorted
     names, equal names one code), on the distinct codes only: no string per label."""
-    category = np.asarray(t.category, dtype=np.int64)
+    category = np.asarray(t.category)
     keep = category >= 0
     if not keep.any():
         raise ValueError("no labels to compare")
-    item = np.asarray(t.item, dtype=np.int64)[keep]
-    sample_code = _first_appearance(np.asarray(t.sample, dtype=np.int64)[keep])
+    every = bool(keep.all())
+
+    def kept(codes: Any) -> np.ndarray:  # the kept entries as int64, masked before widening (one copy, not two)
+        codes = np.asarray(codes)
+        return codes.astype(np.int64) if every else codes[keep].astype(np.int64)
+
+    item = kept(t.item)
+    sample_code, in_order = _first_appearance(kept(t.sample))
     low = int(item.min())
-    unit_code, _ = pd.factorize(sample_code.astype(np.int64) * (int(item.max()) - low + 1) + (item - low), sort=False)
-    annot_code, annotators = _renumber(np.asarray(t.annotator, dtype=np.int64)[keep], t.annotators)
-    used = pd.unique(category[keep])  # in order of first appearance, as pd.unique of the rows' categories
+    item -= low
+    item += sample_code * (int(item.max()) + 1)  # (sample, item) -> one integer, in place
+    unit_code = _units(item, sample_code, in_order)
+    del item
+    annot_code, annotators = _renumber(kept(t.annotator), t.annotators)
+    category = kept(category)
+    used = pd.unique(category)  # in order of first appearance, as pd.unique of the rows' categories
     raw = _objects([t.categories[c] for c in used])
     values = _sorted_values(pd.unique(raw))
     remap = np.full(len(t.categories), -1, dtype=np.int64)
@@ -247,19 +257,40 @@ def _codes_of_coded(t: CodedItems) -> _Codes:
         return (t.annotators[int(t.annotator[j])], t.items[it] if t.items is not None else it,
                 t.samples[s] if t.samples is not None else s)
 
-    return _Codes(sample_code, int(sample_code.max()) + 1, unit_code, annot_code, annotators,
-                  remap[category[keep]], values, seconds, describe)
+    # int32 codes (fewer than 2**31 labels): the four are kept through every figure
+    return _Codes(sample_code.astype(np.int32), int(sample_code.max()) + 1, unit_code.astype(np.int32),
+                  annot_code.astype(np.int32), annotators, remap[category].astype(np.int32), values, seconds, describe)
 
 
-def _first_appearance(codes: np.ndarray) -> np.ndarray:
-    """pd.factorize(codes)[0]: numbered in order of first appearance; without a hash table when the codes come
-    grouped in ascending order (agreement's tables: samples in order), each new code one more."""
+def _first_appearance(codes: np.ndarray) -> tuple[np.ndarray, bool]:
+    """(pd.factorize(codes)[0], whether the codes come grouped in ascending order): numbered in order of first
+    appearance; without a hash table when they are grouped (agreement's tables: samples in order), each new one
+    one more."""
     if len(codes) and (codes[1:] >= codes[:-1]).all():
         new = np.empty(len(codes), dtype=bool)
         new[0] = True
         np.not_equal(codes[1:], codes[:-1], out=new[1:])
-        return np.cumsum(new) - 1
-    return pd.factorize(codes, sort=False)[0]
+        return np.cumsum(new) - 1, True
+    return pd.factorize(codes, sort=False)[0], False
+
+
+def _units(key: np.ndarray, sample: np.ndarray, in_order: bool, step: int = 1 << 20) -> np.ndarray:
+    """pd.factorize(key)[0] of (sample, item) keys; with the samples grouped in order (`in_order`), a sample's keys
+    never meet another's, so they are numbered about `step` labels at a time, cut between samples (a hash table of
+    a million keys at most, not of every label: 1.2 GB at 17M labels)."""
+    if not in_order or len(key) <= step:
+        return pd.factorize(key, sort=False)[0]
+    out = np.empty(len(key), dtype=np.int64)
+    lo = base = 0
+    while lo < len(key):
+        hi = min(lo + step, len(key))
+        if hi < len(key):  # on to the end of the sample the cut falls in
+            hi = int(np.searchsorted(sample, sample[hi - 1], side="right"))
+        codes, distinct = pd.factorize(key[lo:hi], sort=False)
+        out[lo:hi] = codes + base
+        base += len(distinct)
+        lo = hi
+    return out
 
 
 def _renumber(codes: np.ndarray, names: Sequence[Any]) -> tuple[np.ndarray, Any]:
@@ -446,7 +477,7 @@ def _prepare_items(table: CodedItems | pd.DataFrame | Iterable[Any], level: Leve
 
     # everything but the intervals now, so that the table and the per-item arrays are not kept for them
     _, fleiss_est, _ = stats(full(per_sample.sum(0, dtype=np.int64)))
-    counts = np.bincount(unit_code * k + cat_code, minlength=n_u * k).reshape(n_u, k).astype(float)
+    counts = np.bincount(unit_code.astype(np.int64) * k + cat_code, minlength=n_u * k).reshape(n_u, k).astype(float)
     alpha_est = (krippendorff_alpha(counts[pairable], numeric, level)
                  if pairable.any() and (counts[pairable].sum(0) > 0).sum() > 1 else math.nan)
     people = []
