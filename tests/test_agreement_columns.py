@@ -117,3 +117,25 @@ def test_alpha_in_chunks_is_the_packages_alpha_bit_for_bit(level: str, shape: tu
     for chunk in (1, 7, 4096, 1 << 16):
         got = krippendorff_alpha(counts, domain, level, chunk=chunk)
         assert np.array_equal(got, want, equal_nan=True)  # the same float, not a close one (NaN: one value only)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_units_numbered_in_steps_as_factorize_numbers_them(seed: int) -> None:
+    """item_agreement numbers (sample, item) pairs a step at a time when the samples come grouped in order: the codes
+    pd.factorize gives the whole array, whatever the step (cuts inside a sample move to its end)."""
+    import numpy as np
+    import pandas as pd
+
+    from calibration.annotators import _first_appearance, _units
+
+    rng = np.random.default_rng(seed)
+    sample = np.sort(rng.choice(rng.integers(0, 10 ** 6, 300), 5000))  # grouped, ascending, with gaps
+    item = rng.integers(0, 40, len(sample))
+    code, in_order = _first_appearance(sample)
+    assert in_order and np.array_equal(code, pd.factorize(sample)[0])
+    key = code * 40 + item
+    for step in (1, 7, 100, 4999, 10 ** 6):
+        assert np.array_equal(_units(key, code, True, step=step), pd.factorize(key)[0])
+    shuffled = rng.permutation(sample)
+    code, in_order = _first_appearance(shuffled)
+    assert not in_order and np.array_equal(code, pd.factorize(shuffled)[0])
