@@ -225,31 +225,72 @@ def _codes(table: CodedItems | pd.DataFrame | Iterable[Any]) -> _Codes:
 def _codes_of_coded(t: CodedItems) -> _Codes:
     """`_codes` of integer codes: numbered as `_codes` numbers the rows they stand for (first appearance; sorted
     names, equal names one code), on the distinct codes only: no string per label."""
-    category = np.asarray(t.category, dtype=np.int64)
+    category = np.asarray(t.category)
     keep = category >= 0
     if not keep.any():
         raise ValueError("no labels to compare")
-    item = np.asarray(t.item, dtype=np.int64)[keep]
-    sample_code, _ = pd.factorize(np.asarray(t.sample, dtype=np.int64)[keep], sort=False)
+    every = bool(keep.all())
+
+    def kept(codes: Any) -> np.ndarray:  # the kept entries as int64, masked before widening (one copy, not two)
+        codes = np.asarray(codes)
+        return codes.astype(np.int64) if every else codes[keep].astype(np.int64)
+
+    item = kept(t.item)
+    sample_code, in_order = _first_appearance(kept(t.sample))
     low = int(item.min())
-    unit_code, _ = pd.factorize(sample_code.astype(np.int64) * (int(item.max()) - low + 1) + (item - low), sort=False)
-    annot_code, annotators = _renumber(np.asarray(t.annotator, dtype=np.int64)[keep], t.annotators)
-    used = pd.unique(category[keep])  # in order of first appearance, as pd.unique of the rows' categories
+    item -= low
+    item += sample_code * (int(item.max()) + 1)  # (sample, item) -> one integer, in place
+    unit_code = _units(item, sample_code, in_order)
+    del item
+    annot_code, annotators = _renumber(kept(t.annotator), t.annotators)
+    category = kept(category)
+    used = pd.unique(category)  # in order of first appearance, as pd.unique of the rows' categories
     raw = _objects([t.categories[c] for c in used])
     values = _sorted_values(pd.unique(raw))
     remap = np.full(len(t.categories), -1, dtype=np.int64)
     remap[used] = pd.Index(values).get_indexer(raw)
     seconds = None if t.seconds is None else np.asarray(t.seconds)[keep]
-    where = np.flatnonzero(keep)
 
     def describe(i: int) -> tuple[Any, Any, Any]:
-        j = int(where[i])
+        j = int(np.flatnonzero(keep)[i])  # found when a message needs it: no index per label kept
         s, it = int(t.sample[j]), int(t.item[j])
         return (t.annotators[int(t.annotator[j])], t.items[it] if t.items is not None else it,
                 t.samples[s] if t.samples is not None else s)
 
-    return _Codes(sample_code, int(sample_code.max()) + 1, unit_code, annot_code, annotators,
-                  remap[category[keep]], values, seconds, describe)
+    # int32 codes (fewer than 2**31 labels): the four are kept through every figure
+    return _Codes(sample_code.astype(np.int32), int(sample_code.max()) + 1, unit_code.astype(np.int32),
+                  annot_code.astype(np.int32), annotators, remap[category].astype(np.int32), values, seconds, describe)
+
+
+def _first_appearance(codes: np.ndarray) -> tuple[np.ndarray, bool]:
+    """(pd.factorize(codes)[0], whether the codes come grouped in ascending order): numbered in order of first
+    appearance; without a hash table when they are grouped (agreement's tables: samples in order), each new one
+    one more."""
+    if len(codes) and (codes[1:] >= codes[:-1]).all():
+        new = np.empty(len(codes), dtype=bool)
+        new[0] = True
+        np.not_equal(codes[1:], codes[:-1], out=new[1:])
+        return np.cumsum(new) - 1, True
+    return pd.factorize(codes, sort=False)[0], False
+
+
+def _units(key: np.ndarray, sample: np.ndarray, in_order: bool, step: int = 1 << 20) -> np.ndarray:
+    """pd.factorize(key)[0] of (sample, item) keys; with the samples grouped in order (`in_order`), a sample's keys
+    never meet another's, so they are numbered about `step` labels at a time, cut between samples (a hash table of
+    a million keys at most, not of every label: 1.2 GB at 17M labels)."""
+    if not in_order or len(key) <= step:
+        return pd.factorize(key, sort=False)[0]
+    out = np.empty(len(key), dtype=np.int64)
+    lo = base = 0
+    while lo < len(key):
+        hi = min(lo + step, len(key))
+        if hi < len(key):  # on to the end of the sample the cut falls in
+            hi = int(np.searchsorted(sample, sample[hi - 1], side="right"))
+        codes, distinct = pd.factorize(key[lo:hi], sort=False)
+        out[lo:hi] = codes + base
+        base += len(distinct)
+        lo = hi
+    return out
 
 
 def _renumber(codes: np.ndarray, names: Sequence[Any]) -> tuple[np.ndarray, Any]:
@@ -272,7 +313,10 @@ def _objects(values: list[Any]) -> np.ndarray:
 def _no_twice(codes: _Codes) -> None:
     """Each annotator labels an item once: checked on the integer codes already made (hashing the three string
     columns again took a second at 1.2M rows)."""
-    dup = pd.Series(codes.unit.astype(np.int64) * len(codes.annotators) + codes.annotator).duplicated().to_numpy()
+    key = codes.unit.astype(np.int64) * len(codes.annotators) + codes.annotator
+    if not (np.bincount(key) > 1).any():  # counted per (item, annotator): no hash table of every label
+        return
+    dup = pd.Series(key).duplicated().to_numpy()
     if dup.any():
         annotator, item, sample = codes.describe(int(np.argmax(dup)))
         raise ValueError(f"annotator {annotator!r} labels item {item!r} of sample {sample!r} twice")
@@ -405,10 +449,8 @@ def _prepare_items(table: CodedItems | pd.DataFrame | Iterable[Any], level: Leve
                           "kappa": kappa})
     blocks.append((*_counts_by(unit_sample[pairable], group[pairable], n_s, n_g), n_g))
     ordered = [(i, j) for i in range(n_a) for j in range(n_a) if i != j and shared[i, j] > 0]
-    none = np.zeros(0, dtype=np.int64)
-    cell = np.concatenate([_coincidence_cells(ratings[i], ratings[j], group, k) for i, j in ordered] or [none])
-    where = np.concatenate([unit_sample[rated[i] & rated[j]] for i, j in ordered] or [none])
-    blocks.append((*_counts_by(where, cell, n_s, n_g * k * k), n_g * k * k))
+    blocks.append((*_coincidence_counts(ratings, rated, ordered, group, unit_sample, n_s, n_g, k), n_g * k * k))
+    del ratings, rated  # per unit and annotator: not kept through the estimates
     per_sample = np.hstack([b for b, _, _ in blocks])
     offsets = np.cumsum([0, *(width for _, _, width in blocks)])
     columns = np.concatenate([off + used for (_, used, _), off in zip(blocks, offsets)])
@@ -435,9 +477,8 @@ def _prepare_items(table: CodedItems | pd.DataFrame | Iterable[Any], level: Leve
 
     # everything but the intervals now, so that the table and the per-item arrays are not kept for them
     _, fleiss_est, _ = stats(full(per_sample.sum(0, dtype=np.int64)))
-    counts = np.bincount(unit_code * k + cat_code, minlength=n_u * k).reshape(n_u, k).astype(float)
-    alpha_est = (float(krippendorff.alpha(value_counts=counts[pairable], value_domain=numeric,
-                                          level_of_measurement=level))
+    counts = np.bincount(unit_code.astype(np.int64) * k + cat_code, minlength=n_u * k).reshape(n_u, k).astype(float)
+    alpha_est = (krippendorff_alpha(counts[pairable], numeric, level)
                  if pairable.any() and (counts[pairable].sum(0) > 0).sum() > 1 else math.nan)
     people = []
     for a, name in enumerate(annotators):
@@ -466,6 +507,35 @@ def _prepare_items(table: CodedItems | pd.DataFrame | Iterable[Any], level: Leve
     return per_sample, finish
 
 
+def krippendorff_alpha(value_counts: np.ndarray, value_domain: np.ndarray, level: Level, chunk: int = 1 << 16) -> float:
+    """`krippendorff.alpha(value_counts=..., value_domain=..., level_of_measurement=level)`, the same bits, without
+    the package's (units, V, V) temporaries (four: 3.6 GB at 7M rubric units): each unit's coincidences made a chunk
+    of units at a time and added in the order the package's sum over units adds them (one after the other: a
+    cumulative sum continued across chunks), then the package's own expected coincidences and distances (tested equal
+    to `krippendorff.alpha` on random counts)."""
+    from krippendorff.krippendorff import _distance_metric, _distances, _random_coincidences
+
+    value_counts = np.asarray(value_counts)
+    value_domain = np.asarray(value_domain)
+    if len(value_domain) <= 1 or (value_counts.sum(axis=-1) <= 1).all():  # the package's refusals, its messages
+        return float(krippendorff.alpha(value_counts=value_counts, value_domain=value_domain,
+                                        level_of_measurement=level))
+    dtype = np.dtype(np.float64)  # the package's default
+    v = value_counts.shape[1]
+    eye = np.eye(v)[np.newaxis, ...]
+    o = None
+    for lo in range(0, len(value_counts), chunk):
+        part = value_counts[lo:lo + chunk]
+        pairable = np.maximum(part.sum(axis=1), 2)
+        unnormalized = part[..., np.newaxis] * part[:, np.newaxis, :] - part[:, np.newaxis, :] * eye
+        terms = np.divide(unnormalized, (pairable - 1).reshape((-1, 1, 1)), dtype=dtype)
+        o = (terms if o is None else np.concatenate([o[np.newaxis], terms])).cumsum(axis=0)[-1]
+    n_v = o.sum(axis=0)
+    e = _random_coincidences(n_v, dtype=dtype)
+    d = _distances(value_domain, _distance_metric(level), n_v, dtype=dtype)
+    return float(1 - (o * d).sum() / (e * d).sum())
+
+
 def _counts_by(sample: np.ndarray, cell: np.ndarray, n_s: int, n_cells: int) -> tuple[np.ndarray, np.ndarray]:
     """((n_s, used) int32 counts of the entries in each (sample, cell), the used cells among n_cells): cells no
     entry falls in are left out (a pooled table's confusion is mostly such)."""
@@ -473,6 +543,24 @@ def _counts_by(sample: np.ndarray, cell: np.ndarray, n_s: int, n_cells: int) -> 
     remap = np.zeros(n_cells, dtype=np.int64)
     remap[used] = np.arange(len(used))
     block = np.bincount(sample * len(used) + remap[cell], minlength=n_s * len(used))
+    return block.astype(np.int32).reshape(n_s, len(used)), used
+
+
+def _coincidence_counts(ratings: np.ndarray, rated: np.ndarray, ordered: Sequence[tuple[int, int]], group: np.ndarray,
+                        unit_sample: np.ndarray, n_s: int, n_g: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """`_counts_by` of the coincidence cells of every ordered annotator pair, one pair at a time (the same counts:
+    integers, summed in any order): no array of every pair's cells at once (six per unit with three annotators)."""
+    n_cells = n_g * k * k
+    present = np.zeros(n_cells, dtype=bool)
+    for i, j in ordered:
+        present[_coincidence_cells(ratings[i], ratings[j], group, k)] = True
+    used = np.flatnonzero(present)
+    remap = np.zeros(n_cells, dtype=np.int64)
+    remap[used] = np.arange(len(used))
+    block = np.zeros(n_s * len(used), dtype=np.int64)
+    for i, j in ordered:
+        cell = remap[_coincidence_cells(ratings[i], ratings[j], group, k)]
+        block += np.bincount(unit_sample[rated[i] & rated[j]] * len(used) + cell, minlength=n_s * len(used))
     return block.astype(np.int32).reshape(n_s, len(used)), used
 
 

@@ -133,11 +133,11 @@ def agreement(project: Any, *, schemes: Sequence[str] | None = None, iou: float 
     (over `samples` only when given)."""
     import numpy as np
 
-    from app.services.agreement_codes import coded_tables, pooled_codes
+    from app.services.agreement_codes import column_tables, pooled_codes
     from calibration.annotators import item_agreements, span_agreement
 
-    scope = collect_labels(project, schemes, samples)
-    items, spans = coded_tables(scope)  # `tables` as integer codes: no tuple per item
+    read = column_tables(project, schemes, samples)  # `tables` as integer codes, read in chunks of columns
+    items, spans = read.items, read.spans
     lengths = project.decisions.text_lengths() if spans else {}
     per: dict[str, dict[str, Any]] = defaultdict(dict)
     raters: set[str] = set()
@@ -159,7 +159,8 @@ def agreement(project: Any, *, schemes: Sequence[str] | None = None, iou: float 
     pooled_spans: dict[tuple[str, str], list[tuple[int, int]]] = {}
     for (name, kind), sets in sorted(spans.items()):
         per[name][kind] = json_finite(span_agreement(sets, iou, lengths=lengths, n_boot=n_boot, seed=seed))
-        pooled_spans.update({(f"{name}:{kind}:{s}", a): v for (s, a), v in sets.items()})
+        if len(spans) > 1:  # with one span kind the pooled figures are that kind's: no pooled table
+            pooled_spans.update({(f"{name}:{kind}:{s}", a): v for (s, a), v in sets.items()})
     out: dict[str, Any] = {"iou": iou, "n_boot": n_boot, "schemes": dict(per),
                            "overall": {"kappa": None, "alpha": None, "span_f1": None, "u_alpha": None}}
     pairs: dict[tuple[str, str], dict[str, Any]] = {}
@@ -174,10 +175,12 @@ def agreement(project: Any, *, schemes: Sequence[str] | None = None, iou: float 
                 kappa=p["kappa"], n_items=p["n_items"], observed_agreement=p["observed_agreement"])
         for p in res["annotators"]:
             people.setdefault(p["annotator"], {}).update(mean_kappa=p["mean_kappa"])
-    if pooled_spans:
-        lengths_pooled = {f"{n}:{k}:{s}": lengths[s] for (n, k), sets in spans.items() for (s, _) in sets}
-        res = (per[next(iter(spans))[0]][next(iter(spans))[1]] if len(spans) == 1
-               else json_finite(span_agreement(pooled_spans, iou, lengths=lengths_pooled, n_boot=n_boot, seed=seed)))
+    if any(spans.values()):
+        if len(spans) == 1:
+            res = per[next(iter(spans))[0]][next(iter(spans))[1]]
+        else:
+            lengths_pooled = {f"{n}:{k}:{s}": lengths[s] for (n, k), sets in spans.items() for (s, _) in sets}
+            res = json_finite(span_agreement(pooled_spans, iou, lengths=lengths_pooled, n_boot=n_boot, seed=seed))
         out["overall"].update(span_f1=res["overall"]["span_f1"], u_alpha=res["overall"]["u_alpha"],
                               matched=res["overall"]["matched"], spans_compared=res["overall"]["spans_compared"])
         for p in res["pairs"]:
@@ -186,7 +189,7 @@ def agreement(project: Any, *, schemes: Sequence[str] | None = None, iou: float 
         for p in res["annotators"]:
             people.setdefault(p["annotator"], {}).update(span_f1_with_others=p["f1_with_others"], n_spans=p["n_spans"])
     out["pairs"] = [pairs[k] for k in sorted(pairs)]
-    out["annotators"] = _people(project, people, scope)
+    out["annotators"] = _people(project, people, read)
     return out
 
 
@@ -201,22 +204,17 @@ def _pooled(items: Mapping[tuple[str, str], Sequence[tuple]]) -> list[tuple]:
 pooled = _pooled  # public name for the sample-size planner (app/services/planner.py)
 
 
-def _people(project: Any, agree: Mapping[str, Mapping[str, Any]], scope: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Labels, units, agreement with the others and seconds per unit (work_log) per annotator."""
-    n_labels: dict[str, int] = defaultdict(int)
-    units: dict[str, set[tuple[str, str]]] = defaultdict(set)
-    for data in scope.values():
-        for (sid, unit, annotator), kinds in data["labels"].items():
-            n_labels[annotator] += len(kinds)
-            units[annotator].add((sid, unit))
+def _people(project: Any, agree: Mapping[str, Mapping[str, Any]], read: Any) -> list[dict[str, Any]]:
+    """Labels, units, agreement with the others and seconds per unit (work_log) per annotator (`read`: the
+    ColumnTables of the labels)."""
     seconds: dict[str, list[float]] = defaultdict(list)
-    for (annotator, sid, unit), secs in project.decisions.seconds_per_annotator_unit().items():
-        if (sid, unit) in units.get(annotator, ()):
-            seconds[annotator].append(secs)
+    for key, secs in project.decisions.seconds_per_annotator_unit().items():
+        if key in read.worked:
+            seconds[key[0]].append(secs)
     rows = []
-    for name in sorted(set(n_labels) | set(agree)):
+    for name in sorted(set(read.n_labels) | set(agree)):
         secs = seconds.get(name, [])
-        rows.append({"annotator": name, "n_labels": n_labels.get(name, 0), "n_units": len(units.get(name, ())),
+        rows.append({"annotator": name, "n_labels": read.n_labels.get(name, 0), "n_units": read.n_units.get(name, 0),
                      "mean_kappa": agree.get(name, {}).get("mean_kappa"),
                      "span_f1_with_others": agree.get(name, {}).get("span_f1_with_others"),
                      "n_spans": agree.get(name, {}).get("n_spans"),

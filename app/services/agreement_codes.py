@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from app.services.agreement_items import as_category, record_items, split_spans
@@ -163,8 +164,8 @@ def pooled_codes(tables: Mapping[tuple[str, str], Any]) -> Any:
     for name, kind in keys:
         t = tables[(name, kind)]
         cat_names = [f"{kind}={c}" for c in t.categories]
-        parts.append((t.sample + schemes[name] * n_samples, t.item + item_base, t.annotator,
-                      np.where(t.category >= 0, t.category + len(names), -1)))
+        parts.append((t.sample.astype(np.int64) + schemes[name] * n_samples, t.item.astype(np.int64) + item_base,
+                      t.annotator, np.where(t.category >= 0, t.category.astype(np.int64) + len(names), -1)))
         item_base += int(t.item.max(initial=-1)) + 1
         names += cat_names
     cat_code, cats = pd.factorize(_objects(names), sort=False)
@@ -172,3 +173,344 @@ def pooled_codes(tables: Mapping[tuple[str, str], Any]) -> Any:
     category = np.where(category >= 0, cat_code[np.maximum(category, 0)], -1)
     first = tables[keys[0]]
     return CodedItems(sample, item, annotator, category, first.annotators, list(cats))
+
+
+# -- the tables straight from label columns (issue #28 items 1 and 5) ----------------------------------------------------
+@dataclass
+class ColumnTables:
+    """What `agreement` reads of the labels: the coded item tables and span sets `coded_tables(collect_labels(...))`
+    gives, and per annotator how many labels and units (sample, unit) they labeled, and which (annotator, sample,
+    unit) of the work log they labeled (`worked`)."""
+
+    items: dict[tuple[str, str], Any]
+    spans: dict[tuple[str, str], dict]
+    n_labels: dict[str, int]
+    n_units: dict[str, int]
+    worked: set[tuple[str, str, str]]
+
+
+CHUNK = 20_000  # labels read and coded at a time: their decoded values (a rubric label: 1.5 kB) stay a few tens of MB
+
+
+def column_tables(project: Any, schemes: Sequence[str] | None = None,
+                  samples: Collection[str] | None = None) -> ColumnTables:
+    """`coded_tables(collect_labels(project, schemes, samples))` and the annotators' counts, read in chunks of label
+    columns (`DecisionsPart.label_column_chunks`: a sample's labels in one chunk), each chunk's items drawn at once and
+    kept as integer codes: no dict per labeled unit, no decoded value past its chunk (but those of per-sample kinds,
+    which are joined over the whole table as `coded_tables` joins them). The same figures, bit for bit."""
+    from app.services.agreement import NOT_ITEMS
+
+    present = project.counts.sample_counts()
+    names = sorted(s.name for s in registry() if s.name in present and (not schemes or s.name in schemes))
+    coder = _ColumnCoder(project, set(project.decisions.seconds_per_annotator_unit()) if names else set(), samples)
+    for chunk in (project.decisions.label_column_chunks(names, skip=sorted(NOT_ITEMS), size=CHUNK) if names else ()):
+        coder.add(*chunk)
+    return coder.finish()
+
+
+class _Categories:
+    """A table's categories numbered over every chunk as `_typed_factorize` numbers them over the whole table (True,
+    1 and 1.0 apart; unhashable values by their repr; None or NaN -1), each named by `as_category` of its first value."""
+
+    def __init__(self) -> None:
+        self.code: dict[Any, int] = {}
+        self.names: list[Any] = []
+
+    def codes(self, values: Sequence[Any]) -> Any:
+        import numpy as np
+
+        out = np.empty(len(values), dtype=np.int64)
+        for i, v in enumerate(values):
+            if v is None or (type(v) is float and math.isnan(v)):
+                out[i] = -1
+                continue
+            try:
+                key: Any = (type(v), v)
+                hash(key)
+            except TypeError:
+                key = ("repr", repr(v))
+            code = self.code.get(key)
+            if code is None:
+                code = self.code[key] = len(self.names)
+                self.names.append(as_category(v))
+            out[i] = code
+        return out
+
+
+@dataclass
+class _Parts:
+    """A (scheme, kind) table's coded entries, chunk by chunk."""
+
+    sample: list[Any]
+    item: list[Any]
+    annotator: list[Any]
+    category: list[Any]
+    categories: _Categories
+
+
+class _ColumnCoder:
+    """`column_tables`' state between chunks: samples numbered in order of appearance over every chunk, annotators
+    by a dict (a few), each table's entries and categories, per-sample kinds' labels kept for the end."""
+
+    def __init__(self, project: Any, worked: set[tuple[str, str, str]], selection: Collection[str] | None) -> None:
+        self.project, self.worked_keys, self.selection = project, worked, selection
+        self.sample_names: list[str] = []
+        self.annotators: dict[str, int] = {}
+        self.records: dict[str, Any] = {}
+        self.parts: dict[tuple[str, str], _Parts] = {}
+        self.deferred: dict[tuple[str, str], list[tuple]] = defaultdict(list)  # (sid, unit, kind, value, s, a)
+        self.candidates: dict[tuple[str, str], dict[tuple[str, str], Any]] = defaultdict(dict)
+        self.candidate_codes: dict[tuple[str, str], dict[tuple[str, str], tuple[int, int]]] = defaultdict(dict)
+        self.n_labels: dict[int, int] = defaultdict(int)
+        self.n_units: dict[int, int] = defaultdict(int)
+        self.worked: set[tuple[str, str, str]] = set()
+
+    def _records(self, name: str) -> Any:
+        got = self.records.get(name)
+        if got is None:
+            from app.services.agreement import NOT_READ
+
+            got = self.records[name] = (self.project.scheme_data.scheme_item_records(name)
+                                        if capabilities(registry().get(name)).items_read_record else NOT_READ)
+        return got
+
+    def add(self, scheme: Any, sample: Any, unit: Any, kind: Any, annotator: Any, value: Any) -> None:
+        """Code one chunk of label columns (`label_column_chunks`)."""
+        import numpy as np
+        import pandas as pd
+
+        if self.selection is not None:
+            keep = np.fromiter((s in self.selection for s in sample), dtype=bool, count=len(sample))
+            scheme, sample, unit, kind, annotator, value = (c[keep] for c in (scheme, sample, unit, kind, annotator,
+                                                                               value))
+        if not len(sample):
+            return
+        a_local, a_names = pd.factorize(annotator, sort=False)
+        a_code = np.array([self.annotators.setdefault(a, len(self.annotators)) for a in a_names],
+                          dtype=np.int64)[a_local]
+        s_local, s_names = pd.factorize(sample, sort=False)
+        u_local = pd.factorize(unit, sort=False)[0].astype(np.int64)
+        su = s_local.astype(np.int64) * (int(u_local.max()) + 1) + u_local
+        pair, _ = pd.factorize(su * len(self.annotators) + a_code, sort=False)
+        first = first_index(pair)
+        # the people's counts: labels, and (sample, unit) per annotator, and the work log's entries they labeled
+        for a, n in zip(*np.unique(a_code, return_counts=True)):
+            self.n_labels[int(a)] += int(n)
+        for a, n in zip(*np.unique(a_code[first == np.arange(len(first))], return_counts=True)):
+            self.n_units[int(a)] += int(n)
+        if self.worked_keys:
+            self.worked.update(t for t in zip(annotator.tolist(), sample.tolist(), unit.tolist())
+                               if t in self.worked_keys)
+        s_code = s_local.astype(np.int64) + len(self.sample_names)
+        self.sample_names.extend(s_names.tolist())
+        # per unit, each annotator's labels together in order of their first label there: the order the labels
+        # reach `collect_labels`' dict (keyed sample, unit, annotator) and so every table
+        order = np.argsort(first, kind="stable")
+        scheme, sample, unit, kind, value, s_code, a_code, s_local, u_local = (
+            c[order] for c in (scheme, sample, unit, kind, value, s_code, a_code, s_local, u_local))
+        annotator = annotator[order]
+        loads = orjson_loads()
+        sc_local, sc_names = pd.factorize(scheme, sort=False)
+        for c, name in enumerate(sc_names.tolist()):
+            mine = sc_local == c
+            records = self._records(name)
+            # each sample's record looked up once: whether it has one, and which (equal ones are one object)
+            if isinstance(records, dict):
+                got = [records.get(s) for s in s_names.tolist()]
+                has_record = np.fromiter((r is not None for r in got), dtype=bool, count=len(got))[s_local]
+                record = pd.factorize(np.fromiter((id(r) for r in got), dtype=np.uint64, count=len(got)),
+                                      sort=False)[0][s_local].astype(np.int64)
+            else:  # a scheme whose items read no record
+                has_record, record = np.ones(len(sample), dtype=bool), np.zeros(len(sample), dtype=np.int64)
+            group = record * (int(u_local.max()) + 1) + u_local  # record and unit: what a label's items depend on
+            rows = np.flatnonzero(mine & has_record)
+            if not len(rows):
+                continue
+            label_kinds = dict(registry().get(name).label_kinds)
+            k_local, k_names = pd.factorize(kind[rows], sort=False)
+            for k, kname in enumerate(k_names.tolist()):
+                at = rows[k_local == k]
+                lk = label_kinds.get(kname)
+                key = (name, kname)
+                if lk is not None and lk.per_sample:  # joined over the whole table at the end
+                    self._per_sample(key, at, sample, unit, annotator, value, s_code, a_code)
+                    continue
+                combo, reps = distinct_coded(group[at], value[at])
+                self._code(key, records, [(sample[at[i]], unit[at[i]], kname, loads(value[at[i]])) for i in reps],
+                           combo, unit[at], s_code[at], a_code[at])
+
+    def _per_sample(self, key: tuple[str, str], at: Any, sample: Any, unit: Any, annotator: Any, value: Any,
+                    s_code: Any, a_code: Any) -> None:
+        """A per-sample kind's labels (`at` of the chunk): list values are candidate span sets, (sample, annotator)
+        -> value as `coded_tables` keeps them (each distinct text decoded once, equal ones one object); the others
+        kept as columns for the end."""
+        import numpy as np
+        import pandas as pd
+
+        loads = orjson_loads()
+        t, distinct = pd.factorize(value[at], sort=False)
+        decoded = [loads(x) for x in distinct]
+        is_list = np.fromiter((isinstance(d, list) for d in decoded), dtype=bool, count=len(decoded))[t]
+        li = at[is_list]
+        keys = list(zip(sample[li].tolist(), annotator[li].tolist()))
+        self.candidates[key].update(zip(keys, [decoded[j] for j in t[is_list].tolist()]))
+        self.candidate_codes[key].update(zip(keys, zip(s_code[li].tolist(), a_code[li].tolist())))
+        other = at[~is_list]
+        if len(other):
+            self.deferred[key].append((sample[other], unit[other], value[other], s_code[other], a_code[other]))
+
+    def _code(self, key: tuple[str, str], records: Any, rows: list[tuple[str, str, str, Any]], combo: Any,
+              unit: Any, s_code: Any, a_code: Any) -> None:
+        """A table's entries of labels with their units, sample and annotator codes: `_coded` on part of a table,
+        each distinct label drawn once (`rows`: (sample, unit, kind, value) of each, `combo`: each label's among
+        them). An item is coded one-to-one with (unit, item) within the labels: enough, as no sample's labels are
+        in two calls."""
+        import numpy as np
+        import pandas as pd
+
+        parts = self.parts.get(key)
+        if parts is None:
+            parts = self.parts[key] = _Parts([], [], [], [], _Categories())
+        scheme = registry().get(key[0])
+        many = capabilities(scheme).label_items_many
+        if many is not None:
+            drawn, item, category = many(records, rows)
+            drawn = np.asarray(drawn, dtype=np.int64)
+            item_code = pd.factorize(np.asarray(item), sort=False)[0]
+            local, uniques = category_codes(category)
+            glob = parts.categories.codes(uniques)
+            cat = np.where(np.asarray(local) >= 0, glob[np.maximum(local, 0)] if len(glob) else -1, -1)
+        else:
+            row_l: list[int] = []
+            item_l: list[Any] = []
+            cat_l: list[Any] = []
+            for i, (sid, u, kind, value) in enumerate(rows):
+                for it, c in record_items(scheme, records.get(sid), u, kind, value).items():
+                    if c is not None:
+                        row_l.append(i)
+                        item_l.append(it)
+                        cat_l.append(as_category(c))
+            drawn = np.asarray(row_l, dtype=np.int64)
+            item_code = pd.factorize(_objects(item_l), sort=False)[0]
+            cat = parts.categories.codes(cat_l)
+        row, entry = expand_items(combo, len(rows), drawn)
+        if not len(row):
+            return
+        unit_code = pd.factorize(np.asarray(unit, dtype=object), sort=False)[0].astype(np.int64)
+        item = pd.factorize(unit_code[row] * (int(item_code.max(initial=0)) + 1) + item_code[entry], sort=False)[0]
+        # int32 codes (samples, annotators, categories, and items numbered within a chunk all fit): half the memory
+        parts.sample.append(np.asarray(s_code, dtype=np.int64)[row].astype(np.int32))
+        parts.item.append(item.astype(np.int32))
+        parts.annotator.append(np.asarray(a_code, dtype=np.int64)[row].astype(np.int32))
+        parts.category.append(np.asarray(cat, dtype=np.int64)[entry].astype(np.int32))
+
+    def finish(self) -> ColumnTables:
+        """The tables: per-sample kinds' labels joined (their lists split into span sets and items of unit '' as
+        `coded_tables` splits them), every table's parts put together."""
+        import numpy as np
+
+        from calibration.annotators import CodedItems
+
+        spans, rest = split_spans(self.candidates)
+        loads = orjson_loads()
+        for key in sorted(set(self.deferred) | set(rest)):
+            # the kind's other values in label order, then its lists that are not spans as items of unit ''
+            parts = self.deferred.get(key, [])
+            listed = rest.get(key, {})
+            codes = self.candidate_codes[key]
+            sample = np.concatenate([p[0] for p in parts] + [_objects([sid for sid, _a in listed])])
+            unit = np.concatenate([p[1] for p in parts] + [_objects([""] * len(listed))])
+            n_text = sum(len(p[2]) for p in parts)
+            # distinct by JSON text, the lists by their repr (after a NUL: no JSON text starts with one)
+            text = np.concatenate([p[2] for p in parts] + [_objects(["\0" + repr(v) for v in listed.values()])])
+            pairs = [codes[k] for k in listed]
+            s_code = np.concatenate([p[3] for p in parts] + [np.asarray([c[0] for c in pairs], dtype=np.int64)])
+            a_code = np.concatenate([p[4] for p in parts] + [np.asarray([c[1] for c in pairs], dtype=np.int64)])
+            records = self._records(key[0])
+            values = list(listed.values())
+            combo, first = distinct_labels(records, sample, unit, text)
+            rows = [(sample[i], unit[i], key[1], loads(text[i]) if i < n_text else values[i - n_text])
+                    for i in first.tolist()]
+            self._code(key, records, rows, combo, unit, s_code, a_code)
+        people = list(self.annotators)
+        items = {}
+        for key, p in self.parts.items():
+            if not p.category:
+                continue
+            category = np.concatenate(p.category)
+            if not (category >= 0).any():  # as `coded_tables`: a table only for a kind with an item
+                continue
+            items[key] = CodedItems(np.concatenate(p.sample), np.concatenate(p.item), np.concatenate(p.annotator),
+                                    category, people, list(p.categories.names), samples=self.sample_names)
+        return ColumnTables(items, spans, {people[a]: n for a, n in self.n_labels.items()},
+                            {people[a]: n for a, n in self.n_units.items()}, self.worked)
+
+
+def distinct_labels(records: Any, sample: Any, unit: Any, text: Any, kind: Any = None) -> tuple[Any, Any]:
+    """(each label's number among the distinct ones, the first label of each) of labels given as their sample, unit,
+    value's JSON text (or another text one-to-one with the value) and kind (None: all of one kind): a label's items
+    depend on its record, unit, kind and value only (`Scheme.label_items`), so labels with the same record object
+    (the store shares equal ones), unit, kind and text have the same items and are drawn once (annotators who agree
+    give the same text; violations' small match lists repeat across samples)."""
+    return distinct_coded(record_unit_codes(records, sample, unit), text, kind)
+
+
+def record_unit_codes(records: Any, sample: Any, unit: Any) -> Any:
+    """A code per label, equal for labels of the same record object and unit name (`distinct_labels`)."""
+    import numpy as np
+    import pandas as pd
+
+    n = len(sample)
+    if isinstance(records, dict):
+        get = records.get
+        rec = pd.factorize(np.fromiter((id(get(s)) for s in sample), dtype=np.uint64, count=n), sort=False)[0]
+    else:  # a scheme whose items read no record
+        rec = np.zeros(n, dtype=np.int64)
+    u = pd.factorize(np.asarray(unit, dtype=object), sort=False)[0]
+    return pd.factorize(rec.astype(np.int64) * (int(u.max(initial=0)) + 1) + u, sort=False)[0]
+
+
+def distinct_coded(group: Any, text: Any, kind: Any = None) -> tuple[Any, Any]:
+    """`distinct_labels` of labels whose record and unit are given as one integer code each (`record_unit_codes`)."""
+    import numpy as np
+    import pandas as pd
+
+    ru = np.asarray(group, dtype=np.int64)
+    if kind is not None:
+        k = pd.factorize(np.asarray(kind, dtype=object), sort=False)[0]
+        ru = pd.factorize(ru * (int(k.max(initial=0)) + 1) + k, sort=False)[0].astype(np.int64)
+    t, distinct = pd.factorize(np.asarray(text, dtype=object), sort=False)
+    combo, _ = pd.factorize(ru * max(len(distinct), 1) + t, sort=False)
+    first = np.empty(int(combo.max(initial=-1)) + 1, dtype=np.int64)
+    first[combo[::-1]] = np.arange(len(combo) - 1, -1, -1)
+    return combo, first
+
+
+def expand_items(combo: Any, n_drawn: int, drawn_row: Any) -> tuple[Any, Any]:
+    """(label of each entry, the drawn item entry it copies) when the distinct labels' items were drawn once:
+    `drawn_row` the drawn label of each drawn entry (ascending, as `label_items_many` gives them), `combo` each
+    label's distinct label; entries in label order, each label's items in the order drawn."""
+    import numpy as np
+
+    drawn_row = np.asarray(drawn_row, dtype=np.int64)
+    per = np.bincount(drawn_row, minlength=n_drawn)
+    start = np.concatenate([[0], np.cumsum(per)])
+    n_of = per[combo]
+    row = np.repeat(np.arange(len(combo), dtype=np.int64), n_of)
+    within = np.arange(len(row), dtype=np.int64) - np.repeat(np.cumsum(n_of) - n_of, n_of)
+    return row, start[combo[row]] + within
+
+
+def first_index(codes: Any) -> Any:
+    """Per entry, the index of the first entry with its code."""
+    import numpy as np
+
+    first = np.empty(int(codes.max(initial=-1)) + 1, dtype=np.int64)
+    first[codes[::-1]] = np.arange(len(codes) - 1, -1, -1)  # the last write of each code is its first entry
+    return first[codes]
+
+
+def orjson_loads() -> Any:
+    import orjson  # several times faster than json on the many small values
+
+    return orjson.loads

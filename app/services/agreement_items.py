@@ -25,9 +25,13 @@ def split_spans(candidates: Mapping[tuple[str, str], Mapping[tuple[str, str], An
     spans: dict[tuple[str, str], dict[tuple[str, str], list[tuple[int, int]]]] = {}
     rest: dict[tuple[str, str], Mapping[tuple[str, str], Any]] = {}
     for key, sets in candidates.items():
-        values = list(sets.values())
+        values = list({id(v): v for v in sets.values()}.values())  # equal values may be one object: each read once
         if all(is_span_value(v) for v in values) and any(values):
-            spans[key] = {k: grounded_spans(vs) for k, vs in sets.items()}
+            # values equal in their JSON text may be one object (agreement's columns decode each text once): their
+            # spans found once
+            found: dict[int, list[tuple[int, int]]] = {}
+            spans[key] = {k: found[id(vs)] if id(vs) in found else found.setdefault(id(vs), grounded_spans(vs))
+                          for k, vs in sets.items()}
         else:
             rest[key] = sets
     return spans, rest

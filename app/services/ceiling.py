@@ -73,10 +73,12 @@ def ceiling(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0
     # annotators' (the columns of `humans`), each with its rater: their items are drawn in one pass (`_item_table`)
     metric_rows: list[tuple] = []
     metric_raters: list[str] = []
+    metric_units: list[int] = []  # each metric row's shared unit
     has_record = np.fromiter((records.get(sid) is not None for sid in humans.unit_sample), dtype=bool,
                              count=humans.n_units)
     # with the scheme's own metric side (`per_unit`) the metric's items are never compared: none drawn
-    for sid, unit in ([] if per_unit else zip(humans.unit_sample[has_record], humans.unit_name[has_record])):
+    for j in ([] if per_unit else np.flatnonzero(has_record).tolist()):
+        sid, unit = humans.unit_sample[j], humans.unit_name[j]
         decided = machine.get((sid, unit)) if machine is not None else None
         if decided is None:
             if full is None:
@@ -87,11 +89,14 @@ def ceiling(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0
                 if kind not in NOT_ITEMS:
                     metric_rows.append((sid, unit, kind, value))
                     metric_raters.append(METRIC)
+                    metric_units.append(j)
             for kind, value in (resolved.get((sid, unit)) or {}).items():
                 if kind not in NOT_ITEMS:
                     metric_rows.append((sid, unit, kind, value))
                     metric_raters.append(RESOLVED)
-    table, n_metric = _item_table(scheme, records, metric_rows, metric_raters, humans.with_records(has_record))
+                    metric_units.append(j)
+    table, n_metric = _item_table(scheme, records, metric_rows, metric_raters, metric_units,
+                                  humans.with_records(has_record))
     n_units = humans.n_units
     del humans, metric_rows, metric_raters, resolved  # their items are in `table` now
     if n_metric == len(table):
@@ -129,7 +134,7 @@ class _Shared:
     kind: Any
     annotator: Any  # codes into `annotators`
     annotators: Any
-    value: list[Any]
+    value: Any  # JSON text
     unit_of: Any  # each label's unit, an index into unit_sample / unit_name
     unit_sample: Any
     unit_name: Any
@@ -144,74 +149,83 @@ class _Shared:
             return self
         keep = keep_unit[self.unit_of]
         return _Shared(self.sample[keep], self.unit[keep], self.kind[keep], self.annotator[keep], self.annotators,
-                       [v for v, k in zip(self.value, keep) if k], self.unit_of[keep], self.unit_sample,
-                       self.unit_name)
+                       self.value[keep], self.unit_of[keep], self.unit_sample, self.unit_name)
 
 
 def _shared_labels(project: Any, scheme_name: str) -> _Shared | None:
-    """The scheme's annotator labels (judgement kinds) on units two or more annotators labeled, read as columns,
-    only their values decoded; None when no unit is shared."""
+    """The scheme's annotator labels (judgement kinds) on units two or more annotators labeled, read in chunks of
+    columns (`label_column_chunks`: a unit's labels in one chunk), their values kept as JSON text (`_item_table`
+    decodes each distinct one); None when no unit is shared."""
     import numpy as np
-    import orjson  # several times faster than json on the many small values
     import pandas as pd
 
-    sample, unit, kind, annotator, value = (
-        _objects(c) for c in project.decisions.annotator_label_columns(scheme_name, skip=sorted(NOT_ITEMS)))
-    if not len(sample):
+    from app.services import agreement_codes
+    from app.services.agreement_codes import first_index
+
+    people: dict[str, int] = {}
+    kept: list[tuple[Any, ...]] = []
+    n_units = 0
+    for _scheme, sample, unit, kind, annotator, value in project.decisions.label_column_chunks(
+            [scheme_name], skip=sorted(NOT_ITEMS), size=agreement_codes.CHUNK):
+        a_local, a_names = pd.factorize(annotator, sort=False)
+        a_code = np.array([people.setdefault(a, len(people)) for a in a_names], dtype=np.int64)[a_local]
+        s_code = pd.factorize(sample, sort=False)[0].astype(np.int64)
+        u_code = pd.factorize(unit, sort=False)[0].astype(np.int64)
+        # the rows come sorted by (sample, unit, kind, annotator): a (sample, unit) group is contiguous
+        su, _ = pd.factorize(s_code * (int(u_code.max()) + 1) + u_code, sort=False)
+        pair = su.astype(np.int64) * len(people) + a_code
+        first_of_pair = first_index(pd.factorize(pair, sort=False)[0])
+        is_first = first_of_pair == np.arange(len(pair))
+        shared_unit = np.bincount(su[is_first], minlength=int(su.max()) + 1) >= 2
+        keep = shared_unit[su]
+        if not keep.any():
+            continue
+        # per unit, each annotator's labels together, annotators in order of their first label in the unit
+        order = np.flatnonzero(keep)
+        order = order[np.argsort(first_of_pair[order], kind="stable")]
+        units = np.flatnonzero(shared_unit)
+        first_row = np.empty(len(shared_unit), dtype=np.int64)  # each unit's first label
+        first_row[su[::-1]] = np.arange(len(su) - 1, -1, -1)
+        unit_index = np.full(len(shared_unit), -1, dtype=np.int64)
+        unit_index[units] = np.arange(n_units, n_units + len(units))
+        n_units += len(units)
+        kept.append((sample[order], unit[order], kind[order], a_code[order], value[order], unit_index[su[order]],
+                     sample[first_row[units]], unit[first_row[units]]))
+    if not kept:
         return None
-    s_code = pd.factorize(sample, sort=False)[0].astype(np.int64)
-    u_code = pd.factorize(unit, sort=False)[0].astype(np.int64)
-    a_code, annotators = pd.factorize(annotator, sort=False)
-    # the rows come sorted by (sample, unit, kind, annotator): a (sample, unit) group is contiguous
-    su, _ = pd.factorize(s_code * (int(u_code.max()) + 1) + u_code, sort=False)
-    pair = su.astype(np.int64) * len(annotators) + a_code
-    first_of_pair = _first_index(pd.factorize(pair, sort=False)[0])
-    is_first = first_of_pair == np.arange(len(pair))
-    shared_unit = np.bincount(su[is_first], minlength=int(su.max()) + 1) >= 2
-    keep = shared_unit[su]
-    if not keep.any():
-        return None
-    # per unit, each annotator's labels together, annotators in order of their first label in the unit
-    order = np.flatnonzero(keep)
-    order = order[np.lexsort((order, first_of_pair[order]))]
-    loads = orjson.loads
-    units = np.flatnonzero(shared_unit)
-    first_row = np.empty(len(shared_unit), dtype=np.int64)  # each unit's first label
-    first_row[su[::-1]] = np.arange(len(su) - 1, -1, -1)
-    unit_index = np.full(len(shared_unit), -1, dtype=np.int64)
-    unit_index[units] = np.arange(len(units))
-    return _Shared(sample[order], unit[order], kind[order], a_code[order], annotators,
-                   [loads(v) for v in value[order]], unit_index[su[order]], sample[first_row[units]],
-                   unit[first_row[units]])
-
-
-def _first_index(codes: Any) -> Any:
-    """Per entry, the index of the first entry with its code."""
-    import numpy as np
-
-    first = np.empty(int(codes.max(initial=-1)) + 1, dtype=np.int64)
-    first[codes[::-1]] = np.arange(len(codes) - 1, -1, -1)  # the last write of each code is its first entry
-    return first[codes]
+    cols = [np.concatenate(c) for c in zip(*kept)]
+    return _Shared(*cols[:4], list(people), *cols[4:])
 
 
 def _item_table(scheme: Any, records: Mapping[str, Any], metric_rows: list[tuple], metric_raters: list[str],
-                humans: _Shared) -> tuple[CodedItems, int]:
+                metric_units: list[int], humans: _Shared) -> tuple[CodedItems, int]:
     """(the items of the metric's rows, then of the humans' labels, as integer codes, how many items the metric's
     rows gave). The scheme's `label_items_many` draws them at once when it has one, else `label_items` per row.
     An item is coded one-to-one with its key `unit|kind|item` (item_agreement only groups by it); a category is
     its repr, as the per-row tables had it; a sample is its code in order of appearance (item_agreement only
     groups by it and names none)."""
     import numpy as np
+    import orjson
     import pandas as pd
 
-    from app.services.agreement_codes import category_codes
+    from app.services.agreement_codes import category_codes, distinct_coded, expand_items, record_unit_codes
     from calibration.annotators import CodedItems
 
     n_first = len(metric_rows)
-    rows = metric_rows + list(zip(humans.sample, humans.unit, humans.kind, humans.value))
+    # each distinct label's items drawn once (`distinct_coded`): the metric's by their values' repr, the humans'
+    # by their JSON text (decoded once each); records and units, samples too, coded per shared unit, not per label
+    unit_of = np.concatenate([np.asarray(metric_units, dtype=np.int64), humans.unit_of.astype(np.int64)])
+    group = record_unit_codes(records, humans.unit_sample, humans.unit_name)[unit_of]
+    kinds = np.concatenate([_objects([r[2] for r in metric_rows]), humans.kind])
+    m_combo, m_first = distinct_coded(group[:n_first], _objects([repr(r[3]) for r in metric_rows]), kinds[:n_first])
+    h_combo, h_first = distinct_coded(group[n_first:], humans.value, kinds[n_first:])
+    loads = orjson.loads
+    rows = [metric_rows[i] for i in m_first.tolist()] + [
+        (humans.sample[i], humans.unit[i], humans.kind[i], loads(humans.value[i])) for i in h_first.tolist()]
+    combo = np.concatenate([m_combo, h_combo + len(m_first)]).astype(np.int64)
     many = capabilities(scheme).label_items_many
     if many is not None:
-        row, item, category = many(records, rows)
+        drawn, item, category = many(records, rows)
         item_code, _ = pd.factorize(np.asarray(item), sort=False)
         cat_code, cats = category_codes(category)  # True and 1 two categories, as their reprs are
         names = [repr(c) for c in cats]
@@ -226,14 +240,14 @@ def _item_table(scheme: Any, records: Mapping[str, Any], metric_rows: list[tuple
                 cat_l.append(repr(cat))
         item_code, _ = pd.factorize(_objects(item_l), sort=False)
         cat_code, names = pd.factorize(_objects(cat_l), sort=False)
-        row = row_l
-    row = np.asarray(row, dtype=np.int64)
+        drawn = row_l
     del rows
-    metric = [(r[0], r[1], r[2]) for r in metric_rows]
-    sample_code, unit_code, kind_code = (
-        pd.factorize(np.concatenate([_objects([m[c] for m in metric]), col]), sort=False)[0]
-        for c, col in enumerate((humans.sample, humans.unit, humans.kind)))
-    unit_kind = unit_code.astype(np.int64) * (int(kind_code.max(initial=0)) + 1) + kind_code
+    row, entry = expand_items(combo, len(m_first) + len(h_first), drawn)
+    item_code, cat_code = np.asarray(item_code)[entry], np.asarray(cat_code)[entry]
+    # a sample by its code, a unit by its shared unit's (one-to-one with its name within the sample): only grouped by
+    sample_code = pd.factorize(humans.unit_sample, sort=False)[0][unit_of]
+    kind_code = pd.factorize(kinds, sort=False)[0]
+    unit_kind = unit_of * (int(kind_code.max(initial=0)) + 1) + kind_code
     key = unit_kind[row] * (int(item_code.max(initial=-1)) + 1) + item_code  # (unit, kind, item) -> one integer
     rater_names = [METRIC, RESOLVED, *humans.annotators]
     rater = np.concatenate([np.where(np.asarray(metric_raters, dtype=object) == METRIC, 0, 1).astype(np.int64),

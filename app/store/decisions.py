@@ -24,6 +24,18 @@ from app.store.resolution import (
 from app.store.guidelines import GUIDELINE_IN_FORCE_SQL
 from app.store.schema import event_uid
 
+def _shared_strings(table: Any) -> list[Any]:
+    """The columns of an object table, equal strings one object each (SQLite makes a string per row and cell: a
+    chunk's sample, unit, kind and annotator names and its repeated values would otherwise be kept once per label)."""
+    import pandas as pd
+
+    out = []
+    for column in table.T:
+        codes, distinct = pd.factorize(column, sort=False, use_na_sentinel=False)
+        out.append(distinct[codes] if len(distinct) < len(column) else column.copy())
+    return out
+
+
 STATUSES = ("accepted", "corrected", "skipped", "flagged")  # = calibration.schemes.base.STATUSES
 
 
@@ -243,23 +255,45 @@ class DecisionsPart(ProjectPart):
             last = s
             yield shared(sc, sc), s, shared(u, u), shared(k, k), shared(a, a), loads(v)
 
-    def annotator_label_columns(self, scheme: str, *, skip: Sequence[str] = ()
-                                ) -> tuple[Sequence[str], Sequence[str], Sequence[str], Sequence[str], Sequence[str]]:
-        """(sample_id, unit, kind, annotator, value as JSON text) columns of every annotator's current, non-cleared
-        label of one scheme (none of `skip`), in `iter_annotator_label_rows`' order: the human ceiling finds the
-        units two people labeled from the columns and decodes only their values (no tuple per label kept)."""
-        where, params = "", (scheme,)
-        if skip:
-            where, params = f" AND l.kind NOT IN ({','.join('?' * len(skip))})", (scheme, *skip)
-        rows = self.conn.execute(
-            "SELECT l.sample_id, l.unit, l.kind, l.annotator, l.value FROM labels l JOIN samples s ON s.id = l.sample_id "
-            f"WHERE s.scheme = ? AND l.value IS NOT NULL{where} ORDER BY l.sample_id, l.unit, l.kind, l.annotator",
-            params)
+    def label_column_chunks(self, schemes: Sequence[str] | None = None, *, skip: Sequence[str] = (),
+                            size: int = 100_000) -> Iterator[tuple[Any, ...]]:
+        """(scheme, sample_id, unit, kind, annotator, value as JSON text) as object arrays, about `size` labels at a
+        time, of every annotator's current, non-cleared label (of `schemes` only when given, else of every scheme;
+        none of `skip`): scheme by scheme, each in `iter_annotator_label_rows`' order. A sample's labels never
+        straddle two chunks, so a caller can code each chunk on its own (agreement and the human ceiling keep integer
+        codes, not a tuple per label: 3M labels at 1M units)."""
+        import numpy as np
+
+        names = list(self.project.counts.sample_counts()) if schemes is None else list(schemes)
+        where = f" AND l.kind NOT IN ({','.join('?' * len(skip))})" if skip else ""
         excluded = self.project.guidelines.excluded_labels  # app/store/guidelines.py: labels of another guideline
-        if excluded:
-            rows = (r for r in rows if (r[0], r[1], r[3]) not in excluded)
-        columns = tuple(zip(*rows))
-        return columns if columns else ((), (), (), (), ())  # type: ignore[return-value]
+        for name in names:
+            # the scheme's samples as a set SQLite probes, not a join: a fifth less time at 100k samples
+            cur = self.conn.execute(
+                "SELECT l.sample_id, l.unit, l.kind, l.annotator, l.value FROM labels l WHERE l.value IS NOT NULL"
+                f"{where} AND l.sample_id IN (SELECT id FROM samples WHERE scheme = ?) "
+                "ORDER BY l.sample_id, l.unit, l.kind, l.annotator", (*skip, name))
+            held: list[tuple] = []  # the last sample's rows of the previous fetch: it may go on in the next one
+            while True:
+                got = cur.fetchmany(size)
+                done = len(got) < size  # the cursor is done: every row is here
+                if excluded:
+                    got = [r for r in got if (r[0], r[1], r[3]) not in excluded]
+                rows = held + got if held else got
+                if not rows:
+                    if done:
+                        break
+                    continue  # every row of this fetch left out
+                table = np.empty((len(rows), 5), dtype=object)
+                table[:] = rows
+                if done:
+                    yield (np.full(len(rows), name, dtype=object), *_shared_strings(table))
+                    break
+                other = np.flatnonzero(table[:, 0] != rows[-1][0])
+                cut = int(other[-1]) + 1 if len(other) else 0
+                held = rows[cut:]
+                if cut:
+                    yield (np.full(cut, name, dtype=object), *_shared_strings(table[:cut]))
 
     def several_annotators(self) -> bool:
         """Whether two or more annotators gave labels: without that no unit is shared and no human ceiling can be
