@@ -17,10 +17,14 @@ from collections import defaultdict
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from app.services.agreement_items import as_category, record_items, split_spans
-from calibration.schemes.base import COMMON_KINDS, capabilities, registry
-
-NOT_ITEMS = frozenset(COMMON_KINDS)  # status and note: review state and free text, not judgements to agree on
+from app.services.agreement_items import (
+    NOT_ITEMS,
+    NOT_READ,
+    as_category,
+    record_items,
+    split_spans,
+)
+from calibration.schemes.base import capabilities, registry
 
 
 def collect_labels(project: Any, schemes: Sequence[str] | None = None,
@@ -36,27 +40,6 @@ def collect_labels(project: Any, schemes: Sequence[str] | None = None,
     return {name: {"records": (project.scheme_data.scheme_item_records(name) if capabilities(registry().get(name)).items_read_record
                                else NOT_READ), "labels": labels}
             for name, labels in by_scheme.items() if labels}
-
-
-class _RecordsNotRead(Mapping[str, Any]):
-    """The records of a scheme whose `label_items` reads the labels only (Capabilities.items_read_record False):
-    every sample's is a placeholder, so no record is parsed for agreement."""
-
-    def __getitem__(self, key: str) -> Any:
-        return _NOT_READ
-
-    def __iter__(self) -> Any:
-        return iter(())
-
-    def __len__(self) -> int:
-        return 0
-
-    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
-        return _NOT_READ
-
-
-_NOT_READ = object()  # not None: `unit_items` skips labels whose sample has no record
-NOT_READ = _RecordsNotRead()
 
 
 def tables(project: Any, schemes: Sequence[str] | None = None, samples: Collection[str] | None = None,

@@ -11,7 +11,13 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.services.agreement_items import as_category, record_items, split_spans
+from app.services.agreement_items import (
+    NOT_ITEMS,
+    NOT_READ,
+    as_category,
+    record_items,
+    split_spans,
+)
 from calibration.schemes.base import capabilities, registry
 
 
@@ -198,7 +204,6 @@ def column_tables(project: Any, schemes: Sequence[str] | None = None,
     columns (`DecisionsPart.label_column_chunks`: a sample's labels in one chunk), each chunk's items drawn at once and
     kept as integer codes: no dict per labeled unit, no decoded value past its chunk (but those of per-sample kinds,
     which are joined over the whole table as `coded_tables` joins them). The same figures, bit for bit."""
-    from app.services.agreement import NOT_ITEMS
 
     present = project.counts.sample_counts()
     names = sorted(s.name for s in registry() if s.name in present and (not schemes or s.name in schemes))
@@ -268,7 +273,6 @@ class _ColumnCoder:
     def _records(self, name: str) -> Any:
         got = self.records.get(name)
         if got is None:
-            from app.services.agreement import NOT_READ
 
             got = self.records[name] = (self.project.scheme_data.scheme_item_records(name)
                                         if capabilities(registry().get(name)).items_read_record else NOT_READ)

@@ -5,6 +5,32 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from calibration.schemes.base import COMMON_KINDS
+
+NOT_ITEMS = frozenset(COMMON_KINDS)  # status and note: review state and free text, not judgements to agree on
+
+
+class _RecordsNotRead(Mapping[str, Any]):
+    """The records of a scheme whose `label_items` reads the labels only (Capabilities.items_read_record False):
+    every sample's is a placeholder, so no record is parsed for agreement."""
+
+    def __getitem__(self, key: str) -> Any:
+        return _NOT_READ
+
+    def __iter__(self) -> Any:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+        return _NOT_READ
+
+
+_NOT_READ = object()  # not None: `unit_items` skips labels whose sample has no record
+NOT_READ = _RecordsNotRead()
+
+
 
 def is_span_value(value: Any) -> bool:
     """A list of objects with `start` and `end` (empty lists are spans too: 'marked nothing'); an object whose

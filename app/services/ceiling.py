@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from app.figures import fmt_estimate
-from app.services.agreement import NOT_ITEMS, json_finite, records_by_id
-from app.services.agreement_items import record_items
+from app.services.agreement import json_finite, records_by_id
+from app.services.agreement_items import NOT_ITEMS, record_items
 from calibration.schemes.base import capabilities, registry
 
 if TYPE_CHECKING:
