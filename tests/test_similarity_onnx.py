@@ -250,6 +250,24 @@ def test_export_once_atomically_in_the_cache_dir(tmp_path: Path, monkeypatch: py
     assert [p.name for p in (tmp_path / "cache" / "onnx").iterdir()] == [d.name]
 
 
+def test_bundled_int8_is_close_to_fp32_but_not_the_same() -> None:
+    """The bundled model's quantised vectors, from the run's shared cache (seeded from the user's exports, see
+    conftest; exported there once otherwise): what quantisation does to this model's vectors depends on the model.
+    One batch of 64 texts of every kind but the truncated ones (a text past 256 tokens pads its whole batch to 256,
+    quadrupling the cost; truncation is the fp32 export's business, compared with torch above)."""
+    with pytest.warns(UserWarning, match="recalibrat"):
+        int8 = make_embedder("onnx-int8:all-MiniLM-L6-v2")
+    fp32 = make_embedder("onnx:all-MiniLM-L6-v2")
+    texts = [t for t in varied_texts(200) if len(t.split()) < 200][:64]
+    assert sum(not t.strip() for t in texts) == 3 and sum(not t.isascii() for t in texts) >= 10
+    a, b = int8.encode(texts), fp32.encode(texts)
+    assert Path(int8._file).name == INT8 and Path(int8._file).parent == Path(fp32._file).parent
+    meta = read_meta(Path(int8._file).parent)
+    assert 0.5 < meta["int8_min_cosine"] < 1.0 and meta["fp32_min_cosine"] >= MIN_COSINE
+    assert float(np.mean(np.sum(a * b, axis=1))) > 0.95  # close, but not the same vectors
+    assert not np.allclose(a, b, atol=1e-4)
+
+
 def test_export_without_torch_says_what_to_install(tmp_path: Path) -> None:
     code = (
         "import sys; sys.modules['torch'] = None\n"  # an import of torch now fails, as on a machine without it
