@@ -102,6 +102,8 @@ _qt_settings_into_test_home()
 
 from tests.fake_openai import FakeOpenAI  # noqa: E402
 
+pytest_plugins = ["tests.slow_first"]  # parallel runs start the longest tests first
+
 
 @pytest.fixture(scope="session")
 def real_user_locations() -> dict[str, Path]:

@@ -149,6 +149,7 @@ def test_own_load_follows_this_process_cpu() -> None:
     assert out.returncode == 0, out.stderr
 
 
+@pytest.mark.xdist_group("torch")  # torch is loaded by one worker only (make test: --dist loadgroup)
 def test_onnx_vectors_equal_sentence_transformers_on_varied_texts(torch_minilm: SentenceTransformerEmbedder) -> None:
     """200 texts (it was 1,000: 108 s of the suite's run time). The check is per text (every cosine against the same
     MIN_COSINE), and a vector depends only on its text and the batch it is padded in, so what matters is that every
@@ -174,6 +175,7 @@ def test_onnx_vectors_equal_sentence_transformers_on_varied_texts(torch_minilm: 
     assert onnx.encode([]).shape == (0, 384)
 
 
+@pytest.mark.xdist_group("torch")  # torch is loaded by one worker only (make test: --dist loadgroup)
 def test_demo_decisions_identical_to_torch(tmp_path: Path, torch_minilm: SentenceTransformerEmbedder) -> None:
     from app.io.demo import create_demo
 
@@ -211,6 +213,7 @@ def test_export_names_a_directory_per_model_in_the_cache_dir(tmp_path: Path, mon
     assert not (tmp_path / "cache").exists()  # naming it writes nothing
 
 
+@pytest.mark.xdist_group("torch")  # torch is loaded by one worker only (make test: --dist loadgroup)
 def test_export_once_atomically_in_the_cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                  tiny_model: Path) -> None:
     """On a tiny random BERT (tests/tiny_model.py: seconds, where the bundled model took 35 s of the suite): what is
