@@ -4,7 +4,9 @@ terminal, "did you mean", case-insensitive --scheme, swapped PROJECT and FILE, o
 from __future__ import annotations
 
 import argparse
+import contextlib
 import fcntl
+import io
 import json
 import os
 import pty
@@ -16,21 +18,29 @@ import sys
 import termios
 from collections.abc import Iterator
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
-from app.cli import build_parser
+from app.cli import build_parser, main
 from app.cli_suggest import parsers
 
 ROOT = Path(__file__).resolve().parents[1]
 BOX = re.compile("[\u2500-\u257f]")  # box-drawing characters: rich's table borders
 
 
-def concord(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    """The CLI in a child process with stdout and stderr piped (not a terminal)."""
-    env = {**os.environ, "COLUMNS": "80"}
-    return subprocess.run([sys.executable, "-m", "app.cli", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=300, env=env, check=False)
+def concord(*args: str) -> subprocess.CompletedProcess[str]:
+    """The CLI's `main` with stdout and stderr captured, neither a terminal: what it prints into a pipe. In this
+    process: a child process per call cost a second of start-up and imports, and what is checked here (exit
+    status, output, messages) is the same in both; the terminal tests below need one (a pseudo-terminal)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), \
+            mock.patch.dict(os.environ, {"COLUMNS": "80"}):
+        try:
+            code = main(list(args))
+        except SystemExit as exc:  # argparse's refusals and --help, as the interpreter would turn them into a status
+            code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+    return subprocess.CompletedProcess(list(args), code, out.getvalue(), err.getvalue())
 
 
 def on_terminal(*args: str, columns: int = 80) -> tuple[int, str]:
