@@ -4,9 +4,7 @@ terminal, "did you mean", case-insensitive --scheme, swapped PROJECT and FILE, o
 from __future__ import annotations
 
 import argparse
-import contextlib
 import fcntl
-import io
 import json
 import os
 import pty
@@ -18,29 +16,21 @@ import sys
 import termios
 from collections.abc import Iterator
 from pathlib import Path
-from unittest import mock
 
 import pytest
 
-from app.cli import build_parser, main
+from app.cli import build_parser
 from app.cli_suggest import parsers
+from tests.cli_inprocess import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 BOX = re.compile("[\u2500-\u257f]")  # box-drawing characters: rich's table borders
 
 
 def concord(*args: str) -> subprocess.CompletedProcess[str]:
-    """The CLI's `main` with stdout and stderr captured, neither a terminal: what it prints into a pipe. In this
-    process: a child process per call cost a second of start-up and imports, and what is checked here (exit
-    status, output, messages) is the same in both; the terminal tests below need one (a pseudo-terminal)."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), \
-            mock.patch.dict(os.environ, {"COLUMNS": "80"}):
-        try:
-            code = main(list(args))
-        except SystemExit as exc:  # argparse's refusals and --help, as the interpreter would turn them into a status
-            code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
-    return subprocess.CompletedProcess(list(args), code, out.getvalue(), err.getvalue())
+    """The CLI with stdout and stderr piped (not a terminal), in this process (tests/cli_inprocess.py): what is
+    checked here is the same in a child process; the terminal tests below need one (a pseudo-terminal)."""
+    return run_cli(*args, env={"COLUMNS": "80"})
 
 
 def on_terminal(*args: str, columns: int = 80) -> tuple[int, str]:
