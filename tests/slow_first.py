@@ -1,12 +1,13 @@
-"""Parallel runs start the longest tests first (hooks imported by tests/conftest.py).
+"""Parallel runs start the longest tests first (a plugin that tests/conftest.py loads).
 
 pytest-xdist hands tests to its workers in collection order, a couple at a time; a 20-second test collected near
 the end runs alone while the other workers have nothing left to do. So each worker sorts its collection by the
-durations the last runs recorded (pytest's cache: `.pytest_cache`, kept by `make test`), longest first; tests with
-no record keep their place after them (a stable sort). Every worker reads the same record, so all of them
-collect the same order, as xdist requires. Without a record (a fresh checkout, `-p no:cacheprovider`) the tests
-named in `KNOWN_SLOW` go first, in its order. A run in one process keeps the collection order (it only changes how often
-module-scoped fixtures are rebuilt there).
+durations the last runs recorded (pytest's cache: `.pytest_cache`, kept by `make test`): files by their longest
+test, longest first, and within a file its tests longest first. A file's tests stay together, so its
+module-scoped fixtures (a demo project, a Dask cluster, a loaded model) are not built again after an excursion to
+another file. Every worker reads the same record, so all of them collect the same order, as xdist requires.
+Without a record (a fresh checkout, `-p no:cacheprovider`) the tests named in `KNOWN_SLOW` count as the slow
+ones, in its order. A run in one process keeps the collection order.
 """
 from __future__ import annotations
 
@@ -69,7 +70,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if not hasattr(config, "workerinput"):  # the controller (it collects nothing) or a run in one process
         return
     seconds = _recorded(config)
-    items.sort(key=lambda item: -float(seconds.get(_plain(item.nodeid), 0.0)))
+    took = {item.nodeid: float(seconds.get(_plain(item.nodeid), 0.0)) for item in items}
+    longest: dict[str, float] = {}
+    for item in items:
+        longest[_file(item)] = max(longest.get(_file(item), 0.0), took[item.nodeid])
+    items.sort(key=lambda item: (-longest[_file(item)], _file(item), -took[item.nodeid]))
+
+
+def _file(item: pytest.Item) -> str:
+    return item.nodeid.split("::", 1)[0]
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
