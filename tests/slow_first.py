@@ -11,6 +11,8 @@ ones, in its order. A run in one process keeps the collection order.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import pytest
 
 KEY = "concord/durations"
@@ -69,16 +71,19 @@ def _recorded(config: pytest.Config) -> dict[str, float]:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if not hasattr(config, "workerinput"):  # the controller (it collects nothing) or a run in one process
         return
-    seconds = _recorded(config)
-    took = {item.nodeid: float(seconds.get(_plain(item.nodeid), 0.0)) for item in items}
+    items[:] = [items[i] for i in slow_first([item.nodeid for item in items], _recorded(config))]
+
+
+def slow_first(nodeids: list[str], seconds: Mapping[str, float]) -> list[int]:
+    """Positions of `nodeids` in run order: files by their longest test, then a file's tests longest first; ties
+    (tests without a record) keep their collection order."""
+    took = [float(seconds.get(_plain(n), 0.0)) for n in nodeids]
+    files = [n.split("::", 1)[0] for n in nodeids]
     longest: dict[str, float] = {}
-    for item in items:
-        longest[_file(item)] = max(longest.get(_file(item), 0.0), took[item.nodeid])
-    items.sort(key=lambda item: (-longest[_file(item)], _file(item), -took[item.nodeid]))
-
-
-def _file(item: pytest.Item) -> str:
-    return item.nodeid.split("::", 1)[0]
+    for f, t in zip(files, took):
+        longest[f] = max(longest.get(f, 0.0), t)
+    first_seen = {f: i for i, f in reversed(list(enumerate(files)))}
+    return sorted(range(len(nodeids)), key=lambda i: (-longest[files[i]], first_seen[files[i]], -took[i]))
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
