@@ -134,7 +134,8 @@ def fake_openai() -> Iterator[FakeOpenAI]:
         yield server
 
 
-_long_lived = [0]  # objects in the oldest generation after the last full collection in this process
+_gc_state = {"long_lived": 0, "young": 0}  # this process: oldest generation after the last full collection,
+# young collections since the oldest was last looked at
 
 
 @pytest.fixture(autouse=True)
@@ -149,10 +150,13 @@ def _collect_in_main_thread() -> Iterator[None]:
 
     if not gc.isenabled():
         gc.collect(1)
-        oldest = len(gc.get_objects(2))
-        if oldest - _long_lived[0] > _long_lived[0] // 4:
+        _gc_state["young"] += 1
+        if _gc_state["young"] < gc.get_threshold()[2]:  # CPython too looks at the oldest every 10th time only
+            return
+        _gc_state["young"] = 0
+        if len(gc.get_objects(2)) - _gc_state["long_lived"] > _gc_state["long_lived"] // 4:  # (counting: 20 ms)
             gc.collect()
-            _long_lived[0] = len(gc.get_objects(2))
+            _gc_state["long_lived"] = len(gc.get_objects(2))
 
 
 def _snapshot(locations: dict[str, Path]) -> dict[str, tuple[int, int]]:
