@@ -256,6 +256,7 @@ def test_export_once_atomically_in_the_cache_dir(tmp_path: Path, monkeypatch: py
     assert [p.name for p in (tmp_path / "cache" / "onnx").iterdir()] == [d.name]
 
 
+@pytest.mark.xdist_group("torch")  # exports with torch when the cache holds no int8 file yet (make install makes fp32)
 def test_bundled_int8_is_close_to_fp32_but_not_the_same() -> None:
     """The bundled model's quantised vectors, from the run's shared cache (seeded from the user's exports, see
     conftest; exported there once otherwise): what quantisation does to this model's vectors depends on the model.
