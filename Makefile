@@ -45,8 +45,8 @@ run: $(STAMP) $(DEMO)
 	$(BIN)/concord gui $(DEMO)
 
 # pytest-xdist: one worker per core, at most 4 (each may hold torch and Qt, about 1.5 GB); --dist loadgroup keeps the
-# tests marked xdist_group on one worker; the 15 slowest tests are listed at the end. `make test TEST_ARGS=-n0`
-# runs it in one process.
+# tests marked xdist_group on one worker; the longest tests of the last run start first (tests/slow_first.py); the
+# 15 slowest tests are listed at the end. `make test TEST_ARGS=-n0` runs it in one process.
 TEST_ARGS ?= -n auto --maxprocesses=4 --dist loadgroup --durations=15
 test: $(STAMP)
 	$(QT_LIBS) --platform offscreen

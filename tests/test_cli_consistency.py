@@ -21,16 +21,16 @@ import pytest
 
 from app.cli import build_parser
 from app.cli_suggest import parsers
+from tests.cli_inprocess import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 BOX = re.compile("[\u2500-\u257f]")  # box-drawing characters: rich's table borders
 
 
-def concord(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    """The CLI in a child process with stdout and stderr piped (not a terminal)."""
-    env = {**os.environ, "COLUMNS": "80"}
-    return subprocess.run([sys.executable, "-m", "app.cli", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=300, env=env, check=False)
+def concord(*args: str) -> subprocess.CompletedProcess[str]:
+    """The CLI with stdout and stderr piped (not a terminal), in this process (tests/cli_inprocess.py): what is
+    checked here is the same in a child process; the terminal tests below need one (a pseudo-terminal)."""
+    return run_cli(*args, env={"COLUMNS": "80"})
 
 
 def on_terminal(*args: str, columns: int = 80) -> tuple[int, str]:

@@ -9,7 +9,6 @@ import io
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,14 +20,14 @@ from app.services.evaluation import Evaluated
 from app.store import Project
 from calibration.schemes.base import Report, Table, registry
 from calibration.search.gain import sentence
+from tests.cli_inprocess import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    return subprocess.run([sys.executable, "-m", "app.cli", *args], cwd=ROOT, capture_output=True, text=True,
-                          env=env, timeout=600)
+    """The CLI in this process (tests/cli_inprocess.py): six child processes cost a second each of start-up."""
+    return run_cli(*args, env={"HF_HUB_OFFLINE": "1"})
 
 
 def images(page: str) -> dict[str, bytes]:

@@ -47,6 +47,7 @@ def results(cal: Calibrator) -> dict[str, Any]:
                                          "baselines_", "baseline_cis_", "baseline_fold_scores_", "warnings_")}
 
 
+@pytest.mark.xdist_group("dask")  # one worker starts the module's cluster (make test: --dist loadgroup)
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("objective", ["kappa", "spearman"])
 def test_dask_cluster_gives_exactly_the_local_results(client: Any, objective: str) -> None:
@@ -69,6 +70,7 @@ def test_dask_cluster_gives_exactly_the_local_results(client: Any, objective: st
     assert client.nthreads() and len(client.nthreads()) == 2
 
 
+@pytest.mark.xdist_group("dask")  # one worker starts the module's cluster (make test: --dist loadgroup)
 @pytest.mark.timeout(300)
 def test_a_generic_item_objective_problem_on_dask_equals_local(client: Any) -> None:
     problem = toy.planted(n=600, seed=5)
@@ -87,6 +89,7 @@ def slow_square(shared: dict[str, float], chunk: int, tick: Any) -> int:
     return chunk * chunk
 
 
+@pytest.mark.xdist_group("dask")  # one worker starts the module's cluster (make test: --dist loadgroup)
 @pytest.mark.parametrize("kind", ["local", "dask"])
 def test_results_come_in_chunk_order_whatever_finishes_first(client: Any, kind: str) -> None:
     delays = [0.3, 0.0, 0.2, 0.0, 0.1, 0.0]
@@ -119,6 +122,7 @@ def test_local_engine_cancel_stops_running_and_queued_chunks() -> None:
     assert time.perf_counter() - t0 < 1.5 and len(started) < 10
 
 
+@pytest.mark.xdist_group("dask")  # one worker starts the module's cluster (make test: --dist loadgroup)
 def test_dask_engine_cancel_cancels_futures(client: Any) -> None:
     calls = {"n": 0}
 
@@ -134,6 +138,7 @@ def test_dask_engine_cancel_cancels_futures(client: Any) -> None:
     assert not any(k.startswith("concord-chunk") for k in client.who_has())  # nothing left on the cluster
 
 
+@pytest.mark.xdist_group("dask")  # one worker starts the module's cluster (make test: --dist loadgroup)
 def test_cancel_from_the_calibrator_progress_object_works_on_dask(client: Any) -> None:
     problem = violations_problem(40)
 

@@ -97,6 +97,7 @@ def minilm() -> SentenceTransformerEmbedder:
     return SentenceTransformerEmbedder()
 
 
+@pytest.mark.xdist_group("torch")  # torch is loaded by one worker only (make test: --dist loadgroup)
 def test_real_embeddings_are_semantic(minilm: SentenceTransformerEmbedder) -> None:
     sim = EmbeddingSimilarity(minilm)
     m = sim.matrix(["Do not mention alcohol to minors"],
@@ -110,6 +111,7 @@ def test_real_embeddings_are_semantic(minilm: SentenceTransformerEmbedder) -> No
     assert j[0, 0] == 0.0
 
 
+@pytest.mark.xdist_group("torch")  # torch is loaded by one worker only (make test: --dist loadgroup)
 def test_second_evaluation_encodes_nothing(minilm: SentenceTransformerEmbedder) -> None:
     gt = (Violation("Never target minors", 0, 12, explanation="speaks to kids", correction="Drink responsibly"),)
     samples = [

