@@ -306,3 +306,37 @@ def test_default_path_never_imports_torch(tmp_path: Path) -> None:
     lines = dict(line.split(" ", 1) for line in out.stdout.splitlines() if line.startswith(("VECTORS", "HEAVY")))
     assert int(lines["VECTORS"]) > 100
     assert lines["HEAVY"] == "[]"
+
+
+@pytest.mark.xdist_group("torch")
+def test_a_model_saved_by_the_present_sentence_transformers_exports_and_embeds(tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch,
+                                                                               tiny_model: Path) -> None:
+    """sentence-transformers 6 saves its pooling as one `pooling_mode` key ("mean") where older versions wrote a
+    boolean per mode, and its truncation length only in tokenizer_config.json's `model_max_length`: the ONNX backend
+    reads both layouts (it refused every model the installed library saves, and once the pooling was read it
+    truncated at 512 instead of 256: min cosine 0.9987 on the long probe texts), and the export's own check against
+    sentence-transformers passes on such a folder."""
+    import json
+
+    from sentence_transformers import SentenceTransformer
+
+    from calibration.similarity.onnx_backend import _pipeline
+
+    monkeypatch.setenv("CONCORD_CACHE", str(tmp_path / "cache"))
+    saved = tmp_path / "resaved"
+    SentenceTransformer(str(tiny_model), device="cpu").save(str(saved))
+    configs = [json.loads(p.read_text()) for p in saved.glob("*/config.json") if "pooling_mode" in p.read_text()]
+    assert configs and all(c["pooling_mode"] == "mean" for c in configs)  # the present layout, not the older one
+    assert _pipeline(saved) == _pipeline(tiny_model) == ("mean_tokens", True)
+    f = ensure_onnx(str(saved), name=str(saved), open_file=checker)
+    assert read_meta(f.parent)["fp32_min_cosine"] >= MIN_COSINE
+    texts = varied_texts(20)
+    want = SentenceTransformer(str(saved), device="cpu").encode(texts, normalize_embeddings=True)
+    got = make_embedder(f"onnx:{saved}").encode(texts)
+    assert np.allclose(got, want, atol=1e-4)
+    bad = json.loads((saved / "modules.json").read_text())
+    pooling_dir = next(saved / m["path"] for m in bad if m["type"].endswith("Pooling"))
+    (pooling_dir / "config.json").write_text(json.dumps({**configs[0], "pooling_mode": "lasttoken"}))
+    with pytest.raises(ValueError, match="pooling"):
+        _pipeline(saved)

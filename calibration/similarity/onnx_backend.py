@@ -38,6 +38,9 @@ from calibration.similarity.bundled import BUNDLED_ALIASES, BUNDLED_MINILM, reso
 INT8_WARNING = ("onnx-int8 embeddings differ from the fp32 model's (cosine ~0.99, not 1.0): some 'cosine > threshold' "
                 "decisions flip, so configs calibrated with another embedding backend need recalibrating with this one")
 _SUPPORTED_MODULES = {"Transformer", "Pooling", "Normalize"}
+# the pooling modes the backend computes: sentence-transformers' present names -> the older config keys' names
+_POOLING_NAMES = {"cls": "cls_token", "max": "max_tokens", "mean": "mean_tokens",
+                  "mean_sqrt_len_tokens": "mean_sqrt_len_tokens"}
 
 
 SAMPLE_SECONDS = 0.08  # /proc/stat window: 8 clock ticks per core at 100 Hz, little next to a first encode
@@ -207,14 +210,15 @@ class OnnxEmbedder:
         if onnx_file is None:
             onnx_file = str(exported_file(str(root), int8=self.int8, name=self.cache_key.split(":", 1)[1]))
         cfg = _read_json(root / "sentence_bert_config.json")
-        self.max_seq_length = int(cfg.get("max_seq_length") or 512)
+        tok_cfg = _read_json(root / "tokenizer_config.json")
+        self.max_seq_length = _max_seq_length(cfg, tok_cfg)
         self.lowercase = bool(cfg.get("do_lower_case", False))
         self.pooling, self.normalize = _pipeline(root)
         tok = Tokenizer.from_file(str(root / "tokenizer.json"))
         tok.no_padding()  # padded per batch below, to the batch's longest text
         tok.enable_truncation(self.max_seq_length)
         self._tokenizer = tok
-        pad = _read_json(root / "special_tokens_map.json").get("pad_token", "[PAD]")
+        pad = _read_json(root / "special_tokens_map.json").get("pad_token") or tok_cfg.get("pad_token") or "[PAD]"
         pad = pad.get("content", "[PAD]") if isinstance(pad, dict) else pad
         self.pad_id = tok.token_to_id(pad) or 0
         self._file, self._ort = onnx_file, ort
@@ -318,6 +322,16 @@ def _read_json(p: Path) -> dict[str, Any]:
     return json.loads(p.read_text(encoding="utf-8")) if p.is_file() else {}
 
 
+def _max_seq_length(st_cfg: dict[str, Any], tok_cfg: dict[str, Any]) -> int:
+    """Where sentence-transformers keeps the truncation length: `max_seq_length` in sentence_bert_config.json (older
+    saves), else the tokenizer's `model_max_length` (6.x saves it there only); transformers writes a huge
+    placeholder there when a tokenizer has no limit, so only a plausible value counts."""
+    if st_cfg.get("max_seq_length"):
+        return int(st_cfg["max_seq_length"])
+    limit = tok_cfg.get("model_max_length")
+    return int(limit) if isinstance(limit, int) and 0 < limit <= 100_000 else 512
+
+
 def _pipeline(root: Path) -> tuple[str, bool]:
     """(pooling mode, normalise?) from modules.json and the pooling config; other modules are refused."""
     modules = json.loads((root / "modules.json").read_text()) if (root / "modules.json").is_file() else [
@@ -332,8 +346,13 @@ def _pipeline(root: Path) -> tuple[str, bool]:
                              "(Transformer, Pooling, Normalize only); use the torch backend for this model")
         if kind == "Pooling":
             pc = _read_json(root / str(m.get("path") or "1_Pooling") / "config.json")
-            modes = [k for k in ("cls_token", "max_tokens", "mean_tokens", "mean_sqrt_len_tokens")
-                     if pc.get(f"pooling_mode_{k}")]
+            if "pooling_mode" in pc:  # newer sentence-transformers (6.2 here) save one key: "mean", or a list
+                named = pc["pooling_mode"]
+                modes = [_POOLING_NAMES.get(k, k) for k in ([named] if isinstance(named, str) else named)]
+            else:  # the older layout: one boolean per mode
+                modes = [k for k in _POOLING_NAMES.values() if pc.get(f"pooling_mode_{k}")]
+            if any(k not in _POOLING_NAMES.values() for k in modes):
+                raise ValueError(f"{root}: pooling {modes} is not supported by the ONNX backend")
             if len(modes) != 1:
                 raise ValueError(f"{root}: pooling {modes or 'none'} is not supported by the ONNX backend")
             pooling = modes[0]
