@@ -3,6 +3,7 @@ arrays of the per-excerpt loop it replaced (copied below verbatim), codes includ
 excerpts in other spellings and across buckets, and every kind of row the loop could not read."""
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -55,9 +56,10 @@ def _old_label_items_many(records: Any, rows: Any) -> tuple[Any, Any, Any]:
 
 WORDS = ["alpha", " Alpha", "ALPHA ", "beta", "Beta", "straße", "STRASSE", "gamma delta", "", "  ", "é", "É",
          "the answer is 42", "The answer is 42."]
-ODD_EXCERPTS: list[Any] = [3, None, 1.5, True, ["x"], {"y": 1}]
+ODD_EXCERPTS: list[Any] = [3, None, 1.5, float("nan"), True, ["x"], {"y": 1}, 2**70]
 ODD_VALUES: list[Any] = [None, 0, "", [], "text", ["tp"], True, 7, {"tp": None}, {"fn": 4},
-                         {"tp": "gamma"}, {"fp": {"delta": 1, "alpha": 2}}, {"tn": ("beta",)}, {"other": ["alpha"]}]
+                         {"tp": "gamma"}, {"fp": {"delta": 1, "alpha": 2}}, {"tn": ("beta",)}, {"other": ["alpha"]},
+                         {"tp": {"alpha", "beta"}}, {1: ["x"], "fn": ["beta"]}, {"tp": float("nan")}]  # not JSON too
 
 
 def _value(rng: np.random.Generator, odd: float) -> Any:
@@ -79,11 +81,17 @@ def _value(rng: np.random.Generator, odd: float) -> Any:
 
 
 def _rows(seed: int, n: int, odd: float) -> tuple[dict[str, Any], list[tuple[str, str, str, Any]]]:
+    """Values drawn fresh or (most) from a pool, as the same object or an equal copy (the ceiling decodes each)."""
     rng = np.random.default_rng(seed)
     records = {f"s{i}": object() for i in range(30)}
     records["s0"] = None  # a sample without its record reads as none
-    rows = [(f"s{int(rng.integers(33))}", "t", "buckets" if rng.random() < 0.9 else "status", _value(rng, odd))
-            for _ in range(n)]
+    pool = [_value(rng, odd) for _ in range(150)]
+    rows = []
+    for _ in range(n):
+        r = rng.random()
+        value = _value(rng, odd) if r < 0.3 else pool[int(rng.integers(len(pool)))]
+        rows.append((f"s{int(rng.integers(33))}", "t", "buckets" if rng.random() < 0.9 else "status",
+                     copy.deepcopy(value) if r > 0.6 else value))
     return records, rows
 
 
