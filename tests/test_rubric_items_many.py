@@ -59,7 +59,8 @@ WORDS = ["alpha", " Alpha", "ALPHA ", "beta", "Beta", "straße", "STRASSE", "gam
 ODD_EXCERPTS: list[Any] = [3, None, 1.5, float("nan"), True, ["x"], {"y": 1}, 2**70]
 ODD_VALUES: list[Any] = [None, 0, "", [], "text", ["tp"], True, 7, {"tp": None}, {"fn": 4},
                          {"tp": "gamma"}, {"fp": {"delta": 1, "alpha": 2}}, {"tn": ("beta",)}, {"other": ["alpha"]},
-                         {"tp": {"alpha", "beta"}}, {1: ["x"], "fn": ["beta"]}, {"tp": float("nan")}]  # not JSON too
+                         {"tp": {"alpha", "beta"}}, {1: ["x"], "fn": ["beta"]}, {"tp": float("nan")},
+                         {"tp": ["\ud800 Alpha", "beta"]}]  # not JSON too (a set, an int key, a lone surrogate)
 
 
 def _value(rng: np.random.Generator, odd: float) -> Any:
