@@ -39,19 +39,6 @@ def _trait(record: RubricSample, unit: str) -> Mapping[str, Any] | None:
     return next((t for t in record.traits if t["name"] == unit), None)
 
 
-class _ItemCodes(dict):
-    """Excerpt as given -> the number of its normalised key (`normalize_excerpt`), numbered in order of first
-    appearance; each distinct excerpt normalised once (the annotators of a unit repeat them)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.by_key: dict[str, int] = {}
-
-    def __missing__(self, excerpt: str) -> int:
-        code = self[excerpt] = self.by_key.setdefault(normalize_excerpt(excerpt), len(self.by_key))
-        return code
-
-
 @dataclass(frozen=True)
 class RubricScheme:
     name: str = NAME
@@ -132,36 +119,13 @@ class RubricScheme:
 
     def label_items_many(self, records: Mapping[str, Any], rows: Sequence[tuple[str, str, str, Any]]
                          ) -> tuple[Any, Any, Any]:
-        """`label_items` of many (sample, unit, kind, value) rows at once, as arrays (base.Capabilities): each
-        distinct excerpt is normalised once (the annotators of a unit repeat them), an item coded by its normalised
-        text's number, a category its bucket's name; a row label_items cannot read has no items, as
-        app.services.agreement.record_items has it."""
-        import numpy as np
+        """`label_items` of many (sample, unit, kind, value) rows at once, as arrays (base.Capabilities): an item
+        coded by its normalised text's number, a category its bucket's name; a row label_items cannot read has no
+        items, as app.services.agreement.record_items has it. Array work, each distinct excerpt normalised once
+        (items.py: the human ceiling draws every distinct label of a shared unit)."""
+        from calibration.schemes.rubric.items import bucket_items_many
 
-        code = _ItemCodes().__getitem__  # excerpt as given -> its normalised key's number
-        bucket_of = {name: b for b, name in enumerate(BUCKET_NAMES)}.__getitem__
-        row: list[int] = []
-        item: list[int] = []
-        bucket: list[int] = []
-        for i, (sid, _unit, kind, value) in enumerate(rows):
-            if kind != "buckets" or records.get(sid) is None:
-                continue
-            out: dict[int, str] = {}  # as label_items: a later bucket's excerpt replaces the value, not the place
-            try:
-                buckets = value or {}
-                for name in BUCKET_NAMES:
-                    for e in buckets.get(name, ()):
-                        out[code(e)] = name
-            except (KeyError, TypeError, ValueError, IndexError, AttributeError):
-                continue
-            if out:
-                row += [i] * len(out)
-                item += out
-                bucket += map(bucket_of, out.values())
-        names = np.empty(len(BUCKET_NAMES), dtype=object)
-        names[:] = list(BUCKET_NAMES)
-        return (np.asarray(row, dtype=np.int64), np.asarray(item, dtype=np.int64),
-                names[np.asarray(bucket, dtype=np.int64)])
+        return bucket_items_many(records, rows)
 
     def presets(self) -> dict[str, dict[str, Any]]:
         return {}
