@@ -74,17 +74,7 @@ def _coded(name: str, records: Mapping[str, Any], rows: list[tuple[str, str, str
         cat_code, uniques = category_codes(category)  # None or NaN: -1, left out as rows are
         cats = [as_category(c) for c in uniques]
     else:
-        row_l: list[int] = []
-        item_l: list[Any] = []
-        cat_l: list[Any] = []
-        for i, (sid, unit, kind, value) in enumerate(rows):
-            for it, cat in record_items(scheme, records.get(sid), unit, kind, value).items():
-                if cat is not None:
-                    row_l.append(i)
-                    item_l.append(it)
-                    cat_l.append(as_category(cat))
-        row = np.asarray(row_l, dtype=np.int64)
-        item_code = pd.factorize(_objects(item_l), sort=False)[0]
+        row, item_code, cat_l = rows_items(scheme, records, rows)
         cat_code, cats = _typed_factorize(cat_l)
     if not (np.asarray(cat_code) >= 0).any():  # rows: a table only for a kind with an item
         return None
@@ -143,6 +133,25 @@ def _typed_factorize(values: list[Any]) -> tuple[Any, list[Any]]:
             distinct.append(v)
         codes[i] = code
     return codes, distinct
+
+
+def rows_items(scheme: Any, records: Mapping[str, Any], rows: Sequence[tuple[str, str, str, Any]]
+               ) -> tuple[Any, Any, list[Any]]:
+    """(row index, item code, category) of every counted item of `rows`, read one row at a time with
+    `record_items`: the path of a scheme without `label_items_many` (both coded tables take it)."""
+    import numpy as np
+    import pandas as pd
+
+    row_l: list[int] = []
+    item_l: list[Any] = []
+    cat_l: list[Any] = []
+    for i, (sid, unit, kind, value) in enumerate(rows):
+        for it, cat in record_items(scheme, records.get(sid), unit, kind, value).items():
+            if cat is not None:
+                row_l.append(i)
+                item_l.append(it)
+                cat_l.append(as_category(cat))
+    return np.asarray(row_l, dtype=np.int64), pd.factorize(_objects(item_l), sort=False)[0], cat_l
 
 
 def _objects(values: list[Any]) -> Any:
@@ -385,17 +394,7 @@ class _ColumnCoder:
             glob = parts.categories.codes(uniques)
             cat = np.where(np.asarray(local) >= 0, glob[np.maximum(local, 0)] if len(glob) else -1, -1)
         else:
-            row_l: list[int] = []
-            item_l: list[Any] = []
-            cat_l: list[Any] = []
-            for i, (sid, u, kind, value) in enumerate(rows):
-                for it, c in record_items(scheme, records.get(sid), u, kind, value).items():
-                    if c is not None:
-                        row_l.append(i)
-                        item_l.append(it)
-                        cat_l.append(as_category(c))
-            drawn = np.asarray(row_l, dtype=np.int64)
-            item_code = pd.factorize(_objects(item_l), sort=False)[0]
+            drawn, item_code, cat_l = rows_items(scheme, records, rows)
             cat = parts.categories.codes(cat_l)
         row, entry = expand_items(combo, len(rows), drawn)
         if not len(row):
