@@ -125,3 +125,27 @@ def test_curve_last_point_is_full_calibration() -> None:
     if not stop.reached:
         assert stop.more >= 1 and stop.needed == stop.n + stop.more and "more labels" in stop.message()
     assert learning.stopping(pts, 10.0).reached and "Target reached" in learning.stopping(pts, 10.0).message()
+
+
+def test_service_metric_vs_llm_scores_the_problem_built_from_machine_labels(tmp_path) -> None:
+    """metric-vs-llm builds the scheme's problem once, from the machine labels: its queue ranks first the units
+    where the machine's label and the calibrated metric disagree (computed here from the library directly)."""
+    from app.cli import main
+    from app.services import queue as service
+    from calibration.schemes.base import get
+    from tests.test_calibrate_guarantee_cli import make_judge_project
+
+    path, _scores, _human = make_judge_project(tmp_path)
+    assert main(["calibrate", str(path), "--scheme", "judge", "--judge", "a", "--bootstrap", "20", "--json"]) == 0
+    with Project.open(path) as p:
+        scheme = get("judge")
+        run = service.last_run(p, "judge")
+        machine = service.candidates(p, scheme, run["params"]["options"], labels=service.machine_labels(p, scheme))
+        cv = p.artifacts.calibration_cv_results(run["id"])
+        best = {c: v for c, v in run["result"]["best"]["config"].items() if c in machine.space.columns}
+        want, _ = q.model_scores(machine, cv, best, "metric-vs-llm", machine)
+        got = service.build(p, "metric-vs-llm", schemes=["judge"], seed=0)
+    assert got.notes == [] and 0 < (want > 0).sum() < len(want)  # some units disputed, not all
+    disputed = {k for k, s in zip(service.unit_keys(machine), want) if s > 0}
+    n = len(disputed & set(got.keys()))
+    assert n > 0 and set(got.keys()[:n]) == disputed & set(got.keys())  # the disputed unlabeled units come first

@@ -131,8 +131,11 @@ def _model_scores(project: Project, scheme: Scheme, order: str, notes: list[str]
                      f"(run `concord calibrate --scheme {scheme.name}` first)")
         return None
     opts = dict((run.get("params") or {}).get("options") or {})
+    # metric-vs-llm reads the machine labels as if a human had given them: the problem is built once, with them
+    # (its units and space are the human-labelled build's; only `labeled` and the labels differ)
+    labels = machine_labels(project, scheme) if order == "metric-vs-llm" else None
     try:
-        problem = candidates(project, scheme, opts, progress=progress)
+        problem = candidates(project, scheme, opts, labels=labels or None, progress=progress)
     except (ValueError, KeyError) as exc:
         notes.append(f"{scheme.name}: {exc}")
         return None
@@ -148,9 +151,8 @@ def _model_scores(project: Project, scheme: Scheme, order: str, notes: list[str]
     if set(best) != set(problem.space.columns):
         best = {c: cv.iloc[0][c] for c in problem.space.columns}
     machine = None
-    if order == "metric-vs-llm":  # the machine labels read as if a human had given them, against the metric
-        labels = machine_labels(project, scheme)
-        machine = candidates(project, scheme, opts, labels=labels, progress=progress) if labels else None
+    if order == "metric-vs-llm":  # the machine labels against the metric
+        machine = problem if labels else None
         if machine is None or "labeled" not in machine.units.columns or not machine.units["labeled"].any():
             notes.append(f"{scheme.name}: no machine label carries a decision the calibrated metric makes")
             return None
