@@ -117,7 +117,8 @@ def agreement(project: Any, *, schemes: Sequence[str] | None = None, iou: float 
     import numpy as np
 
     from app.services.agreement_codes import column_tables, pooled_codes
-    from calibration.annotators import item_agreements, span_agreement
+    from calibration.annotators import span_agreement
+    from calibration.item_chunks import item_agreements_bounded
 
     read = column_tables(project, schemes, samples)  # `tables` as integer codes, read in chunks of columns
     items, spans = read.items, read.spans
@@ -135,8 +136,9 @@ def agreement(project: Any, *, schemes: Sequence[str] | None = None, iou: float 
     # one kind: the pooled figures are that kind's (same items, categories only renamed), so not computed twice;
     # every table in one call: tables of the same samples share the bootstrap's draw
     pool = len(raters) >= 2 and len(items) > 1
-    figures = item_agreements([items[key] for key in compared] + ([pooled_codes(items)] if pool else []),
-                              n_boot=n_boot, seed=seed)
+    # a window of samples at a time: memory bounded by the coded tables plus a few bytes per sample (1M samples)
+    figures = item_agreements_bounded([items[key] for key in compared] + ([pooled_codes(items)] if pool else []),
+                                      n_boot=n_boot, seed=seed)
     for (name, kind), res in zip(compared, figures):
         per[name][kind] = json_finite(res)
     pooled_spans: dict[tuple[str, str], list[tuple[int, int]]] = {}

@@ -443,10 +443,21 @@ class _ColumnCoder:
             category = np.concatenate(p.category)
             if not (category >= 0).any():  # as `coded_tables`: a table only for a kind with an item
                 continue
-            items[key] = CodedItems(np.concatenate(p.sample), np.concatenate(p.item), np.concatenate(p.annotator),
-                                    category, people, list(p.categories.names), samples=self.sample_names)
+            # each column joined, then its parts let go: one column's parts and join at a time, not the table twice
+            items[key] = CodedItems(_joined(p.sample), _joined(p.item), _joined(p.annotator), category, people,
+                                    list(p.categories.names), samples=self.sample_names)
+            p.category.clear()
         return ColumnTables(items, spans, {people[a]: n for a, n in self.n_labels.items()},
                             {people[a]: n for a, n in self.n_units.items()}, self.worked)
+
+
+def _joined(parts: list[Any]) -> Any:
+    """The parts of a column in one array, the list emptied (its arrays freed as soon as nothing else holds them)."""
+    import numpy as np
+
+    out = np.concatenate(parts)
+    parts.clear()
+    return out
 
 
 def distinct_labels(records: Any, sample: Any, unit: Any, text: Any, kind: Any = None) -> tuple[Any, Any]:

@@ -1,0 +1,75 @@
+"""calibration.item_chunks.item_agreements_bounded (issue #28 item 5): the figures of `item_agreements`, every estimate
+and interval end the same bits, on generated integer-coded tables taken a few samples at a time (windows cut between
+samples), with missing categories, annotators absent from some items, one to five ratings per item, categories
+that compare and that do not, and the three levels; tables it does not take go to `item_agreements`."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import calibration.item_chunks as chunks
+from calibration.annotators import CodedItems, item_agreements
+from calibration.item_chunks import item_agreements_bounded
+
+
+def _table(seed: int, n_samples: int, *, n_annotators: int = 3, categories: list | None = None,
+           missing: float = 0.1, sorted_samples: bool = True) -> CodedItems:
+    rng = np.random.default_rng(seed)
+    cats = categories if categories is not None else ["no", "yes", "maybe"]
+    rows = []
+    for s in range(n_samples):
+        for item in range(int(rng.integers(1, 6))):
+            raters = rng.permutation(n_annotators)[:int(rng.integers(1, n_annotators + 1))]
+            truth = int(rng.integers(len(cats)))
+            for a in raters:
+                c = truth if rng.random() < 0.7 else int(rng.integers(len(cats)))
+                rows.append((3 * s + 1, 10 * item + 7, int(a), -1 if rng.random() < missing else c))
+    if not sorted_samples:
+        rng.shuffle(rows)
+    sample, item, annotator, category = (np.array(c, dtype=np.int32) for c in zip(*rows))
+    names = [f"ann{i}" for i in rng.permutation(n_annotators + 1)]  # one name never used, not in order
+    return CodedItems(sample, item, annotator, category, names, list(cats))
+
+
+@pytest.mark.parametrize("window", [(1 << 22, 1 << 20), (40, 7)])
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval"])
+def test_bounded_gives_item_agreements_figures(monkeypatch: pytest.MonkeyPatch, window: tuple[int, int],
+                                               level: str) -> None:
+    monkeypatch.setattr(chunks, "WINDOW_CELLS", window[0])
+    monkeypatch.setattr(chunks, "WINDOW_LABELS", window[1])
+    cats = [0, 2, 5, 1] if level == "interval" else ["b", "a", "c", "d"]
+    tables = [_table(1, 60, categories=cats), _table(2, 60, n_annotators=5, categories=cats, missing=0.3),
+              _table(3, 45, n_annotators=2, categories=cats)]
+    want = item_agreements(tables, level=level, n_boot=150, seed=4)
+    monkeypatch.setattr(chunks, "item_agreements", _refused)  # every table on the bounded path
+    got = item_agreements_bounded(tables, level=level, n_boot=150, seed=4)
+    assert repr(got) == repr(want)
+    assert all(r["overall"]["alpha"]["n_valid"] > 0 for r in got)
+
+
+def test_categories_that_do_not_compare_and_no_bootstrap(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(chunks, "WINDOW_LABELS", 11)
+    tables = [_table(5, 40, categories=[True, 1.5, "x", "(1, 2)"], missing=0.0), _table(6, 30, n_annotators=4)]
+    for n_boot in (0, 80):
+        want = item_agreements(tables, n_boot=n_boot, seed=9)
+        with monkeypatch.context() as m:
+            m.setattr(chunks, "item_agreements", _refused)
+            got = item_agreements_bounded(tables, n_boot=n_boot, seed=9)
+        assert repr(got) == repr(want)
+
+
+def test_what_it_does_not_take_goes_to_item_agreements() -> None:
+    shuffled = _table(7, 30, sorted_samples=False)
+    assert repr(item_agreements_bounded([shuffled], n_boot=50)) == repr(item_agreements([shuffled], n_boot=50))
+    t = _table(8, 10)
+    twice = CodedItems(np.r_[t.sample, t.sample[-1]], np.r_[t.item, t.item[-1]], np.r_[t.annotator, t.annotator[-1]],
+                       np.r_[t.category, 0], t.annotators, t.categories)
+    with pytest.raises(ValueError, match="labels item .* twice"):
+        item_agreements_bounded([twice], n_boot=10)
+    empty = CodedItems(t.sample, t.item, t.annotator, np.full(len(t), -1), t.annotators, t.categories)
+    with pytest.raises(ValueError, match="no labels to compare"):
+        item_agreements_bounded([empty], n_boot=10)
+
+
+def _refused(*_a: object, **_k: object) -> None:
+    raise AssertionError("the bounded path left a table to item_agreements")
