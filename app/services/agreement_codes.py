@@ -15,6 +15,8 @@ from app.services.agreement_items import (
     NOT_ITEMS,
     NOT_READ,
     as_category,
+    grounded_spans,
+    is_span_value,
     record_items,
     split_spans,
 )
@@ -202,6 +204,23 @@ class ColumnTables:
     n_labels: dict[str, int]
     n_units: dict[str, int]
     worked: set[tuple[str, str, str]]
+    sample_names: list[str] | None = None  # a sample code's name (SpanColumns' samples)
+    annotator_names: list[str] | None = None  # an annotator code's name
+
+
+@dataclass
+class SpanColumns:
+    """A per-sample kind's span sets as columns (issue #28 item 5: no dict and no tuple per labelled sample): per
+    (sample, annotator) in label order its sample and annotator codes (ColumnTables' names) and the number of its
+    value, whose grounded spans are `values[number]` ((n, 2) start, end)."""
+
+    sample: Any
+    annotator: Any
+    value: Any
+    values: list[Any]
+
+    def __len__(self) -> int:
+        return len(self.sample)
 
 
 CHUNK = 20_000  # labels read and coded at a time: their decoded values (a rubric label: 1.5 kB) stay a few tens of MB
@@ -273,8 +292,9 @@ class _ColumnCoder:
         self.records: dict[str, Any] = {}
         self.parts: dict[tuple[str, str], _Parts] = {}
         self.deferred: dict[tuple[str, str], list[tuple]] = defaultdict(list)  # (sid, unit, kind, value, s, a)
-        self.candidates: dict[tuple[str, str], dict[tuple[str, str], Any]] = defaultdict(dict)
-        self.candidate_codes: dict[tuple[str, str], dict[tuple[str, str], tuple[int, int]]] = defaultdict(dict)
+        # per-sample kinds' list labels as columns (sample code, annotator code, value number) and the values
+        self.listed: dict[tuple[str, str], list[tuple[Any, Any, Any]]] = defaultdict(list)
+        self.listed_values: dict[tuple[str, str], list[Any]] = defaultdict(list)
         self.n_labels: dict[int, int] = defaultdict(int)
         self.n_units: dict[int, int] = defaultdict(int)
         self.worked: set[tuple[str, str, str]] = set()
@@ -365,9 +385,14 @@ class _ColumnCoder:
         decoded = [loads(x) for x in distinct]
         is_list = np.fromiter((isinstance(d, list) for d in decoded), dtype=bool, count=len(decoded))[t]
         li = at[is_list]
-        keys = list(zip(sample[li].tolist(), annotator[li].tolist()))
-        self.candidates[key].update(zip(keys, [decoded[j] for j in t[is_list].tolist()]))
-        self.candidate_codes[key].update(zip(keys, zip(s_code[li].tolist(), a_code[li].tolist())))
+        if len(li):
+            listed = self.listed_values[key]
+            number = np.full(len(decoded), -1, dtype=np.int64)
+            lists = np.flatnonzero(np.fromiter((isinstance(d, list) for d in decoded), dtype=bool, count=len(decoded)))
+            number[lists] = np.arange(len(listed), len(listed) + len(lists))
+            listed.extend(decoded[j] for j in lists.tolist())
+            self.listed[key].append((np.asarray(s_code[li], dtype=np.int64), np.asarray(a_code[li], dtype=np.int64),
+                                     number[t[is_list]]))
         other = at[~is_list]
         if len(other):
             self.deferred[key].append((sample[other], unit[other], value[other], s_code[other], a_code[other]))
@@ -415,13 +440,13 @@ class _ColumnCoder:
 
         from calibration.annotators import CodedItems
 
-        spans, rest = split_spans(self.candidates)
+        spans, rest = self._split_listed()
         loads = orjson_loads()
         for key in sorted(set(self.deferred) | set(rest)):
             # the kind's other values in label order, then its lists that are not spans as items of unit ''
             parts = self.deferred.get(key, [])
             listed = rest.get(key, {})
-            codes = self.candidate_codes[key]
+            codes = self.rest_codes.get(key, {})
             sample = np.concatenate([p[0] for p in parts] + [_objects([sid for sid, _a in listed])])
             unit = np.concatenate([p[1] for p in parts] + [_objects([""] * len(listed))])
             n_text = sum(len(p[2]) for p in parts)
@@ -449,7 +474,97 @@ class _ColumnCoder:
                                     list(p.categories.names), samples=self.sample_names)
             p.category.clear()
         return ColumnTables(items, spans, {people[a]: n for a, n in self.n_labels.items()},
-                            {people[a]: n for a, n in self.n_units.items()}, self.worked)
+                            {people[a]: n for a, n in self.n_units.items()}, self.worked, self.sample_names, people)
+
+    def _split_listed(self) -> tuple[dict[tuple[str, str], Any], dict[tuple[str, str], Mapping[tuple[str, str], Any]]]:
+        """`split_spans` of the per-sample list labels: a kind whose every value is a span list (and some span
+        marked) as SpanColumns, each distinct value's grounded spans found once; the others as (sample, annotator)
+        -> value, their codes in `rest_codes`. A (sample, annotator) labelled twice in one kind (the dict kept the
+        last value): every kind through the dicts, as before."""
+        import numpy as np
+
+        self.rest_codes: dict[tuple[str, str], dict[tuple[str, str], tuple[int, int]]] = {}
+        columns = {key: tuple(np.concatenate(c) for c in zip(*parts)) for key, parts in self.listed.items()}
+        n_a = max(len(self.annotators), 1)
+        if any(len(np.unique(s * n_a + a)) < len(s) for s, a, _v in columns.values()):
+            candidates = {key: self._as_dict(key, *c) for key, c in columns.items()}
+            spans, rest = split_spans(candidates)
+            for key in rest:
+                self.rest_codes[key] = self._codes_dict(*columns[key][:2])
+            return spans, rest
+        spans: dict[tuple[str, str], Any] = {}
+        rest: dict[tuple[str, str], Mapping[tuple[str, str], Any]] = {}
+        for key, (s, a, v) in columns.items():
+            values = self.listed_values[key]
+            used = np.unique(v).tolist()
+            if all(is_span_value(values[j]) for j in used) and any(values[j] for j in used):
+                grounded = [np.asarray(grounded_spans(x), dtype=np.int64).reshape(-1, 2) for x in values]
+                spans[key] = SpanColumns(s, a, v, grounded)
+            else:
+                rest[key] = self._as_dict(key, s, a, v)
+                self.rest_codes[key] = self._codes_dict(s, a)
+        return spans, rest
+
+    def _as_dict(self, key: tuple[str, str], s: Any, a: Any, v: Any) -> dict[tuple[str, str], Any]:
+        people = list(self.annotators)
+        values = self.listed_values[key]
+        out: dict[tuple[str, str], Any] = {}
+        for sc, ac, vc in zip(s.tolist(), a.tolist(), v.tolist()):
+            out[(self.sample_names[sc], people[ac])] = values[vc]
+        return out
+
+    def _codes_dict(self, s: Any, a: Any) -> dict[tuple[str, str], tuple[int, int]]:
+        people = list(self.annotators)
+        return {(self.sample_names[sc], people[ac]): (sc, ac) for sc, ac in zip(s.tolist(), a.tolist())}
+
+
+def span_figures(project: Any, read: ColumnTables, iou: float, n_boot: int, seed: int
+                 ) -> tuple[dict[tuple[str, str], dict[str, Any]], dict[str, Any] | None]:
+    """`span_agreement` of each span kind of `read` and, with more than one, of their pool (kinds and schemes kept
+    apart in the samples), from SpanColumns a window of samples at a time (`calibration.span_chunks`); span sets
+    given as dicts (the reference of the tests) through `span_agreement` itself. The same figures either way."""
+    from calibration.annotators import span_agreement
+
+    spans = read.spans
+    if not spans:
+        return {}, None
+    lengths = project.decisions.text_lengths()
+    keys = sorted(spans)
+    if not all(isinstance(spans[k], SpanColumns) for k in keys):
+        per = {k: span_agreement(spans[k], iou, lengths=lengths, n_boot=n_boot, seed=seed) for k in keys}
+        if len(spans) == 1:
+            return per, None
+        pooled = {(f"{n}:{k}:{s}", a): v for n, k in keys for (s, a), v in spans[(n, k)].items()}
+        pooled_lengths = {f"{n}:{k}:{s}": lengths[s] for n, k in keys for (s, _) in spans[(n, k)]}
+        return per, span_agreement(pooled, iou, lengths=pooled_lengths, n_boot=n_boot, seed=seed)
+    import numpy as np
+
+    from calibration.span_chunks import span_agreement_columns
+
+    names, people = read.sample_names or [], read.annotator_names or []
+    by_code = np.zeros(len(names), dtype=np.int64)  # each span sample's text length, by its code
+    for c in np.unique(np.concatenate([spans[k].sample for k in keys])).tolist():
+        by_code[c] = lengths[names[c]]
+    del lengths  # a dict of every sample: not kept through the figures
+    per = {k: span_agreement_columns(spans[k].sample, spans[k].annotator, spans[k].value, spans[k].values, people,
+                                     iou, lengths=by_code, n_boot=n_boot, seed=seed) for k in keys}
+    if len(spans) == 1:
+        return per, None
+    # the pool: each kind's samples after the previous kinds' (numbered anew), values numbered after theirs
+    sample, annotator, value, values, pooled_lengths = [], [], [], [], []
+    base = 0
+    for k in keys:
+        c = spans[k]
+        first = np.r_[True, c.sample[1:] != c.sample[:-1]]
+        sample.append(base + np.cumsum(first) - 1)
+        pooled_lengths.append(by_code[c.sample[first]])
+        base += int(first.sum())
+        annotator.append(c.annotator)
+        value.append(np.asarray(c.value) + len(values))
+        values.extend(c.values)
+    return per, span_agreement_columns(np.concatenate(sample), np.concatenate(annotator), np.concatenate(value),
+                                       values, people, iou, lengths=np.concatenate(pooled_lengths), n_boot=n_boot,
+                                       seed=seed)
 
 
 def narrow(codes: Any) -> Any:

@@ -1,0 +1,68 @@
+"""calibration.span_chunks.span_agreement_columns (issue #28 item 5): `span_agreement`'s figures, every estimate and
+interval end the same bits, from span sets given as columns and taken a few samples at a time: overlapping and
+nested spans, ties, empty sets, samples read by two to four annotators, unitizing alpha, IoU thresholds."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import calibration.span_chunks as chunks
+from calibration.annotators import span_agreement
+from calibration.span_chunks import span_agreement_columns
+
+
+def _sets(seed: int, n_samples: int, n_annotators: int) -> tuple[dict, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(20, 200, size=n_samples)
+    sets = {}
+    for s in range(n_samples):
+        readers = rng.permutation(n_annotators)[:int(rng.integers(1, n_annotators + 1))]
+        base = [(int(a), int(a + rng.integers(1, 15))) for a in rng.integers(0, lengths[s] - 16, size=3)]
+        for a in readers:
+            spans = [] if rng.random() < 0.25 else [
+                (max(0, min(st + int(rng.integers(-2, 3)), en - 1)), en) for st, en in base if rng.random() < 0.7]
+            spans += [(int(st), int(st + rng.integers(1, 8))) for st in rng.integers(0, lengths[s] - 9, size=int(rng.integers(0, 2)))]
+            sets[(f"s{s:03d}", f"ann{a}")] = spans
+    return sets, lengths
+
+
+def _columns(sets: dict, lengths: np.ndarray) -> tuple:
+    names = sorted({a for _s, a in sets}, reverse=True)  # codes not in name order
+    values, seen = [], {}
+    value = []
+    for spans in sets.values():
+        key = tuple(spans)
+        if key not in seen:
+            seen[key] = len(values)
+            values.append(np.array(spans, dtype=np.int64).reshape(-1, 2))
+        value.append(seen[key])
+    sample = np.array([int(s[1:]) for s, _a in sets])
+    annotator = np.array([names.index(a) for _s, a in sets])
+    return sample, annotator, np.array(value), values, names
+
+
+@pytest.mark.parametrize("window", [1 << 18, 5])
+@pytest.mark.parametrize("iou", [0.0, 0.4])
+@pytest.mark.parametrize("n_annotators", [2, 4])
+def test_columns_give_span_agreement_figures(monkeypatch: pytest.MonkeyPatch, window: int, iou: float,
+                                             n_annotators: int) -> None:
+    monkeypatch.setattr(chunks, "WINDOW_KEYS", window)
+    sets, lengths = _sets(n_annotators, 70, n_annotators)
+    want = span_agreement(sets, iou, lengths={f"s{i:03d}": int(x) for i, x in enumerate(lengths)}, n_boot=120, seed=3)
+    sample, annotator, value, values, names = _columns(sets, lengths)
+    got = span_agreement_columns(sample, annotator, value, values, names, iou, lengths=lengths, n_boot=120, seed=3)
+    assert repr(got) == repr(want)
+    assert want["overall"]["u_alpha"] is not None and want["overall"]["matched"] > 0
+    plain = span_agreement(sets, iou, n_boot=0)
+    assert repr(span_agreement_columns(sample, annotator, value, values, names, iou, n_boot=0)) == repr(plain)
+
+
+def test_a_faulty_span_is_refused_with_its_message() -> None:
+    sets, lengths = _sets(1, 10, 3)
+    key = list(sets)[4]
+    sets[key] = [(3, 9), (7, 7)]
+    with pytest.raises(ValueError) as want:
+        span_agreement(sets, 0.0)
+    with pytest.raises(ValueError) as got:
+        span_agreement_columns(*_columns(sets, lengths), 0.0)
+    assert str(got.value) == str(want.value)
