@@ -66,3 +66,40 @@ def test_a_faulty_span_is_refused_with_its_message() -> None:
     with pytest.raises(ValueError) as got:
         span_agreement_columns(*_columns(sets, lengths), 0.0)
     assert str(got.value) == str(want.value)
+
+
+class _Decisions:
+    def __init__(self, lengths: dict) -> None:
+        self.lengths = lengths
+
+    def text_lengths(self) -> dict:
+        return dict(self.lengths)
+
+
+class _Project:
+    def __init__(self, lengths: dict) -> None:
+        self.decisions = _Decisions(lengths)
+
+
+def test_span_kinds_pooled_from_columns_as_from_dicts() -> None:
+    """app.services.agreement_codes.span_figures: two span kinds (and their pool, samples kept apart per kind) from
+    SpanColumns give what the dicts give through `span_agreement`."""
+    from app.services.agreement_codes import ColumnTables, SpanColumns, span_figures
+
+    kinds = {("judge", "marks"): _sets(11, 40, 3), ("violations", "spans"): _sets(12, 35, 3)}
+    lengths = {f"s{i:03d}": int(x) for i in range(40) for x in [kinds[("judge", "marks")][1][i]]}
+    names = [f"s{i:03d}" for i in range(40)]
+    people = ["ann2", "ann1", "ann0"]
+    as_dicts, as_columns = {}, {}
+    for key, (sets, _len) in kinds.items():
+        # the second kind's samples share names with the first's (one text, one length): kept apart in the pool
+        for (s, _a), spans in sets.items():
+            sets[(s, _a)] = [(a, min(b, lengths[s])) for a, b in spans if a < min(b, lengths[s])]
+        as_dicts[key] = sets
+        sample, annotator, value, values, _names = _columns(sets, np.zeros(0))
+        as_columns[key] = SpanColumns(sample, np.array([people.index(a) for _s, a in sets]), value, values)
+    project = _Project(lengths)
+    want = span_figures(project, ColumnTables({}, as_dicts, {}, {}, set()), 0.2, 90, 5)
+    got = span_figures(project, ColumnTables({}, as_columns, {}, {}, set(), names, people), 0.2, 90, 5)
+    assert want[1] is not None and want[1]["overall"]["u_alpha"] is not None
+    assert repr(got) == repr(want)
