@@ -83,7 +83,7 @@ class _Prepared:
 
     n_s: int
     codes: np.ndarray  # (n_s,) int32: each sample's distinct row
-    rows: np.ndarray  # (distinct, D) int64 counts over every cell
+    rows: np.ndarray  # (distinct, D) int32 counts over every cell
     finish_with: Callable[[np.ndarray | None, int, float], dict[str, Any]]
 
     def finish(self, sums: np.ndarray | None, n_boot: int, ci: float) -> dict[str, Any]:
@@ -140,8 +140,7 @@ def _prepare(t: CodedItems, level: Level) -> _Prepared | None:
     width = off_coinc + (n_a + 1) * k * k
     per_window = max(1, min(WINDOW_LABELS, WINDOW_CELLS // width))
     code_parts: list[np.ndarray] = []
-    distinct: dict[bytes, int] = {}
-    rows: list[np.ndarray] = []
+    distinct: dict[bytes, int] = {}  # a distinct row of counts (int32 bytes) -> its code
     totals = np.zeros(width, dtype=np.int64)
     n_labels_a = np.zeros(n_a, dtype=np.int64)
     n_samples_a = np.zeros(n_a, dtype=np.int64)
@@ -188,14 +187,11 @@ def _prepare(t: CodedItems, level: Level) -> _Prepared | None:
         del cells, ratings, rated
         totals += block.sum(0)
         found, inverse = np.unique(block, axis=0, return_inverse=True)
-        local = np.empty(len(found), dtype=np.int64)
-        for r, row in enumerate(found):
-            key = row.tobytes()
-            code = distinct.get(key)
-            if code is None:
-                code = distinct[key] = len(rows)
-                rows.append(row)
-            local[r] = code
+        if found.max(initial=0) >= 2 ** 31:
+            return None  # counts past int32 (never seen): `item_agreements`
+        # each distinct row kept once, as the int32 bytes that key it (the dict's order is the codes' order)
+        local = np.fromiter((distinct.setdefault(row.tobytes(), len(distinct))
+                             for row in found.astype(np.int32)), dtype=np.int64, count=len(found))
         code_parts.append(local[np.asarray(inverse).ravel()].astype(np.int32))
         del block, found, inverse
         counts = np.bincount(unit * k + c, minlength=n_wu * k).reshape(n_wu, k).astype(float)[pairable]
@@ -208,7 +204,8 @@ def _prepare(t: CodedItems, level: Level) -> _Prepared | None:
         n_u += n_wu
         n_pairable += int(pairable.sum())
         n_labels += len(c)
-    table = np.array(rows, dtype=np.int64).reshape(len(rows), width)
+    table = np.frombuffer(b"".join(distinct), dtype=np.int32).reshape(len(distinct), width)
+    del distinct
     if int(np.abs(table).max(initial=0)) * max(n_s, 1) >= 2 ** 53:
         return None  # replicate sums past float64's exact integers: `item_agreements`' float product
     ms = np.flatnonzero(totals[off_groups:off_coinc])  # the rating counts a pairable unit has, ascending

@@ -391,8 +391,7 @@ class _ColumnCoder:
             lists = np.flatnonzero(np.fromiter((isinstance(d, list) for d in decoded), dtype=bool, count=len(decoded)))
             number[lists] = np.arange(len(listed), len(listed) + len(lists))
             listed.extend(decoded[j] for j in lists.tolist())
-            self.listed[key].append((np.asarray(s_code[li], dtype=np.int64), np.asarray(a_code[li], dtype=np.int64),
-                                     number[t[is_list]]))
+            self.listed[key].append((narrow(s_code[li]), narrow(a_code[li]), narrow(number[t[is_list]])))
         other = at[~is_list]
         if len(other):
             self.deferred[key].append((sample[other], unit[other], value[other], s_code[other], a_code[other]))
@@ -486,7 +485,7 @@ class _ColumnCoder:
         self.rest_codes: dict[tuple[str, str], dict[tuple[str, str], tuple[int, int]]] = {}
         columns = {key: tuple(np.concatenate(c) for c in zip(*parts)) for key, parts in self.listed.items()}
         n_a = max(len(self.annotators), 1)
-        if any(len(np.unique(s * n_a + a)) < len(s) for s, a, _v in columns.values()):
+        if any(len(np.unique(s.astype(np.int64) * n_a + a)) < len(s) for s, a, _v in columns.values()):
             candidates = {key: self._as_dict(key, *c) for key, c in columns.items()}
             spans, rest = split_spans(candidates)
             for key in rest:
@@ -560,7 +559,7 @@ def span_figures(project: Any, read: ColumnTables, iou: float, n_boot: int, seed
         pooled_lengths.append(by_code[c.sample[first]])
         base += int(first.sum())
         annotator.append(c.annotator)
-        value.append(np.asarray(c.value) + len(values))
+        value.append(np.asarray(c.value, dtype=np.int64) + len(values))
         values.extend(c.values)
     return per, span_agreement_columns(np.concatenate(sample), np.concatenate(annotator), np.concatenate(value),
                                        values, people, iou, lengths=np.concatenate(pooled_lengths), n_boot=n_boot,
