@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from calibration.agreement import draw_chunk, estimate_interval, nan_ratio, resample_counts
+from calibration.agreement import draw_chunk, estimate_interval, nan_ratio, resample_index_chunks
 from calibration.annotator_spans import _count_of, _greedy_matches, _u_alpha, _u_alpha_parts, _within_group_pairs
 from calibration.blas import one_blas_thread
 
@@ -137,17 +137,29 @@ def span_agreement_columns(sample: np.ndarray, annotator: np.ndarray, value: np.
     reps = u_reps = None
     if n_boot > 0:  # one draw of samples for every statistic
         reps, u_list = np.empty((n_boot, table.shape[1])), []
-        onehot, right = _onehot(codes, len(table)), table.astype(np.float64)
+        right = table.astype(np.float64)
+        if u_alpha is not None:  # each sample's number among the unitizing alpha's, the others one past them
+            m, use_, parts, units, gaps = u_alpha
+            u_id = np.where(use_, np.cumsum(use_) - 1, int(use_.sum()))
+            units_t, gaps_t = units.T.tocsr(), gaps.T.tocsr()
         lo = 0
-        with one_blas_thread(n_boot * n_s * table.shape[1]):  # sums of counts and lengths: exact on any thread count
-            for w in resample_counts(n_s, n_boot, seed, draw_chunk(n_s)):
-                reps[lo:lo + len(w)] = np.asarray((onehot.T @ w.T).T) @ right
-                lo += len(w)
+        # per replicate its draws counted per distinct row (and per unitizing sample): no (replicates, samples)
+        # matrix of counts (two of 64 MB at 1M samples); integer sums, so the same bits as those products
+        with one_blas_thread(n_boot * len(table) * table.shape[1]):
+            for idx in resample_index_chunks(n_s, n_boot, seed, draw_chunk(n_s)):
+                wc = np.empty((idx.shape[0], len(table)))
+                for r in range(idx.shape[0]):
+                    wc[r] = np.bincount(codes[idx[r]], minlength=len(table))
+                reps[lo:lo + len(wc)] = wc @ right
+                lo += len(wc)
                 if u_alpha is not None:
-                    m, use_, parts, units, gaps = u_alpha
-                    wu = w[:, use_]
-                    u_list.append(_u_alpha(m, wu @ parts, np.asarray((units.T @ wu.T).T),
-                                           np.asarray((gaps.T @ wu.T).T)))
+                    got_p, got_u, got_g = [], [], []
+                    for r in range(idx.shape[0]):
+                        c = np.bincount(u_id[idx[r]], minlength=len(parts) + 1)[:len(parts)].astype(np.float64)
+                        got_p.append(c @ parts)
+                        got_u.append(units_t @ c)
+                        got_g.append(gaps_t @ c)
+                    u_list.append(_u_alpha(m, np.array(got_p), np.array(got_u), np.array(got_g)))
         u_reps = np.concatenate(u_list) if u_list else None
     if u_alpha is not None:
         m, use_, parts, units, gaps = u_alpha
@@ -212,15 +224,6 @@ def _widened(hist: Any, width: int) -> Any:
 
     hist = hist.tocsr()
     return sparse.csr_matrix((hist.data, hist.indices, hist.indptr), shape=(hist.shape[0], width))
-
-
-def _onehot(codes: np.ndarray, k: int) -> Any:
-    """(n, k) sparse indicator of each sample's distinct row: `(onehot.T @ w.T).T @ table` is w @ table[codes], each
-    replicate's draw counts summed per distinct row first (integers: exact in any order, so the same bits as the
-    per-sample product)."""
-    from scipy import sparse
-
-    return sparse.csr_matrix((np.ones(len(codes)), (np.arange(len(codes)), codes)), shape=(len(codes), k))
 
 
 def _window(ks: np.ndarray, ka: np.ndarray, sp_s: np.ndarray, sp_a: np.ndarray, start: np.ndarray, end: np.ndarray,
