@@ -75,6 +75,11 @@ class _Decisions:
     def text_lengths(self) -> dict:
         return dict(self.lengths)
 
+    def text_length_chunks(self) -> object:
+        items = list(self.lengths.items())
+        for lo in range(0, len(items), 7):
+            yield tuple(zip(*items[lo:lo + 7]))
+
 
 class _Project:
     def __init__(self, lengths: dict) -> None:

@@ -527,9 +527,9 @@ def span_figures(project: Any, read: ColumnTables, iou: float, n_boot: int, seed
     spans = read.spans
     if not spans:
         return {}, None
-    lengths = project.decisions.text_lengths()
     keys = sorted(spans)
     if not all(isinstance(spans[k], SpanColumns) for k in keys):
+        lengths = project.decisions.text_lengths()
         per = {k: span_agreement(spans[k], iou, lengths=lengths, n_boot=n_boot, seed=seed) for k in keys}
         if len(spans) == 1:
             return per, None
@@ -541,10 +541,7 @@ def span_figures(project: Any, read: ColumnTables, iou: float, n_boot: int, seed
     from calibration.span_chunks import span_agreement_columns
 
     names, people = read.sample_names or [], read.annotator_names or []
-    by_code = np.zeros(len(names), dtype=np.int64)  # each span sample's text length, by its code
-    for c in np.unique(np.concatenate([spans[k].sample for k in keys])).tolist():
-        by_code[c] = lengths[names[c]]
-    del lengths  # a dict of every sample: not kept through the figures
+    by_code = _span_lengths(project, names, np.unique(np.concatenate([spans[k].sample for k in keys])))
     per = {k: span_agreement_columns(spans[k].sample, spans[k].annotator, spans[k].value, spans[k].values, people,
                                      iou, lengths=by_code, n_boot=n_boot, seed=seed) for k in keys}
     if len(spans) == 1:
@@ -564,6 +561,25 @@ def span_figures(project: Any, read: ColumnTables, iou: float, n_boot: int, seed
     return per, span_agreement_columns(np.concatenate(sample), np.concatenate(annotator), np.concatenate(value),
                                        values, people, iou, lengths=np.concatenate(pooled_lengths), n_boot=n_boot,
                                        seed=seed)
+
+
+def _span_lengths(project: Any, names: Sequence[str], codes: Any) -> Any:
+    """Each span sample's text length by its sample code (the others 0), read from the samples a chunk at a time
+    and found through an index of the span samples' names: no dict of every sample's length."""
+    import numpy as np
+    import pandas as pd
+
+    index = pd.Index(_objects([names[c] for c in codes.tolist()]))
+    by_code = np.zeros(len(names), dtype=np.int64)
+    found = 0
+    for ids, lengths in project.decisions.text_length_chunks():
+        pos = index.get_indexer(_objects(list(ids)))
+        hit = pos >= 0
+        by_code[codes[pos[hit]]] = np.asarray(lengths, dtype=np.int64)[hit]
+        found += int(hit.sum())
+    if found < len(codes):
+        raise ValueError("a sample with span labels has no text in the project")
+    return by_code
 
 
 def narrow(codes: Any) -> Any:
