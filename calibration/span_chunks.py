@@ -19,6 +19,7 @@ import pandas as pd
 from calibration.agreement import draw_chunk, estimate_interval, nan_ratio, resample_index_chunks
 from calibration.annotator_spans import _count_of, _greedy_matches, _u_alpha, _u_alpha_parts, _within_group_pairs
 from calibration.blas import one_blas_thread
+from calibration.item_chunks import distinct_rows
 
 WINDOW_KEYS = 1 << 15  # (sample, annotator) keys per window: their per-key and per-span temporaries about 13 MB
 
@@ -96,13 +97,13 @@ def span_agreement_columns(sample: np.ndarray, annotator: np.ndarray, value: np.
         n_spans_total += len(start)
         got = _window(ks, ka, sp_s, sp_a, start, end, n_w, n_a, iou)
         block, rows_per_pair, n_spans, m_count, na, nb, p_a, p_b = got
-        found, inverse = np.unique(block, axis=0, return_inverse=True)
+        found, inverse = distinct_rows(block)
         local = np.empty(len(found), dtype=np.int64)
         for r, row in enumerate(found):
             local[r] = distinct.setdefault(row.tobytes(), len(rows))
             if local[r] == len(rows):
                 rows.append(row)
-        code_parts.append(local[np.asarray(inverse).ravel()].astype(np.int32))
+        code_parts.append(local[inverse].astype(np.int32))
         del block, found, inverse
         pair_rows += rows_per_pair
         n_spans_a += n_spans.reshape(n_w, n_a).sum(0)

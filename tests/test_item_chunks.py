@@ -73,3 +73,13 @@ def test_what_it_does_not_take_goes_to_item_agreements() -> None:
 
 def _refused(*_a: object, **_k: object) -> None:
     raise AssertionError("the bounded path left a table to item_agreements")
+
+
+def test_distinct_rows_numbers_each_row_by_its_distinct_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    block = np.random.default_rng(3).integers(0, 3, size=(500, 6))
+    for hashed in (True, False):  # the hashed rows, and np.unique's when a hash collides
+        if not hashed:
+            monkeypatch.setattr(chunks.np, "array_equal", lambda *_a: False)
+        rows, codes = chunks.distinct_rows(block)
+        monkeypatch.undo()
+        assert np.array_equal(rows[codes], block) and len(np.unique(rows, axis=0)) == len(rows)
