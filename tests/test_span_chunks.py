@@ -109,3 +109,34 @@ def test_span_kinds_pooled_from_columns_as_from_dicts() -> None:
     got = span_figures(project, ColumnTables({}, as_columns, {}, {}, set(), names, people), 0.2, 90, 5)
     assert want[1] is not None and want[1]["overall"]["u_alpha"] is not None
     assert repr(got) == repr(want)
+
+
+def test_a_sample_labelled_twice_by_one_annotator_keeps_the_dicts_rule() -> None:
+    """Per-sample list labels as columns (app.services.agreement_codes._ColumnCoder): split into span columns and
+    the rest as `split_spans` splits the (sample, annotator) -> value dicts, and when one annotator has two values for
+    one sample in a kind (a dict keeps the last at the first's place) through those very dicts."""
+    from app.services.agreement_codes import SpanColumns, _ColumnCoder
+    from app.services.agreement_items import split_spans
+
+    coder = _ColumnCoder.__new__(_ColumnCoder)
+    coder.annotators = {"bo": 0, "al": 1}
+    coder.sample_names = ["s0", "s1", "s2"]
+    spans_a = [{"start": 0, "end": 4}, {"start": 6, "end": 9}]
+    coder.listed_values = {("judge", "marks"): [spans_a, [], [{"start": 2, "end": 5}]],
+                           ("judge", "tags"): [["x"], ["y", "z"]]}
+    coder.listed = {("judge", "marks"): [(np.array([0, 0, 1]), np.array([0, 1, 0]), np.array([0, 1, 2])),
+                                         (np.array([2, 2], dtype=np.int8), np.array([1, 0]), np.array([1, 0]))],
+                    ("judge", "tags"): [(np.array([0, 1]), np.array([1, 1]), np.array([0, 1]))]}
+    spans, rest = coder._split_listed()
+    assert isinstance(spans[("judge", "marks")], SpanColumns) and set(rest) == {("judge", "tags")}
+    marks = spans[("judge", "marks")]
+    assert [m.tolist() for m in marks.values] == [[[0, 4], [6, 9]], [], [[2, 5]]]
+    assert rest[("judge", "tags")] == {("s0", "al"): ["x"], ("s1", "al"): ["y", "z"]}
+    assert coder.rest_codes[("judge", "tags")] == {("s0", "al"): (0, 1), ("s1", "al"): (1, 1)}
+    # bo labels s1 twice: the dicts, the last value at the first one's place
+    coder.listed[("judge", "marks")].append((np.array([1]), np.array([0]), np.array([1])))
+    spans, rest = coder._split_listed()
+    want = {("s0", "bo"): spans_a, ("s0", "al"): [], ("s1", "bo"): [], ("s2", "al"): [], ("s2", "bo"): spans_a}
+    expected, _ = split_spans({("judge", "marks"): want})
+    assert spans[("judge", "marks")] == expected[("judge", "marks")]
+    assert list(spans[("judge", "marks")]) == list(want)
