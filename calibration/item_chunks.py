@@ -304,7 +304,11 @@ class _RunningCoincidences:
             self.o = (terms if self.o is None else np.concatenate([self.o[np.newaxis], terms])).cumsum(axis=0)[-1]
 
     def value(self, value_domain: np.ndarray, level: Level) -> float:
-        from krippendorff.krippendorff import _distance_metric, _distances, _random_coincidences
+        from krippendorff.krippendorff import (
+            _distance_metric,
+            _distances,
+            _random_coincidences,
+        )
 
         dtype = np.dtype(np.float64)
         o = self.o

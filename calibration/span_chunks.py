@@ -16,8 +16,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from calibration.agreement import draw_chunk, estimate_interval, nan_ratio, resample_index_chunks
-from calibration.annotator_spans import _count_of, _greedy_matches, _u_alpha, _u_alpha_parts, _within_group_pairs
+from calibration.agreement import (
+    draw_chunk,
+    estimate_interval,
+    nan_ratio,
+    resample_index_chunks,
+)
+from calibration.annotator_spans import (
+    _count_of,
+    _greedy_matches,
+    _u_alpha,
+    _u_alpha_parts,
+    _within_group_pairs,
+)
 from calibration.blas import one_blas_thread
 from calibration.item_chunks import distinct_rows
 
@@ -168,7 +179,7 @@ def span_agreement_columns(sample: np.ndarray, annotator: np.ndarray, value: np.
         overall.update(u_alpha=estimate_interval(float(est), u_reps, ci), u_alpha_samples=int(use_.sum()),
                        u_alpha_annotators=m)
     totals = (np.bincount(codes, minlength=len(table)) @ table).astype(float)
-    f1 = lambda s: nan_ratio(2 * s[..., 0], s[..., 1])  # noqa: E731
+    f1 = lambda s: nan_ratio(2 * s[..., 0], s[..., 1])
     pairs = []
     for j, code in enumerate(pair_code.tolist()):
         t = totals[2 + 3 * j: 5 + 3 * j]

@@ -101,7 +101,7 @@ def test_span_kinds_pooled_from_columns_as_from_dicts() -> None:
         for (s, _a), spans in sets.items():
             sets[(s, _a)] = [(a, min(b, lengths[s])) for a, b in spans if a < min(b, lengths[s])]
         as_dicts[key] = sets
-        sample, annotator, value, values, _names = _columns(sets, np.zeros(0))
+        sample, _annotator, value, values, _names = _columns(sets, np.zeros(0))
         as_columns[key] = SpanColumns(sample, np.array([people.index(a) for _s, a in sets], dtype=np.int8),
                                       value.astype(np.int16), values)  # narrow codes, as the reader keeps them
     project = _Project(lengths)
