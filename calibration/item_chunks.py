@@ -58,6 +58,16 @@ def item_agreements_bounded(tables: Sequence[CodedItems], *, level: Level = "nom
     return [p.finish(s, n_boot, ci) for p, s in zip(prepared, sums)]  # type: ignore[union-attr]
 
 
+@dataclass(frozen=True)
+class KindCodedItems(CodedItems):
+    """A pool of several tables' entries (agreement's `overall` over every kind): `kind` says each entry's table.
+    Its samples need not come grouped: the entries are taken in order of their sample's first appearance, and
+    Krippendorff's running sum is kept per table (each table's categories its own, so every other table's units
+    add exact zeros to its cells: the same bits)."""
+
+    kind: np.ndarray | None = None
+
+
 def _grouped(t: CodedItems) -> bool:
     """Whether the entries' sample codes come grouped in ascending order (agreement's column tables: by sample)."""
     sample = np.asarray(t.sample)
@@ -91,9 +101,26 @@ class _Prepared:
 
     @classmethod
     def of(cls, t: CodedItems, level: Level) -> _Prepared | None:
-        if not isinstance(t, CodedItems) or t.seconds is not None or not _grouped(t):
+        if not isinstance(t, CodedItems) or t.seconds is not None:
             return None
-        return _prepare(t, level)
+        kind = getattr(t, "kind", None)
+        if _grouped(t):
+            return _prepare(t, level, kind)
+        if kind is None:
+            return None
+        return _prepare(_by_first_sample(t), level, kind=_by_first_sample(t, kind), reordered=True)
+
+
+def _by_first_sample(t: CodedItems, column: np.ndarray | None = None) -> Any:
+    """The kept entries (category >= 0) in order of their sample's first appearance (stable), samples numbered so;
+    with `column`, that column in the same order."""
+    keep = np.asarray(t.category) >= 0
+    number = pd.factorize(np.asarray(t.sample)[keep], sort=False)[0]
+    order = np.argsort(number, kind="stable")
+    if column is not None:
+        return np.asarray(column)[keep][order]
+    return CodedItems(number[order], np.asarray(t.item)[keep][order], np.asarray(t.annotator)[keep][order],
+                      np.asarray(t.category)[keep][order], t.annotators, t.categories)
 
 
 def _first_order(parts: list[np.ndarray]) -> np.ndarray:
@@ -101,19 +128,27 @@ def _first_order(parts: list[np.ndarray]) -> np.ndarray:
     return pd.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
 
 
-def _prepare(t: CodedItems, level: Level) -> _Prepared | None:
+def _prepare(t: CodedItems, level: Level, kind: np.ndarray | None = None, reordered: bool = False
+             ) -> _Prepared | None:
     """`_prepare_items` of a table grouped by sample, a window of samples at a time (None: what it leaves to
     `item_agreements`: an item labelled twice (its message), non-numeric interval categories, counts too large to
-    sum exactly)."""
+    sum exactly, a pool whose tables share a category). `kind`: each entry's table in a pool; `reordered`: its
+    entries were put in order of their samples, so a table's units may come in another order than its own, which
+    leaves Krippendorff's sums the same bits only when every term is exact (a unit's m - 1 ratings a power of two:
+    up to three annotators; else `item_agreements`)."""
     sample, item, annot, category = (np.asarray(x) for x in (t.sample, t.item, t.annotator, t.category))
+    kind = np.zeros(len(sample), dtype=np.int8) if kind is None else np.asarray(kind)
+    n_kinds = int(kind.max(initial=0)) + 1
     spans = _windows(sample, WINDOW_LABELS)
     # annotators and categories numbered as `_codes_of_coded` numbers them (first appearance, then sorted names)
-    used_a, used_c = [], []
+    used_a, used_c, used_ck = [], [], []
     for lo, hi in spans:
         keep = category[lo:hi] >= 0
         used_a.append(pd.unique(annot[lo:hi][keep]))
         used_c.append(pd.unique(category[lo:hi][keep]))
+        used_ck.append(pd.unique(category[lo:hi][keep].astype(np.int64) * n_kinds + kind[lo:hi][keep]))
     used_a_all, used_c_all = _first_order(used_a), _first_order(used_c)
+    cat_kind = np.unique(_first_order(used_ck))
     if not len(used_c_all):
         return None  # no labels to compare: `item_agreements` says so
     new_a, annotators = pd.factorize(_objects([t.annotators[c] for c in used_a_all]), sort=True)
@@ -131,13 +166,27 @@ def _prepare(t: CodedItems, level: Level) -> _Prepared | None:
     else:
         numeric = np.arange(len(values), dtype=float)
     n_a, k = len(annotators), len(values)
+    # each category's table (a pool's tables have categories of their own, else `item_agreements`)
+    kind_of = np.full(k, -1, dtype=np.int64)
+    for c_raw, kd in zip((cat_kind // n_kinds).tolist(), (cat_kind % n_kinds).tolist()):
+        c = int(c_remap[c_raw])
+        if kind_of[c] not in (-1, kd):
+            return None
+        kind_of[c] = kd
+    blocks = [np.flatnonzero(kind_of == j) for j in range(n_kinds)]
+    # the cells a label pair can fall in: (c, c') of one table's categories, numbered table by table
+    cell_of = np.full((k, k), -1, dtype=np.int64)
+    kk = 0
+    for cats in blocks:
+        cell_of[np.ix_(cats, cats)] = (kk + np.arange(len(cats) ** 2)).reshape(len(cats), len(cats))
+        kk += len(cats) ** 2
     all_pairs = [(a, b) for a in range(n_a) for b in range(a + 1, n_a)]
     ordered_all = [(i, j) for i in range(n_a) for j in range(n_a) if i != j]
-    # every possible cell: per pair its k x k confusion, per rating count m (0..n_a) the pairable units, per m the
-    # coincidences of values (c, k)
-    off_groups = len(all_pairs) * k * k
+    # every possible cell: per pair its confusion cells, per rating count m (0..n_a) the pairable units, per m the
+    # coincidence cells
+    off_groups = len(all_pairs) * kk
     off_coinc = off_groups + n_a + 1
-    width = off_coinc + (n_a + 1) * k * k
+    width = off_coinc + (n_a + 1) * kk
     per_window = max(1, min(WINDOW_LABELS, WINDOW_CELLS // width))
     code_parts: list[np.ndarray] = []
     distinct: dict[bytes, int] = {}  # a distinct row of counts (int32 bytes) -> its code
@@ -145,7 +194,7 @@ def _prepare(t: CodedItems, level: Level) -> _Prepared | None:
     n_labels_a = np.zeros(n_a, dtype=np.int64)
     n_samples_a = np.zeros(n_a, dtype=np.int64)
     pairable_cats = np.zeros(k, dtype=np.int64)
-    alpha = _RunningCoincidences(k)
+    alpha = [_RunningCoincidences(len(cats)) for cats in blocks]
     n_s = n_u = n_pairable = n_labels = 0
     for lo, hi in _windows(sample, per_window):
         keep = category[lo:hi] >= 0
@@ -165,6 +214,8 @@ def _prepare(t: CodedItems, level: Level) -> _Prepared | None:
         del it, distinct_units
         a = a_remap[annot[lo:hi][keep]]
         c = c_remap[category[lo:hi][keep]]
+        unit_kind = np.zeros(n_wu, dtype=np.int64)
+        unit_kind[unit] = kind[lo:hi][keep]
         if (np.bincount(unit * n_a + a, minlength=n_wu * n_a) > 1).any():
             return None  # an item labelled twice by one annotator: `item_agreements` says which
         unit_sample = np.zeros(n_wu, dtype=np.int64)
@@ -174,15 +225,17 @@ def _prepare(t: CodedItems, level: Level) -> _Prepared | None:
         rated = ratings >= 0
         m_u = np.bincount(unit, minlength=n_wu)
         pairable = m_u >= 2
+        if reordered and (((m_u[pairable] - 1) & (m_u[pairable] - 2)) != 0).any():
+            return None  # a term divided by 3, 5, ...: its sum depends on the order of the units
         cells: list[np.ndarray] = []
         for p, (x, y) in enumerate(all_pairs):
             both = rated[x] & rated[y]
-            cells.append(unit_sample[both] * width + (p * k * k + ratings[x][both] * k + ratings[y][both]))
+            cells.append(unit_sample[both] * width + (p * kk + cell_of[ratings[x][both], ratings[y][both]]))
         cells.append(unit_sample[pairable] * width + (off_groups + m_u[pairable]))
         for x, y in ordered_all:
             both = rated[x] & rated[y]
-            cells.append(unit_sample[both] * width + (off_coinc + (m_u[both] * k + ratings[x][both]) * k
-                                                      + ratings[y][both]))
+            cells.append(unit_sample[both] * width + (off_coinc + m_u[both] * kk
+                                                      + cell_of[ratings[x][both], ratings[y][both]]))
         block = np.bincount(np.concatenate(cells), minlength=n_w * width).reshape(n_w, width)
         del cells, ratings, rated
         totals += block.sum(0)
@@ -194,9 +247,11 @@ def _prepare(t: CodedItems, level: Level) -> _Prepared | None:
                              for row in found.astype(np.int32)), dtype=np.int64, count=len(found))
         code_parts.append(local[inverse].astype(np.int32))
         del block, found, inverse
-        counts = np.bincount(unit * k + c, minlength=n_wu * k).reshape(n_wu, k).astype(float)[pairable]
-        alpha.add(counts)
-        pairable_cats += counts.sum(0).astype(np.int64)
+        counts = np.bincount(unit * k + c, minlength=n_wu * k).reshape(n_wu, k).astype(float)
+        for j, cats in enumerate(blocks):  # each table's units in its order, on its own categories
+            mine = counts[pairable & (unit_kind == j)][:, cats]
+            alpha[j].add(mine)
+            pairable_cats[cats] += mine.sum(0).astype(np.int64)
         del counts
         n_labels_a += np.bincount(a, minlength=n_a)
         n_samples_a += np.bincount(pd.unique(s * n_a + a) % n_a, minlength=n_a)
@@ -211,12 +266,20 @@ def _prepare(t: CodedItems, level: Level) -> _Prepared | None:
     ms = np.flatnonzero(totals[off_groups:off_coinc])  # the rating counts a pairable unit has, ascending
     ms = ms[ms >= 2]
     n_g = len(ms)
-    shared = {(x, y): int(totals[p * k * k:(p + 1) * k * k].sum()) for p, (x, y) in enumerate(all_pairs)}
+    shared = {(x, y): int(totals[p * kk:(p + 1) * kk].sum()) for p, (x, y) in enumerate(all_pairs)}
     pairs = [(p, x, y) for p, (x, y) in enumerate(all_pairs) if shared[(x, y)] > 0]
-    # the cells `_prepare_items`' stats read, in its order: kept pairs' confusions, the groups, their coincidences
-    take = np.concatenate([np.arange(p * k * k, (p + 1) * k * k) for p, _, _ in pairs]
+    # the cells `_prepare_items`' stats read, in its order (kept pairs' k x k confusions, the groups, their k x k
+    # coincidences), and where each is among ours (cells of two tables' categories: none, 0)
+    cells_kk = np.flatnonzero(cell_of.ravel() >= 0)
+    ours = cell_of.ravel()[cells_kk]
+    n_g_cells = len(pairs) * k * k
+    canon = np.concatenate([q * k * k + cells_kk for q in range(len(pairs))]
+                           + [n_g_cells + np.arange(n_g)]
+                           + [n_g_cells + n_g + g * k * k + cells_kk for g in range(n_g)]).astype(np.int64)
+    take = np.concatenate([p * kk + ours for p, _, _ in pairs]
                           + [off_groups + ms]
-                          + [off_coinc + np.arange(m * k * k, (m + 1) * k * k) for m in ms]).astype(np.int64)
+                          + [off_coinc + m * kk + ours for m in ms]).astype(np.int64)
+    n_canon = n_g_cells + n_g + n_g * k * k
     idx = np.arange(k)
     weights = {None: 1.0 - np.eye(k), "linear": np.abs(idx[:, None] - idx[None, :]).astype(float),
                "quadratic": ((idx[:, None] - idx[None, :]) ** 2).astype(float)}[KAPPA_WEIGHTS[level]]
@@ -236,19 +299,27 @@ def _prepare(t: CodedItems, level: Level) -> _Prepared | None:
             _alpha_from_coincidence(o, level, numeric)
 
     def full(raw_sums: np.ndarray) -> np.ndarray:
-        out = np.zeros((*raw_sums.shape[:-1], len(take)))
-        out[...] = raw_sums[..., take]
+        out = np.zeros((*raw_sums.shape[:-1], n_canon))
+        out[..., canon] = raw_sums[..., take]
         return out
 
     pair_rows: list[dict[str, Any]] = []
     for p, x, y in pairs:
-        conf = totals[p * k * k:(p + 1) * k * k].reshape(k, k).astype(float)
+        conf = np.zeros(k * k)
+        conf[cells_kk] = totals[p * kk + ours]
+        conf = conf.reshape(k, k)
         n_items = shared[(x, y)]
         pair_rows.append({"a": annotators[x], "b": annotators[y], "n_items": n_items,
                           "observed_agreement": float(np.float64(np.trace(conf)) / n_items),
                           "kappa": float(kappa_from_confusion(conf, weights))})
     _, fleiss_est, _ = stats(full(totals))
-    alpha_est = alpha.value(numeric, level) if n_pairable and (pairable_cats > 0).sum() > 1 else math.nan
+    alpha_est = math.nan
+    if n_pairable and (pairable_cats > 0).sum() > 1:
+        o = np.zeros((k, k))
+        for cats, run in zip(blocks, alpha):
+            if run.o is not None:
+                o[np.ix_(cats, cats)] = run.o
+        alpha_est = _coincidence_alpha(o, numeric, level)
     people = []
     for x, name in enumerate(annotators):
         mine = [r["kappa"] for r in pair_rows if name in (r["a"], r["b"])]
@@ -286,36 +357,37 @@ def distinct_rows(block: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 class _RunningCoincidences:
-    """calibration.annotators.krippendorff_alpha over units given a window at a time: each unit's coincidences
-    added to the running sum in unit order, as the package's sum over units adds them (one after the other), then
-    its expected coincidences and distances: the same bits."""
+    """calibration.annotators.krippendorff_alpha's coincidences over units given a window at a time: each unit's
+    added to the running sum in unit order, as the package's sum over units adds them (one after the other)."""
 
     def __init__(self, k: int) -> None:
         self.o: np.ndarray | None = None
         self.eye = np.eye(k)[np.newaxis, ...]
+        self.chunk = max(1, (1 << 22) // max(k * k, 1))  # units at a time: a few tens of MB of terms
 
-    def add(self, part: np.ndarray, chunk: int = 1 << 16) -> None:
+    def add(self, part: np.ndarray) -> None:
         dtype = np.dtype(np.float64)
-        for lo in range(0, len(part), chunk):
-            p = part[lo:lo + chunk]
+        for lo in range(0, len(part), self.chunk):
+            p = part[lo:lo + self.chunk]
             pairable = np.maximum(p.sum(axis=1), 2)
             unnormalized = p[..., np.newaxis] * p[:, np.newaxis, :] - p[:, np.newaxis, :] * self.eye
             terms = np.divide(unnormalized, (pairable - 1).reshape((-1, 1, 1)), dtype=dtype)
             self.o = (terms if self.o is None else np.concatenate([self.o[np.newaxis], terms])).cumsum(axis=0)[-1]
 
-    def value(self, value_domain: np.ndarray, level: Level) -> float:
-        from krippendorff.krippendorff import (
-            _distance_metric,
-            _distances,
-            _random_coincidences,
-        )
 
-        dtype = np.dtype(np.float64)
-        o = self.o
-        n_v = o.sum(axis=0)  # type: ignore[union-attr]
-        e = _random_coincidences(n_v, dtype=dtype)
-        d = _distances(np.asarray(value_domain), _distance_metric(level), n_v, dtype=dtype)
-        return float(1 - (o * d).sum() / (e * d).sum())
+def _coincidence_alpha(o: np.ndarray, value_domain: np.ndarray, level: Level) -> float:
+    """The package's alpha from summed coincidences: its expected coincidences and distances, its formula."""
+    from krippendorff.krippendorff import (
+        _distance_metric,
+        _distances,
+        _random_coincidences,
+    )
+
+    dtype = np.dtype(np.float64)
+    n_v = o.sum(axis=0)
+    e = _random_coincidences(n_v, dtype=dtype)
+    d = _distances(np.asarray(value_domain), _distance_metric(level), n_v, dtype=dtype)
+    return float(1 - (o * d).sum() / (e * d).sum())
 
 
 def _replicate_sums(prepared: Sequence[_Prepared], n: int, n_boot: int, seed: int) -> list[np.ndarray]:

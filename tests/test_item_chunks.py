@@ -83,3 +83,39 @@ def test_distinct_rows_numbers_each_row_by_its_distinct_one(monkeypatch: pytest.
         rows, codes = chunks.distinct_rows(block)
         monkeypatch.undo()
         assert np.array_equal(rows[codes], block) and len(np.unique(rows, axis=0)) == len(rows)
+
+
+@pytest.mark.parametrize(("shared_category", "n_annotators"), [(False, 3), (True, 3), (False, 5)])
+def test_a_pool_of_tables_gives_item_agreements_figures(monkeypatch: pytest.MonkeyPatch, shared_category: bool,
+                                                        n_annotators: int) -> None:
+    """A pool (agreement's `overall`): tables one after the other, samples shared between them and not in order,
+    each table's categories its own (else, one category in two tables, `item_agreements` itself; so too with items
+    of four ratings, whose Krippendorff terms in thirds would be summed in another order)."""
+    from calibration.item_chunks import KindCodedItems
+
+    monkeypatch.setattr(chunks, "WINDOW_LABELS", 13)
+    parts = [_table(20 + i, 25 + 7 * i, n_annotators=n_annotators) for i in range(3)]
+    names: list = []
+    cols: list = [[], [], [], [], []]
+    item_base = 0
+    for i, t in enumerate(parts):
+        cols[0].append(np.asarray(t.sample) * (i + 1) % 61)  # samples met again in later tables, out of order
+        cols[1].append(np.asarray(t.item) + item_base)
+        cols[2].append(np.asarray(t.annotator))
+        cols[3].append(np.where(np.asarray(t.category) >= 0, np.asarray(t.category) + len(names), -1))
+        cols[4].append(np.full(len(t), i))
+        item_base += int(np.asarray(t.item).max()) + 1
+        names += [f"k{i}={c}" for c in t.categories]
+    if shared_category:
+        names[-1] = names[0]
+    sample, item, annotator, category, kind = (np.concatenate(c) for c in cols)
+    _, category_names = np.unique(names, return_inverse=True)
+    category = np.where(category >= 0, category_names[np.maximum(category, 0)], -1)
+    labels = sorted(set(names))
+    pool = KindCodedItems(sample, item, annotator, category, parts[0].annotators, labels, kind=kind)
+    plain = CodedItems(sample, item, annotator, category, parts[0].annotators, labels)
+    want = item_agreements([plain, parts[1]], n_boot=120, seed=6)
+    if not shared_category and n_annotators == 3:
+        monkeypatch.setattr(chunks, "item_agreements", _refused)
+    got = item_agreements_bounded([pool, parts[1]], n_boot=120, seed=6)
+    assert repr(got) == repr(want)

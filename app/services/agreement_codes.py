@@ -170,7 +170,7 @@ def pooled_codes(tables: Mapping[tuple[str, str], Any]) -> Any:
     import numpy as np
     import pandas as pd
 
-    from calibration.annotators import CodedItems
+    from calibration.item_chunks import KindCodedItems
 
     keys = sorted(tables)
     schemes = {name: i for i, name in enumerate(sorted({n for n, _ in keys}))}
@@ -182,14 +182,17 @@ def pooled_codes(tables: Mapping[tuple[str, str], Any]) -> Any:
         t = tables[(name, kind)]
         cat_names = [f"{kind}={c}" for c in t.categories]
         parts.append((t.sample.astype(np.int64) + schemes[name] * n_samples, t.item.astype(np.int64) + item_base,
-                      t.annotator, np.where(t.category >= 0, t.category.astype(np.int64) + len(names), -1)))
+                      t.annotator, np.where(t.category >= 0, t.category.astype(np.int64) + len(names), -1),
+                      np.full(len(t), len(parts), dtype=np.int16)))
         item_base += int(t.item.max(initial=-1)) + 1
         names += cat_names
     cat_code, cats = pd.factorize(_objects(names), sort=False)
-    sample, item, annotator, category = (np.concatenate(c) for c in zip(*parts))
+    sample, item, annotator, category, kind = (np.concatenate(c) for c in zip(*parts))
     category = np.where(category >= 0, cat_code[np.maximum(category, 0)], -1)
     first = tables[keys[0]]
-    return CodedItems(sample, item, annotator, category, first.annotators, list(cats))
+    # which table each entry came from: the pool's figures then go a window of samples at a time too
+    return KindCodedItems(narrow(sample), narrow(item), annotator, narrow(category), first.annotators, list(cats),
+                          kind=kind)
 
 
 # -- the tables straight from label columns (issue #28 items 1 and 5) ----------------------------------------------------
