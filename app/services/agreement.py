@@ -116,12 +116,11 @@ def agreement(project: Any, *, schemes: Sequence[str] | None = None, iou: float 
     (over `samples` only when given)."""
     import numpy as np
 
-    from app.services.agreement_codes import column_tables, pooled_codes
-    from calibration.annotators import item_agreements, span_agreement
+    from app.services.agreement_codes import column_tables, pooled_codes, span_figures
+    from calibration.item_chunks import item_agreements_bounded
 
     read = column_tables(project, schemes, samples)  # `tables` as integer codes, read in chunks of columns
     items, spans = read.items, read.spans
-    lengths = project.decisions.text_lengths() if spans else {}
     per: dict[str, dict[str, Any]] = defaultdict(dict)
     raters: set[str] = set()
     compared: list[tuple[str, str]] = []
@@ -135,15 +134,14 @@ def agreement(project: Any, *, schemes: Sequence[str] | None = None, iou: float 
     # one kind: the pooled figures are that kind's (same items, categories only renamed), so not computed twice;
     # every table in one call: tables of the same samples share the bootstrap's draw
     pool = len(raters) >= 2 and len(items) > 1
-    figures = item_agreements([items[key] for key in compared] + ([pooled_codes(items)] if pool else []),
-                              n_boot=n_boot, seed=seed)
+    # a window of samples at a time: memory bounded by the coded tables plus a few bytes per sample (1M samples)
+    figures = item_agreements_bounded([items[key] for key in compared] + ([pooled_codes(items)] if pool else []),
+                                      n_boot=n_boot, seed=seed)
     for (name, kind), res in zip(compared, figures):
         per[name][kind] = json_finite(res)
-    pooled_spans: dict[tuple[str, str], list[tuple[int, int]]] = {}
-    for (name, kind), sets in sorted(spans.items()):
-        per[name][kind] = json_finite(span_agreement(sets, iou, lengths=lengths, n_boot=n_boot, seed=seed))
-        if len(spans) > 1:  # with one span kind the pooled figures are that kind's: no pooled table
-            pooled_spans.update({(f"{name}:{kind}:{s}", a): v for (s, a), v in sets.items()})
+    by_kind, pooled_span = span_figures(project, read, iou, n_boot, seed)  # a window of samples at a time
+    for (name, kind), res in by_kind.items():
+        per[name][kind] = json_finite(res)
     out: dict[str, Any] = {"iou": iou, "n_boot": n_boot, "schemes": dict(per),
                            "overall": {"kappa": None, "alpha": None, "span_f1": None, "u_alpha": None}}
     pairs: dict[tuple[str, str], dict[str, Any]] = {}
@@ -159,11 +157,10 @@ def agreement(project: Any, *, schemes: Sequence[str] | None = None, iou: float 
         for p in res["annotators"]:
             people.setdefault(p["annotator"], {}).update(mean_kappa=p["mean_kappa"])
     if any(spans.values()):
-        if len(spans) == 1:
+        if pooled_span is None:
             res = per[next(iter(spans))[0]][next(iter(spans))[1]]
         else:
-            lengths_pooled = {f"{n}:{k}:{s}": lengths[s] for (n, k), sets in spans.items() for (s, _) in sets}
-            res = json_finite(span_agreement(pooled_spans, iou, lengths=lengths_pooled, n_boot=n_boot, seed=seed))
+            res = json_finite(pooled_span)
         out["overall"].update(span_f1=res["overall"]["span_f1"], u_alpha=res["overall"]["u_alpha"],
                               matched=res["overall"]["matched"], spans_compared=res["overall"]["spans_compared"])
         for p in res["pairs"]:

@@ -15,6 +15,8 @@ from app.services.agreement_items import (
     NOT_ITEMS,
     NOT_READ,
     as_category,
+    grounded_spans,
+    is_span_value,
     record_items,
     split_spans,
 )
@@ -168,7 +170,7 @@ def pooled_codes(tables: Mapping[tuple[str, str], Any]) -> Any:
     import numpy as np
     import pandas as pd
 
-    from calibration.annotators import CodedItems
+    from calibration.item_chunks import KindCodedItems
 
     keys = sorted(tables)
     schemes = {name: i for i, name in enumerate(sorted({n for n, _ in keys}))}
@@ -180,14 +182,17 @@ def pooled_codes(tables: Mapping[tuple[str, str], Any]) -> Any:
         t = tables[(name, kind)]
         cat_names = [f"{kind}={c}" for c in t.categories]
         parts.append((t.sample.astype(np.int64) + schemes[name] * n_samples, t.item.astype(np.int64) + item_base,
-                      t.annotator, np.where(t.category >= 0, t.category.astype(np.int64) + len(names), -1)))
+                      t.annotator, np.where(t.category >= 0, t.category.astype(np.int64) + len(names), -1),
+                      np.full(len(t), len(parts), dtype=np.int16)))
         item_base += int(t.item.max(initial=-1)) + 1
         names += cat_names
     cat_code, cats = pd.factorize(_objects(names), sort=False)
-    sample, item, annotator, category = (np.concatenate(c) for c in zip(*parts))
+    sample, item, annotator, category, kind = (np.concatenate(c) for c in zip(*parts))
     category = np.where(category >= 0, cat_code[np.maximum(category, 0)], -1)
     first = tables[keys[0]]
-    return CodedItems(sample, item, annotator, category, first.annotators, list(cats))
+    # which table each entry came from: the pool's figures then go a window of samples at a time too
+    return KindCodedItems(narrow(sample), narrow(item), annotator, narrow(category), first.annotators, list(cats),
+                          kind=kind)
 
 
 # -- the tables straight from label columns (issue #28 items 1 and 5) ----------------------------------------------------
@@ -202,6 +207,23 @@ class ColumnTables:
     n_labels: dict[str, int]
     n_units: dict[str, int]
     worked: set[tuple[str, str, str]]
+    sample_names: list[str] | None = None  # a sample code's name (SpanColumns' samples)
+    annotator_names: list[str] | None = None  # an annotator code's name
+
+
+@dataclass
+class SpanColumns:
+    """A per-sample kind's span sets as columns (issue #28 item 5: no dict and no tuple per labelled sample): per
+    (sample, annotator) in label order its sample and annotator codes (ColumnTables' names) and the number of its
+    value, whose grounded spans are `values[number]` ((n, 2) start, end)."""
+
+    sample: Any
+    annotator: Any
+    value: Any
+    values: list[Any]
+
+    def __len__(self) -> int:
+        return len(self.sample)
 
 
 CHUNK = 20_000  # labels read and coded at a time: their decoded values (a rubric label: 1.5 kB) stay a few tens of MB
@@ -273,8 +295,9 @@ class _ColumnCoder:
         self.records: dict[str, Any] = {}
         self.parts: dict[tuple[str, str], _Parts] = {}
         self.deferred: dict[tuple[str, str], list[tuple]] = defaultdict(list)  # (sid, unit, kind, value, s, a)
-        self.candidates: dict[tuple[str, str], dict[tuple[str, str], Any]] = defaultdict(dict)
-        self.candidate_codes: dict[tuple[str, str], dict[tuple[str, str], tuple[int, int]]] = defaultdict(dict)
+        # per-sample kinds' list labels as columns (sample code, annotator code, value number) and the values
+        self.listed: dict[tuple[str, str], list[tuple[Any, Any, Any]]] = defaultdict(list)
+        self.listed_values: dict[tuple[str, str], list[Any]] = defaultdict(list)
         self.n_labels: dict[int, int] = defaultdict(int)
         self.n_units: dict[int, int] = defaultdict(int)
         self.worked: set[tuple[str, str, str]] = set()
@@ -365,9 +388,13 @@ class _ColumnCoder:
         decoded = [loads(x) for x in distinct]
         is_list = np.fromiter((isinstance(d, list) for d in decoded), dtype=bool, count=len(decoded))[t]
         li = at[is_list]
-        keys = list(zip(sample[li].tolist(), annotator[li].tolist()))
-        self.candidates[key].update(zip(keys, [decoded[j] for j in t[is_list].tolist()]))
-        self.candidate_codes[key].update(zip(keys, zip(s_code[li].tolist(), a_code[li].tolist())))
+        if len(li):
+            listed = self.listed_values[key]
+            number = np.full(len(decoded), -1, dtype=np.int64)
+            lists = np.flatnonzero(np.fromiter((isinstance(d, list) for d in decoded), dtype=bool, count=len(decoded)))
+            number[lists] = np.arange(len(listed), len(listed) + len(lists))
+            listed.extend(decoded[j] for j in lists.tolist())
+            self.listed[key].append((narrow(s_code[li]), narrow(a_code[li]), narrow(number[t[is_list]])))
         other = at[~is_list]
         if len(other):
             self.deferred[key].append((sample[other], unit[other], value[other], s_code[other], a_code[other]))
@@ -401,11 +428,12 @@ class _ColumnCoder:
             return
         unit_code = pd.factorize(np.asarray(unit, dtype=object), sort=False)[0].astype(np.int64)
         item = pd.factorize(unit_code[row] * (int(item_code.max(initial=0)) + 1) + item_code[entry], sort=False)[0]
-        # int32 codes (samples, annotators, categories, and items numbered within a chunk all fit): half the memory
-        parts.sample.append(np.asarray(s_code, dtype=np.int64)[row].astype(np.int32))
-        parts.item.append(item.astype(np.int32))
-        parts.annotator.append(np.asarray(a_code, dtype=np.int64)[row].astype(np.int32))
-        parts.category.append(np.asarray(cat, dtype=np.int64)[entry].astype(np.int32))
+        # each code in the narrowest integer type its values fit (joined parts take the widest of theirs): an
+        # annotator or a category in one byte, the table 10 bytes a label, not 16 (26M labels at 1M rubric samples)
+        parts.sample.append(narrow(np.asarray(s_code, dtype=np.int64)[row]))
+        parts.item.append(narrow(item))
+        parts.annotator.append(narrow(np.asarray(a_code, dtype=np.int64)[row]))
+        parts.category.append(narrow(np.asarray(cat, dtype=np.int64)[entry]))
 
     def finish(self) -> ColumnTables:
         """The tables: per-sample kinds' labels joined (their lists split into span sets and items of unit '' as
@@ -414,13 +442,13 @@ class _ColumnCoder:
 
         from calibration.annotators import CodedItems
 
-        spans, rest = split_spans(self.candidates)
+        spans, rest = self._split_listed()
         loads = orjson_loads()
         for key in sorted(set(self.deferred) | set(rest)):
             # the kind's other values in label order, then its lists that are not spans as items of unit ''
             parts = self.deferred.get(key, [])
             listed = rest.get(key, {})
-            codes = self.candidate_codes[key]
+            codes = self.rest_codes.get(key, {})
             sample = np.concatenate([p[0] for p in parts] + [_objects([sid for sid, _a in listed])])
             unit = np.concatenate([p[1] for p in parts] + [_objects([""] * len(listed))])
             n_text = sum(len(p[2]) for p in parts)
@@ -443,10 +471,139 @@ class _ColumnCoder:
             category = np.concatenate(p.category)
             if not (category >= 0).any():  # as `coded_tables`: a table only for a kind with an item
                 continue
-            items[key] = CodedItems(np.concatenate(p.sample), np.concatenate(p.item), np.concatenate(p.annotator),
-                                    category, people, list(p.categories.names), samples=self.sample_names)
+            # each column joined, then its parts let go: one column's parts and join at a time, not the table twice
+            items[key] = CodedItems(_joined(p.sample), _joined(p.item), _joined(p.annotator), category, people,
+                                    list(p.categories.names), samples=self.sample_names)
+            p.category.clear()
         return ColumnTables(items, spans, {people[a]: n for a, n in self.n_labels.items()},
-                            {people[a]: n for a, n in self.n_units.items()}, self.worked)
+                            {people[a]: n for a, n in self.n_units.items()}, self.worked, self.sample_names, people)
+
+    def _split_listed(self) -> tuple[dict[tuple[str, str], Any], dict[tuple[str, str], Mapping[tuple[str, str], Any]]]:
+        """`split_spans` of the per-sample list labels: a kind whose every value is a span list (and some span
+        marked) as SpanColumns, each distinct value's grounded spans found once; the others as (sample, annotator)
+        -> value, their codes in `rest_codes`. A (sample, annotator) labelled twice in one kind (the dict kept the
+        last value): every kind through the dicts, as before."""
+        import numpy as np
+
+        self.rest_codes: dict[tuple[str, str], dict[tuple[str, str], tuple[int, int]]] = {}
+        columns = {key: tuple(np.concatenate(c) for c in zip(*parts)) for key, parts in self.listed.items()}
+        n_a = max(len(self.annotators), 1)
+        if any(len(np.unique(s.astype(np.int64) * n_a + a)) < len(s) for s, a, _v in columns.values()):
+            candidates = {key: self._as_dict(key, *c) for key, c in columns.items()}
+            spans, rest = split_spans(candidates)
+            for key in rest:
+                self.rest_codes[key] = self._codes_dict(*columns[key][:2])
+            return spans, rest
+        spans: dict[tuple[str, str], Any] = {}
+        rest: dict[tuple[str, str], Mapping[tuple[str, str], Any]] = {}
+        for key, (s, a, v) in columns.items():
+            values = self.listed_values[key]
+            used = np.unique(v).tolist()
+            if all(is_span_value(values[j]) for j in used) and any(values[j] for j in used):
+                grounded = [np.asarray(grounded_spans(x), dtype=np.int64).reshape(-1, 2) for x in values]
+                spans[key] = SpanColumns(s, a, v, grounded)
+            else:
+                rest[key] = self._as_dict(key, s, a, v)
+                self.rest_codes[key] = self._codes_dict(s, a)
+        return spans, rest
+
+    def _as_dict(self, key: tuple[str, str], s: Any, a: Any, v: Any) -> dict[tuple[str, str], Any]:
+        people = list(self.annotators)
+        values = self.listed_values[key]
+        out: dict[tuple[str, str], Any] = {}
+        for sc, ac, vc in zip(s.tolist(), a.tolist(), v.tolist()):
+            out[(self.sample_names[sc], people[ac])] = values[vc]
+        return out
+
+    def _codes_dict(self, s: Any, a: Any) -> dict[tuple[str, str], tuple[int, int]]:
+        people = list(self.annotators)
+        return {(self.sample_names[sc], people[ac]): (sc, ac) for sc, ac in zip(s.tolist(), a.tolist())}
+
+
+def span_figures(project: Any, read: ColumnTables, iou: float, n_boot: int, seed: int
+                 ) -> tuple[dict[tuple[str, str], dict[str, Any]], dict[str, Any] | None]:
+    """`span_agreement` of each span kind of `read` and, with more than one, of their pool (kinds and schemes kept
+    apart in the samples), from SpanColumns a window of samples at a time (`calibration.span_chunks`); span sets
+    given as dicts (the reference of the tests) through `span_agreement` itself. The same figures either way."""
+    from calibration.annotators import span_agreement
+
+    spans = read.spans
+    if not spans:
+        return {}, None
+    keys = sorted(spans)
+    if not all(isinstance(spans[k], SpanColumns) for k in keys):
+        lengths = project.decisions.text_lengths()
+        per = {k: span_agreement(spans[k], iou, lengths=lengths, n_boot=n_boot, seed=seed) for k in keys}
+        if len(spans) == 1:
+            return per, None
+        pooled = {(f"{n}:{k}:{s}", a): v for n, k in keys for (s, a), v in spans[(n, k)].items()}
+        pooled_lengths = {f"{n}:{k}:{s}": lengths[s] for n, k in keys for (s, _) in spans[(n, k)]}
+        return per, span_agreement(pooled, iou, lengths=pooled_lengths, n_boot=n_boot, seed=seed)
+    import numpy as np
+
+    from calibration.span_chunks import span_agreement_columns
+
+    names, people = read.sample_names or [], read.annotator_names or []
+    by_code = _span_lengths(project, names, np.unique(np.concatenate([spans[k].sample for k in keys])))
+    per = {k: span_agreement_columns(spans[k].sample, spans[k].annotator, spans[k].value, spans[k].values, people,
+                                     iou, lengths=by_code, n_boot=n_boot, seed=seed) for k in keys}
+    if len(spans) == 1:
+        return per, None
+    # the pool: each kind's samples after the previous kinds' (numbered anew), values numbered after theirs
+    sample, annotator, value, values, pooled_lengths = [], [], [], [], []
+    base = 0
+    for k in keys:
+        c = spans[k]
+        first = np.r_[True, c.sample[1:] != c.sample[:-1]]
+        sample.append(base + np.cumsum(first) - 1)
+        pooled_lengths.append(by_code[c.sample[first]])
+        base += int(first.sum())
+        annotator.append(c.annotator)
+        value.append(np.asarray(c.value, dtype=np.int64) + len(values))
+        values.extend(c.values)
+    return per, span_agreement_columns(np.concatenate(sample), np.concatenate(annotator), np.concatenate(value),
+                                       values, people, iou, lengths=np.concatenate(pooled_lengths), n_boot=n_boot,
+                                       seed=seed)
+
+
+def _span_lengths(project: Any, names: Sequence[str], codes: Any) -> Any:
+    """Each span sample's text length by its sample code (the others 0), read from the samples a chunk at a time
+    and found through an index of the span samples' names: no dict of every sample's length."""
+    import numpy as np
+    import pandas as pd
+
+    index = pd.Index(_objects([names[c] for c in codes.tolist()]))
+    by_code = np.zeros(len(names), dtype=np.int64)
+    found = 0
+    for ids, lengths in project.decisions.text_length_chunks():
+        pos = index.get_indexer(_objects(list(ids)))
+        hit = pos >= 0
+        by_code[codes[pos[hit]]] = np.asarray(lengths, dtype=np.int64)[hit]
+        found += int(hit.sum())
+    if found < len(codes):
+        raise ValueError("a sample with span labels has no text in the project")
+    return by_code
+
+
+def narrow(codes: Any) -> Any:
+    """Integer codes (-1 for none) in the narrowest of int8, int16, int32 that holds them."""
+    import numpy as np
+
+    codes = np.asarray(codes)
+    low, high = (int(codes.min()), int(codes.max())) if len(codes) else (0, 0)
+    for t in (np.int8, np.int16, np.int32):
+        if np.iinfo(t).min <= low and high <= np.iinfo(t).max:
+            return codes.astype(t)
+    return codes.astype(np.int64)
+
+
+def _joined(parts: list[Any]) -> Any:
+    """The parts of a column in one array, the list emptied (its arrays freed as soon as nothing else holds them)."""
+    import numpy as np
+
+    out = np.concatenate(parts)
+    parts.clear()
+    return out
 
 
 def distinct_labels(records: Any, sample: Any, unit: Any, text: Any, kind: Any = None) -> tuple[Any, Any]:
