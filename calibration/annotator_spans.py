@@ -23,7 +23,7 @@ from calibration.agreement import draw_chunk, estimate_interval, nan_ratio, resa
 from calibration.blas import one_blas_thread
 
 
-def _count_of(keys: np.ndarray, query: np.ndarray) -> np.ndarray:
+def count_of(keys: np.ndarray, query: np.ndarray) -> np.ndarray:
     """How often each `query` value occurs in `keys` (integer codes of any size)."""
     uniq, cnt = np.unique(keys, return_counts=True)
     if not len(uniq):
@@ -32,7 +32,7 @@ def _count_of(keys: np.ndarray, query: np.ndarray) -> np.ndarray:
     return np.where(uniq[pos] == query, cnt[pos], 0)
 
 
-def _within_group_pairs(sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def within_group_pairs(sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Every ordered (i, j) of positions in the same group (i == j included), positions grouped contiguously."""
     sizes = np.asarray(sizes, dtype=np.int64)
     starts = np.cumsum(sizes) - sizes
@@ -71,7 +71,7 @@ def _span_table(spans: Mapping[tuple[Hashable, Hashable], Sequence[Any]]) -> tup
         se[order, 0], se[order, 1]
 
 
-def _greedy_matches(group: np.ndarray, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+def greedy_span_matches(group: np.ndarray, left: np.ndarray, right: np.ndarray) -> np.ndarray:
     """Greedy one-to-one matching per group over candidate pairs already sorted best first: kept mask."""
     keep = np.zeros(len(group), dtype=bool)
     used_l: set[tuple[int, int]] = set()
@@ -85,13 +85,13 @@ def _greedy_matches(group: np.ndarray, left: np.ndarray, right: np.ndarray) -> n
     return keep
 
 
-def _u_alpha_parts(m: int, sample: np.ndarray, annot: np.ndarray, start: np.ndarray, end: np.ndarray,
+def u_alpha_parts(m: int, sample: np.ndarray, annot: np.ndarray, start: np.ndarray, end: np.ndarray,
                    n_samples: int, lengths: np.ndarray) -> tuple[np.ndarray, sparse.csr_matrix, sparse.csr_matrix]:
     """Per-sample pieces of Krippendorff's unitizing alpha for one category (the binary continuum).
 
     Each annotator's spans are first merged where they overlap (a character is marked or not; adjacent spans stay
     two units, as in Krippendorff's examples). Returns ([observed numerator, length] per sample, unit-length
-    histogram, gap-length histogram), from which `_u_alpha` computes alpha for any weighting of the samples.
+    histogram, gap-length histogram), from which `u_alpha_from_parts` computes alpha for any weighting of the samples.
     """
     # merge overlapping spans of one annotator in one sample (rows sorted by sample, annotator, start)
     same = np.r_[False, (sample[1:] == sample[:-1]) & (annot[1:] == annot[:-1])]
@@ -111,7 +111,7 @@ def _u_alpha_parts(m: int, sample: np.ndarray, annot: np.ndarray, start: np.ndar
         raise ValueError("a span ends past its sample's text")
     # observed disagreement: both-marked overlapping pairs, and a unit inside a gap of another annotator
     n_units = np.bincount(u_sample, minlength=n_samples)
-    left, right = _within_group_pairs(n_units)
+    left, right = within_group_pairs(n_units)
     other = u_annot[left] != u_annot[right]
     left, right = left[other], right[other]
     overlap = np.maximum(u_start[left], u_start[right]) < np.minimum(u_end[left], u_end[right])
@@ -141,7 +141,7 @@ def _u_alpha_parts(m: int, sample: np.ndarray, annot: np.ndarray, start: np.ndar
     return np.column_stack([d_o, lengths.astype(float)]), hist(u_sample, u_len), hist(g_sample, g_len)
 
 
-def _u_alpha(m: int, parts: np.ndarray, units: np.ndarray, gaps: np.ndarray) -> np.ndarray:
+def u_alpha_from_parts(m: int, parts: np.ndarray, units: np.ndarray, gaps: np.ndarray) -> np.ndarray:
     """Unitizing alpha from summed parts (..., 2), unit (..., W) and gap (..., W) length histograms.
 
     Krippendorff (2004, ch. 12.4; 1995): Do = sum of squared boundary distances / (m (m-1) L^2);
@@ -172,9 +172,9 @@ def unitizing_alpha(continua: Sequence[tuple[int, Sequence[Sequence[Any]]]]) -> 
     spans = {(i, a): list(ss) for i, (_, by_annot) in enumerate(continua) for a, ss in enumerate(by_annot)}
     samples, _, _, sp_s, sp_a, start, end = _span_table(spans)
     lengths = np.array([continua[i][0] for i in samples], dtype=np.int64)
-    parts, units, gaps = _u_alpha_parts(ms.pop(), sp_s, sp_a, start, end, len(samples), lengths)
+    parts, units, gaps = u_alpha_parts(ms.pop(), sp_s, sp_a, start, end, len(samples), lengths)
     m = len(continua[0][1])
-    return float(_u_alpha(m, parts.sum(0), np.asarray(units.sum(0)).ravel(), np.asarray(gaps.sum(0)).ravel()))
+    return float(u_alpha_from_parts(m, parts.sum(0), np.asarray(units.sum(0)).ravel(), np.asarray(gaps.sum(0)).ravel()))
 
 
 def _span_u_alpha(keys: np.ndarray, samples: pd.Index, sp_s: np.ndarray, sp_a: np.ndarray, start: np.ndarray,
@@ -193,7 +193,7 @@ def _span_u_alpha(keys: np.ndarray, samples: pd.Index, sp_s: np.ndarray, sp_a: n
         text_len = np.array([lengths[s] for s in samples[use]], dtype=np.int64)
     except KeyError as exc:
         raise ValueError(f"no text length for sample {exc.args[0]!r}") from None
-    parts, units, gaps = _u_alpha_parts(m, new_id[sp_s[sel]], sp_a[sel], start[sel], end[sel], int(use.sum()), text_len)
+    parts, units, gaps = u_alpha_parts(m, new_id[sp_s[sel]], sp_a[sel], start[sel], end[sel], int(use.sum()), text_len)
     return m, use, parts, units, gaps
 
 
@@ -222,7 +222,7 @@ def span_agreement(
     samples, annotators, keys, sp_s, sp_a, start, end = _span_table(spans)
     n_s, n_a = len(samples), len(annotators)
     # candidate pairs: spans of different annotators a < b in one sample with IoU > threshold
-    left, right = _within_group_pairs(np.bincount(sp_s, minlength=n_s))
+    left, right = within_group_pairs(np.bincount(sp_s, minlength=n_s))
     left, right = left[sp_a[left] < sp_a[right]], right[sp_a[left] < sp_a[right]]
     inter = np.minimum(end[left], end[right]) - np.maximum(start[left], start[right])
     union = (end[left] - start[left]) + (end[right] - start[right]) - inter
@@ -235,24 +235,24 @@ def span_agreement(
     group, left, right = group[order], left[order], right[order]
     matched = np.zeros(len(group), dtype=bool)
     # fast path: a candidate whose two spans have no other candidate in the group is matched; the rest go greedy
-    per_left = _count_of(left * n_a + sp_a[right], left * n_a + sp_a[right])
-    per_right = _count_of(right * n_a + sp_a[left], right * n_a + sp_a[left])
+    per_left = count_of(left * n_a + sp_a[right], left * n_a + sp_a[right])
+    per_right = count_of(right * n_a + sp_a[left], right * n_a + sp_a[left])
     lone = (per_left == 1) & (per_right == 1)
     contested_groups = np.unique(group[~lone])
     contested = np.isin(group, contested_groups)
     matched[lone & ~contested] = True
-    matched[contested] = _greedy_matches(group[contested], left[contested], right[contested])
+    matched[contested] = greedy_span_matches(group[contested], left[contested], right[contested])
     # per (sample, pair): spans of each side, and matches
     n_spans = np.bincount(sp_s * n_a + sp_a, minlength=n_s * n_a)
     key_sample, key_annot = keys[:, 0], keys[:, 1]
     ko = np.lexsort((key_annot, key_sample))
     key_sample, key_annot = key_sample[ko], key_annot[ko]
-    pl, pr = _within_group_pairs(np.bincount(key_sample, minlength=n_s))
+    pl, pr = within_group_pairs(np.bincount(key_sample, minlength=n_s))
     keep = key_annot[pl] < key_annot[pr]
     pl, pr = pl[keep], pr[keep]
     p_sample, p_a, p_b = key_sample[pl], key_annot[pl], key_annot[pr]
     p_group = (p_sample * n_a + p_a) * n_a + p_b
-    m_count = _count_of(group[matched], p_group)
+    m_count = count_of(group[matched], p_group)
     na, nb = n_spans[p_sample * n_a + p_a], n_spans[p_sample * n_a + p_b]
     pair_code, pair_index = np.unique(p_a * n_a + p_b, return_inverse=True)
     n_p = len(pair_code)
@@ -276,12 +276,12 @@ def span_agreement(
                 if u_alpha is not None:
                     m, use, parts, units, gaps = u_alpha
                     wu = w[:, use]
-                    u_list.append(_u_alpha(m, wu @ parts, np.asarray((units.T @ wu.T).T),
+                    u_list.append(u_alpha_from_parts(m, wu @ parts, np.asarray((units.T @ wu.T).T),
                                            np.asarray((gaps.T @ wu.T).T)))
         u_reps = np.concatenate(u_list) if u_list else None
     if u_alpha is not None:
         m, use, parts, units, gaps = u_alpha
-        est = _u_alpha(m, parts.sum(0), np.asarray(units.sum(0)).ravel(), np.asarray(gaps.sum(0)).ravel())
+        est = u_alpha_from_parts(m, parts.sum(0), np.asarray(units.sum(0)).ravel(), np.asarray(gaps.sum(0)).ravel())
         overall.update(u_alpha=estimate_interval(float(est), u_reps, ci), u_alpha_samples=int(use.sum()), u_alpha_annotators=m)
     totals = per_sample.sum(0)
     f1 = lambda s: nan_ratio(2 * s[..., 0], s[..., 1])  # noqa: E731

@@ -193,7 +193,7 @@ def _table(table: pd.DataFrame | Iterable[Any]) -> pd.DataFrame:
     return df[df["category"].notna()]
 
 
-def _sorted_values(raw_values: Any) -> np.ndarray:
+def sorted_label_values(raw_values: Any) -> np.ndarray:
     """The distinct categories in order (by type, then text, when they do not compare)."""
     try:
         return np.array(sorted(raw_values))
@@ -211,7 +211,7 @@ def _codes(table: CodedItems | pd.DataFrame | Iterable[Any]) -> _Codes:
     sample_code, samples = pd.factorize(df["sample"], sort=False)
     unit_code = df.groupby(["sample", "item"], sort=False).ngroup().to_numpy()
     annot_code, annotators = pd.factorize(df["annotator"], sort=True)
-    values = _sorted_values(pd.unique(df["category"]))
+    values = sorted_label_values(pd.unique(df["category"]))
     cat_code = pd.Index(values).get_indexer(df["category"])
     seconds = df["seconds"].to_numpy() if "seconds" in df.columns else None
 
@@ -245,8 +245,8 @@ def _codes_of_coded(t: CodedItems) -> _Codes:
     annot_code, annotators = _renumber(kept(t.annotator), t.annotators)
     category = kept(category)
     used = pd.unique(category)  # in order of first appearance, as pd.unique of the rows' categories
-    raw = _objects([t.categories[c] for c in used])
-    values = _sorted_values(pd.unique(raw))
+    raw = object_values([t.categories[c] for c in used])
+    values = sorted_label_values(pd.unique(raw))
     remap = np.full(len(t.categories), -1, dtype=np.int64)
     remap[used] = pd.Index(values).get_indexer(raw)
     seconds = None if t.seconds is None else np.asarray(t.seconds)[keep]
@@ -297,13 +297,13 @@ def _renumber(codes: np.ndarray, names: Sequence[Any]) -> tuple[np.ndarray, Any]
     """(codes of the sorted names the entries use, those names): pd.factorize(names of the entries, sort=True),
     made on the distinct codes only."""
     used = pd.unique(codes)
-    new, uniques = pd.factorize(_objects([names[c] for c in used]), sort=True)
+    new, uniques = pd.factorize(object_values([names[c] for c in used]), sort=True)
     remap = np.full(len(names), -1, dtype=np.int64)
     remap[used] = new
     return remap[codes], uniques
 
 
-def _objects(values: list[Any]) -> np.ndarray:
+def object_values(values: list[Any]) -> np.ndarray:
     """A 1-d object array of `values` (np.array would make a 2-d one of tuples, or strings of fixed width)."""
     out = np.empty(len(values), dtype=object)
     out[:] = values
@@ -329,13 +329,13 @@ def kappa_from_confusion(conf: np.ndarray, weights: np.ndarray) -> np.ndarray:
     return 1.0 - nan_ratio((conf * weights).sum((-2, -1)), (expected * weights).sum((-2, -1)))
 
 
-def _fleiss(p_sum: np.ndarray, q_sum: np.ndarray, n_units: np.ndarray) -> np.ndarray:
+def fleiss_from_sums(p_sum: np.ndarray, q_sum: np.ndarray, n_units: np.ndarray) -> np.ndarray:
     p_bar = nan_ratio(p_sum, n_units)
     p_e = (nan_ratio(q_sum, n_units[..., None]) ** 2).sum(-1)
     return nan_ratio(p_bar - p_e, 1.0 - p_e)
 
 
-def _alpha_from_coincidence(o: np.ndarray, level: Level, values: np.ndarray) -> np.ndarray:
+def alpha_from_coincidence(o: np.ndarray, level: Level, values: np.ndarray) -> np.ndarray:
     """Krippendorff's alpha from (..., K, K) coincidence matrices: 1 - (n - 1) sum(o d) / sum(n_c n_k d)."""
     n_c = o.sum(-1)
     n = n_c.sum(-1)
@@ -472,8 +472,8 @@ def _prepare_items(table: CodedItems | pd.DataFrame | Iterable[Any], level: Leve
         p_sum = (np.trace(c, axis1=-2, axis2=-1) / pairs_of).sum(-1)
         q_sum = (c.sum(-1) / pairs_of[:, None]).sum(-2)
         o = (c / (m_f - 1)[:, None, None]).sum(-3)
-        return kappa_from_confusion(conf, weights), _fleiss(p_sum, q_sum, units.sum(-1)), \
-            _alpha_from_coincidence(o, level, numeric)
+        return kappa_from_confusion(conf, weights), fleiss_from_sums(p_sum, q_sum, units.sum(-1)), \
+            alpha_from_coincidence(o, level, numeric)
 
     # everything but the intervals now, so that the table and the per-item arrays are not kept for them
     _, fleiss_est, _ = stats(full(per_sample.sum(0, dtype=np.int64)))

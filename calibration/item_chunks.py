@@ -25,10 +25,10 @@ from calibration.annotators import (
     KAPPA_WEIGHTS,
     CodedItems,
     Level,
-    _alpha_from_coincidence,
-    _fleiss,
-    _objects,
-    _sorted_values,
+    alpha_from_coincidence,
+    fleiss_from_sums,
+    object_values,
+    sorted_label_values,
     item_agreements,
     kappa_from_confusion,
 )
@@ -151,11 +151,11 @@ def _prepare(t: CodedItems, level: Level, kind: np.ndarray | None = None, reorde
     cat_kind = np.unique(_first_order(used_ck))
     if not len(used_c_all):
         return None  # no labels to compare: `item_agreements` says so
-    new_a, annotators = pd.factorize(_objects([t.annotators[c] for c in used_a_all]), sort=True)
+    new_a, annotators = pd.factorize(object_values([t.annotators[c] for c in used_a_all]), sort=True)
     a_remap = np.full(len(t.annotators), -1, dtype=np.int64)
     a_remap[used_a_all] = new_a
-    raw = _objects([t.categories[c] for c in used_c_all])
-    values = _sorted_values(pd.unique(raw))
+    raw = object_values([t.categories[c] for c in used_c_all])
+    values = sorted_label_values(pd.unique(raw))
     c_remap = np.full(len(t.categories), -1, dtype=np.int64)
     c_remap[used_c_all] = pd.Index(values).get_indexer(raw)
     if level == "interval":
@@ -295,8 +295,8 @@ def _prepare(t: CodedItems, level: Level, kind: np.ndarray | None = None, reorde
         p_sum = (np.trace(cc, axis1=-2, axis2=-1) / pairs_of).sum(-1)
         q_sum = (cc.sum(-1) / pairs_of[:, None]).sum(-2)
         o = (cc / (m_f - 1)[:, None, None]).sum(-3)
-        return kappa_from_confusion(conf, weights), _fleiss(p_sum, q_sum, units.sum(-1)), \
-            _alpha_from_coincidence(o, level, numeric)
+        return kappa_from_confusion(conf, weights), fleiss_from_sums(p_sum, q_sum, units.sum(-1)), \
+            alpha_from_coincidence(o, level, numeric)
 
     def full(raw_sums: np.ndarray) -> np.ndarray:
         out = np.zeros((*raw_sums.shape[:-1], n_canon))

@@ -23,11 +23,11 @@ from calibration.agreement import (
     resample_index_chunks,
 )
 from calibration.annotator_spans import (
-    _count_of,
-    _greedy_matches,
-    _u_alpha,
-    _u_alpha_parts,
-    _within_group_pairs,
+    count_of,
+    greedy_span_matches,
+    u_alpha_from_parts,
+    u_alpha_parts,
+    within_group_pairs,
 )
 from calibration.blas import one_blas_thread
 from calibration.item_chunks import distinct_rows
@@ -35,7 +35,7 @@ from calibration.item_chunks import distinct_rows
 WINDOW_KEYS = 1 << 15  # (sample, annotator) keys per window: their per-key and per-span temporaries about 13 MB
 
 
-def _objects(values: list[Any]) -> np.ndarray:
+def object_values(values: list[Any]) -> np.ndarray:
     out = np.empty(len(values), dtype=object)
     out[:] = values
     return out
@@ -59,7 +59,7 @@ def span_agreement_columns(sample: np.ndarray, annotator: np.ndarray, value: np.
     sizes_of = np.array([len(v) for v in values], dtype=np.int64)
     _check_spans(value, values)
     used_a = pd.unique(np.asarray(annotator))
-    a_new, annotators = pd.factorize(_objects([annotator_names[a] for a in used_a]), sort=True)
+    a_new, annotators = pd.factorize(object_values([annotator_names[a] for a in used_a]), sort=True)
     remap = np.full(len(annotator_names), -1, dtype=np.int64)
     remap[used_a] = a_new
     key_a = remap[np.asarray(annotator)]
@@ -129,7 +129,7 @@ def span_agreement_columns(sample: np.ndarray, annotator: np.ndarray, value: np.
                 sel = w_use[sp_s]
                 w_len = text_len[used_before:used_before + int(w_use.sum())]
                 used_before += int(w_use.sum())
-                parts, units, gaps = _u_alpha_parts(u_m, new_id[sp_s[sel]], sp_a[sel], start[sel], end[sel],
+                parts, units, gaps = u_alpha_parts(u_m, new_id[sp_s[sel]], sp_a[sel], start[sel], end[sel],
                                                     int(w_use.sum()), w_len)
                 parts_l.append(parts)
                 units_l.append(_widened(units, width))
@@ -171,11 +171,11 @@ def span_agreement_columns(sample: np.ndarray, annotator: np.ndarray, value: np.
                         got_p.append(c @ parts)
                         got_u.append(units_t @ c)
                         got_g.append(gaps_t @ c)
-                    u_list.append(_u_alpha(m, np.array(got_p), np.array(got_u), np.array(got_g)))
+                    u_list.append(u_alpha_from_parts(m, np.array(got_p), np.array(got_u), np.array(got_g)))
         u_reps = np.concatenate(u_list) if u_list else None
     if u_alpha is not None:
         m, use_, parts, units, gaps = u_alpha
-        est = _u_alpha(m, parts.sum(0), np.asarray(units.sum(0)).ravel(), np.asarray(gaps.sum(0)).ravel())
+        est = u_alpha_from_parts(m, parts.sum(0), np.asarray(units.sum(0)).ravel(), np.asarray(gaps.sum(0)).ravel())
         overall.update(u_alpha=estimate_interval(float(est), u_reps, ci), u_alpha_samples=int(use_.sum()),
                        u_alpha_annotators=m)
     totals = (np.bincount(codes, minlength=len(table)) @ table).astype(float)
@@ -243,7 +243,7 @@ def _window(ks: np.ndarray, ka: np.ndarray, sp_s: np.ndarray, sp_a: np.ndarray, 
     """`span_agreement`'s matching and per-sample counts on one window of samples: (per-sample counts over every
     pair code, (sample, pair) rows per pair code, spans per (sample, annotator), and per (sample, a < b) row its
     matches, spans of a and of b, a and b)."""
-    left, right = _within_group_pairs(np.bincount(sp_s, minlength=n_w))
+    left, right = within_group_pairs(np.bincount(sp_s, minlength=n_w))
     left, right = left[sp_a[left] < sp_a[right]], right[sp_a[left] < sp_a[right]]
     inter = np.minimum(end[left], end[right]) - np.maximum(start[left], start[right])
     union = (end[left] - start[left]) + (end[right] - start[right]) - inter
@@ -254,21 +254,21 @@ def _window(ks: np.ndarray, ka: np.ndarray, sp_s: np.ndarray, sp_a: np.ndarray, 
     order = np.lexsort((right, left, -score, group))
     group, left, right = group[order], left[order], right[order]
     matched = np.zeros(len(group), dtype=bool)
-    per_left = _count_of(left * n_a + sp_a[right], left * n_a + sp_a[right])
-    per_right = _count_of(right * n_a + sp_a[left], right * n_a + sp_a[left])
+    per_left = count_of(left * n_a + sp_a[right], left * n_a + sp_a[right])
+    per_right = count_of(right * n_a + sp_a[left], right * n_a + sp_a[left])
     lone = (per_left == 1) & (per_right == 1)
     contested = np.isin(group, np.unique(group[~lone]))
     matched[lone & ~contested] = True
-    matched[contested] = _greedy_matches(group[contested], left[contested], right[contested])
+    matched[contested] = greedy_span_matches(group[contested], left[contested], right[contested])
     n_spans = np.bincount(sp_s * n_a + sp_a, minlength=n_w * n_a)
     ko = np.lexsort((ka, ks))
     key_sample, key_annot = ks[ko], ka[ko]
-    pl, pr = _within_group_pairs(np.bincount(key_sample, minlength=n_w))
+    pl, pr = within_group_pairs(np.bincount(key_sample, minlength=n_w))
     keep = key_annot[pl] < key_annot[pr]
     pl, pr = pl[keep], pr[keep]
     p_sample, p_a, p_b = key_sample[pl], key_annot[pl], key_annot[pr]
     p_group = (p_sample * n_a + p_a) * n_a + p_b
-    m_count = _count_of(group[matched], p_group)
+    m_count = count_of(group[matched], p_group)
     na, nb = n_spans[p_sample * n_a + p_a], n_spans[p_sample * n_a + p_b]
     code = p_a * n_a + p_b
     cols = 2 + 3 * n_a * n_a

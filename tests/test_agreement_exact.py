@@ -10,8 +10,8 @@ from threadpoolctl import threadpool_limits
 
 from calibration.agreement import percentile_interval, resample_counts
 from calibration.annotators import (
-    _alpha_from_coincidence,
-    _fleiss,
+    alpha_from_coincidence,
+    fleiss_from_sums,
     boot_sums,
     boot_sums_shared,
     item_agreement,
@@ -72,8 +72,8 @@ def _old_per_unit(rows: list[tuple], n_boot: int, seed: int) -> tuple[list[float
 
     def stats(sums: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         o = sums[..., 2 + k:].reshape(*sums.shape[:-1], k, k)
-        return (_fleiss(sums[..., 0], sums[..., 2:2 + k], sums[..., 1]),
-                _alpha_from_coincidence(o, "nominal", np.arange(k, dtype=float)))
+        return (fleiss_from_sums(sums[..., 0], sums[..., 2:2 + k], sums[..., 1]),
+                alpha_from_coincidence(o, "nominal", np.arange(k, dtype=float)))
 
     reps = stats(_float_product(per, n_boot, seed))
     est = stats(per.sum(0))

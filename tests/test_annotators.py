@@ -11,7 +11,7 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from calibration.annotators import (
-    _alpha_from_coincidence,
+    alpha_from_coincidence,
     kappa_from_confusion,
     item_agreement,
     span_agreement,
@@ -89,7 +89,7 @@ def test_bootstrap_closed_forms_equal_the_libraries(level: str) -> None:
     keep = m >= 2
     o = sum((np.outer(c, c) - np.diag(c)) / (mu - 1) for c, mu in zip(counts[keep], m[keep]))
     values = np.arange(k, dtype=float)
-    assert _alpha_from_coincidence(o, level, values) == pytest.approx(  # type: ignore[arg-type]
+    assert alpha_from_coincidence(o, level, values) == pytest.approx(  # type: ignore[arg-type]
         krippendorff.alpha(reliability_data=data, level_of_measurement=level))
     both = ~np.isnan(data[0]) & ~np.isnan(data[1])
     a, b = data[0][both].astype(int), data[1][both].astype(int)
