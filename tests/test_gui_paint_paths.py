@@ -180,6 +180,42 @@ def test_record_cells_are_styled_as_the_model_answers(qtbot) -> None:  # type: i
         assert fast.grab().toImage() == plain.grab().toImage()
 
 
+def test_cell_sizes_remembered_per_text_are_qts_own(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """CellDelegate's size hint, remembered per text and font, is the size Qt's delegate measures through data() for
+    every cell, on random records of repeated and new texts (blank, empty, emoji, a figure), after the table's font
+    changes (nothing remembered in the old font is used), and for a value that is not text (measured the standard way)."""
+    from app.gui.models import fmt_score
+    from app.gui.record_cells import CellDelegate
+
+    rng = random.Random(5)
+    cols = [Column("n", "N"), Column("rule", "Rule"), Column("s", "Score", fmt_score, True), Column("raw", "Raw", lambda v: v)]
+    table = make_table(RecordTableModel(cols))
+    qtbot.addWidget(table)
+    table.show()
+    qtbot.waitExposed(table)
+    fast, plain = table.itemDelegate(), QStyledItemDelegate(table)
+    assert isinstance(fast, CellDelegate)
+    words = ["rule", "3:", "do", "not", "dosage", "😀", "✓", "✗", "●", ""]
+    font = table.font()
+    for size in (None, 17.0, None, 8.0):
+        if size is not None:
+            font.setPointSizeF(size)
+            table.setFont(font)
+        for _ in range(4):
+            model = table.model()
+            model.set_records([{"n": rng.choice([i, None, ""]), "rule": " ".join(rng.choices(words, k=rng.randint(0, 6))),
+                                "s": rng.choice([None, rng.random(), 0.5]), "raw": rng.choice([None, 3, "x"])}
+                               for i in range(rng.randint(1, 12))])
+            option = QStyleOptionViewItem()
+            option.initFrom(table)
+            option.widget = table
+            for r in range(model.rowCount()):
+                for c in range(model.columnCount()):
+                    index = model.index(r, c)
+                    assert fast.sizeHint(option, index) == plain.sizeHint(option, index), (size, r, c)
+    assert len(fast._sizes) > 1
+
+
 def test_the_review_list_draws_the_same_from_cell_style_as_from_data(qtbot, open_window, project_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The review list's cells (ids elided, status colours, right-aligned figures, several schemes' columns) drawn
     from UnitListModel.cell_style are the pixels the model's data() gave, selected row and accepted units included."""
