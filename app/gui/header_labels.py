@@ -28,6 +28,7 @@ class HeaderLabels(QStandardItemModel):
         super().__init__(0, 0, table)
         self._source = table.model()
         self._shown: list[tuple[object, ...]] = []
+        self._columns: object = None  # the model's `columns` when its titles were last read (RecordTableModel)
         self.sync()
         header = table.horizontalHeader()
         modes = [header.sectionResizeMode(c) for c in range(header.count())]
@@ -38,7 +39,12 @@ class HeaderLabels(QStandardItemModel):
         self._source.modelReset.connect(self.sync)
 
     def sync(self) -> None:
-        """Copy the titles again if the model's changed (a reset with other columns)."""
+        """Copy the titles again if the model's changed (a reset with other columns). A model that declares its
+        `columns` changes its titles only with them: the same object, nothing to read."""
+        columns = getattr(self._source, "columns", None)
+        if columns is not None and columns is self._columns:
+            return
+        self._columns = columns
         titles = _titles(self._source)
         if titles == self._shown:
             return

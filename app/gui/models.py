@@ -438,6 +438,11 @@ class RecordTableModel(QAbstractTableModel):
                                                         brush(bg) if bg else None, c.align_right)
         return cell
 
+    @property
+    def columns(self) -> tuple[Column, ...]:
+        """The declared columns (a new tuple only when `set_records` is given other columns)."""
+        return self._columns
+
     def records(self) -> list[dict[str, Any]]:
         return list(self._records)
 
