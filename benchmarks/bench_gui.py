@@ -168,7 +168,9 @@ def bench(path: Path, runs: int) -> None:
     app.processEvents()
     filtered = filters(w, app, runs)
     nexts, nexts_cpu, full, full_cpu = [], [], [], []
+    beside: list[bool] = []  # per next sample: a background task (the next units' scoring) ran at its start or end
     for i in range(120):
+        worker = bool(w.runner.running())
         t = clock()
         w.go_next()
         if i % 2:
@@ -178,6 +180,8 @@ def bench(path: Path, runs: int) -> None:
             w.repaint()  # the whole window, toolbar and status bar included
         app.processEvents()
         since(t, *((nexts, nexts_cpu) if i % 2 else (full, full_cpu)))
+        if i % 2:
+            beside.append(worker or bool(w.runner.running()))
     final = w.current_view.scores.final
     unlabeled, unlabeled_cpu = [], []  # N: down the list to the next unit without a status, the pane rendered
     for _ in range(60):
@@ -239,6 +243,10 @@ def bench(path: Path, runs: int) -> None:
               f"{median_ms(cpu):.0f} ms){vs}")
     print(f"next sample (detail pane + list painted): {spread(nexts)} over {len(nexts)} (goal < 16 ms); "
           f"whole window repainted: {spread(full)}; scores final from cache: {bool(final)}")
+    with_task = [x for x, b in zip(nexts, beside) if b]
+    without = [x for x, b in zip(nexts, beside) if not b]
+    print(f"  of which beside a background task (a scoring batch shares the GIL): {len(with_task)}, "
+          + (f"{spread(with_task)}; the others {spread(without)}" if with_task and without else "no split"))
     print(f"next unlabeled (N, detail pane rendered): {spread(unlabeled)} over {len(unlabeled)} (goal < 16 ms)")
     print(f"labeling action committed (session.do): {spread(commits, 2)} (goal < 10 ms); "
           f"undo + accept through the window incl. refresh: {spread(accepts)}")

@@ -75,6 +75,9 @@ def test_a_reset_table_is_laid_out_at_once_as_the_deferred_layout_would(qtbot, m
     cols = [Column("n", "N"), Column("rule", "Rule"), Column("quote", "Text"), Column("s", "Score", align_right=True)]
     fast = make_table(RecordTableModel(cols), (1, 2))
     slow = make_table(RecordTableModel(cols), (1, 2))
+    slow.horizontalHeader().setModel(slow.model())  # Qt's own: the header reads the model and resets with it
+    for c in range(len(cols)):
+        slow.horizontalHeader().setSectionResizeMode(c, fast.horizontalHeader().sectionResizeMode(c))
     painted: list[int] = []
 
     class Count(QObject):
@@ -178,6 +181,103 @@ def test_record_cells_are_styled_as_the_model_answers(qtbot) -> None:  # type: i
         QApplication.processEvents()
         assert [fast.columnWidth(c) for c in range(len(cols))] == [plain.columnWidth(c) for c in range(len(cols))]
         assert fast.grab().toImage() == plain.grab().toImage()
+
+
+def test_cell_sizes_remembered_per_text_are_qts_own(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """CellDelegate's size hint, remembered per text and font, is the size Qt's delegate measures through data() for
+    every cell, on random records of repeated and new texts (blank, empty, emoji, a figure), after the table's font
+    changes (nothing remembered in the old font is used), and for a value that is not text (measured the standard way)."""
+    from app.gui.models import fmt_score
+    from app.gui.record_cells import CellDelegate
+
+    rng = random.Random(5)
+    cols = [Column("n", "N"), Column("rule", "Rule"), Column("s", "Score", fmt_score, True), Column("raw", "Raw", lambda v: v)]
+    table = make_table(RecordTableModel(cols))
+    qtbot.addWidget(table)
+    table.show()
+    qtbot.waitExposed(table)
+    fast, plain = table.itemDelegate(), QStyledItemDelegate(table)
+    assert isinstance(fast, CellDelegate)
+    words = ["rule", "3:", "do", "not", "dosage", "😀", "✓", "✗", "●", ""]
+    font = table.font()
+    for size in (None, 17.0, None, 8.0):
+        if size is not None:
+            font.setPointSizeF(size)
+            table.setFont(font)
+        for _ in range(4):
+            model = table.model()
+            model.set_records([{"n": rng.choice([i, None, ""]), "rule": " ".join(rng.choices(words, k=rng.randint(0, 6))),
+                                "s": rng.choice([None, rng.random(), 0.5]), "raw": rng.choice([None, 3, "x"])}
+                               for i in range(rng.randint(1, 12))])
+            option = QStyleOptionViewItem()
+            option.initFrom(table)
+            option.widget = table
+            for r in range(model.rowCount()):
+                for c in range(model.columnCount()):
+                    index = model.index(r, c)
+                    assert fast.sizeHint(option, index) == plain.sizeHint(option, index), (size, r, c)
+    assert len(fast._sizes) > 1
+
+
+def test_a_tables_titles_held_by_qt_show_as_the_models_own(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """make_table's header reads its titles from HeaderLabels: the same header pixels, section sizes and tooltips as a
+    header reading the model's headerData, over resets with new rows and after a reset with other columns (other
+    titles, one more and one fewer column); it asks the model for no header data between resets."""
+    from app.gui.header_labels import HeaderLabels
+
+    rng = random.Random(3)
+
+    class Counted(RecordTableModel):
+        asked = 0
+
+        def headerData(self, *args):  # type: ignore[no-untyped-def]
+            Counted.asked += 1
+            return super().headerData(*args)
+
+    first = [Column("n", "GT"), Column("rule", "Rule"), Column("s", "Weighted", align_right=True, tip="the score"),
+             Column("why", "Why")]
+    fast = make_table(Counted(first), (1, 3))
+    plain = make_table(Counted(first), (1, 3))
+    plain.horizontalHeader().setModel(plain.model())  # the model's own titles, through headerData
+    for c in (1, 3):
+        plain.horizontalHeader().setSectionResizeMode(c, fast.horizontalHeader().sectionResizeMode(c))
+    assert isinstance(fast.horizontalHeader().model(), HeaderLabels)
+    for t in (fast, plain):
+        t.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        qtbot.addWidget(t)
+        t.resize(700, 300)
+        t.show()
+        qtbot.waitExposed(t)
+    words = ["rule", "do", "not", "give", "dosage", "😀", "✓", "a-much-longer-word-than-its-title"]
+    layouts = [first, [Column("n", "#"), Column("rule", "A longer title than any cell"), Column("s", "S"),
+                       Column("why", "Why", tip="why"), Column("x", "X")], first[:3]]
+    for columns in layouts:
+        for k in range(4):
+            recs = [{"n": i, "rule": " ".join(rng.choices(words, k=rng.randint(0, 4))), "s": rng.random(),
+                     "why": rng.choice(words), "x": rng.choice(["", "●"])} for i in range(rng.randint(0, 6))]
+            for t in (fast, plain):
+                t.model().set_records(recs, columns if k == 0 else None)
+            QApplication.processEvents()
+            hf, hp = fast.horizontalHeader(), plain.horizontalHeader()
+            assert hf.count() == hp.count() == len(columns)
+            assert [hf.sectionSize(c) for c in range(hf.count())] == [hp.sectionSize(c) for c in range(hp.count())]
+            tips = [[h.model().headerData(c, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
+                     for c in range(h.count())] for h in (hf, hp)]
+            assert tips[0] == tips[1]
+            assert fast.grab().toImage() == plain.grab().toImage()
+            if recs:  # a decision's refresh: one row's texts change in place (dataChanged, no reset)
+                changed = [dict(r) for r in recs]
+                changed[-1]["rule"] = changed[-1]["why"] = "a much, much longer text than before " * rng.randint(0, 2)
+                for t in (fast, plain):
+                    t.model().update_records(changed)
+                QApplication.processEvents()
+                assert [hf.sectionSize(c) for c in range(hf.count())] == [hp.sectionSize(c) for c in range(hp.count())]
+                assert fast.grab().toImage() == plain.grab().toImage()
+        Counted.asked = 0  # between resets the header paints without asking the model; the model's own asks it
+        fast.horizontalHeader().viewport().repaint()
+        assert Counted.asked == 0
+        plain.horizontalHeader().viewport().repaint()
+        assert Counted.asked > 0
 
 
 def test_the_review_list_draws_the_same_from_cell_style_as_from_data(qtbot, open_window, project_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]

@@ -10,7 +10,7 @@ import os
 from collections.abc import Iterable
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSize, Qt
-from PySide6.QtGui import QFontMetrics
+from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import (
     QApplication,
     QHeaderView,
@@ -76,7 +76,7 @@ class IdDelegate(CellDelegate):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._elided: dict[tuple[str, int, str], str] = {}
-        self._font = ""
+        self._font: QFont | None = None
         self._measuring = False
 
     def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:
@@ -93,9 +93,9 @@ class IdDelegate(CellDelegate):
         if text and not self._measuring:
             # each visible id is elided again on every repaint of the list (a third of its paint time): remembered
             # per text, cell width and suffix, for the font it was measured with
-            font = option.font.key()
-            if font != self._font or len(self._elided) > 20_000:
-                self._elided, self._font = {}, font
+            font = option.font  # compared, not keyed: QFont.key() built a string per cell (6 us)
+            if self._font is None or font != self._font or len(self._elided) > 20_000:
+                self._elided, self._font = {}, QFont(font)  # a copy: `font` lives in the option, only for this call
             key = (text, option.rect.width(), self.suffix)
             elided = self._elided.get(key)
             if elided is None:

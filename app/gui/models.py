@@ -142,9 +142,9 @@ class UnitListModel(QAbstractTableModel):
         self._order_by = "id"
         self._descending = False
         self._rows: list[dict[str, Any]] = []
-        # each loaded row's display texts, made on its first paint (None: not yet, or changed since): a repaint asks
-        # data() ~2,500 times, and formatting the same rows again was a third of the list's paint time
-        self._cells: list[tuple[Any, ...] | None] = []
+        # each loaded row's cells (display text, colours, alignment), made on its first paint (None: not yet, or changed
+        # since): a repaint asks for ~250 cells, and formatting the same rows again was a third of the list's paint time
+        self._cells: list[tuple[CellStyle, ...] | None] = []
         self._where: dict[tuple[str, str], int] = {}
         self._total = 0
         self._fetching = False
@@ -303,25 +303,31 @@ class UnitListModel(QAbstractTableModel):
         if not 0 <= col < len(self.columns):
             return out
         for i in range(min(rows, len(self._rows))):
-            cells = self._cells[i]
-            if cells is None:
-                cells = self._cells[i] = self._display(self._rows[i])
-            out.append(cells[col])
+            out.append(self._row_cells(i)[col].text)
         return out
+
+    def _row_cells(self, row: int) -> tuple[CellStyle, ...]:
+        """The cells of loaded row `row`, made once (until the row or the columns change)."""
+        cells = self._cells[row]
+        if cells is None:
+            cells = self._cells[row] = self._styled(self._rows[row])
+        return cells
+
+    def _styled(self, r: dict[str, Any]) -> tuple[CellStyle, ...]:
+        """A row's cells as `data` answers them: another scheme's column blank and plain, the status in its colour,
+        numbers right-aligned."""
+        scheme = r.get("scheme")
+        status = brush(STATUS_COLOURS.get(str(r.get("status")), "#000000"))
+        return tuple(CellStyle(text, None, None, False) if c.schemes and scheme not in c.schemes
+                     else CellStyle(text, status if c.key == "status" else None, None, c.numeric)
+                     for c, text in zip(self.columns, self._display(r)))
 
     def cell_style(self, row: int, col: int) -> CellStyle | None:
         """What `data` answers for the display, foreground, background and alignment roles of a cell, in one call
         (app/gui/record_cells.py); None: ask `data`."""
         if not (0 <= row < len(self._rows) and 0 <= col < len(self.columns)):
             return None
-        cells = self._cells[row]
-        if cells is None:
-            cells = self._cells[row] = self._display(self._rows[row])
-        r, c = self._rows[row], self.columns[col]
-        if c.schemes and r.get("scheme") not in c.schemes:
-            return CellStyle(cells[col], None, None, False)
-        fg = brush(STATUS_COLOURS.get(str(r.get("status")), "#000000")) if c.key == "status" else None
-        return CellStyle(cells[col], fg, None, c.numeric)
+        return self._row_cells(row)[col]
 
     def data(self, index: Index, role: int = DISPLAY) -> Any:
         role = int(role)
@@ -331,10 +337,7 @@ class UnitListModel(QAbstractTableModel):
         if not (0 <= row < len(self._rows) and 0 <= col < len(self.columns)):  # an invalid index has row -1
             return None
         if role == DISPLAY:
-            cells = self._cells[row]
-            if cells is None:
-                cells = self._cells[row] = self._display(self._rows[row])
-            return cells[col]
+            return self._row_cells(row)[col].text
         r = self._rows[row]
         c = self.columns[col]
         if c.schemes and r.get("scheme") not in c.schemes:
@@ -393,11 +396,15 @@ class RecordTableModel(QAbstractTableModel):
         super().__init__(parent)
         self._columns = tuple(columns)
         self._records: list[dict[str, Any]] = []
+        # (row, column) -> its cell, made once per records set: a table sized to its contents asks for every cell
+        # twice per unit shown (measured, then painted) and again on every repaint
+        self._styles: dict[tuple[int, int], CellStyle] = {}
 
     def set_records(self, records: Sequence[dict[str, Any]], columns: Sequence[Column] | None = None) -> None:
         """New rows (and, when given, new columns: e.g. decimals that depend on the rows)."""
         self.beginResetModel()
         self._records = list(records)
+        self._styles = {}
         if columns is not None:
             self._columns = tuple(columns)
         self.endResetModel()
@@ -412,6 +419,7 @@ class RecordTableModel(QAbstractTableModel):
         changed = [i for i, (old, rec) in enumerate(zip(self._records, new)) if old != rec]
         self._records = new
         if changed:
+            self._styles = {}
             self.dataChanged.emit(self.index(changed[0], 0), self.index(changed[-1], len(self._columns) - 1))
 
     def record(self, row: int) -> dict[str, Any] | None:
@@ -420,11 +428,20 @@ class RecordTableModel(QAbstractTableModel):
     def cell_style(self, row: int, col: int) -> CellStyle | None:
         """What `data` answers for the display, foreground, background and alignment roles of a cell, in one call
         (app/gui/record_cells.py); None: ask `data`."""
-        if not (0 <= row < len(self._records) and 0 <= col < len(self._columns)):
-            return None
-        rec, c = self._records[row], self._columns[col]
-        fg, bg = rec.get("_fg"), rec.get("_bg")
-        return CellStyle(c.fmt(rec.get(c.key)), brush(fg) if fg else None, brush(bg) if bg else None, c.align_right)
+        cell = self._styles.get((row, col))
+        if cell is None:
+            if not (0 <= row < len(self._records) and 0 <= col < len(self._columns)):
+                return None
+            rec, c = self._records[row], self._columns[col]
+            fg, bg = rec.get("_fg"), rec.get("_bg")
+            cell = self._styles[(row, col)] = CellStyle(c.fmt(rec.get(c.key)), brush(fg) if fg else None,
+                                                        brush(bg) if bg else None, c.align_right)
+        return cell
+
+    @property
+    def columns(self) -> tuple[Column, ...]:
+        """The declared columns (a new tuple only when `set_records` is given other columns)."""
+        return self._columns
 
     def records(self) -> list[dict[str, Any]]:
         return list(self._records)

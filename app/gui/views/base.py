@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from app.corrections import SetLabels
 from app.gui.actions import ActionSpec
+from app.gui.header_labels import HeaderLabels
 from app.gui.models import RecordTableModel
 from app.gui.plaintext import ElidedLabel, plain_label
 from app.gui.record_cells import CellDelegate
@@ -92,6 +93,7 @@ class ConfigChoice(Protocol):
 def make_table(model: RecordTableModel, stretch: int | tuple[int, ...] = -1) -> QTableView:
     t = QTableView()
     t.setModel(model)
+    HeaderLabels(t)  # the titles held by Qt, copied again at a reset before the layout below (header_labels.py)
     t.setItemDelegate(CellDelegate(t))  # one Python call per cell, not seven (app/gui/record_cells.py)
     model.modelReset.connect(lambda: lay_out_now(t))
     t.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
