@@ -131,3 +131,57 @@ def test_a_killed_first_load_leaves_the_project_as_it_was(tmp_path: Path, worker
     with Project.create(tmp_path / "clean.concord") as p:
         import_file(p, data, dataset="d", workers=workers)
     assert table_digests(path) == table_digests(tmp_path / "clean.concord")
+
+
+def test_rows_packed_by_workers_are_stored_as_the_writer_stores_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                                     ) -> None:
+    """A first load's worker sends its rows as one SQLite image the writer copies (store_packed); every table, row ids
+    included, is what the row-by-row write of the same file stores (random records: context, meta, quote-only and
+    ungrounded violations, checkers with nothing found, rubric samples between them)."""
+    import random
+
+    from app.io import imports, parallel
+    from app.schemes.violations import store_packed
+    from tests.test_import_parallel import rubric, violations
+
+    monkeypatch.setattr(parallel, "CHUNK_BYTES", 6000)
+    rng = random.Random(4)
+    rows: list[dict[str, Any]] = []
+    for i in range(300):
+        r = violations(i) if rng.random() < 0.9 else rubric(i)
+        if rng.random() < 0.3:
+            r["context"] = f"brief {rng.randrange(5)} ✓"
+        if rng.random() < 0.3:
+            r.pop("meta", None)
+        if "predictions" in r and rng.random() < 0.2:
+            r["predictions"]["ghost@1.0|x"] = [{"quote": "not in the text", "rule": "r"}]  # ungrounded
+        rows.append(r)
+    data = tmp_path / "d.jsonl"
+    data.write_text("".join(__import__("json").dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    written: list[int] = []
+    real = store_packed.write_packed
+
+    def spy(project: Any, packed: Any, dataset_id: Any) -> Any:
+        written.append(packed.n_samples)
+        return real(project, packed, dataset_id)
+
+    monkeypatch.setattr(store_packed, "write_packed", spy)
+    packed_writes = []
+    for pack in (True, False):
+        monkeypatch.setattr(imports, "CAN_PACK", pack)
+        written.clear()
+        with Project.create(tmp_path / f"{pack}.concord") as p:
+            report = import_file(p, data, dataset="d", workers=2)
+        assert report.counts["violations"].added == sum(1 for r in rows if "predictions" in r)
+        packed_writes.append(len(written))
+    assert packed_writes[0] > 2 and packed_writes[1] == 0  # chunks came packed (the caller writes its own as they are)
+    digests = [table_digests(tmp_path / f"{pack}.concord") for pack in (True, False)]
+    labels = []  # (the rubric's machine labels carry the time they were written: compared without it)
+    for pack in (True, False):
+        digests[not pack].pop("machine_labels")
+        with sqlite3.connect(tmp_path / f"{pack}.concord") as conn:
+            labels.append(conn.execute("SELECT sample_id, unit, source, value, error FROM machine_labels "
+                                       "ORDER BY rowid").fetchall())
+        conn.close()
+    assert digests[0] == digests[1] and labels[0] == labels[1] and labels[0]
+    assert len({digests[0]["samples"], digests[0]["violations"], digests[0]["units"], digests[0]["row_counts"]}) == 4

@@ -30,7 +30,7 @@ from app.io.records import JSON_COLUMNS, RecordValidator, Validated, io_adapter,
 from app.progress import Progress, check
 from app.schemes.loader import import_options
 from app.store import Project, WriteCounts
-from app.store.bulk import LineHashReader
+from app.store.bulk import CAN_PACK, LineHashReader
 from calibration import jsontext
 from calibration.schemes.base import registry
 from calibration.schemes.fields import WARNING_KINDS
@@ -327,7 +327,10 @@ def _import_jsonl(project: Project, path: Path, dataset: str | None, progress: P
     lookup = str(project.path) if project.bulk.has_line_hashes() else None
     stream = _Stream(project, path, dataset, contexts)
     sha = hashlib.sha256()
-    parts = (Part(str(path), a, b, line, lookup, contexts, data, None) if type(data) is bytes
+    bulk = project.bulk
+    # (read as each chunk is cut, inside first_load below: a first load's workers send their rows packed)
+    parts = (Part(str(path), a, b, line, lookup, contexts, data, None, bulk.into_empty and CAN_PACK)
+             if type(data) is bytes
              else Part(str(path), a, b, line, lookup, contexts, b"", data.field)  # an Overlong line
              for a, b, line, data in chunks(path, hasher=sha))
     expected, held = _expected_lines(path, size), project.bulk.n_samples()
