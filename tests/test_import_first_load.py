@@ -38,9 +38,10 @@ def _modes_seen(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 @pytest.mark.parametrize("workers", [1, 2])
 def test_a_first_load_alone_keeps_a_rollback_journal_and_stores_what_a_wal_load_stores(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int) -> None:
-    from app.io import parallel
+    from app.io import imports, parallel
 
     monkeypatch.setattr(parallel, "CHUNK_BYTES", 20_000)  # several chunks, so several writes
+    monkeypatch.setattr(imports, "REBUILD_MIN", 1)  # a large load (the rollback journal is for those)
     seen = _modes_seen(monkeypatch)
     data = tmp_path / "d.jsonl"
     _bench_generator()(data, 150, seed=5, quote_only=0.3)
@@ -67,6 +68,9 @@ def test_a_first_load_alone_keeps_a_rollback_journal_and_stores_what_a_wal_load_
 
 
 def test_a_second_import_is_written_in_wal_mode(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from app.io import imports
+
+    monkeypatch.setattr(imports, "REBUILD_MIN", 1)
     seen = _modes_seen(monkeypatch)
     first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     _bench_generator()(first, 20, seed=1)
@@ -89,6 +93,7 @@ KILLED = textwrap.dedent("""
     import sys, time
     from app.io import imports, parallel
     from app.store import Project, bulk
+    imports.REBUILD_MIN = 1  # a large load
     parallel.CHUNK_BYTES = 100_000  # many chunks
     bulk.BULK_CACHE_MB = 1  # a small page cache: written pages spill into the file before the commit
     real, n = imports._Stream.add, [0]
@@ -96,7 +101,7 @@ KILLED = textwrap.dedent("""
     def add(self, r):
         real(self, r)
         n[0] += 1
-        if n[0] == 8:
+        if n[0] == 20:
             print("written", flush=True)
             time.sleep(600)
 
@@ -185,3 +190,31 @@ def test_rows_packed_by_workers_are_stored_as_the_writer_stores_them(tmp_path: P
         conn.close()
     assert digests[0] == digests[1] and labels[0] == labels[1] and labels[0]
     assert len({digests[0]["samples"], digests[0]["violations"], digests[0]["units"], digests[0]["row_counts"]}) == 4
+
+
+def test_a_small_load_or_one_refused_at_its_first_chunk_keeps_the_wal_and_every_byte(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rollback journal is for a large first load whose first chunk is valid: switching to it rewrites the file's
+    header, so a file refused at its first chunk leaves the project byte for byte as it was."""
+    import hashlib
+
+    from app.io import imports
+    from app.io.problems import ImportErrors
+
+    seen = _modes_seen(monkeypatch)
+    data = tmp_path / "d.jsonl"
+    _bench_generator()(data, 30, seed=3)
+    with Project.create(tmp_path / "small.concord") as p:
+        import_file(p, data, dataset="d")
+    assert seen == ["wal"]  # under REBUILD_MIN lines: as before
+    monkeypatch.setattr(imports, "REBUILD_MIN", 1)
+    lines = data.read_text(encoding="utf-8").splitlines(keepends=True)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(lines[0].replace('"text": "', '"text": 5, "x": "') + "".join(lines[1:]), encoding="utf-8")
+    path = tmp_path / "p.concord"
+    Project.create(path).close()
+    before = hashlib.sha256(path.read_bytes()).hexdigest()
+    with Project.open(path) as p:
+        with pytest.raises(ImportErrors):
+            import_file(p, bad, dataset="d")
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == before

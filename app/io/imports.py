@@ -15,6 +15,7 @@ import hashlib
 import time
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
+from itertools import chain
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -328,9 +329,8 @@ def _import_jsonl(project: Project, path: Path, dataset: str | None, progress: P
     stream = _Stream(project, path, dataset, contexts)
     sha = hashlib.sha256()
     bulk = project.bulk
-    # (read as each chunk is cut, inside first_load below: a first load's workers send their rows packed)
-    parts = (Part(str(path), a, b, line, lookup, contexts, data, None, bulk.into_empty and CAN_PACK)
-             if type(data) is bytes
+    pack = CAN_PACK and bulk.loads_first()  # a first load's workers send their rows packed (app.io.parallel.packed)
+    parts = (Part(str(path), a, b, line, lookup, contexts, data, None, pack) if type(data) is bytes
              else Part(str(path), a, b, line, lookup, contexts, b"", data.field)  # an Overlong line
              for a, b, line, data in chunks(path, hasher=sha))
     expected, held = _expected_lines(path, size), project.bulk.n_samples()
@@ -338,8 +338,14 @@ def _import_jsonl(project: Project, path: Path, dataset: str | None, progress: P
     pipeline = Pipeline(parts, workers - 1, reader)
     rebuild = expected >= REBUILD_MIN and expected >= REBUILD_RATIO * held
     try:
-        with project.bulk.first_load(), project.transaction(), project.bulk.bulk_write(rebuild):
-            for result in pipeline:
+        results = iter(pipeline)
+        # The first chunk is validated before the transaction begins: a large first load is written with a rollback
+        # journal (bulk.first_load), and switching to it rewrites the file's header, so a file refused at its first
+        # chunk (a wrong format, an encoding, a broken first line) is refused before: the project stays byte for byte.
+        head = next(results, None)
+        journal = rebuild and head is not None and not head.errors
+        with bulk.first_load(journal), project.transaction(), bulk.bulk_write(rebuild):
+            for result in chain(() if head is None else (head,), results):
                 check(progress)
                 stream.add(result)
                 if progress is not None:

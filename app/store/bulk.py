@@ -145,8 +145,13 @@ class BulkPart(ProjectPart):
     def n_samples(self) -> int:
         return int(self.scalar("SELECT COALESCE(SUM(n), 0) FROM row_counts WHERE tbl = 'samples'"))
 
+    def loads_first(self) -> bool:
+        """Whether `first_load` here, now, would be one (no transaction open, foreign keys on, no sample held)."""
+        return (not self.conn.in_transaction and self.scalar("PRAGMA foreign_keys") == 1
+                and self.scalar("SELECT 1 FROM samples LIMIT 1") is None)
+
     @contextmanager
-    def first_load(self) -> Iterator[None]:
+    def first_load(self, rollback_journal: bool = True) -> Iterator[None]:
         """Around (outside) the transaction of a bulk write: when the project holds no sample yet, foreign keys are not
         checked for its duration. Such a write adds samples
         with their own rows after them and deletes nothing, so every reference it makes is to a row it wrote just
@@ -154,17 +159,16 @@ class BulkPart(ProjectPart):
         journal either (with OR FAIL: the store's inserts of new rows), and no lookup of its sample per violation or
         unit row: 10% of the writer's CPU at 100k samples. A no-op inside a transaction (SQLite ignores the pragma).
 
-        And while no other connection has the project open, the write keeps a rollback journal instead of the WAL
-        (`_rollback_journal`); rows packed by import workers are read from an in-memory database attached meanwhile
-        (`packed`)."""
-        switch = (not self.conn.in_transaction and self.scalar("PRAGMA foreign_keys") == 1
-                  and self.scalar("SELECT 1 FROM samples LIMIT 1") is None)
+        And with `rollback_journal` (the importer's choice: a large load), while no other connection has the project
+        open, the write keeps a rollback journal instead of the WAL (`_rollback_journal`); rows packed by import
+        workers are read from an in-memory database attached meanwhile (`packed`)."""
+        switch = self.loads_first()
         if switch:
             self.conn.execute("PRAGMA foreign_keys = OFF")
             self.into_empty = True
             self.conn.execute(f"ATTACH ':memory:' AS {PACKED}")
         try:
-            with self._rollback_journal(switch):
+            with self._rollback_journal(switch and rollback_journal):
                 yield
         finally:
             if switch:
@@ -182,7 +186,9 @@ class BulkPart(ProjectPart):
         journaled; a killed load leaves a hot `-journal` that the next connection rolls back (the project as it
         was), and every open sets WAL again (`ProjectBase`). SQLite leaves WAL only while no other connection has the
         file open: then (e.g. the app's window holds it) the load stays in WAL, as it was. While the load runs, another
-        process waits for it (the busy timeout) instead of reading the empty project it held before."""
+        process waits for it (the busy timeout) instead of reading the empty project it held before. Switching
+        modes rewrites the file's header (its change counter): a load refused after the switch leaves the project's
+        content as it was, not every byte (the importer switches only once the file's first chunk is valid)."""
         if not wanted or self.conn.in_transaction:
             yield
             return
