@@ -329,8 +329,10 @@ def _import_jsonl(project: Project, path: Path, dataset: str | None, progress: P
     stream = _Stream(project, path, dataset, contexts)
     sha = hashlib.sha256()
     bulk = project.bulk
-    pack = CAN_PACK and bulk.loads_first()  # a first load's workers send their rows packed (app.io.parallel.packed)
-    parts = (Part(str(path), a, b, line, lookup, contexts, data, None, pack) if type(data) is bytes
+    # a first load's workers send their rows packed (app.io.parallel.packed): read as each chunk is cut, so only chunks
+    # cut inside first_load below are (the writer takes packed rows only there; the first few are cut before it)
+    parts = (Part(str(path), a, b, line, lookup, contexts, data, None, CAN_PACK and bulk.into_empty)
+             if type(data) is bytes
              else Part(str(path), a, b, line, lookup, contexts, b"", data.field)  # an Overlong line
              for a, b, line, data in chunks(path, hasher=sha))
     expected, held = _expected_lines(path, size), project.bulk.n_samples()
