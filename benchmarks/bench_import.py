@@ -6,7 +6,8 @@ samples and violations are checked against the reference's (`stored_digest`). Ev
 memory (ru_maxrss of the child, and of the child's own worker processes) is that import's alone. The reference,
 in the same run: json.loads of every line plus executemany of the sample and violation rows into bare SQLite
 tables (the floor any importer that parses and stores the data pays; it holds every row in memory, as importers
-did before streaming). Load average and CPU share (CPU seconds / wall seconds) are printed with every figure:
+did before streaming), with SQLite's default durability (rollback journal, synchronous FULL): the import's first load
+into an empty project writes with the same (the journal mode and synchronous level of both are printed). Load average and CPU share (CPU seconds / wall seconds) are printed with every figure:
 the machine is shared and its load inflates wall times. `--baseline TREE` runs the same imports and status with
 another checkout (e.g. a `git worktree` of the commit before the streaming import) for a before/after in one run.
 
@@ -70,10 +71,12 @@ def generate(path: Path, n: int, seed: int = 7, quote_only: float = 0.0) -> None
             fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
 
 
-def reference(path: Path, db: Path) -> float:
-    """Plain parse + bulk insert of the same rows, no validation: a floor for comparison."""
-    t0 = time.perf_counter()
+def reference(path: Path, db: Path) -> str:
+    """Plain parse + bulk insert of the same rows, no validation: a floor for comparison. Its durability is SQLite's
+    default, a rollback journal with synchronous FULL, as the import's first load into an empty project has it
+    (`durability` reads both back); the mode it ran in is returned."""
     conn = sqlite3.connect(db)
+    mode = durability(conn)
     conn.execute("CREATE TABLE v (sample_id, checker, idx, start, e, quote, rule, category, explanation, correction)")
     conn.execute("CREATE TABLE s (id PRIMARY KEY, text)")
     srows, vrows = [], []
@@ -89,7 +92,13 @@ def reference(path: Path, db: Path) -> float:
         conn.executemany("INSERT INTO s VALUES (?, ?)", srows)
         conn.executemany("INSERT INTO v VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", vrows)
     conn.close()
-    return time.perf_counter() - t0
+    return mode
+
+
+def durability(conn: sqlite3.Connection) -> str:
+    """The journal mode and synchronous level a connection writes with (e.g. "delete/FULL")."""
+    sync = {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}[conn.execute("PRAGMA synchronous").fetchone()[0]]
+    return f"{conn.execute('PRAGMA journal_mode').fetchone()[0]}/{sync}"
 
 
 def stored_digest(db: Path, samples: str, violations: str, end: str) -> str:
@@ -118,17 +127,23 @@ if what == "import":
     from app.store import Project
     p = Project.open(project) if os.path.exists(project) else Project.create(project)
     t1 = time.perf_counter()
+    modes = []  # the journal mode and synchronous level the import's violation rows were written with
+    from app.io import imports
+    write = imports._write_prepared
+    def spy(project, *a):
+        modes.append("%s/%s" % (project.scalar("PRAGMA journal_mode"), {2: "FULL"}.get(project.scalar("PRAGMA synchronous"), "not FULL")))
+        return write(project, *a)
+    imports._write_prepared = spy
     report = import_file(p, data, workers=None if workers == "auto" else int(workers))
     call = time.perf_counter() - t1
     p.close()
     info = {"added": report.counts["violations"].added, "unchanged": report.counts["violations"].unchanged,
-            "changed": report.changed, "call": call}
+            "changed": report.changed, "call": call, "durability": ", ".join(sorted(set(modes)))}
 else:
     import importlib.util
     spec = importlib.util.spec_from_file_location("bench", os.path.join(os.environ["BENCH_ROOT"], "benchmarks", "bench_import.py"))
-    info = {}
     bench = importlib.util.module_from_spec(spec); spec.loader.exec_module(bench)
-    bench.reference(__import__("pathlib").Path(data), __import__("pathlib").Path(project))
+    info = {"durability": bench.reference(__import__("pathlib").Path(data), __import__("pathlib").Path(project))}
 wall, cpu = time.perf_counter() - t0, time.process_time() - c0
 kids = resource.getrusage(resource.RUSAGE_CHILDREN)
 info.update(wall=wall, cpu=cpu, cpu_children=kids.ru_utime + kids.ru_stime,
@@ -154,7 +169,8 @@ def show(label: str, info: dict, target: str = "") -> None:
     call = f" (import_file itself {info['call']:.2f} s; the rest is the interpreter and imports)" if "call" in info else ""
     print(f"{label}: {info['wall']:.2f} s{call}, peak RSS {info['rss_mb']:.0f} MB (workers' peak {info['rss_children_mb']:.0f} MB); "
           f"CPU {info['cpu']:.1f} s + workers {info.get('cpu_children', 0):.1f} s = {share:.2f} cores; "
-          f"load {info['load']:.2f}" + (f"  [{target}]" if target else ""), flush=True)
+          f"load {info['load']:.2f}" + (f"; written in journal mode/synchronous {info['durability']}"
+                                        if info.get("durability") else "") + (f"  [{target}]" if target else ""), flush=True)
 
 
 def status_times(tree: Path, project: Path, runs: int = 5) -> list[float]:

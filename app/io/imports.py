@@ -15,6 +15,7 @@ import hashlib
 import time
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
+from itertools import chain
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ from app.io.records import JSON_COLUMNS, RecordValidator, Validated, io_adapter,
 from app.progress import Progress, check
 from app.schemes.loader import import_options
 from app.store import Project, WriteCounts
-from app.store.bulk import LineHashReader
+from app.store.bulk import CAN_PACK, LineHashReader
 from calibration import jsontext
 from calibration.schemes.base import registry
 from calibration.schemes.fields import WARNING_KINDS
@@ -327,7 +328,11 @@ def _import_jsonl(project: Project, path: Path, dataset: str | None, progress: P
     lookup = str(project.path) if project.bulk.has_line_hashes() else None
     stream = _Stream(project, path, dataset, contexts)
     sha = hashlib.sha256()
-    parts = (Part(str(path), a, b, line, lookup, contexts, data, None) if type(data) is bytes
+    bulk = project.bulk
+    # a first load's workers send their rows packed (app.io.parallel.packed): read as each chunk is cut, so only chunks
+    # cut inside first_load below are (the writer takes packed rows only there; the first few are cut before it)
+    parts = (Part(str(path), a, b, line, lookup, contexts, data, None, CAN_PACK and bulk.into_empty)
+             if type(data) is bytes
              else Part(str(path), a, b, line, lookup, contexts, b"", data.field)  # an Overlong line
              for a, b, line, data in chunks(path, hasher=sha))
     expected, held = _expected_lines(path, size), project.bulk.n_samples()
@@ -335,8 +340,14 @@ def _import_jsonl(project: Project, path: Path, dataset: str | None, progress: P
     pipeline = Pipeline(parts, workers - 1, reader)
     rebuild = expected >= REBUILD_MIN and expected >= REBUILD_RATIO * held
     try:
-        with project.bulk.first_load(), project.transaction(), project.bulk.bulk_write(rebuild):
-            for result in pipeline:
+        results = iter(pipeline)
+        # The first chunk is validated before the transaction begins: a large first load is written with a rollback
+        # journal (bulk.first_load), and switching to it rewrites the file's header, so a file refused at its first
+        # chunk (a wrong format, an encoding, a broken first line) is refused before: the project stays byte for byte.
+        head = next(results, None)
+        journal = rebuild and head is not None and not head.errors
+        with bulk.first_load(journal), project.transaction(), bulk.bulk_write(rebuild):
+            for result in chain(() if head is None else (head,), results):
                 check(progress)
                 stream.add(result)
                 if progress is not None:

@@ -103,6 +103,13 @@ class Prepare(Protocol):
     def __call__(self, out: Validated, line_hashes: Mapping[str, bytes]) -> Any: ...
 
 
+class Pack(Protocol):
+    """A first load's prepared rows in the form that crosses from an import worker cheapest to write (made in the
+    worker; `write_prepared` takes either form)."""
+
+    def __call__(self, prepared: Any) -> Any: ...
+
+
 class WritePrepared(Protocol):
     def __call__(self, project: Project, prepared: Any, dataset_id: int | None,
                  line_hashes: Mapping[str, bytes]) -> WriteCounts: ...
@@ -239,6 +246,7 @@ class IOPart(Part):
     default_dataset: DefaultDataset | None = None
     export_extra: ExportExtra | None = None
     prepare: Prepare | None = None
+    pack: Pack | None = None  # (only with prepare) what a worker sends for a load into an empty project
     write_prepared: WritePrepared | None = None
     project_context: ProjectHook | None = None  # what its rules read from the project (RecordValidator.context)
     facts: Facts | None = None  # what the import summary says of its records (over `Validated.own[scheme]`)

@@ -8,7 +8,7 @@ MANIFEST = Manifest(
     scheme="calibration.schemes.violations.scheme:SCHEME",
     contributions={
         "io": Contribution("app.schemes.violations.io", {
-            "parse", "record_id", "table_columns", "finish", "merge_state", "prepare", "write_prepared", "facts", "export",
+            "parse", "record_id", "table_columns", "finish", "merge_state", "prepare", "pack", "write_prepared", "facts", "export",
             "ground_truth_label", "ground_truth_label_keys", "label_command", "label_keys", "label_unit_key",
             "label_value_key", "labelstudio"}),
         "store": Contribution("app.schemes.violations.store", {

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from app.io.records import RecordValidator, Validated
     from app.store import Project, WriteCounts
     from app.schemes.violations.store import PreparedViolations
+    from app.schemes.violations.store_packed import PackedViolations
 
 SCHEME = "violations"
 
@@ -157,8 +158,19 @@ def prepare(out: "Validated", line_hashes: Mapping[str, bytes]) -> "PreparedViol
     return prepare_violation_samples(mine.samples, mine.groundings, mine.metas, line_hashes)
 
 
-def write_prepared(project: "Project", rows: "PreparedViolations", dataset_id: int | None,
+def pack(rows: "PreparedViolations") -> "PackedViolations":
+    """A first load's rows as a worker sends them: one SQLite image the writer copies in C (store_packed)."""
+    from app.schemes.violations.store_packed import pack as pack_rows
+
+    return pack_rows(rows)
+
+
+def write_prepared(project: "Project", rows: "PreparedViolations | PackedViolations", dataset_id: int | None,
                    line_hashes: Mapping[str, bytes]) -> "WriteCounts":
+    from app.schemes.violations.store_packed import PackedViolations, write_packed
+
+    if type(rows) is PackedViolations:
+        return write_packed(project, rows, dataset_id)
     return project.store(SCHEME).write_prepared_violation_samples(rows, dataset_id, line_hashes)
 
 

@@ -78,6 +78,15 @@ class PreparedViolations:
             list(chain.from_iterable(self.units[u_at[i] * uw : u_at[i + 1] * uw] for i in keep)),
             [self.n_units[i] for i in keep])
 
+    def row_deltas(self) -> Counter[tuple[str, str, str]]:
+        """What writing these rows adds to `row_counts`: violations per checker, ungrounded ones, units (samples: the
+        writer counts those it adds)."""
+        viol_rows = self.violations
+        deltas = count_rows(self.units, _UNIT_WIDTH, 1, 2)
+        deltas.update({("violations", SCHEME, k): n for k, n in Counter(viol_rows[1::_WIDTH]).items()})
+        deltas[("ungrounded", SCHEME, "")] += viol_rows[_WIDTH - 1::_WIDTH].count("ungrounded")
+        return deltas
+
 
 def prepare_violation_samples(
     samples: Iterable[ViolationSample | PlainSample],
@@ -203,9 +212,7 @@ class ViolationsStore(MatchConfigs):
             insert_flat(c, _INSERT_VIOLATIONS, "(" + ",".join("?" * _WIDTH) + ")", viol_rows)  # (ids in file order)
             insert_flat(c, _INSERT_UNITS, "(?, ?, ?, ?)", unit_rows)
             deltas[("samples", SCHEME, "")] += counts.added
-            deltas.update(count_rows(unit_rows, _UNIT_WIDTH, 1, 2))
-            deltas.update({("violations", SCHEME, k): n for k, n in Counter(viol_rows[1::_WIDTH]).items()})
-            deltas[("ungrounded", SCHEME, "")] += viol_rows[_WIDTH - 1::_WIDTH].count("ungrounded")
+            deltas.update(prepared.row_deltas())
             add_counts(c, deltas)
         return counts
 
