@@ -19,7 +19,12 @@ import pandas as pd
 if TYPE_CHECKING:  # scipy.sparse costs about 0.5 s to import: only span agreement draws its histograms with it
     from scipy import sparse
 
-from calibration.agreement import draw_chunk, estimate_interval, nan_ratio, resample_counts
+from calibration.agreement import (
+    draw_chunk,
+    estimate_interval,
+    nan_ratio,
+    resample_counts,
+)
 from calibration.blas import one_blas_thread
 
 
@@ -197,6 +202,47 @@ def _span_u_alpha(keys: np.ndarray, samples: pd.Index, sp_s: np.ndarray, sp_a: n
     return m, use, parts, units, gaps
 
 
+def pair_match_counts(ks: np.ndarray, ka: np.ndarray, sp_s: np.ndarray, sp_a: np.ndarray, start: np.ndarray,
+                      end: np.ndarray, n_s: int, n_a: int, iou: float) -> tuple[np.ndarray, ...]:
+    """The spans' one-to-one matching and, per (sample, annotators a < b) that both read: (spans per (sample,
+    annotator), sample, a, b, matches, spans of a, spans of b). Keys (ks, ka) are the (sample, annotator) codes
+    read; spans (sp_s, sp_a, start, end) sorted by (sample, annotator, start, end). Shared by `span_agreement` and
+    its windowed form (calibration/span_chunks.py)."""
+    # candidate pairs: spans of different annotators a < b in one sample with IoU > threshold
+    left, right = within_group_pairs(np.bincount(sp_s, minlength=n_s))
+    left, right = left[sp_a[left] < sp_a[right]], right[sp_a[left] < sp_a[right]]
+    inter = np.minimum(end[left], end[right]) - np.maximum(start[left], start[right])
+    union = (end[left] - start[left]) + (end[right] - start[right]) - inter
+    score = inter / union
+    ok = (inter > 0) & (score > iou)
+    left, right, score = left[ok], right[ok], score[ok]
+    group = (sp_s[left] * n_a + sp_a[left]) * n_a + sp_a[right]  # (sample, a, b)
+    # rows are sorted by (sample, annotator, start, end), so the row index encodes position for tie-breaking
+    order = np.lexsort((right, left, -score, group))
+    group, left, right = group[order], left[order], right[order]
+    matched = np.zeros(len(group), dtype=bool)
+    # fast path: a candidate whose two spans have no other candidate in the group is matched; the rest go greedy
+    per_left = count_of(left * n_a + sp_a[right], left * n_a + sp_a[right])
+    per_right = count_of(right * n_a + sp_a[left], right * n_a + sp_a[left])
+    lone = (per_left == 1) & (per_right == 1)
+    contested_groups = np.unique(group[~lone])
+    contested = np.isin(group, contested_groups)
+    matched[lone & ~contested] = True
+    matched[contested] = greedy_span_matches(group[contested], left[contested], right[contested])
+    # per (sample, pair): spans of each side, and matches
+    n_spans = np.bincount(sp_s * n_a + sp_a, minlength=n_s * n_a)
+    ko = np.lexsort((ka, ks))
+    key_sample, key_annot = ks[ko], ka[ko]
+    pl, pr = within_group_pairs(np.bincount(key_sample, minlength=n_s))
+    keep = key_annot[pl] < key_annot[pr]
+    pl, pr = pl[keep], pr[keep]
+    p_sample, p_a, p_b = key_sample[pl], key_annot[pl], key_annot[pr]
+    p_group = (p_sample * n_a + p_a) * n_a + p_b
+    m_count = count_of(group[matched], p_group)
+    na, nb = n_spans[p_sample * n_a + p_a], n_spans[p_sample * n_a + p_b]
+    return n_spans, p_sample, p_a, p_b, m_count, na, nb
+
+
 def span_agreement(
     spans: Mapping[tuple[Hashable, Hashable], Sequence[Any]], iou: float = 0.0, *,
     lengths: Mapping[Hashable, int] | None = None, n_boot: int = 1000, seed: int = 0, ci: float = 0.95,
@@ -221,39 +267,8 @@ def span_agreement(
         raise ValueError(f"iou must be in [0, 1), got {iou}")
     samples, annotators, keys, sp_s, sp_a, start, end = _span_table(spans)
     n_s, n_a = len(samples), len(annotators)
-    # candidate pairs: spans of different annotators a < b in one sample with IoU > threshold
-    left, right = within_group_pairs(np.bincount(sp_s, minlength=n_s))
-    left, right = left[sp_a[left] < sp_a[right]], right[sp_a[left] < sp_a[right]]
-    inter = np.minimum(end[left], end[right]) - np.maximum(start[left], start[right])
-    union = (end[left] - start[left]) + (end[right] - start[right]) - inter
-    score = inter / union
-    ok = (inter > 0) & (score > iou)
-    left, right, score = left[ok], right[ok], score[ok]
-    group = (sp_s[left] * n_a + sp_a[left]) * n_a + sp_a[right]  # (sample, a, b)
-    # rows are sorted by (sample, annotator, start, end), so the row index encodes position for tie-breaking
-    order = np.lexsort((right, left, -score, group))
-    group, left, right = group[order], left[order], right[order]
-    matched = np.zeros(len(group), dtype=bool)
-    # fast path: a candidate whose two spans have no other candidate in the group is matched; the rest go greedy
-    per_left = count_of(left * n_a + sp_a[right], left * n_a + sp_a[right])
-    per_right = count_of(right * n_a + sp_a[left], right * n_a + sp_a[left])
-    lone = (per_left == 1) & (per_right == 1)
-    contested_groups = np.unique(group[~lone])
-    contested = np.isin(group, contested_groups)
-    matched[lone & ~contested] = True
-    matched[contested] = greedy_span_matches(group[contested], left[contested], right[contested])
-    # per (sample, pair): spans of each side, and matches
-    n_spans = np.bincount(sp_s * n_a + sp_a, minlength=n_s * n_a)
-    key_sample, key_annot = keys[:, 0], keys[:, 1]
-    ko = np.lexsort((key_annot, key_sample))
-    key_sample, key_annot = key_sample[ko], key_annot[ko]
-    pl, pr = within_group_pairs(np.bincount(key_sample, minlength=n_s))
-    keep = key_annot[pl] < key_annot[pr]
-    pl, pr = pl[keep], pr[keep]
-    p_sample, p_a, p_b = key_sample[pl], key_annot[pl], key_annot[pr]
-    p_group = (p_sample * n_a + p_a) * n_a + p_b
-    m_count = count_of(group[matched], p_group)
-    na, nb = n_spans[p_sample * n_a + p_a], n_spans[p_sample * n_a + p_b]
+    n_spans, p_sample, p_a, p_b, m_count, na, nb = pair_match_counts(keys[:, 0], keys[:, 1], sp_s, sp_a, start, end,
+                                                                      n_s, n_a, iou)
     pair_code, pair_index = np.unique(p_a * n_a + p_b, return_inverse=True)
     n_p = len(pair_code)
     # per-sample sums: [matched, spans_a + spans_b] for the micro F1, then per pair [matched, spans_a, spans_b]

@@ -23,22 +23,15 @@ from calibration.agreement import (
     resample_index_chunks,
 )
 from calibration.annotator_spans import (
-    count_of,
-    greedy_span_matches,
+    pair_match_counts,
     u_alpha_from_parts,
     u_alpha_parts,
-    within_group_pairs,
 )
+from calibration.annotators import object_values
 from calibration.blas import one_blas_thread
 from calibration.item_chunks import distinct_rows
 
 WINDOW_KEYS = 1 << 15  # (sample, annotator) keys per window: their per-key and per-span temporaries about 13 MB
-
-
-def object_values(values: list[Any]) -> np.ndarray:
-    out = np.empty(len(values), dtype=object)
-    out[:] = values
-    return out
 
 
 def span_agreement_columns(sample: np.ndarray, annotator: np.ndarray, value: np.ndarray,
@@ -243,33 +236,7 @@ def _window(ks: np.ndarray, ka: np.ndarray, sp_s: np.ndarray, sp_a: np.ndarray, 
     """`span_agreement`'s matching and per-sample counts on one window of samples: (per-sample counts over every
     pair code, (sample, pair) rows per pair code, spans per (sample, annotator), and per (sample, a < b) row its
     matches, spans of a and of b, a and b)."""
-    left, right = within_group_pairs(np.bincount(sp_s, minlength=n_w))
-    left, right = left[sp_a[left] < sp_a[right]], right[sp_a[left] < sp_a[right]]
-    inter = np.minimum(end[left], end[right]) - np.maximum(start[left], start[right])
-    union = (end[left] - start[left]) + (end[right] - start[right]) - inter
-    score = inter / union
-    ok = (inter > 0) & (score > iou)
-    left, right, score = left[ok], right[ok], score[ok]
-    group = (sp_s[left] * n_a + sp_a[left]) * n_a + sp_a[right]
-    order = np.lexsort((right, left, -score, group))
-    group, left, right = group[order], left[order], right[order]
-    matched = np.zeros(len(group), dtype=bool)
-    per_left = count_of(left * n_a + sp_a[right], left * n_a + sp_a[right])
-    per_right = count_of(right * n_a + sp_a[left], right * n_a + sp_a[left])
-    lone = (per_left == 1) & (per_right == 1)
-    contested = np.isin(group, np.unique(group[~lone]))
-    matched[lone & ~contested] = True
-    matched[contested] = greedy_span_matches(group[contested], left[contested], right[contested])
-    n_spans = np.bincount(sp_s * n_a + sp_a, minlength=n_w * n_a)
-    ko = np.lexsort((ka, ks))
-    key_sample, key_annot = ks[ko], ka[ko]
-    pl, pr = within_group_pairs(np.bincount(key_sample, minlength=n_w))
-    keep = key_annot[pl] < key_annot[pr]
-    pl, pr = pl[keep], pr[keep]
-    p_sample, p_a, p_b = key_sample[pl], key_annot[pl], key_annot[pr]
-    p_group = (p_sample * n_a + p_a) * n_a + p_b
-    m_count = count_of(group[matched], p_group)
-    na, nb = n_spans[p_sample * n_a + p_a], n_spans[p_sample * n_a + p_b]
+    n_spans, p_sample, p_a, p_b, m_count, na, nb = pair_match_counts(ks, ka, sp_s, sp_a, start, end, n_w, n_a, iou)
     code = p_a * n_a + p_b
     cols = 2 + 3 * n_a * n_a
     flat = np.concatenate([p_sample * cols, p_sample * cols + 1, p_sample * cols + 2 + 3 * code,
