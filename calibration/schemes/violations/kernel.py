@@ -22,8 +22,8 @@ rewrites the scores. A component without human matches takes its last round as a
 
 Counting: a pick counts for threshold t iff t < score. Each row of picks is compared with 8 thresholds per pass and
 the 8 results (or a last 3 or 4) packed into one int64 "thermometer" word per lane (byte i: 1 iff t_i < score),
-added to (2, words, B) counters: all picks, and human picks (the word masked by the winner's sign bit; skipped for
-rows with no human winner). Components arrive sorted by unit (grid.structure), so the counters are emptied into the
+added to (2, words, B) counters: non-human picks and human picks (a row whose picks are all one or the other, as
+a 1 x 1 component's, reads and writes one set of words; a mixed row splits each word by the winners' sign bits). Components arrive sorted by unit (grid.structure), so the counters are emptied into the
 (B, unit x human, bins) histogram once per unit or every ROWS_MAX rows, before a byte could overflow. Beyond
 LINEAR_MAX thresholds each pick is binned by bisection instead. What bounds it: vector instruction throughput.
 Counting a row of picks takes one vector compare and one combine per threshold (the CLI's 11 thresholds: 22
@@ -111,41 +111,26 @@ def score_row(out: np.ndarray, q: int, Wt: np.ndarray, total: np.ndarray, den: n
 @njit(nogil=True, cache=True, error_model="numpy")
 def _count_one(acc: np.ndarray, S: np.ndarray, q: int, tp: np.ndarray, human: bool) -> None:
     """Add a row of picks, one per lane (S[q, b]; -inf: no pick), to the thermometer counters: byte i of
-    acc[0, j, b] counts lane b's picks above threshold 8j + i, acc[1] its human picks (here all of the row or none).
-    tp: the sorted thresholds padded with +inf (nothing lies above it) to a multiple of 4; 8 compares per pass make
-    one counter word, so each score is loaded once per 8 thresholds and each word read and written once."""
+    acc[h, j, b] counts lane b's picks above threshold 8j + i that are human matches (h = 1) or not (h = 0); here
+    the whole row is one or the other, so each word is read and written once. tp: the sorted thresholds padded
+    with +inf (nothing lies above it) to a multiple of 4; 8 compares per pass make one counter word, so each score
+    is loaded once per 8 thresholds."""
     B = S.shape[1]
+    h = 1 if human else 0
     n4 = tp.size >> 2
     for j in range((n4 + 1) >> 1):
         o = 8 * j
         t0, t1, t2, t3 = tp[o], tp[o + 1], tp[o + 2], tp[o + 3]
         if o + 4 < tp.size:
             t4, t5, t6, t7 = tp[o + 4], tp[o + 5], tp[o + 6], tp[o + 7]
-            if human:
-                for b in range(B):
-                    w = _word8(S[q, b], t0, t1, t2, t3, t4, t5, t6, t7)
-                    acc[0, j, b] += w
-                    acc[1, j, b] += w
-            else:
-                for b in range(B):
-                    acc[0, j, b] += _word8(S[q, b], t0, t1, t2, t3, t4, t5, t6, t7)
-        elif t3 == np.inf:  # 3 thresholds left (the CLI's 11): a compare saved (nothing lies above +inf)
-            if human:
-                for b in range(B):
-                    w = _word3(S[q, b], t0, t1, t2)
-                    acc[0, j, b] += w
-                    acc[1, j, b] += w
-            else:
-                for b in range(B):
-                    acc[0, j, b] += _word3(S[q, b], t0, t1, t2)
-        elif human:
             for b in range(B):
-                w = _word4(S[q, b], t0, t1, t2, t3)
-                acc[0, j, b] += w
-                acc[1, j, b] += w
+                acc[h, j, b] += _word8(S[q, b], t0, t1, t2, t3, t4, t5, t6, t7)
+        elif t3 == np.inf:  # 3 thresholds left (the CLI's 11): a compare saved (nothing lies above +inf)
+            for b in range(B):
+                acc[h, j, b] += _word3(S[q, b], t0, t1, t2)
         else:
             for b in range(B):
-                acc[0, j, b] += _word4(S[q, b], t0, t1, t2, t3)
+                acc[h, j, b] += _word4(S[q, b], t0, t1, t2, t3)
 
 
 @njit(nogil=True, cache=True, error_model="numpy", inline="always")
@@ -181,18 +166,21 @@ def _count_row(acc: np.ndarray, S: np.ndarray, q: int, tp: np.ndarray, win: np.n
             t4, t5, t6, t7 = tp[o + 4], tp[o + 5], tp[o + 6], tp[o + 7]
             for b in range(B):
                 w = _word8(S[q, b], t0, t1, t2, t3, t4, t5, t6, t7)
-                acc[0, j, b] += w
-                acc[1, j, b] += w & (win[b] >> 63)
+                m = win[b] >> 63
+                acc[0, j, b] += w & ~m
+                acc[1, j, b] += w & m
         elif t3 == np.inf:
             for b in range(B):
                 w = _word3(S[q, b], t0, t1, t2)
-                acc[0, j, b] += w
-                acc[1, j, b] += w & (win[b] >> 63)
+                m = win[b] >> 63
+                acc[0, j, b] += w & ~m
+                acc[1, j, b] += w & m
         else:
             for b in range(B):
                 w = _word4(S[q, b], t0, t1, t2, t3)
-                acc[0, j, b] += w
-                acc[1, j, b] += w & (win[b] >> 63)
+                m = win[b] >> 63
+                acc[0, j, b] += w & ~m
+                acc[1, j, b] += w & m
 
 
 @njit(nogil=True, cache=True, error_model="numpy")
@@ -205,7 +193,7 @@ def _empty(acc: np.ndarray, T: int, hist: np.ndarray, u: int) -> None:
         for t in range(T - 1, -1, -1):
             sh = 8 * (t & 7)
             ah = (acc[1, t >> 3, b] >> sh) & 255
-            an = ((acc[0, t >> 3, b] >> sh) & 255) - ah
+            an = (acc[0, t >> 3, b] >> sh) & 255
             hist[b, 2 * u, t + 1] += an - nxt_n
             hist[b, 2 * u + 1, t + 1] += ah - nxt_h
             nxt_n = an
@@ -370,8 +358,7 @@ def count_bucket(R: int, C: int, n: int, comps_t: np.ndarray, pattern: np.ndarra
                     used_c[c] = True
                     if linear:
                         for t in range(_bin(tm, x)):
-                            acc[0, t >> 3, b] += np.int64(1) << (8 * (t & 7))
-                            acc[1, t >> 3, b] += qh[q] << (8 * (t & 7))
+                            acc[qh[q], t >> 3, b] += np.int64(1) << (8 * (t & 7))
                     else:
                         hist[b, 2 * u + qh[q], _bin(tm, x)] += 1
                     taken += 1
