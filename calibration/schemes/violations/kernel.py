@@ -216,38 +216,105 @@ def _bit(q: int) -> int:
     return np.int64(1) << (q & 63)
 
 
+@njit(nogil=True, cache=True, error_model="numpy", inline="always")
+def _pick(S: np.ndarray, b: int, d: int, m: float, w: int, i: int, wi: int, ki: int) -> tuple[float, int]:
+    """Lane b's running maximum m and its word w after cell i (strict >: the first maximum in cell order stays;
+    a cell whose bit ki is set in d is struck)."""
+    x = S[i, b]
+    g = (x > m) & (d & ki == 0)
+    return (x, wi) if g else (m, w)
+
+
+@njit(nogil=True, cache=True, error_model="numpy", inline="always")
+def _last_pass(S: np.ndarray, nv: int, word: np.ndarray, dead: np.ndarray, first: bool, best: np.ndarray,
+               win: np.ndarray, ql: int) -> int:
+    """_argmax_round's last pass (cells ql .. nv-1, one to four): one lane loop per count, so no cell is visited
+    twice; called with a literal `first`, so the first round's loops test no struck bits."""
+    B = S.shape[1]
+    r = nv - ql
+    i0, i1, i2, i3 = ql, min(ql + 1, nv - 1), min(ql + 2, nv - 1), min(ql + 3, nv - 1)
+    w0, w1, w2, w3 = word[i0], word[i1], word[i2], word[i3]
+    k0, k1, k2, k3 = _bit(i0), _bit(i1), _bit(i2), _bit(i3)
+    picked = np.int64(0)
+    if r == 1:
+        for b in range(B):
+            d = np.int64(0) if first else dead[b]
+            m = -np.inf if ql == 0 else best[0, b]
+            w = np.int64(0) if ql == 0 else win[b]
+            m, w = _pick(S, b, d, m, w, i0, w0, k0)
+            best[0, b] = m
+            win[b] = w
+            dead[b] = d | w
+            picked |= w
+    elif r == 2:
+        for b in range(B):
+            d = np.int64(0) if first else dead[b]
+            m = -np.inf if ql == 0 else best[0, b]
+            w = np.int64(0) if ql == 0 else win[b]
+            m, w = _pick(S, b, d, m, w, i0, w0, k0)
+            m, w = _pick(S, b, d, m, w, i1, w1, k1)
+            best[0, b] = m
+            win[b] = w
+            dead[b] = d | w
+            picked |= w
+    elif r == 3:
+        for b in range(B):
+            d = np.int64(0) if first else dead[b]
+            m = -np.inf if ql == 0 else best[0, b]
+            w = np.int64(0) if ql == 0 else win[b]
+            m, w = _pick(S, b, d, m, w, i0, w0, k0)
+            m, w = _pick(S, b, d, m, w, i1, w1, k1)
+            m, w = _pick(S, b, d, m, w, i2, w2, k2)
+            best[0, b] = m
+            win[b] = w
+            dead[b] = d | w
+            picked |= w
+    else:
+        for b in range(B):
+            d = np.int64(0) if first else dead[b]
+            m = -np.inf if ql == 0 else best[0, b]
+            w = np.int64(0) if ql == 0 else win[b]
+            m, w = _pick(S, b, d, m, w, i0, w0, k0)
+            m, w = _pick(S, b, d, m, w, i1, w1, k1)
+            m, w = _pick(S, b, d, m, w, i2, w2, k2)
+            m, w = _pick(S, b, d, m, w, i3, w3, k3)
+            best[0, b] = m
+            win[b] = w
+            dead[b] = d | w
+            picked |= w
+    return picked
+
+
 @njit(nogil=True, cache=True, error_model="numpy")
 def _argmax_round(S: np.ndarray, nv: int, word: np.ndarray, dead: np.ndarray, first: bool, best: np.ndarray,
-                  win: np.ndarray) -> None:
+                  win: np.ndarray) -> int:
     """One greedy round over the component's nv scored cells: per lane the first maximum (strict >, in cell order,
     as numpy's argmax) among the cells not struck yet (bit q of dead[b] clear; none in the first round) into
-    best[0, b] (-inf: no cell left) and its strike word into win[b] (0: none).
+    best[0, b] (-inf: no cell left), its strike word into win[b] (0: none) and added to dead[b] (the next round's
+    struck cells). Returns the OR of the lanes' words (0: no lane picked; negative: some lane picked a human match).
 
-    Four cells per pass over the lanes, so a lane's running maximum and word stay in registers across them; a last
-    pass short of four cells repeats the last cell, which changes nothing (its score is not above itself)."""
+    Four cells per pass over the lanes, so a lane's running maximum and word stay in registers across them; the
+    last pass takes the one to four cells left and also writes dead and the OR, so a round of up to four cells
+    (most components) is one pass over the lanes."""
     B = S.shape[1]
-    for q in range(0, nv, 4):
-        i0, i1, i2, i3 = q, min(q + 1, nv - 1), min(q + 2, nv - 1), min(q + 3, nv - 1)
+    ql = ((nv - 1) >> 2) << 2  # the last pass's first cell
+    for q in range(0, ql, 4):
+        i0, i1, i2, i3 = q, q + 1, q + 2, q + 3
         w0, w1, w2, w3 = word[i0], word[i1], word[i2], word[i3]
         k0, k1, k2, k3 = _bit(i0), _bit(i1), _bit(i2), _bit(i3)
         for b in range(B):
             d = np.int64(0) if first else dead[b]
             m = -np.inf if q == 0 else best[0, b]
             w = np.int64(0) if q == 0 else win[b]
-            x = S[i0, b]
-            g = (x > m) & (d & k0 == 0)
-            m, w = (x, w0) if g else (m, w)
-            x = S[i1, b]
-            g = (x > m) & (d & k1 == 0)
-            m, w = (x, w1) if g else (m, w)
-            x = S[i2, b]
-            g = (x > m) & (d & k2 == 0)
-            m, w = (x, w2) if g else (m, w)
-            x = S[i3, b]
-            g = (x > m) & (d & k3 == 0)
-            m, w = (x, w3) if g else (m, w)
+            m, w = _pick(S, b, d, m, w, i0, w0, k0)
+            m, w = _pick(S, b, d, m, w, i1, w1, k1)
+            m, w = _pick(S, b, d, m, w, i2, w2, k2)
+            m, w = _pick(S, b, d, m, w, i3, w3, k3)
             best[0, b] = m
             win[b] = w
+    if first:
+        return _last_pass(S, nv, word, dead, True, best, win, ql)
+    return _last_pass(S, nv, word, dead, False, best, win, ql)
 
 
 @njit(nogil=True, cache=True, error_model="numpy")
@@ -382,10 +449,7 @@ def count_bucket(R: int, C: int, n: int, comps_t: np.ndarray, pattern: np.ndarra
                 _count_one(acc, best, 0, tp, False)
                 rows += 1
                 break
-            _argmax_round(S, nv, word, dead, step == 0, best, win)
-            picked = np.int64(0)
-            for b in range(B):
-                picked |= win[b]
+            picked = _argmax_round(S, nv, word, dead, step == 0, best, win)
             if picked == 0:
                 break
             if linear:
@@ -396,8 +460,5 @@ def count_bucket(R: int, C: int, n: int, comps_t: np.ndarray, pattern: np.ndarra
                 rows += 1
             else:
                 _bin_row(hist, tm, best, 0, win, u)
-            if step + 1 < steps:
-                for b in range(B):
-                    dead[b] = (dead[b] if step else 0) | win[b]
     if linear and cur >= 0:
         _empty(acc, T, hist, cur)
