@@ -109,6 +109,32 @@ def score_row(out: np.ndarray, q: int, Wt: np.ndarray, total: np.ndarray, den: n
 
 
 @njit(nogil=True, cache=True, error_model="numpy")
+def score_rows2(out: np.ndarray, q: int, Wt: np.ndarray, total: np.ndarray, den: np.ndarray, p: int, c0: float,
+                c1: float, c2: float, c3: float, c4: float, p_: int, e0: float, e1: float, e2: float, e3: float,
+                e4: float) -> None:
+    """score_row for two pairs into out[q] and out[q + 1] in one pass over the lanes (same operations, same
+    order): the weights and totals are loaded once for both."""
+    for b in range(out.shape[1]):
+        w0, w1, w2, w3, w4, tot = Wt[0, b], Wt[1, b], Wt[2, b], Wt[3, b], Wt[4, b], total[b]
+        num = w0 * c0
+        num += w1 * c1
+        num += w2 * c2
+        num += w3 * c3
+        num += w4 * c4
+        d = den[p, b]
+        v = (num * tot) / d
+        out[q, b] = v if d > 0 else NO_SCORE
+        num = w0 * e0
+        num += w1 * e1
+        num += w2 * e2
+        num += w3 * e3
+        num += w4 * e4
+        d = den[p_, b]
+        v = (num * tot) / d
+        out[q + 1, b] = v if d > 0 else NO_SCORE
+
+
+@njit(nogil=True, cache=True, error_model="numpy")
 def _count_one(acc: np.ndarray, S: np.ndarray, q: int, tp: np.ndarray, human: bool) -> None:
     """Add a row of picks, one per lane (S[q, b]; -inf: no pick), to the thermometer counters: byte i of
     acc[h, j, b] counts lane b's picks above threshold 8j + i that are human matches (h = 1) or not (h = 0); here
@@ -363,6 +389,7 @@ def count_bucket(R: int, C: int, n: int, comps_t: np.ndarray, pattern: np.ndarra
     qr = np.empty(rc, dtype=np.int64)
     qc = np.empty(rc, dtype=np.int64)
     qh = np.empty(rc, dtype=np.int64)  # 1 where the cell is a human match
+    qs = np.empty(rc, dtype=np.int64)  # the cell's index in the bucket's arrays
     word = np.empty(rc, dtype=np.int64)  # the cells sharing its row or column (itself too), HUMAN_BIT if human
     rmask = np.zeros(R, dtype=np.int64)
     cmask = np.zeros(C, dtype=np.int64)
@@ -388,11 +415,21 @@ def count_bucket(R: int, C: int, n: int, comps_t: np.ndarray, pattern: np.ndarra
                 qr[nv] = jr[j]
                 qc[nv] = jc[j]
                 qh[nv] = uh[src] & 1
-                score_row(S, nv, Wt, total, den, pattern[src], comps_t[0, src], comps_t[1, src], comps_t[2, src],
-                          comps_t[3, src], comps_t[4, src])
+                qs[nv] = src
                 nv += 1
         if nv == 0:
             continue
+        q = 0
+        while q + 2 <= nv:  # two cells per pass over the lanes: the weights loaded once for both
+            a, z = qs[q], qs[q + 1]
+            score_rows2(S, q, Wt, total, den, pattern[a], comps_t[0, a], comps_t[1, a], comps_t[2, a],
+                        comps_t[3, a], comps_t[4, a], pattern[z], comps_t[0, z], comps_t[1, z], comps_t[2, z],
+                        comps_t[3, z], comps_t[4, z])
+            q += 2
+        if q < nv:
+            a = qs[q]
+            score_row(S, q, Wt, total, den, pattern[a], comps_t[0, a], comps_t[1, a], comps_t[2, a],
+                      comps_t[3, a], comps_t[4, a])
         if linear and (u != cur or rows + steps > ROWS_MAX):
             if cur >= 0:
                 _empty(acc, T, hist, cur)
