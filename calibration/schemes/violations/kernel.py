@@ -14,23 +14,39 @@ Why weight vectors as lanes (issue #28): a component's cells, row and column are
 lane, so empty cells cost nothing (they are skipped, not padded and scored), the present weights' sum is one
 contiguous row of a (32 patterns x B) table, and no cell is gathered or scattered.
 
+Scoring: a component's cells two per pass over the lanes (score_rows2), so each lane's weights and total are
+loaded once for both; on this machine's vector units (AVX-512, 8 lanes per instruction) a row costs about the
+scores-only limit, bound by its division.
+
 Greedy rounds (issue #28 item 3): each valid cell q carries a strike word, the bitmask of the cells sharing its row
 or column (itself included; up to SORT_ABOVE = 63 cells, the sign bit flags a human match). A round scans the cells
 four at a time per pass over the lanes (running maximum and word in registers) and keeps per lane the winner's word;
 the next round skips the cells whose bit is set in the lanes' OR of past winners (`dead`), so no strike pass
-rewrites the scores. A component without human matches takes its last round as a plain maximum.
+rewrites the scores. The last pass takes exactly the one to four cells left (none visited twice), adds the winners
+to `dead` and returns their OR, so a round of a component of up to four cells (most of them) is one pass over the
+lanes; the first round's loops test no struck bits. A component without human matches takes its last round as a
+plain maximum.
 
 Counting: a pick counts for threshold t iff t < score. Each row of picks is compared with 8 thresholds per pass and
 the 8 results (or a last 3 or 4) packed into one int64 "thermometer" word per lane (byte i: 1 iff t_i < score),
-added to (2, words, B) counters: non-human picks and human picks (a row whose picks are all one or the other, as
-a 1 x 1 component's, reads and writes one set of words; a mixed row splits each word by the winners' sign bits). Components arrive sorted by unit (grid.structure), so the counters are emptied into the
-(B, unit x human, bins) histogram once per unit or every ROWS_MAX rows, before a byte could overflow. Beyond
-LINEAR_MAX thresholds each pick is binned by bisection instead. What bounds it: vector instruction throughput.
-Counting a row of picks takes one vector compare and one combine per threshold (the CLI's 11 thresholds: 22
-instructions per vector of lanes, plus the counter words), measured at 1.6x the cost of scoring the row (5
-multiplies, 4 adds, a multiply, a division, a select); fewer compares would need a per-lane table lookup (a gather
-or a variable permute), which numba's compiler does not emit for these loops. So the kernel stays about 3.7-4x the
-scores-only limit (benchmarks/bench_calibration.py), not 3x.
+added to (2, words, B) counters of non-human and human picks: a row whose picks are all one or the other (a 1 x 1
+component's) reads and writes one set of words, a mixed row splits each word by the winners' sign bits. Components
+arrive sorted by unit (grid.structure), so the counters are emptied into the (B, unit x human, bins) histogram once
+per unit or every ROWS_MAX rows, before a byte could overflow. Beyond LINEAR_MAX thresholds each pick is binned by
+bisection instead.
+
+What bounds it: vector instruction throughput. Counting a row of picks takes one compare (into a mask register)
+and one masked OR per threshold: the CLI's 11 thresholds, 22 instructions per 8 lanes plus the counter words,
+about 0.6 ns per lane here, 1.5x scoring the row (5 multiplies, 4 adds, a multiply, a division, a select). Tried for
+issue #28 item 3 and measured no faster (microbenchmarks, CPU time, same minute): a lane's bin from arithmetic
+(ceil(score * 10), clamped) with an exact fix-up against the thresholds on either side -- they cannot be
+recomputed by a multiply (no float c gives k * c == k / 10 for k = 0..10; 3, 6 and 7 differ), dividing is slower
+(0.78 vs 0.61 ns per lane), looking them up compiles to a gather (2.9 ns), and turning the bin into thermometer
+words by variable shifts costs as many instructions as the compares save; compares on ordered integer keys, the
+11 thresholds in one word of 5-bit fields, four rows counted per pass with the counters in registers, and
+scoring and counting a 1 x 1 component in one loop (1.4-2.0 vs 1.1 ns: the compares wait on the division) were
+no faster or slower. So the kernel stays about 3.4-3.7x the scores-only limit (benchmarks/bench_calibration.py),
+not 3x.
 
 Why numba: the work is (passing pairs x weight vectors), 10^9 small steps on the default `--components ha` grid,
 and the greedy pass has a data-dependent loop that numpy can only express as repeated full-array passes. numba
