@@ -40,13 +40,13 @@ and one masked OR per threshold: the CLI's 11 thresholds, 22 instructions per 8 
 about 0.6 ns per lane here, 1.5x scoring the row (5 multiplies, 4 adds, a multiply, a division, a select). Tried for
 issue #28 item 3 and measured no faster (microbenchmarks, CPU time, same minute): a lane's bin from arithmetic
 (ceil(score * 10), clamped) with an exact fix-up against the thresholds on either side -- they cannot be
-recomputed by a multiply (no float c gives k * c == k / 10 for k = 0..10; 3, 6 and 7 differ), dividing is slower
+recomputed by a multiply (k * c == k / 10 at k = 1 forces c = 0.1, and 3, 6, 7 * 0.1 differ), dividing is slower
 (0.78 vs 0.61 ns per lane), looking them up compiles to a gather (2.9 ns), and turning the bin into thermometer
 words by variable shifts costs as many instructions as the compares save; compares on ordered integer keys, the
 11 thresholds in one word of 5-bit fields, four rows counted per pass with the counters in registers, and
 scoring and counting a 1 x 1 component in one loop (1.4-2.0 vs 1.1 ns: the compares wait on the division) were
-no faster or slower. So the kernel stays about 3.4-3.7x the scores-only limit (benchmarks/bench_calibration.py),
-not 3x.
+no faster or slower. So the kernel stays about 3.4-3.5x the scores-only limit (benchmarks/bench_calibration.py;
+3.7x before the changes above), not 3x.
 
 Why numba: the work is (passing pairs x weight vectors), 10^9 small steps on the default `--components ha` grid,
 and the greedy pass has a data-dependent loop that numpy can only express as repeated full-array passes. numba
