@@ -106,48 +106,41 @@ def den_table(W: np.ndarray) -> np.ndarray:
     return den
 
 
+@njit(nogil=True, cache=True, error_model="numpy", inline="always")
+def _lane_score(w0: float, w1: float, w2: float, w3: float, w4: float, tot: float, d: float, c0: float, c1: float,
+                c2: float, c3: float, c4: float) -> float:
+    """One pair's score under one weight row (weights w, total tot, present weights' sum d): the numpy path's
+    operations in its order (COMPONENTS order, then * total / den); NO_SCORE where d is not positive."""
+    num = w0 * c0
+    num += w1 * c1
+    num += w2 * c2
+    num += w3 * c3
+    num += w4 * c4
+    v = (num * tot) / d
+    return v if d > 0 else NO_SCORE
+
+
 @njit(nogil=True, cache=True, error_model="numpy")
 def score_row(out: np.ndarray, q: int, Wt: np.ndarray, total: np.ndarray, den: np.ndarray, p: int, c0: float,
               c1: float, c2: float, c3: float, c4: float) -> None:
     """One pair's score under every weight row into out[q] (Wt is W transposed, den the den_table, p the pair's
-    presence pattern): the numpy path's operations in its order (COMPONENTS order, then * total / den); NO_SCORE
-    where den is not positive. Rows are indexed here, not sliced: a slice is a new array whose reference count
-    numba raises and drops (two atomic operations each), which cost as much as scoring a row did."""
+    presence pattern). Rows are indexed here, not sliced: a slice is a new array whose reference count numba raises
+    and drops (two atomic operations each), which cost as much as scoring a row did."""
     for b in range(out.shape[1]):
-        num = Wt[0, b] * c0
-        num += Wt[1, b] * c1
-        num += Wt[2, b] * c2
-        num += Wt[3, b] * c3
-        num += Wt[4, b] * c4
-        d = den[p, b]
-        v = (num * total[b]) / d
-        out[q, b] = v if d > 0 else NO_SCORE
+        out[q, b] = _lane_score(Wt[0, b], Wt[1, b], Wt[2, b], Wt[3, b], Wt[4, b], total[b], den[p, b], c0, c1, c2,
+                                c3, c4)
 
 
 @njit(nogil=True, cache=True, error_model="numpy")
 def score_rows2(out: np.ndarray, q: int, Wt: np.ndarray, total: np.ndarray, den: np.ndarray, p: int, c0: float,
                 c1: float, c2: float, c3: float, c4: float, p_: int, e0: float, e1: float, e2: float, e3: float,
                 e4: float) -> None:
-    """score_row for two pairs into out[q] and out[q + 1] in one pass over the lanes (same operations, same
-    order): the weights and totals are loaded once for both."""
+    """score_row for two pairs (patterns p and p_) into out[q] and out[q + 1] in one pass over the lanes: the
+    weights and totals are loaded once for both."""
     for b in range(out.shape[1]):
         w0, w1, w2, w3, w4, tot = Wt[0, b], Wt[1, b], Wt[2, b], Wt[3, b], Wt[4, b], total[b]
-        num = w0 * c0
-        num += w1 * c1
-        num += w2 * c2
-        num += w3 * c3
-        num += w4 * c4
-        d = den[p, b]
-        v = (num * tot) / d
-        out[q, b] = v if d > 0 else NO_SCORE
-        num = w0 * e0
-        num += w1 * e1
-        num += w2 * e2
-        num += w3 * e3
-        num += w4 * e4
-        d = den[p_, b]
-        v = (num * tot) / d
-        out[q + 1, b] = v if d > 0 else NO_SCORE
+        out[q, b] = _lane_score(w0, w1, w2, w3, w4, tot, den[p, b], c0, c1, c2, c3, c4)
+        out[q + 1, b] = _lane_score(w0, w1, w2, w3, w4, tot, den[p_, b], e0, e1, e2, e3, e4)
 
 
 @njit(nogil=True, cache=True, error_model="numpy")
