@@ -223,3 +223,23 @@ def test_long_thin_components_agree() -> None:
             assert any(bk.R * bk.C > kernel.SORT_ABOVE for bk in st_.buckets)
             np.testing.assert_array_equal(grid.count_batch(st_, W, tm, data.n_units, fused=True),
                                           grid.count_batch(st_, W, tm, data.n_units, fused=False))
+
+
+def test_every_cell_count_and_scores_on_the_cli_thresholds() -> None:
+    """Components of 1 to 12 valid cells (a greedy round's last pass takes one to four cells, after zero to two
+    full passes; cells are scored two per pass, an odd count leaves one) with the CLI's 11 match thresholds
+    (i / 10) and one-hot weight rows of 1.0, so many scores equal a threshold exactly (a pick on a threshold is not
+    above it); human matches mixed in. The kernel counts what the numpy passes count."""
+    tm = np.array([i / 10 for i in range(11)])
+    on_threshold = 0
+    for n_gt, n_pred in [(1, 1), (1, 2), (1, 3), (2, 2), (1, 5), (2, 3), (1, 7), (2, 4), (3, 3), (2, 5), (1, 11),
+                         (3, 4)]:
+        for seed in range(2):
+            data, W, _ = _one_unit_case(n_gt, n_pred, 5, 0.4, seed, 11)
+            W = np.vstack([np.eye(len(COMPONENTS)), W])  # one-hot rows: score = the component's value
+            st_ = grid.structure(data, -np.inf, -np.inf)
+            assert any(bk.R * bk.C == n_gt * n_pred for bk in st_.buckets)
+            on_threshold += int(np.isin(data.comps, tm).sum())
+            np.testing.assert_array_equal(grid.count_batch(st_, W, tm, data.n_units, fused=True),
+                                          grid.count_batch(st_, W, tm, data.n_units, fused=False))
+    assert on_threshold > 100  # scores exactly on a threshold really occur

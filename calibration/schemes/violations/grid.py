@@ -47,6 +47,9 @@ OVERLAP, RULE = COMPONENTS.index("overlap"), COMPONENTS.index("rule")  # the com
 PATTERN_BITS = 1 << np.arange(NC)
 BATCH_BYTES = 48 << 20  # size of one batch's score array (numpy path); keeps temporaries inside a few hundred MB
 FUSED_BATCH = 256  # weight vectors per fused-kernel call: its vector lanes (longer rows: less overhead per row)
+LANES = 8  # the fused kernel's lanes padded to a multiple of this (8 doubles: an AVX-512 vector, two AVX2 ones): a
+# batch of 251 weight vectors (1,001 split in 4) costs ~9% more per weight vector than one of 256, its loops ending
+# in scalar iterations
 HIST_BYTES = 32 << 20  # cap of one fused call's (weights, units x 2, thresholds) counts when there are many units
 NO_SCORE = -np.finfo(np.float64).max
 FUSED_MIN_WORK = 1 << 20  # pair-weights of one gate pair below which the numpy passes run (~0.03-0.05 s of them)
@@ -253,12 +256,15 @@ def count_batch(st: Structure, W: np.ndarray, thresholds: np.ndarray, n_units: i
     if fused_available() if fused is None else fused:
         from calibration.schemes.violations import kernel
 
-        W = np.ascontiguousarray(W, dtype=np.float64)
+        W = np.asarray(W, dtype=np.float64)
+        pad = -B % LANES  # lanes padded with copies of the first weight row, whose counts are dropped
+        W = np.ascontiguousarray(np.concatenate([W, np.repeat(W[:1], pad, axis=0)]) if pad else W)
         tm = np.ascontiguousarray(thresholds, dtype=np.float64)
         total, _ = weight_sums(W)
-        h = np.zeros((B, U2, T + 1), dtype=np.int64)
+        h = np.zeros((B + pad, U2, T + 1), dtype=np.int64)
         for bk in st.buckets:
             kernel.count_bucket(bk.R, bk.C, bk.n, bk.comps_t, bk.pattern, bk.valid, bk.uh, W, total, tm, h)
+        h = h[:B]
     else:
         hist = np.zeros(B * U2 * (T + 1), dtype=np.int64)
         b_idx = np.arange(B)[:, None] * U2

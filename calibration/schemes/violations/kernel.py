@@ -14,23 +14,39 @@ Why weight vectors as lanes (issue #28): a component's cells, row and column are
 lane, so empty cells cost nothing (they are skipped, not padded and scored), the present weights' sum is one
 contiguous row of a (32 patterns x B) table, and no cell is gathered or scattered.
 
+Scoring: a component's cells two per pass over the lanes (score_rows2), so each lane's weights and total are
+loaded once for both; on this machine's vector units (AVX-512, 8 lanes per instruction) a row costs about the
+scores-only limit, bound by its division.
+
 Greedy rounds (issue #28 item 3): each valid cell q carries a strike word, the bitmask of the cells sharing its row
 or column (itself included; up to SORT_ABOVE = 63 cells, the sign bit flags a human match). A round scans the cells
 four at a time per pass over the lanes (running maximum and word in registers) and keeps per lane the winner's word;
 the next round skips the cells whose bit is set in the lanes' OR of past winners (`dead`), so no strike pass
-rewrites the scores. A component without human matches takes its last round as a plain maximum.
+rewrites the scores. The last pass takes exactly the one to four cells left (none visited twice), adds the winners
+to `dead` and returns their OR, so a round of a component of up to four cells (most of them) is one pass over the
+lanes; the first round's loops test no struck bits. A component without human matches takes its last round as a
+plain maximum.
 
 Counting: a pick counts for threshold t iff t < score. Each row of picks is compared with 8 thresholds per pass and
 the 8 results (or a last 3 or 4) packed into one int64 "thermometer" word per lane (byte i: 1 iff t_i < score),
-added to (2, words, B) counters: all picks, and human picks (the word masked by the winner's sign bit; skipped for
-rows with no human winner). Components arrive sorted by unit (grid.structure), so the counters are emptied into the
-(B, unit x human, bins) histogram once per unit or every ROWS_MAX rows, before a byte could overflow. Beyond
-LINEAR_MAX thresholds each pick is binned by bisection instead. What bounds it: vector instruction throughput.
-Counting a row of picks takes one vector compare and one combine per threshold (the CLI's 11 thresholds: 22
-instructions per vector of lanes, plus the counter words), measured at 1.6x the cost of scoring the row (5
-multiplies, 4 adds, a multiply, a division, a select); fewer compares would need a per-lane table lookup (a gather
-or a variable permute), which numba's compiler does not emit for these loops. So the kernel stays about 3.7-4x the
-scores-only limit (benchmarks/bench_calibration.py), not 3x.
+added to (2, words, B) counters of non-human and human picks: a row whose picks are all one or the other (a 1 x 1
+component's) reads and writes one set of words, a mixed row splits each word by the winners' sign bits. Components
+arrive sorted by unit (grid.structure), so the counters are emptied into the (B, unit x human, bins) histogram once
+per unit or every ROWS_MAX rows, before a byte could overflow. Beyond LINEAR_MAX thresholds each pick is binned by
+bisection instead.
+
+What bounds it: vector instruction throughput. Counting a row of picks takes one compare (into a mask register)
+and one masked OR per threshold: the CLI's 11 thresholds, 22 instructions per 8 lanes plus the counter words,
+about 0.6 ns per lane here, 1.5x scoring the row (5 multiplies, 4 adds, a multiply, a division, a select). Tried for
+issue #28 item 3 and measured no faster (microbenchmarks, CPU time, same minute): a lane's bin from arithmetic
+(ceil(score * 10), clamped) with an exact fix-up against the thresholds on either side -- they cannot be
+recomputed by a multiply (k * c == k / 10 at k = 1 forces c = 0.1, and 3, 6, 7 * 0.1 differ), dividing is slower
+(0.78 vs 0.61 ns per lane), looking them up compiles to a gather (2.9 ns), and turning the bin into thermometer
+words by variable shifts costs as many instructions as the compares save; compares on ordered integer keys, the
+11 thresholds in one word of 5-bit fields, four rows counted per pass with the counters in registers, and
+scoring and counting a 1 x 1 component in one loop (1.4-2.0 vs 1.1 ns: the compares wait on the division) were
+no faster or slower. So the kernel stays about 3.4-3.5x the scores-only limit (benchmarks/bench_calibration.py;
+3.7x before the changes above), not 3x.
 
 Why numba: the work is (passing pairs x weight vectors), 10^9 small steps on the default `--components ha` grid,
 and the greedy pass has a data-dependent loop that numpy can only express as repeated full-array passes. numba
@@ -90,62 +106,66 @@ def den_table(W: np.ndarray) -> np.ndarray:
     return den
 
 
+@njit(nogil=True, cache=True, error_model="numpy", inline="always")
+def _lane_score(w0: float, w1: float, w2: float, w3: float, w4: float, tot: float, d: float, c0: float, c1: float,
+                c2: float, c3: float, c4: float) -> float:
+    """One pair's score under one weight row (weights w, total tot, present weights' sum d): the numpy path's
+    operations in its order (COMPONENTS order, then * total / den); NO_SCORE where d is not positive."""
+    num = w0 * c0
+    num += w1 * c1
+    num += w2 * c2
+    num += w3 * c3
+    num += w4 * c4
+    v = (num * tot) / d
+    return v if d > 0 else NO_SCORE
+
+
 @njit(nogil=True, cache=True, error_model="numpy")
 def score_row(out: np.ndarray, q: int, Wt: np.ndarray, total: np.ndarray, den: np.ndarray, p: int, c0: float,
               c1: float, c2: float, c3: float, c4: float) -> None:
     """One pair's score under every weight row into out[q] (Wt is W transposed, den the den_table, p the pair's
-    presence pattern): the numpy path's operations in its order (COMPONENTS order, then * total / den); NO_SCORE
-    where den is not positive. Rows are indexed here, not sliced: a slice is a new array whose reference count
-    numba raises and drops (two atomic operations each), which cost as much as scoring a row did."""
+    presence pattern). Rows are indexed here, not sliced: a slice is a new array whose reference count numba raises
+    and drops (two atomic operations each), which cost as much as scoring a row did."""
     for b in range(out.shape[1]):
-        num = Wt[0, b] * c0
-        num += Wt[1, b] * c1
-        num += Wt[2, b] * c2
-        num += Wt[3, b] * c3
-        num += Wt[4, b] * c4
-        d = den[p, b]
-        v = (num * total[b]) / d
-        out[q, b] = v if d > 0 else NO_SCORE
+        out[q, b] = _lane_score(Wt[0, b], Wt[1, b], Wt[2, b], Wt[3, b], Wt[4, b], total[b], den[p, b], c0, c1, c2,
+                                c3, c4)
+
+
+@njit(nogil=True, cache=True, error_model="numpy")
+def score_rows2(out: np.ndarray, q: int, Wt: np.ndarray, total: np.ndarray, den: np.ndarray, p: int, c0: float,
+                c1: float, c2: float, c3: float, c4: float, p_: int, e0: float, e1: float, e2: float, e3: float,
+                e4: float) -> None:
+    """score_row for two pairs (patterns p and p_) into out[q] and out[q + 1] in one pass over the lanes: the
+    weights and totals are loaded once for both."""
+    for b in range(out.shape[1]):
+        w0, w1, w2, w3, w4, tot = Wt[0, b], Wt[1, b], Wt[2, b], Wt[3, b], Wt[4, b], total[b]
+        out[q, b] = _lane_score(w0, w1, w2, w3, w4, tot, den[p, b], c0, c1, c2, c3, c4)
+        out[q + 1, b] = _lane_score(w0, w1, w2, w3, w4, tot, den[p_, b], e0, e1, e2, e3, e4)
 
 
 @njit(nogil=True, cache=True, error_model="numpy")
 def _count_one(acc: np.ndarray, S: np.ndarray, q: int, tp: np.ndarray, human: bool) -> None:
     """Add a row of picks, one per lane (S[q, b]; -inf: no pick), to the thermometer counters: byte i of
-    acc[0, j, b] counts lane b's picks above threshold 8j + i, acc[1] its human picks (here all of the row or none).
-    tp: the sorted thresholds padded with +inf (nothing lies above it) to a multiple of 4; 8 compares per pass make
-    one counter word, so each score is loaded once per 8 thresholds and each word read and written once."""
+    acc[h, j, b] counts lane b's picks above threshold 8j + i that are human matches (h = 1) or not (h = 0); here
+    the whole row is one or the other, so each word is read and written once. tp: the sorted thresholds padded
+    with +inf (nothing lies above it) to a multiple of 4; 8 compares per pass make one counter word, so each score
+    is loaded once per 8 thresholds."""
     B = S.shape[1]
+    h = 1 if human else 0
     n4 = tp.size >> 2
     for j in range((n4 + 1) >> 1):
         o = 8 * j
         t0, t1, t2, t3 = tp[o], tp[o + 1], tp[o + 2], tp[o + 3]
         if o + 4 < tp.size:
             t4, t5, t6, t7 = tp[o + 4], tp[o + 5], tp[o + 6], tp[o + 7]
-            if human:
-                for b in range(B):
-                    w = _word8(S[q, b], t0, t1, t2, t3, t4, t5, t6, t7)
-                    acc[0, j, b] += w
-                    acc[1, j, b] += w
-            else:
-                for b in range(B):
-                    acc[0, j, b] += _word8(S[q, b], t0, t1, t2, t3, t4, t5, t6, t7)
-        elif t3 == np.inf:  # 3 thresholds left (the CLI's 11): a compare saved (nothing lies above +inf)
-            if human:
-                for b in range(B):
-                    w = _word3(S[q, b], t0, t1, t2)
-                    acc[0, j, b] += w
-                    acc[1, j, b] += w
-            else:
-                for b in range(B):
-                    acc[0, j, b] += _word3(S[q, b], t0, t1, t2)
-        elif human:
             for b in range(B):
-                w = _word4(S[q, b], t0, t1, t2, t3)
-                acc[0, j, b] += w
-                acc[1, j, b] += w
+                acc[h, j, b] += _word8(S[q, b], t0, t1, t2, t3, t4, t5, t6, t7)
+        elif t3 == np.inf:  # 3 thresholds left (the CLI's 11): a compare saved (nothing lies above +inf)
+            for b in range(B):
+                acc[h, j, b] += _word3(S[q, b], t0, t1, t2)
         else:
             for b in range(B):
-                acc[0, j, b] += _word4(S[q, b], t0, t1, t2, t3)
+                acc[h, j, b] += _word4(S[q, b], t0, t1, t2, t3)
 
 
 @njit(nogil=True, cache=True, error_model="numpy", inline="always")
@@ -181,18 +201,21 @@ def _count_row(acc: np.ndarray, S: np.ndarray, q: int, tp: np.ndarray, win: np.n
             t4, t5, t6, t7 = tp[o + 4], tp[o + 5], tp[o + 6], tp[o + 7]
             for b in range(B):
                 w = _word8(S[q, b], t0, t1, t2, t3, t4, t5, t6, t7)
-                acc[0, j, b] += w
-                acc[1, j, b] += w & (win[b] >> 63)
+                m = win[b] >> 63
+                acc[0, j, b] += w & ~m
+                acc[1, j, b] += w & m
         elif t3 == np.inf:
             for b in range(B):
                 w = _word3(S[q, b], t0, t1, t2)
-                acc[0, j, b] += w
-                acc[1, j, b] += w & (win[b] >> 63)
+                m = win[b] >> 63
+                acc[0, j, b] += w & ~m
+                acc[1, j, b] += w & m
         else:
             for b in range(B):
                 w = _word4(S[q, b], t0, t1, t2, t3)
-                acc[0, j, b] += w
-                acc[1, j, b] += w & (win[b] >> 63)
+                m = win[b] >> 63
+                acc[0, j, b] += w & ~m
+                acc[1, j, b] += w & m
 
 
 @njit(nogil=True, cache=True, error_model="numpy")
@@ -205,7 +228,7 @@ def _empty(acc: np.ndarray, T: int, hist: np.ndarray, u: int) -> None:
         for t in range(T - 1, -1, -1):
             sh = 8 * (t & 7)
             ah = (acc[1, t >> 3, b] >> sh) & 255
-            an = ((acc[0, t >> 3, b] >> sh) & 255) - ah
+            an = (acc[0, t >> 3, b] >> sh) & 255
             hist[b, 2 * u, t + 1] += an - nxt_n
             hist[b, 2 * u + 1, t + 1] += ah - nxt_h
             nxt_n = an
@@ -228,38 +251,105 @@ def _bit(q: int) -> int:
     return np.int64(1) << (q & 63)
 
 
+@njit(nogil=True, cache=True, error_model="numpy", inline="always")
+def _pick(S: np.ndarray, b: int, d: int, m: float, w: int, i: int, wi: int, ki: int) -> tuple[float, int]:
+    """Lane b's running maximum m and its word w after cell i (strict >: the first maximum in cell order stays;
+    a cell whose bit ki is set in d is struck)."""
+    x = S[i, b]
+    g = (x > m) & (d & ki == 0)
+    return (x, wi) if g else (m, w)
+
+
+@njit(nogil=True, cache=True, error_model="numpy", inline="always")
+def _last_pass(S: np.ndarray, nv: int, word: np.ndarray, dead: np.ndarray, first: bool, best: np.ndarray,
+               win: np.ndarray, ql: int) -> int:
+    """_argmax_round's last pass (cells ql .. nv-1, one to four): one lane loop per count, so no cell is visited
+    twice; called with a literal `first`, so the first round's loops test no struck bits."""
+    B = S.shape[1]
+    r = nv - ql
+    i0, i1, i2, i3 = ql, min(ql + 1, nv - 1), min(ql + 2, nv - 1), min(ql + 3, nv - 1)
+    w0, w1, w2, w3 = word[i0], word[i1], word[i2], word[i3]
+    k0, k1, k2, k3 = _bit(i0), _bit(i1), _bit(i2), _bit(i3)
+    picked = np.int64(0)
+    if r == 1:
+        for b in range(B):
+            d = np.int64(0) if first else dead[b]
+            m = -np.inf if ql == 0 else best[0, b]
+            w = np.int64(0) if ql == 0 else win[b]
+            m, w = _pick(S, b, d, m, w, i0, w0, k0)
+            best[0, b] = m
+            win[b] = w
+            dead[b] = d | w
+            picked |= w
+    elif r == 2:
+        for b in range(B):
+            d = np.int64(0) if first else dead[b]
+            m = -np.inf if ql == 0 else best[0, b]
+            w = np.int64(0) if ql == 0 else win[b]
+            m, w = _pick(S, b, d, m, w, i0, w0, k0)
+            m, w = _pick(S, b, d, m, w, i1, w1, k1)
+            best[0, b] = m
+            win[b] = w
+            dead[b] = d | w
+            picked |= w
+    elif r == 3:
+        for b in range(B):
+            d = np.int64(0) if first else dead[b]
+            m = -np.inf if ql == 0 else best[0, b]
+            w = np.int64(0) if ql == 0 else win[b]
+            m, w = _pick(S, b, d, m, w, i0, w0, k0)
+            m, w = _pick(S, b, d, m, w, i1, w1, k1)
+            m, w = _pick(S, b, d, m, w, i2, w2, k2)
+            best[0, b] = m
+            win[b] = w
+            dead[b] = d | w
+            picked |= w
+    else:
+        for b in range(B):
+            d = np.int64(0) if first else dead[b]
+            m = -np.inf if ql == 0 else best[0, b]
+            w = np.int64(0) if ql == 0 else win[b]
+            m, w = _pick(S, b, d, m, w, i0, w0, k0)
+            m, w = _pick(S, b, d, m, w, i1, w1, k1)
+            m, w = _pick(S, b, d, m, w, i2, w2, k2)
+            m, w = _pick(S, b, d, m, w, i3, w3, k3)
+            best[0, b] = m
+            win[b] = w
+            dead[b] = d | w
+            picked |= w
+    return picked
+
+
 @njit(nogil=True, cache=True, error_model="numpy")
 def _argmax_round(S: np.ndarray, nv: int, word: np.ndarray, dead: np.ndarray, first: bool, best: np.ndarray,
-                  win: np.ndarray) -> None:
+                  win: np.ndarray) -> int:
     """One greedy round over the component's nv scored cells: per lane the first maximum (strict >, in cell order,
     as numpy's argmax) among the cells not struck yet (bit q of dead[b] clear; none in the first round) into
-    best[0, b] (-inf: no cell left) and its strike word into win[b] (0: none).
+    best[0, b] (-inf: no cell left), its strike word into win[b] (0: none) and added to dead[b] (the next round's
+    struck cells). Returns the OR of the lanes' words (0: no lane picked; negative: some lane picked a human match).
 
-    Four cells per pass over the lanes, so a lane's running maximum and word stay in registers across them; a last
-    pass short of four cells repeats the last cell, which changes nothing (its score is not above itself)."""
+    Four cells per pass over the lanes, so a lane's running maximum and word stay in registers across them; the
+    last pass takes the one to four cells left and also writes dead and the OR, so a round of up to four cells
+    (most components) is one pass over the lanes."""
     B = S.shape[1]
-    for q in range(0, nv, 4):
-        i0, i1, i2, i3 = q, min(q + 1, nv - 1), min(q + 2, nv - 1), min(q + 3, nv - 1)
+    ql = ((nv - 1) >> 2) << 2  # the last pass's first cell
+    for q in range(0, ql, 4):
+        i0, i1, i2, i3 = q, q + 1, q + 2, q + 3
         w0, w1, w2, w3 = word[i0], word[i1], word[i2], word[i3]
         k0, k1, k2, k3 = _bit(i0), _bit(i1), _bit(i2), _bit(i3)
         for b in range(B):
             d = np.int64(0) if first else dead[b]
             m = -np.inf if q == 0 else best[0, b]
             w = np.int64(0) if q == 0 else win[b]
-            x = S[i0, b]
-            g = (x > m) & (d & k0 == 0)
-            m, w = (x, w0) if g else (m, w)
-            x = S[i1, b]
-            g = (x > m) & (d & k1 == 0)
-            m, w = (x, w1) if g else (m, w)
-            x = S[i2, b]
-            g = (x > m) & (d & k2 == 0)
-            m, w = (x, w2) if g else (m, w)
-            x = S[i3, b]
-            g = (x > m) & (d & k3 == 0)
-            m, w = (x, w3) if g else (m, w)
+            m, w = _pick(S, b, d, m, w, i0, w0, k0)
+            m, w = _pick(S, b, d, m, w, i1, w1, k1)
+            m, w = _pick(S, b, d, m, w, i2, w2, k2)
+            m, w = _pick(S, b, d, m, w, i3, w3, k3)
             best[0, b] = m
             win[b] = w
+    if first:
+        return _last_pass(S, nv, word, dead, True, best, win, ql)
+    return _last_pass(S, nv, word, dead, False, best, win, ql)
 
 
 @njit(nogil=True, cache=True, error_model="numpy")
@@ -308,6 +398,7 @@ def count_bucket(R: int, C: int, n: int, comps_t: np.ndarray, pattern: np.ndarra
     qr = np.empty(rc, dtype=np.int64)
     qc = np.empty(rc, dtype=np.int64)
     qh = np.empty(rc, dtype=np.int64)  # 1 where the cell is a human match
+    qs = np.empty(rc, dtype=np.int64)  # the cell's index in the bucket's arrays
     word = np.empty(rc, dtype=np.int64)  # the cells sharing its row or column (itself too), HUMAN_BIT if human
     rmask = np.zeros(R, dtype=np.int64)
     cmask = np.zeros(C, dtype=np.int64)
@@ -333,11 +424,21 @@ def count_bucket(R: int, C: int, n: int, comps_t: np.ndarray, pattern: np.ndarra
                 qr[nv] = jr[j]
                 qc[nv] = jc[j]
                 qh[nv] = uh[src] & 1
-                score_row(S, nv, Wt, total, den, pattern[src], comps_t[0, src], comps_t[1, src], comps_t[2, src],
-                          comps_t[3, src], comps_t[4, src])
+                qs[nv] = src
                 nv += 1
         if nv == 0:
             continue
+        q = 0
+        while q + 2 <= nv:  # two cells per pass over the lanes: the weights loaded once for both
+            a, z = qs[q], qs[q + 1]
+            score_rows2(S, q, Wt, total, den, pattern[a], comps_t[0, a], comps_t[1, a], comps_t[2, a],
+                        comps_t[3, a], comps_t[4, a], pattern[z], comps_t[0, z], comps_t[1, z], comps_t[2, z],
+                        comps_t[3, z], comps_t[4, z])
+            q += 2
+        if q < nv:
+            a = qs[q]
+            score_row(S, q, Wt, total, den, pattern[a], comps_t[0, a], comps_t[1, a], comps_t[2, a],
+                      comps_t[3, a], comps_t[4, a])
         if linear and (u != cur or rows + steps > ROWS_MAX):
             if cur >= 0:
                 _empty(acc, T, hist, cur)
@@ -370,8 +471,7 @@ def count_bucket(R: int, C: int, n: int, comps_t: np.ndarray, pattern: np.ndarra
                     used_c[c] = True
                     if linear:
                         for t in range(_bin(tm, x)):
-                            acc[0, t >> 3, b] += np.int64(1) << (8 * (t & 7))
-                            acc[1, t >> 3, b] += qh[q] << (8 * (t & 7))
+                            acc[qh[q], t >> 3, b] += np.int64(1) << (8 * (t & 7))
                     else:
                         hist[b, 2 * u + qh[q], _bin(tm, x)] += 1
                     taken += 1
@@ -395,10 +495,7 @@ def count_bucket(R: int, C: int, n: int, comps_t: np.ndarray, pattern: np.ndarra
                 _count_one(acc, best, 0, tp, False)
                 rows += 1
                 break
-            _argmax_round(S, nv, word, dead, step == 0, best, win)
-            picked = np.int64(0)
-            for b in range(B):
-                picked |= win[b]
+            picked = _argmax_round(S, nv, word, dead, step == 0, best, win)
             if picked == 0:
                 break
             if linear:
@@ -409,8 +506,5 @@ def count_bucket(R: int, C: int, n: int, comps_t: np.ndarray, pattern: np.ndarra
                 rows += 1
             else:
                 _bin_row(hist, tm, best, 0, win, u)
-            if step + 1 < steps:
-                for b in range(B):
-                    dead[b] = (dead[b] if step else 0) | win[b]
     if linear and cur >= 0:
         _empty(acc, T, hist, cur)
