@@ -88,3 +88,39 @@ def test_an_empty_project_gives_an_empty_table(tmp_path: Path) -> None:
         table = build_pair_table(p.store("violations").violation_columns(), "jaccard")
     assert table.n_groups == 0 and len(table.pairs) == 0
     assert_same_table(table, build_pair_table([], "jaccard"))
+
+
+def _rows(cols: ViolationColumns) -> list[tuple]:
+    """Each violation as (sample id, checker, start, end, texts...) with NaN as None, in the columns' order."""
+    def num(x: float) -> float | None:
+        return None if x != x else x
+    return [(cols.sample_ids[s], c, num(a), num(b), *t) for s, c, a, b, *t in zip(
+        cols.sample.tolist(), cols.checker, cols.start.tolist(), cols.end.tolist(), cols.rule, cols.category,
+        cols.explanation, cols.correction)]
+
+
+def test_columns_read_in_small_chunks_equal_the_records_row_for_row(tmp_path: Path, monkeypatch) -> None:
+    """The chunked read (numbers by getters, each row's texts found as one tuple among the chunk's distinct ones,
+    units as rowid lists per checker) gives every violation and unit of the records, in their order, with equal
+    texts sharing one object; chunks of 7 rows so most chunks split a sample."""
+    from app.schemes.violations import store
+
+    monkeypatch.setattr(store, "_CHUNK", 7)
+    rng = random.Random(11)
+    samples = generated(40, seed=9)
+    # unicode, quotes and separators in texts, and samples written out of id order (rowid order is what counts)
+    odd = ["naïve “quote”, a,b", "tab\there", "emoji 🙂", "comma,separated", None]
+    samples = [ViolationSample(s.id, s.text, tuple(v.__class__(rng.choice(RULES + odd[:4]), v.start, v.end, v.quote,
+                                                               rng.choice(CATEGORIES + odd), v.explanation, rng.choice(odd))
+                                                   for v in s.ground_truth), s.predictions) for s in samples]
+    rng.shuffle(samples)
+    with Project.create(tmp_path / "p.concord") as p:
+        p.store("violations").write_violation_samples(samples)
+        got = p.store("violations").violation_columns(curated=False)
+        want = ViolationColumns.from_samples(p.store("violations").violation_samples())
+    assert list(got.sample_ids) == list(want.sample_ids)
+    assert _rows(got) == _rows(want)
+    assert sorted(zip(got.unit_sample.tolist(), got.unit_checker)) == sorted(zip(want.unit_sample.tolist(), want.unit_checker))
+    for column in (got.checker, got.rule, got.category, got.explanation, got.correction):
+        firsts = {}
+        assert all(firsts.setdefault(v, v) is v for v in column)  # equal strings are one object

@@ -267,9 +267,11 @@ class ViolationsStore(MatchConfigs):
         curated ground truth in place of the file's as `violation_samples(curated=True)` has it (`curated`=False:
         the file's, as stored): what `concord evaluate` and the violations view build their pair table from. Rows are
         read in chunks, each turned into arrays at once: no object per violation is kept (600k `Violation`s took
-        seconds and about 360 MB at 100k samples)."""
+        seconds and about 360 MB at 100k samples). Per chunk the numbers are taken by C-level getters and each row's
+        texts are found as one tuple among the chunk's distinct ones (pandas' hash table): a transpose of every row
+        (`zip(*rows)`) and a dict lookup per text were half the read at 100k samples. Units come as one list of
+        sample rowids per checker from SQL (no string per unit)."""
         import numpy as np
-        import pandas as pd
 
         from calibration.schemes.violations.columns import ViolationColumns, object_array
 
@@ -279,34 +281,41 @@ class ViolationsStore(MatchConfigs):
         # sample, checker, start, end, rule, category, explanation, correction
         parts: list[list[np.ndarray]] = [[np.empty(0, dtype=t)] for t in (np.int64, object, *(np.float64,) * 2, *(object,) * 4)]
         cur = self.conn.execute(
-            'SELECT s.rowid, v.checker, v.start, v."end", v.rule, v.category, v.explanation, v.correction '
+            'SELECT s.rowid, v.start, v."end", v.checker, v.rule, v.category, v.explanation, v.correction '
             "FROM samples s JOIN violations v ON v.sample_id = s.id WHERE s.scheme = 'violations' "
             "ORDER BY s.rowid, v.checker, v.idx")  # a unit's rows in list order
         one: Any = {}.setdefault
         while rows := cur.fetchmany(_CHUNK):
-            rowid, checker, start, end, *texts = zip(*rows)
-            chunk = (np.searchsorted(sample_rowids, np.array(rowid, dtype=np.int64)), _shared(checker, one),
-                     np.array(start, dtype=np.float64), np.array(end, dtype=np.float64),
-                     *(_shared(t, one) for t in texts))
-            for out, column in zip(parts, chunk):
+            sample, start, end, (checker, *texts) = _chunk_columns(rows, sample_rowids, one)
+            for out, column in zip(parts, (sample, checker, start, end, *texts)):
                 out.append(column)
-        index = pd.Index(object_array(ids), dtype=object)  # not Arrow strings: no copy of every id, here or per lookup
-        # units in chunks too, each sample id found at once and the checker names shared: 400k (id, unit) rows read
-        # whole held two strings each at once (a tenth of evaluate's memory at 100k samples)
-        unit_parts: list[list[np.ndarray]] = [[np.empty(0, dtype=np.int64)], [np.empty(0, dtype=object)]]
-        cur = self.conn.execute("SELECT sample_id, unit FROM units WHERE scheme = 'violations' AND unit != ''")
-        while rows := cur.fetchmany(_CHUNK):
-            unit_sids, units = zip(*rows)
-            unit_parts[0].append(index.get_indexer(pd.Index(object_array(unit_sids), dtype=object)).astype(np.int64))
-            unit_parts[1].append(_shared(units, one))
-        cols = ViolationColumns(index.to_numpy(dtype=object), *(np.concatenate(p) for p in unit_parts),
-                                *(np.concatenate(p) for p in parts))
+        del rows
+        unit_sample, unit_checker = self._unit_columns(sample_rowids, one)
+        cols = ViolationColumns(object_array(ids), unit_sample, unit_checker, *(np.concatenate(p) for p in parts))
         chosen = self.curated_ground_truth() if curated else None
         if not chosen:
             return cols
         from calibration.schemes.violations.curation import violations_of
 
         return cols.with_ground_truth({sid: violations_of(value) for sid, value in chosen.items()})
+
+    def _unit_columns(self, sample_rowids: Any, one: Any) -> tuple[Any, Any]:
+        """(sample index, checker) of every unit with a checker (a prediction entry), grouped by checker: SQL joins
+        each unit to its sample's rowid and lists them per checker (one text of numbers each), so no unit row becomes
+        Python objects (400k (id, unit) rows were a fifth of the read at 100k samples)."""
+        import numpy as np
+
+        samples: list[np.ndarray] = [np.empty(0, dtype=np.int64)]
+        checkers: list[np.ndarray] = [np.empty(0, dtype=object)]
+        for checker, n, listed in self.conn.execute(
+                "SELECT u.unit, COUNT(*), group_concat(s.rowid) FROM units u JOIN samples s ON s.id = u.sample_id "
+                "WHERE u.scheme = 'violations' AND u.unit != '' AND s.scheme = 'violations' GROUP BY u.unit"):
+            found = np.fromstring(listed, dtype=np.int64, sep=",")
+            if found.size != n:  # not one number per unit: the join said otherwise (cannot happen; never guess)
+                raise RuntimeError(f"units of checker {checker!r}: {found.size} rowids for {n} units")
+            samples.append(np.searchsorted(sample_rowids, found))
+            checkers.append(np.full(n, one(checker, checker), dtype=object))
+        return np.concatenate(samples), np.concatenate(checkers)
 
     def curated_ground_truth(self, ids: Sequence[str] | None = None) -> dict[str, list[dict[str, Any]]]:
         """sample_id -> the resolved curated ground truth (violations as import reads them), where humans gave one."""
@@ -387,14 +396,26 @@ def _columns(cur: sqlite3.Cursor, n: int) -> tuple[tuple[Any, ...], ...]:
     return tuple(zip(*rows)) if rows else ((),) * n
 
 
-def _shared(values: Sequence[str | None], one: Any) -> Any:
-    """`values` as an object array in which equal strings are one object (`one`: a dict's setdefault shared by every
-    column and chunk): SQLite returns a new str per row, and checkers, rules and categories repeat across violations
-    (about 300 bytes per violation otherwise). map calls it from C: half a list comprehension's time, a quarter of
-    pandas' factorize's here."""
-    import numpy as np
+_SAMPLE, _START, _END, _TEXTS = itemgetter(0), itemgetter(1), itemgetter(2), itemgetter(slice(3, None))
 
-    return np.fromiter(map(one, values, values), dtype=object, count=len(values))
+
+def _chunk_columns(rows: Sequence[tuple[Any, ...]], sample_rowids: Any, one: Any) -> tuple[Any, Any, Any, list[Any]]:
+    """One chunk of violation rows (sample rowid, start, end, then the text columns) as columns: each violation's
+    sample index, start and end as floats (None -> NaN, as `np.array(..., float64)` reads them), and each text column
+    as an object array in which equal strings are one object (`one`: a dict's setdefault shared by every column and
+    chunk; SQLite returns a new str per row). A row's texts are looked up once, as one tuple (pandas' factorize), and
+    only the chunk's distinct tuples are split into columns."""
+    import numpy as np
+    import pandas as pd
+
+    n = len(rows)
+    sample = np.searchsorted(sample_rowids, np.fromiter(map(_SAMPLE, rows), dtype=np.int64, count=n))
+    start = np.array(list(map(_START, rows)), dtype=np.float64)
+    end = np.array(list(map(_END, rows)), dtype=np.float64)
+    codes, distinct = pd.factorize(np.fromiter(map(_TEXTS, rows), dtype=object, count=n))
+    texts = [np.fromiter(map(one, column, column), dtype=object, count=len(distinct))[codes]
+             for column in zip(*distinct)]
+    return sample, start, end, texts
 
 
 def store_of(project: Project) -> ViolationsStore:
