@@ -273,25 +273,29 @@ class ViolationsStore(MatchConfigs):
         sample rowids per checker from SQL (no string per unit)."""
         import numpy as np
 
-        from calibration.schemes.violations.columns import ViolationColumns, object_array
+        from calibration.schemes.violations.columns import CODED_FIELDS, TextCodes, ViolationColumns, object_array
 
         rowids, ids = _columns(self.conn.execute(
             "SELECT rowid, id FROM samples WHERE scheme = 'violations' ORDER BY rowid"), 2)
         sample_rowids = np.array(rowids, dtype=np.int64)
-        # sample, checker, start, end, rule, category, explanation, correction
-        parts: list[list[np.ndarray]] = [[np.empty(0, dtype=t)] for t in (np.int64, object, *(np.float64,) * 2, *(object,) * 4)]
+        # sample, start, end, then the codes of checker, rule, category, explanation, correction
+        parts: list[list[np.ndarray]] = [[np.empty(0, dtype=t)] for t in (np.int64, *(np.float64,) * 2, *(np.int32,) * 5)]
         cur = self.conn.execute(
             'SELECT s.rowid, v.start, v."end", v.checker, v.rule, v.category, v.explanation, v.correction '
             "FROM samples s JOIN violations v ON v.sample_id = s.id WHERE s.scheme = 'violations' "
             "ORDER BY s.rowid, v.checker, v.idx")  # a unit's rows in list order
-        one: Any = {}.setdefault
+        texts = _Texts()
         while rows := cur.fetchmany(_CHUNK):
-            sample, start, end, (checker, *texts) = _chunk_columns(rows, sample_rowids, one)
-            for out, column in zip(parts, (sample, checker, start, end, *texts)):
+            for out, column in zip(parts, _chunk_columns(rows, sample_rowids, texts)):
                 out.append(column)
         del rows
-        unit_sample, unit_checker = self._unit_columns(sample_rowids, one)
-        cols = ViolationColumns(object_array(ids), unit_sample, unit_checker, *(np.concatenate(p) for p in parts))
+        unit_sample, unit_checker = self._unit_columns(sample_rowids, texts)
+        sample, start, end, *coded = (np.concatenate(p) for p in parts)
+        codes = TextCodes(texts.array(), dict(zip(CODED_FIELDS, (unit_checker, *coded))))
+        shared = texts.array(none_last=True)  # code -1 -> None
+        checker, *rest = (shared[c] for c in coded)
+        cols = ViolationColumns(object_array(ids), unit_sample, shared[unit_checker], sample, checker, start, end, *rest,
+                                codes=codes)
         chosen = self.curated_ground_truth() if curated else None
         if not chosen:
             return cols
@@ -299,14 +303,14 @@ class ViolationsStore(MatchConfigs):
 
         return cols.with_ground_truth({sid: violations_of(value) for sid, value in chosen.items()})
 
-    def _unit_columns(self, sample_rowids: Any, one: Any) -> tuple[Any, Any]:
-        """(sample index, checker) of every unit with a checker (a prediction entry), grouped by checker: SQL joins
+    def _unit_columns(self, sample_rowids: Any, texts: "_Texts") -> tuple[Any, Any]:
+        """(sample index, checker code) of every unit with a checker (a prediction entry), grouped by checker: SQL joins
         each unit to its sample's rowid and lists them per checker (one text of numbers each), so no unit row becomes
         Python objects (400k (id, unit) rows were a fifth of the read at 100k samples)."""
         import numpy as np
 
         samples: list[np.ndarray] = [np.empty(0, dtype=np.int64)]
-        checkers: list[np.ndarray] = [np.empty(0, dtype=object)]
+        checkers: list[np.ndarray] = [np.empty(0, dtype=np.int32)]
         for checker, n, listed in self.conn.execute(
                 "SELECT u.unit, COUNT(*), group_concat(s.rowid) FROM units u JOIN samples s ON s.id = u.sample_id "
                 "WHERE u.scheme = 'violations' AND u.unit != '' AND s.scheme = 'violations' GROUP BY u.unit"):
@@ -314,7 +318,7 @@ class ViolationsStore(MatchConfigs):
             if found.size != n:  # not one number per unit: the join said otherwise (cannot happen; never guess)
                 raise RuntimeError(f"units of checker {checker!r}: {found.size} rowids for {n} units")
             samples.append(np.searchsorted(sample_rowids, found))
-            checkers.append(np.full(n, one(checker, checker), dtype=object))
+            checkers.append(np.full(n, texts.codes([checker])[0], dtype=np.int32))
         return np.concatenate(samples), np.concatenate(checkers)
 
     def curated_ground_truth(self, ids: Sequence[str] | None = None) -> dict[str, list[dict[str, Any]]]:
@@ -399,12 +403,11 @@ def _columns(cur: sqlite3.Cursor, n: int) -> tuple[tuple[Any, ...], ...]:
 _SAMPLE, _START, _END, _TEXTS = itemgetter(0), itemgetter(1), itemgetter(2), itemgetter(slice(3, None))
 
 
-def _chunk_columns(rows: Sequence[tuple[Any, ...]], sample_rowids: Any, one: Any) -> tuple[Any, Any, Any, list[Any]]:
+def _chunk_columns(rows: Sequence[tuple[Any, ...]], sample_rowids: Any, texts: "_Texts") -> tuple[Any, ...]:
     """One chunk of violation rows (sample rowid, start, end, then the text columns) as columns: each violation's
     sample index, start and end as floats (None -> NaN, as `np.array(..., float64)` reads them), and each text column
-    as an object array in which equal strings are one object (`one`: a dict's setdefault shared by every column and
-    chunk; SQLite returns a new str per row). A row's texts are looked up once, as one tuple (pandas' factorize), and
-    only the chunk's distinct tuples are split into columns."""
+    as codes (`texts`: the codes of every string read so far). A row's texts are looked up once, as one tuple (pandas'
+    factorize), and only the chunk's distinct tuples are split into columns and coded."""
     import numpy as np
     import pandas as pd
 
@@ -413,9 +416,28 @@ def _chunk_columns(rows: Sequence[tuple[Any, ...]], sample_rowids: Any, one: Any
     start = np.array(list(map(_START, rows)), dtype=np.float64)
     end = np.array(list(map(_END, rows)), dtype=np.float64)
     codes, distinct = pd.factorize(np.fromiter(map(_TEXTS, rows), dtype=object, count=n))
-    texts = [np.fromiter(map(one, column, column), dtype=object, count=len(distinct))[codes]
-             for column in zip(*distinct)]
-    return sample, start, end, texts
+    return sample, start, end, *(texts.codes(column)[codes] for column in zip(*distinct))
+
+
+class _Texts:
+    """Every distinct string read so far, each with one code (None: -1) and kept as one str object: SQLite returns a
+    new str per row, and rules, categories and checkers repeat across violations (the pair table compares codes)."""
+
+    def __init__(self) -> None:
+        self.index: dict[str, int] = {}
+
+    def codes(self, values: Iterable[str | None]) -> Any:
+        import numpy as np
+
+        index = self.index
+        out = [-1 if v is None else index.setdefault(v, len(index)) for v in values]
+        return np.array(out, dtype=np.int32)
+
+    def array(self, *, none_last: bool = False) -> Any:
+        """The strings in code order (`none_last`: and None after them, so code -1 indexes None)."""
+        from calibration.schemes.violations.columns import object_array
+
+        return object_array([*self.index, *([None] if none_last else [])])
 
 
 def store_of(project: Project) -> ViolationsStore:

@@ -100,7 +100,7 @@ def count(pair_table: PairTable, matched: np.ndarray, codes: TableCodes | None =
     G = len(groups)
     matched = np.asarray(matched, dtype=bool)
     mg = pairs["group"].to_numpy(dtype=np.int64)[matched]
-    tp = np.bincount(mg, minlength=G).astype(np.int64)
+    tp = np.bincount(mg, minlength=G).astype(np.int64, copy=False)
     n_gt = groups["n_gt"].to_numpy(dtype=np.int64)
     n_pred = groups["n_pred"].to_numpy(dtype=np.int64)
     units = groups.copy()
@@ -122,7 +122,7 @@ def count(pair_table: PairTable, matched: np.ndarray, codes: TableCodes | None =
     flat = np.concatenate([(cell[gg[gt_hit]] * K + gk[gt_hit]) * 3,
                            (cell[pg[~pred_hit]] * K + pk[~pred_hit]) * 3 + 1,
                            (cell[gg[~gt_hit]] * K + gk[~gt_hit]) * 3 + 2])
-    by_cat = np.bincount(flat, minlength=S * C * K * 3).astype(np.int64).reshape(S, C, K, 3)
+    by_cat = np.bincount(flat, minlength=S * C * K * 3).astype(np.int64, copy=False).reshape(S, C, K, 3)
     return Counts(units, list(k.samples), list(k.checkers), list(k.categories), by_sample, by_cat, run_on)
 
 

@@ -104,11 +104,19 @@ def unit_pair_indices(n_gt: np.ndarray, n_pred: np.ndarray) -> tuple[np.ndarray,
     return group, k // npg, k % npg
 
 
-def _codes(values: np.ndarray, normalise: Callable[[str], str]) -> tuple[np.ndarray, list[str]]:
+def _codes(values: np.ndarray | None, normalise: Callable[[str], str], coded: tuple[np.ndarray, np.ndarray] | None = None
+           ) -> tuple[np.ndarray, list[str]]:
     """Ids of `normalise`d values in order of first appearance (-1: None, or blank once normalised), and the
-    distinct normalised values. Each distinct raw value is normalised once (pandas' hash table finds them)."""
-    raw_codes, raw = pd.factorize(values, use_na_sentinel=True)
-    norm = object_array([normalise(v) or None for v in raw])
+    distinct normalised values. Each distinct raw value is normalised once (pandas' hash table finds them).
+    `coded`: (the same values as codes, -1 for None; the strings of the codes) when the reader has them: the
+    distinct values are then found among integers, in the same order of first appearance."""
+    if coded is not None:
+        ids, strings = coded
+        raw_codes, raw_ids = pd.factorize(ids)  # -1 (None) is one of them here: normalised to None below
+        raw = np.append(strings, None)[raw_ids]
+    else:
+        raw_codes, raw = pd.factorize(values, use_na_sentinel=True)
+    norm = object_array([None if v is None else normalise(v) or None for v in raw])
     # raw values come in order of first appearance, so their normalised forms do too
     norm_codes, distinct = pd.factorize(norm, use_na_sentinel=True)
     lookup = np.append(norm_codes, -1).astype(np.int64)  # raw code -1 (None) -> -1
@@ -132,9 +140,16 @@ def build_pair_table(samples: Sequence[ViolationSample] | ViolationColumns,
     cols = samples if isinstance(samples, ViolationColumns) else ViolationColumns.from_samples(samples)
     sim = as_similarity(similarity, cache)
     n_samples = len(cols.sample_ids)
+    coded = cols.codes  # the text columns as integers, when the reader has them (the same ids either way)
+    if coded is not None and not all((coded.columns[f] >= 0).all() for f in ("unit_checker", "checker")):
+        coded = None  # a checker None (the schema forbids it) is no checker below, as pandas' NA sentinel makes it
 
     # Checkers as codes; `slot` is a checker's place within a sample's units (-1: not wanted).
-    checker_codes, checker_names = pd.factorize(np.concatenate([cols.unit_checker, cols.checker]))
+    if coded is not None:
+        checker_codes, checker_ids = pd.factorize(np.concatenate([coded.columns["unit_checker"], coded.columns["checker"]]))
+        checker_names = coded.values[checker_ids]
+    else:
+        checker_codes, checker_names = pd.factorize(np.concatenate([cols.unit_checker, cols.checker]))
     names = [str(c) for c in checker_names]
     wanted = list(checkers) if checkers is not None else sorted({c for c in names if c != GROUND_TRUTH})
     place = {c: i for i, c in enumerate(wanted)}
@@ -149,7 +164,7 @@ def build_pair_table(samples: Sequence[ViolationSample] | ViolationColumns,
     present = np.zeros(n_samples * n_wanted, dtype=bool)  # keys are < n_samples * n_wanted: sorted unique by a mask
     present[cols.unit_sample[unit_slot >= 0] * n_wanted + unit_slot[unit_slot >= 0]] = True
     present[cols.sample[pred_rows] * n_wanted + row_slot[pred_rows]] = True
-    unit_keys = np.flatnonzero(present).astype(np.int64)
+    unit_keys = np.flatnonzero(present).astype(np.int64, copy=False)
     unit_sample, unit_checker = np.divmod(unit_keys, n_wanted)
 
     # Violations in build order: per sample its ground truth, then each unit's predictions (stable: list order kept).
@@ -158,9 +173,9 @@ def build_pair_table(samples: Sequence[ViolationSample] | ViolationColumns,
     order = np.flatnonzero(keep)[np.argsort(row_key[keep], kind="stable")]
     gt_rows, pred_rows_ordered = order[is_gt[order]], order[~is_gt[order]]
 
-    n_gt_of_sample = np.bincount(cols.sample[gt_rows], minlength=n_samples).astype(np.int64)
+    n_gt_of_sample = np.bincount(cols.sample[gt_rows], minlength=n_samples).astype(np.int64, copy=False)
     pred_unit = np.searchsorted(unit_keys, cols.sample[pred_rows_ordered] * n_wanted + row_slot[pred_rows_ordered])
-    n_pred = np.bincount(pred_unit, minlength=unit_keys.size).astype(np.int64)
+    n_pred = np.bincount(pred_unit, minlength=unit_keys.size).astype(np.int64, copy=False)
     n_gt = n_gt_of_sample[unit_sample]
     sample_gt_base = np.concatenate([[0], np.cumsum(n_gt_of_sample)[:-1]]).astype(np.int64)
     unit_pred_base = np.concatenate([[0], np.cumsum(n_pred)[:-1]]).astype(np.int64)
@@ -174,9 +189,14 @@ def build_pair_table(samples: Sequence[ViolationSample] | ViolationColumns,
 
     # Texts (rule, explanation, correction of each violation in build order) interned once, stripped, blank =
     # missing; categories compared after strip + casefold.
-    text_ids, texts = _codes(np.stack([getattr(cols, f)[order] for f in TEXT_FIELDS], axis=1).ravel(), str.strip)
+    if coded is not None:
+        stacked = np.stack([coded.columns[f][order] for f in TEXT_FIELDS], axis=1).ravel()
+        text_ids, texts = _codes(None, str.strip, (stacked, coded.values))
+        cat_ids, cat_keys = _codes(None, _category_key, (coded.columns["category"][order], coded.values))
+    else:
+        text_ids, texts = _codes(np.stack([getattr(cols, f)[order] for f in TEXT_FIELDS], axis=1).ravel(), str.strip)
+        cat_ids, cat_keys = _codes(cols.category[order], _category_key)
     text_ids = text_ids.reshape(-1, len(TEXT_FIELDS))
-    cat_ids, cat_keys = _codes(cols.category[order], _category_key)
     is_gt_ordered = is_gt[order]
     ga, pa = ({"start": cols.start[rows], "end": cols.end[rows], "category": cat_ids[part],
                **{f: text_ids[part, k] for k, f in enumerate(TEXT_FIELDS)}}
