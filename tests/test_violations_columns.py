@@ -5,6 +5,7 @@ and padded texts, categories differing in case)."""
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -124,3 +125,22 @@ def test_columns_read_in_small_chunks_equal_the_records_row_for_row(tmp_path: Pa
     for column in (got.checker, got.rule, got.category, got.explanation, got.correction):
         firsts = {}
         assert all(firsts.setdefault(v, v) is v for v in column)  # equal strings are one object
+    # the texts as codes: each column's codes name its strings, and the pair table built from the codes is the one
+    # built from the strings
+    assert got.codes is not None and want.codes is None
+    values = list(got.codes.values) + [None]
+    for f in ("unit_checker", "checker", "rule", "category", "explanation", "correction"):
+        assert [values[c] for c in got.codes.columns[f].tolist()] == list(getattr(got, f))
+    assert_same_table(build_pair_table(got, "jaccard"), build_pair_table(replace(got, codes=None), "jaccard"))
+    assert_same_table(build_pair_table(got, "jaccard"), build_pair_table(want, "jaccard"))
+
+
+def test_curated_ground_truth_extends_the_codes(tmp_path: Path) -> None:
+    """New strings of a curated ground truth get codes after the stored ones; the table equals the strings' table."""
+    with make(tmp_path / "p.concord") as p:
+        cols = p.store("violations").violation_columns()
+    values = list(cols.codes.values) + [None]
+    assert "x" in values  # s007's curated explanation, in no stored row
+    for f in ("checker", "rule", "category", "explanation", "correction"):
+        assert [values[c] for c in cols.codes.columns[f].tolist()] == list(getattr(cols, f))
+    assert_same_table(build_pair_table(cols, "jaccard"), build_pair_table(replace(cols, codes=None), "jaccard"))
