@@ -144,3 +144,31 @@ def test_curated_ground_truth_extends_the_codes(tmp_path: Path) -> None:
     for f in ("checker", "rule", "category", "explanation", "correction"):
         assert [values[c] for c in cols.codes.columns[f].tolist()] == list(getattr(cols, f))
     assert_same_table(build_pair_table(cols, "jaccard"), build_pair_table(replace(cols, codes=None), "jaccard"))
+
+
+def test_group_codes_of_a_stored_table_equal_pandas_factorize(tmp_path: Path) -> None:
+    """A table built from the store's coded columns carries its groups' and items' codes; the counting codes and the
+    humans' group lookup made from them equal those factorized from the frames, and so does the whole report."""
+    import numpy as np
+
+    from calibration.schemes.violations.evaluation import human_group_arrays
+    from calibration.schemes.violations.metrics import table_codes
+
+    with make(tmp_path / "p.concord") as p:
+        columns = p.store("violations").violation_columns()
+        p.decisions.record("ben", [Change("s005", c, "matches", []) for c in ("a@2|m", "c@1|m", "zz@0|m")])
+        labels = p.scheme_data.scheme_labels("violations")
+    for checkers in (None, ["c@1|m", "a@2|m"]):
+        table = build_pair_table(columns, "jaccard", checkers=checkers)
+        plain = replace(table, codes=None)
+        assert table.codes is not None and len(table.codes.categories) > 2
+        got, want = table_codes(table), table_codes(plain)
+        for f in want.__dataclass_fields__:
+            a, b = getattr(got, f), getattr(want, f)
+            assert (a == b if isinstance(a, list) else np.array_equal(a, b)), f
+        for a, b in zip(human_group_arrays(table, labels), human_group_arrays(plain, labels)):
+            assert np.array_equal(a, b)
+        assert len(human_group_arrays(table, labels)[1]) > 0
+    options = {"embedding": "jaccard", "n_boot": 30}
+    assert evaluate_report(columns, labels, options).data == evaluate_report(
+        replace(columns, codes=None), labels, options).data

@@ -111,8 +111,12 @@ def _str_array(values: Sequence[Any]) -> np.ndarray:
 def _groups_of(table: PairTable, sids: np.ndarray, units: np.ndarray) -> np.ndarray:
     """The group of each (sample id, checker), -1 where the table has no such unit: samples and checkers as codes of
     the table's own, and each group's pair of codes as one integer."""
-    g_sample, g_checker = (_str_array(table.groups[c].to_numpy(dtype=object)) for c in ("sample_id", "checker"))
-    (gs_code, s_distinct), (gc_code, c_distinct) = pd.factorize(g_sample), pd.factorize(g_checker)
+    if table.codes is not None:  # the builder's own codes (unique sample ids and checker names, all str)
+        gs_code, s_distinct = table.codes.s_idx, table.codes.samples
+        gc_code, c_distinct = table.codes.c_idx, object_array(table.codes.checkers)
+    else:
+        g_sample, g_checker = (_str_array(table.groups[c].to_numpy(dtype=object)) for c in ("sample_id", "checker"))
+        (gs_code, s_distinct), (gc_code, c_distinct) = pd.factorize(g_sample), pd.factorize(g_checker)
     # object indexes: pandas would copy str values into its Arrow string type and back
     s_index, c_index = pd.Index(s_distinct, dtype=object), pd.Index(c_distinct, dtype=object)
     width = max(len(c_index), 1)

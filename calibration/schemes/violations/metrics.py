@@ -82,6 +82,13 @@ class TableCodes:
 
 def table_codes(pair_table: PairTable) -> TableCodes:
     groups = pair_table.groups
+    known = pair_table.codes  # the builder's own integers (a table built from the store's columns)
+    if known is not None:
+        checkers = list(known.checkers)
+        return TableCodes([str(s) for s in known.samples.tolist()], checkers, list(known.categories),
+                          known.s_idx * len(checkers) + known.c_idx, known.s_idx, known.c_idx,
+                          pair_table.gt_items["group"].to_numpy(dtype=np.int64),
+                          pair_table.pred_items["group"].to_numpy(dtype=np.int64), known.gk, known.pk)
     s_idx, samples = pd.factorize(groups["sample_id"], sort=False)
     c_idx, checkers = pd.factorize(groups["checker"], sort=True)
     gcat, pcat = (_category_names(pair_table.gt_items["category"]), _category_names(pair_table.pred_items["category"]))

@@ -19,7 +19,7 @@ and gets no unit there. Units with zero GT or zero predictions are kept: they co
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -37,6 +37,23 @@ NO_CATEGORY = "(none)"
 
 
 @dataclass(frozen=True)
+class GroupCodes:
+    """What the builder knows as integers of a table read from the store (unique sample ids, coded texts), so the
+    counting and the humans' lookup need not factorize 400k sample ids and 1.1M category names again (metrics.table_codes,
+    evaluation._groups_of): `samples` the distinct sample ids in group order and `s_idx` each group's index into them;
+    `checkers` sorted and `c_idx`; `categories` the items' category names (NO_CATEGORY for none) sorted, `gk` / `pk`
+    each GT / predicted item's index into them. The same codes and names as pandas' factorize of the frames gives."""
+
+    samples: np.ndarray
+    s_idx: np.ndarray
+    checkers: list[str]
+    c_idx: np.ndarray
+    categories: list[str]
+    gk: np.ndarray
+    pk: np.ndarray
+
+
+@dataclass(frozen=True)
 class PairTable:
     """`groups`: one row per unit (sample_id, checker, n_gt, n_pred), index 0..G-1.
     `pairs`: one row per candidate pair (group, gt, pred, overlap, rule, category, explanation, correction).
@@ -49,6 +66,7 @@ class PairTable:
     gt_items: pd.DataFrame
     pred_items: pd.DataFrame
     similarity_key: str = ""
+    codes: GroupCodes | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def from_frames(cls, groups: pd.DataFrame, pairs: pd.DataFrame, gt_items: pd.DataFrame | None = None,
@@ -217,7 +235,32 @@ def build_pair_table(samples: Sequence[ViolationSample] | ViolationColumns,
         gt_items["category"] = pd.Series(labels[ga["category"][gt_index]], dtype=object)
     pred_items = _items_without_category(n_pred)
     pred_items["category"] = pd.Series(labels[pa["category"]], dtype=object)
-    return PairTable(groups, pairs, gt_items, pred_items, sim.cache_key)
+    codes = None
+    if coded is not None:  # the store's columns: sample ids are its primary key, so unique
+        gk = ga["category"][gt_index] if len(gt_items) else np.zeros(0, dtype=np.int64)
+        codes = _group_codes(cols.sample_ids, unit_sample, wanted, unit_checker, cat_keys, gk, pa["category"])
+    return PairTable(groups, pairs, gt_items, pred_items, sim.cache_key, codes)
+
+
+def _group_codes(sample_ids: np.ndarray, unit_sample: np.ndarray, wanted: Sequence[str], unit_checker: np.ndarray,
+                 cat_keys: Sequence[str], gt_cat: np.ndarray, pred_cat: np.ndarray) -> GroupCodes:
+    """`GroupCodes` from the builder's integers: groups come sample-major (unit_sample never decreases), so a sample's
+    code is its rank; checkers and categories are few, named and sorted here."""
+    first = np.ones(unit_sample.size, dtype=bool)
+    first[1:] = unit_sample[1:] != unit_sample[:-1]
+    s_idx = np.cumsum(first) - 1
+    slots = np.unique(unit_checker).tolist()
+    checkers = sorted({wanted[i] for i in slots})
+    slot_code = np.zeros(max(len(wanted), 1), dtype=np.int64)
+    slot_code[slots] = [checkers.index(wanted[i]) for i in slots]
+    ids = np.unique(np.concatenate([gt_cat, pred_cat])).tolist()  # -1: no category
+    named = {i: cat_keys[i] if i >= 0 else NO_CATEGORY for i in ids}
+    categories = sorted(set(named.values()))
+    cat_code = np.zeros(len(cat_keys) + 1, dtype=np.int64)  # at id + 1
+    for i, name in named.items():
+        cat_code[i + 1] = categories.index(name)
+    return GroupCodes(sample_ids[unit_sample[first]], s_idx, checkers, slot_code[unit_checker], categories,
+                      cat_code[gt_cat + 1], cat_code[pred_cat + 1])
 
 
 def _text_components(sim: TextSimilarity, texts: list[str], ga: dict[str, np.ndarray], pa: dict[str, np.ndarray],
