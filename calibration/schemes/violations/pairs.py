@@ -173,7 +173,11 @@ def build_pair_table(samples: Sequence[ViolationSample] | ViolationColumns,
     place = {c: i for i, c in enumerate(wanted)}
     slot_of = np.array([place.get(c, -1) for c in names] + [-1], dtype=np.int64)
     unit_slot, row_slot = np.split(slot_of[checker_codes], [len(cols.unit_checker)])
-    is_gt = cols.checker == GROUND_TRUTH
+    if coded is not None:  # the ground truth's code (none: -2, no row's)
+        gt_code = next((i for i, v in enumerate(coded.values.tolist()) if v == GROUND_TRUTH), -2)
+        is_gt = coded.columns["checker"] == gt_code
+    else:
+        is_gt = cols.checker == GROUND_TRUTH
     n_wanted = max(len(wanted), 1)
 
     # Units: every wanted (sample, checker) with a prediction entry or a predicted violation, sample-major then
