@@ -4,6 +4,7 @@ table, and so the metrics, of the records path, on a generated project with the 
 and padded texts, categories differing in case)."""
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import replace
 from pathlib import Path
@@ -93,8 +94,9 @@ def test_an_empty_project_gives_an_empty_table(tmp_path: Path) -> None:
 
 def _rows(cols: ViolationColumns) -> list[tuple]:
     """Each violation as (sample id, checker, start, end, texts...) with NaN as None, in the columns' order."""
+
     def num(x: float) -> float | None:
-        return None if x != x else x
+        return None if math.isnan(x) else x
     return [(cols.sample_ids[s], c, num(a), num(b), *t) for s, c, a, b, *t in zip(
         cols.sample.tolist(), cols.checker, cols.start.tolist(), cols.end.tolist(), cols.rule, cols.category,
         cols.explanation, cols.correction)]

@@ -303,7 +303,7 @@ class ViolationsStore(MatchConfigs):
 
         return cols.with_ground_truth({sid: violations_of(value) for sid, value in chosen.items()})
 
-    def _unit_columns(self, sample_rowids: Any, texts: "_Texts") -> tuple[Any, Any]:
+    def _unit_columns(self, sample_rowids: Any, texts: _Texts) -> tuple[Any, Any]:
         """(sample index, checker code) of every unit with a checker (a prediction entry), grouped by checker: SQL joins
         each unit to its sample's rowid and lists them per checker (one text of numbers each), so no unit row becomes
         Python objects (400k (id, unit) rows were a fifth of the read at 100k samples)."""
@@ -403,7 +403,7 @@ def _columns(cur: sqlite3.Cursor, n: int) -> tuple[tuple[Any, ...], ...]:
 _SAMPLE, _START, _END, _TEXTS = itemgetter(0), itemgetter(1), itemgetter(2), itemgetter(slice(3, None))
 
 
-def _chunk_columns(rows: Sequence[tuple[Any, ...]], sample_rowids: Any, texts: "_Texts") -> tuple[Any, ...]:
+def _chunk_columns(rows: Sequence[tuple[Any, ...]], sample_rowids: Any, texts: _Texts) -> tuple[Any, ...]:
     """One chunk of violation rows (sample rowid, start, end, then the text columns) as columns: each violation's
     sample index, start and end as floats (None -> NaN, as `np.array(..., float64)` reads them), and each text column
     as codes (`texts`: the codes of every string read so far). A row's texts are looked up once, as one tuple (pandas'

@@ -201,7 +201,7 @@ def _distinct_rows(rows: np.ndarray, base: int) -> tuple[np.ndarray, np.ndarray]
     """(each row's index among the distinct rows, the distinct rows) of an (n, k) array of integers in [0, base):
     a row read as one k-digit number in that base and hashed (pandas' factorize) when such numbers fit in int64, else
     np.unique's sort of the rows (a sort was half of `proposed_matches` at 100k samples)."""
-    n, k = rows.shape
+    k = rows.shape[1]
     if k == 0 or base ** k >= 2**62:
         distinct, inverse = np.unique(rows, axis=0, return_inverse=True)
         return inverse.reshape(-1), distinct
