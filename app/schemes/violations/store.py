@@ -312,7 +312,9 @@ class ViolationsStore(MatchConfigs):
         samples: list[np.ndarray] = [np.empty(0, dtype=np.int64)]
         checkers: list[np.ndarray] = [np.empty(0, dtype=np.int32)]
         for checker, n, listed in self.conn.execute(
-                "SELECT u.unit, COUNT(*), group_concat(s.rowid) FROM units u JOIN samples s ON s.id = u.sample_id "
+                # CROSS JOIN: samples outer (SQLite keeps that order), each one's units by their (sample_id, unit)
+                # index; the planner's own choice (units by unit, a sample lookup per unit) took half again as long
+                "SELECT u.unit, COUNT(*), group_concat(s.rowid) FROM samples s CROSS JOIN units u ON u.sample_id = s.id "
                 "WHERE u.scheme = 'violations' AND u.unit != '' AND s.scheme = 'violations' GROUP BY u.unit"):
             found = np.fromstring(listed, dtype=np.int64, sep=",")
             if found.size != n:  # not one number per unit: the join said otherwise (cannot happen; never guess)
