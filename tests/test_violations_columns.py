@@ -174,3 +174,18 @@ def test_group_codes_of_a_stored_table_equal_pandas_factorize(tmp_path: Path) ->
     options = {"embedding": "jaccard", "n_boot": 30}
     assert evaluate_report(columns, labels, options).data == evaluate_report(
         replace(columns, codes=None), labels, options).data
+
+
+def test_a_text_not_utf8_is_refused_as_sqlite3_refuses_it(tmp_path: Path) -> None:
+    """Texts are read as bytes and decoded once per distinct value: a stored text that is not UTF-8 is still an
+    sqlite3.OperationalError (as when sqlite3 decoded it per row), and the connection reads str again after."""
+    import sqlite3
+
+    import pytest
+
+    with make(tmp_path / "p.concord") as p:
+        with p.transaction() as c:
+            c.execute("UPDATE violations SET rule = CAST(X'54FF6F6E65' AS TEXT) WHERE id = 3")
+        with pytest.raises(sqlite3.OperationalError):
+            p.store("violations").violation_columns()
+        assert isinstance(p.conn.execute("SELECT checker FROM violations LIMIT 1").fetchone()[0], str)
