@@ -153,7 +153,8 @@ def test_group_codes_of_a_stored_table_equal_pandas_factorize(tmp_path: Path) ->
     humans' group lookup made from them equal those factorized from the frames, and so does the whole report."""
     import numpy as np
 
-    from calibration.schemes.violations.evaluation import human_group_arrays
+    from calibration.schemes.violations.config import PRESETS
+    from calibration.schemes.violations.evaluation import human_group_arrays, proposed_matches
     from calibration.schemes.violations.metrics import table_codes
 
     with make(tmp_path / "p.concord") as p:
@@ -171,6 +172,10 @@ def test_group_codes_of_a_stored_table_equal_pandas_factorize(tmp_path: Path) ->
         for a, b in zip(human_group_arrays(table, labels), human_group_arrays(plain, labels)):
             assert np.array_equal(a, b)
         assert len(human_group_arrays(table, labels)[1]) > 0
+        config = PRESETS["ha_match"].with_(embedding="jaccard")
+        got_matches, want_matches = proposed_matches(table, config, "greedy"), proposed_matches(plain, config, "greedy")
+        assert got_matches == want_matches and list(got_matches) == list(want_matches)
+        assert sum(len(v["matches"]) for v in got_matches.values()) > 5
     options = {"embedding": "jaccard", "n_boot": 30}
     assert evaluate_report(columns, labels, options).data == evaluate_report(
         replace(columns, codes=None), labels, options).data

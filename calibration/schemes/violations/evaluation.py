@@ -80,7 +80,7 @@ def human_group_arrays(table: PairTable, labels: Mapping[tuple[str, str], Mappin
     sids, units = zip(*compress(labels.keys(), has))
     group = _groups_of(table, _str_array(sids), _str_array(units))
     found = group >= 0
-    values = [v for v, ok in zip(values, found) if ok]
+    values = list(compress(values, found.tolist()))
     group = group[found]
     n_pairs = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
     flat = _pair_array(values, int(n_pairs.sum()))
@@ -193,8 +193,10 @@ def proposed_matches(table: PairTable, config: MatchConfig, matching: str,
         inverse, distinct = _distinct_rows(rows, width * width)
         made = object_array([{"matches": [[a // width, a % width] for a in row]} for row in distinct.tolist()])
         values[units] = made[inverse]
-    keys = zip(map(str, table.groups["sample_id"].tolist()), map(str, table.groups["checker"].tolist()))
-    return dict(zip(keys, values.tolist()))
+    sids, checkers = table.groups["sample_id"].tolist(), table.groups["checker"].tolist()
+    if table.codes is None:  # else the builder's ids and names, all str already
+        sids, checkers = map(str, sids), map(str, checkers)
+    return dict(zip(zip(sids, checkers), values.tolist()))
 
 
 def _distinct_rows(rows: np.ndarray, base: int) -> tuple[np.ndarray, np.ndarray]:
