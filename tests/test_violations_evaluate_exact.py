@@ -379,3 +379,34 @@ def _collide_then(real: Any) -> Any:
         return _Zero() if len(calls) == 1 else real(seed)
 
     return rng
+
+
+def test_proposed_matches_share_one_value_per_distinct_list() -> None:
+    """Units with the same matches get one (read-only) value; its lists are each unit's pairs sorted."""
+    from calibration.schemes.violations.evaluation import proposed_matches
+    from calibration.schemes.violations.matching import match
+
+    rng = np.random.default_rng(7)
+    table = build_pair_table(_samples(rng, 400), "jaccard")
+    config = PRESETS["std_match"].with_(embedding="jaccard")
+    mask = match(table, config, method="greedy")
+    got = proposed_matches(table, config, "greedy", mask=mask)
+    by_list: dict[str, Any] = {}
+    for value in got.values():
+        assert by_list.setdefault(repr(value["matches"]), value) is value
+        assert value["matches"] == sorted(value["matches"])
+    assert 1 < len(by_list) < len(got) / 4
+    assert got == _old_proposed_matches(table, mask)
+
+
+@pytest.mark.parametrize("base", [2, 7, 2**31])
+def test_distinct_rows_by_number_equal_numpys_unique(base: int) -> None:
+    """Rows read as numbers (or sorted when they would not fit) give the distinct rows and each row's index."""
+    from calibration.schemes.violations.evaluation import _distinct_rows
+
+    rng = np.random.default_rng(base)
+    for k in (0, 1, 2, 3, 5):
+        rows = rng.integers(0, min(base, 4), size=(500, k))
+        inverse, distinct = _distinct_rows(rows, base)
+        assert len({tuple(r) for r in distinct.tolist()}) == len(distinct) == len(np.unique(rows, axis=0))
+        assert np.array_equal(distinct[inverse], rows)

@@ -274,46 +274,66 @@ class ViolationsStore(MatchConfigs):
         curated ground truth in place of the file's as `violation_samples(curated=True)` has it (`curated`=False:
         the file's, as stored): what `concord evaluate` and the violations view build their pair table from. Rows are
         read in chunks, each turned into arrays at once: no object per violation is kept (600k `Violation`s took
-        seconds and about 360 MB at 100k samples)."""
+        seconds and about 360 MB at 100k samples). Per chunk the numbers are taken by C-level getters and each row's
+        texts are found as one tuple among the chunk's distinct ones (pandas' hash table): a transpose of every row
+        (`zip(*rows)`) and a dict lookup per text were half the read at 100k samples. Units come as one list of
+        sample rowids per checker from SQL (no string per unit)."""
         import numpy as np
-        import pandas as pd
 
-        from calibration.schemes.violations.columns import ViolationColumns, object_array
+        from calibration.schemes.violations.columns import CODED_FIELDS, TextCodes, ViolationColumns, object_array
 
         rowids, ids = _columns(self.conn.execute(
             "SELECT rowid, id FROM samples WHERE scheme = 'violations' ORDER BY rowid"), 2)
         sample_rowids = np.array(rowids, dtype=np.int64)
-        # sample, checker, start, end, rule, category, explanation, correction
-        parts: list[list[np.ndarray]] = [[np.empty(0, dtype=t)] for t in (np.int64, object, *(np.float64,) * 2, *(object,) * 4)]
-        cur = self.conn.execute(
-            'SELECT s.rowid, v.checker, v.start, v."end", v.rule, v.category, v.explanation, v.correction '
-            "FROM samples s JOIN violations v ON v.sample_id = s.id WHERE s.scheme = 'violations' "
-            "ORDER BY s.rowid, v.checker, v.idx")  # a unit's rows in list order
-        one: Any = {}.setdefault
-        while rows := cur.fetchmany(_CHUNK):
-            rowid, checker, start, end, *texts = zip(*rows)
-            chunk = (np.searchsorted(sample_rowids, np.array(rowid, dtype=np.int64)), _shared(checker, one),
-                     np.array(start, dtype=np.float64), np.array(end, dtype=np.float64),
-                     *(_shared(t, one) for t in texts))
-            for out, column in zip(parts, chunk):
-                out.append(column)
-        index = pd.Index(object_array(ids), dtype=object)  # not Arrow strings: no copy of every id, here or per lookup
-        # units in chunks too, each sample id found at once and the checker names shared: 400k (id, unit) rows read
-        # whole held two strings each at once (a tenth of evaluate's memory at 100k samples)
-        unit_parts: list[list[np.ndarray]] = [[np.empty(0, dtype=np.int64)], [np.empty(0, dtype=object)]]
-        cur = self.conn.execute("SELECT sample_id, unit FROM units WHERE scheme = 'violations' AND unit != ''")
-        while rows := cur.fetchmany(_CHUNK):
-            unit_sids, units = zip(*rows)
-            unit_parts[0].append(index.get_indexer(pd.Index(object_array(unit_sids), dtype=object)).astype(np.int64))
-            unit_parts[1].append(_shared(units, one))
-        cols = ViolationColumns(index.to_numpy(dtype=object), *(np.concatenate(p) for p in unit_parts),
-                                *(np.concatenate(p) for p in parts))
+        # sample, start, end, then the codes of checker, rule, category, explanation, correction
+        parts: list[list[np.ndarray]] = [[np.empty(0, dtype=t)] for t in (np.int64, *(np.float64,) * 2, *(np.int32,) * 5)]
+        texts = _Texts()
+        factory = self.conn.text_factory
+        self.conn.text_factory = bytes  # texts as their UTF-8 bytes, decoded once per distinct value (_Texts)
+        try:
+            cur = self.conn.execute(
+                'SELECT s.rowid, v.start, v."end", v.checker, v.rule, v.category, v.explanation, v.correction '
+                "FROM samples s JOIN violations v ON v.sample_id = s.id WHERE s.scheme = 'violations' "
+                "ORDER BY s.rowid, v.checker, v.idx")  # a unit's rows in list order
+            while rows := cur.fetchmany(_CHUNK):
+                for out, column in zip(parts, _chunk_columns(rows, sample_rowids, texts)):
+                    out.append(column)
+            del rows
+            unit_sample, unit_checker = self._unit_columns(sample_rowids, texts)
+        finally:
+            self.conn.text_factory = factory
+        sample, start, end, *coded = (np.concatenate(p) for p in parts)
+        codes = TextCodes(texts.array(), dict(zip(CODED_FIELDS, (unit_checker, *coded))))
+        shared = texts.array(none_last=True)  # code -1 -> None
+        checker, *rest = (shared[c] for c in coded)
+        cols = ViolationColumns(object_array(ids), unit_sample, shared[unit_checker], sample, checker, start, end, *rest,
+                                codes=codes)
         chosen = self.curated_ground_truth() if curated else None
         if not chosen:
             return cols
         from calibration.schemes.violations.curation import violations_of
 
         return cols.with_ground_truth({sid: violations_of(value) for sid, value in chosen.items()})
+
+    def _unit_columns(self, sample_rowids: Any, texts: _Texts) -> tuple[Any, Any]:
+        """(sample index, checker code) of every unit with a checker (a prediction entry), grouped by checker: SQL joins
+        each unit to its sample's rowid and lists them per checker (one text of numbers each), so no unit row becomes
+        Python objects (400k (id, unit) rows were a fifth of the read at 100k samples)."""
+        import numpy as np
+
+        samples: list[np.ndarray] = [np.empty(0, dtype=np.int64)]
+        checkers: list[np.ndarray] = [np.empty(0, dtype=np.int32)]
+        for checker, n, listed in self.conn.execute(
+                # CROSS JOIN: samples outer (SQLite keeps that order), each one's units by their (sample_id, unit)
+                # index; the planner's own choice (units by unit, a sample lookup per unit) took half again as long
+                "SELECT u.unit, COUNT(*), group_concat(s.rowid) FROM samples s CROSS JOIN units u ON u.sample_id = s.id "
+                "WHERE u.scheme = 'violations' AND u.unit != '' AND s.scheme = 'violations' GROUP BY u.unit"):
+            found = np.fromstring(listed, dtype=np.int64, sep=",")
+            if found.size != n:  # not one number per unit: the join said otherwise (cannot happen; never guess)
+                raise RuntimeError(f"units of checker {checker!r}: {found.size} rowids for {n} units")
+            samples.append(np.searchsorted(sample_rowids, found))
+            checkers.append(np.full(n, texts.codes([checker])[0], dtype=np.int32))  # its UTF-8 bytes, as the rows'
+        return np.concatenate(samples), np.concatenate(checkers)
 
     def curated_ground_truth(self, ids: Sequence[str] | None = None) -> dict[str, list[dict[str, Any]]]:
         """sample_id -> the resolved curated ground truth (violations as import reads them), where humans gave one."""
@@ -394,14 +414,52 @@ def _columns(cur: sqlite3.Cursor, n: int) -> tuple[tuple[Any, ...], ...]:
     return tuple(zip(*rows)) if rows else ((),) * n
 
 
-def _shared(values: Sequence[str | None], one: Any) -> Any:
-    """`values` as an object array in which equal strings are one object (`one`: a dict's setdefault shared by every
-    column and chunk): SQLite returns a new str per row, and checkers, rules and categories repeat across violations
-    (about 300 bytes per violation otherwise). map calls it from C: half a list comprehension's time, a quarter of
-    pandas' factorize's here."""
-    import numpy as np
+_SAMPLE, _START, _END, _TEXTS = itemgetter(0), itemgetter(1), itemgetter(2), itemgetter(slice(3, None))
 
-    return np.fromiter(map(one, values, values), dtype=object, count=len(values))
+
+def _chunk_columns(rows: Sequence[tuple[Any, ...]], sample_rowids: Any, texts: _Texts) -> tuple[Any, ...]:
+    """One chunk of violation rows (sample rowid, start, end, then the text columns) as columns: each violation's
+    sample index, start and end as floats (None -> NaN, as `np.array(..., float64)` reads them), and each text column
+    as codes (`texts`: the codes of every string read so far). A row's texts are looked up once, as one tuple (pandas'
+    factorize), and only the chunk's distinct tuples are split into columns and coded."""
+    import numpy as np
+    import pandas as pd
+
+    n = len(rows)
+    sample = np.searchsorted(sample_rowids, np.fromiter(map(_SAMPLE, rows), dtype=np.int64, count=n))
+    start = np.array(list(map(_START, rows)), dtype=np.float64)
+    end = np.array(list(map(_END, rows)), dtype=np.float64)
+    codes, distinct = pd.factorize(np.fromiter(map(_TEXTS, rows), dtype=object, count=n))
+    return sample, start, end, *(texts.codes(column)[codes] for column in zip(*distinct))
+
+
+class _Texts:
+    """Every distinct text read so far (as SQLite's UTF-8 bytes), each with one code (None: -1), decoded once into one
+    str object: rules, categories and checkers repeat across violations, and decoding a str per row was a fifth of
+    the read at 100k samples (the pair table compares codes)."""
+
+    def __init__(self) -> None:
+        self.index: dict[bytes, int] = {}
+        self._decoded: list[str] = []
+
+    def codes(self, values: Iterable[bytes | None]) -> Any:
+        import numpy as np
+
+        index = self.index
+        out = [-1 if v is None else index.setdefault(v, len(index)) for v in values]
+        return np.array(out, dtype=np.int32)
+
+    def array(self, *, none_last: bool = False) -> Any:
+        """The strings in code order (`none_last`: and None after them, so code -1 indexes None)."""
+        from calibration.schemes.violations.columns import object_array
+
+        done = self._decoded
+        for raw in list(self.index)[len(done):]:
+            try:
+                done.append(raw.decode("utf-8"))
+            except UnicodeDecodeError:  # as sqlite3 refuses such a text when it decodes it
+                raise sqlite3.OperationalError(f"Could not decode to UTF-8 text {raw[:40]!r}") from None
+        return object_array([*done, *([None] if none_last else [])])
 
 
 def store_of(project: Project) -> ViolationsStore:

@@ -80,7 +80,7 @@ def human_group_arrays(table: PairTable, labels: Mapping[tuple[str, str], Mappin
     sids, units = zip(*compress(labels.keys(), has))
     group = _groups_of(table, _str_array(sids), _str_array(units))
     found = group >= 0
-    values = [v for v, ok in zip(values, found) if ok]
+    values = list(compress(values, found.tolist()))
     group = group[found]
     n_pairs = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
     flat = _pair_array(values, int(n_pairs.sum()))
@@ -111,8 +111,12 @@ def _str_array(values: Sequence[Any]) -> np.ndarray:
 def _groups_of(table: PairTable, sids: np.ndarray, units: np.ndarray) -> np.ndarray:
     """The group of each (sample id, checker), -1 where the table has no such unit: samples and checkers as codes of
     the table's own, and each group's pair of codes as one integer."""
-    g_sample, g_checker = (_str_array(table.groups[c].to_numpy(dtype=object)) for c in ("sample_id", "checker"))
-    (gs_code, s_distinct), (gc_code, c_distinct) = pd.factorize(g_sample), pd.factorize(g_checker)
+    if table.codes is not None:  # the builder's own codes (unique sample ids and checker names, all str)
+        gs_code, s_distinct = table.codes.s_idx, table.codes.samples
+        gc_code, c_distinct = table.codes.c_idx, object_array(table.codes.checkers)
+    else:
+        g_sample, g_checker = (_str_array(table.groups[c].to_numpy(dtype=object)) for c in ("sample_id", "checker"))
+        (gs_code, s_distinct), (gc_code, c_distinct) = pd.factorize(g_sample), pd.factorize(g_checker)
     # object indexes: pandas would copy str values into its Arrow string type and back
     s_index, c_index = pd.Index(s_distinct, dtype=object), pd.Index(c_distinct, dtype=object)
     width = max(len(c_index), 1)
@@ -168,18 +172,49 @@ def _as_str(column: pd.Series) -> np.ndarray:
 def proposed_matches(table: PairTable, config: MatchConfig, matching: str,
                      mask: Any = None) -> dict[tuple[str, str], dict[str, Any]]:
     """The matcher's matches per unit as the human label kind `matches` (every unit, [] when nothing matches;
-    `mask`: the match mask if the caller has it). Each unit's pairs are one slice of the matched pairs sorted by
-    (group, gt, pred), not appended one by one and each list sorted after (400k units at 100k samples)."""
+    `mask`: the match mask if the caller has it), each unit's pairs sorted by (gt, pred). Units with the same matches
+    share one value (read-only, as labels are): they are few distinct lists of small indices, and a dict and list
+    per unit were 150 MB at 100k samples. Found per number of matches k, as the distinct rows of an (n, k) array."""
     from calibration.schemes.violations.matching import match
 
-    chosen = match(table, config, method=matching) if mask is None else mask
-    p = table.pairs.loc[chosen]
-    g, gt, pred = (p[c].to_numpy(dtype=np.int64) for c in ("group", "gt", "pred"))
+    chosen = np.asarray(match(table, config, method=matching) if mask is None else mask, dtype=bool)
+    g, gt, pred = (table.pairs[c].to_numpy(dtype=np.int64)[chosen] for c in ("group", "gt", "pred"))
     order = np.lexsort((pred, gt, g))
-    pairs = list(map(list, zip(gt[order].tolist(), pred[order].tolist())))
-    ends = np.cumsum(np.bincount(g, minlength=len(table.groups))).tolist()
-    keys = zip(map(str, table.groups["sample_id"].tolist()), map(str, table.groups["checker"].tolist()))
-    return {key: {"matches": pairs[start:end]} for key, start, end in zip(keys, [0, *ends], ends)}
+    g, gt, pred = g[order], gt[order], pred[order]
+    n_groups = len(table.groups)
+    counts = np.bincount(g, minlength=n_groups)
+    starts = np.cumsum(counts) - counts
+    width = int(max(gt.max(), pred.max())) + 1 if g.size else 1
+    key = gt * width + pred  # a pair as one integer (both indices < width)
+    values = np.empty(n_groups, dtype=object)
+    for k in np.unique(counts).tolist():
+        units = np.flatnonzero(counts == k)
+        rows = key[starts[units][:, None] + np.arange(k)]
+        inverse, distinct = _distinct_rows(rows, width * width)
+        made = object_array([{"matches": [[a // width, a % width] for a in row]} for row in distinct.tolist()])
+        values[units] = made[inverse]
+    sids, checkers = table.groups["sample_id"].tolist(), table.groups["checker"].tolist()
+    if table.codes is None:  # else the builder's ids and names, all str already
+        sids, checkers = map(str, sids), map(str, checkers)
+    return dict(zip(zip(sids, checkers), values.tolist()))
+
+
+def _distinct_rows(rows: np.ndarray, base: int) -> tuple[np.ndarray, np.ndarray]:
+    """(each row's index among the distinct rows, the distinct rows) of an (n, k) array of integers in [0, base):
+    a row read as one k-digit number in that base and hashed (pandas' factorize) when such numbers fit in int64, else
+    np.unique's sort of the rows (a sort was half of `proposed_matches` at 100k samples)."""
+    k = rows.shape[1]
+    if k == 0 or base ** k >= 2**62:
+        distinct, inverse = np.unique(rows, axis=0, return_inverse=True)
+        return inverse.reshape(-1), distinct
+    number = rows[:, 0].copy()
+    for j in range(1, k):
+        number = number * base + rows[:, j]
+    inverse, numbers = pd.factorize(number)
+    distinct = np.empty((len(numbers), k), dtype=rows.dtype)
+    for j in range(k - 1, -1, -1):  # the digits back, last first
+        numbers, distinct[:, j] = np.divmod(numbers, base)
+    return inverse, distinct
 
 
 def _fmt(x: Any) -> str:

@@ -82,6 +82,13 @@ class TableCodes:
 
 def table_codes(pair_table: PairTable) -> TableCodes:
     groups = pair_table.groups
+    known = pair_table.codes  # the builder's own integers (a table built from the store's columns)
+    if known is not None:
+        checkers = list(known.checkers)
+        return TableCodes([str(s) for s in known.samples.tolist()], checkers, list(known.categories),
+                          known.s_idx * len(checkers) + known.c_idx, known.s_idx, known.c_idx,
+                          pair_table.gt_items["group"].to_numpy(dtype=np.int64),
+                          pair_table.pred_items["group"].to_numpy(dtype=np.int64), known.gk, known.pk)
     s_idx, samples = pd.factorize(groups["sample_id"], sort=False)
     c_idx, checkers = pd.factorize(groups["checker"], sort=True)
     gcat, pcat = (_category_names(pair_table.gt_items["category"]), _category_names(pair_table.pred_items["category"]))
@@ -100,7 +107,7 @@ def count(pair_table: PairTable, matched: np.ndarray, codes: TableCodes | None =
     G = len(groups)
     matched = np.asarray(matched, dtype=bool)
     mg = pairs["group"].to_numpy(dtype=np.int64)[matched]
-    tp = np.bincount(mg, minlength=G).astype(np.int64)
+    tp = np.bincount(mg, minlength=G).astype(np.int64, copy=False)
     n_gt = groups["n_gt"].to_numpy(dtype=np.int64)
     n_pred = groups["n_pred"].to_numpy(dtype=np.int64)
     units = groups.copy()
@@ -122,7 +129,7 @@ def count(pair_table: PairTable, matched: np.ndarray, codes: TableCodes | None =
     flat = np.concatenate([(cell[gg[gt_hit]] * K + gk[gt_hit]) * 3,
                            (cell[pg[~pred_hit]] * K + pk[~pred_hit]) * 3 + 1,
                            (cell[gg[~gt_hit]] * K + gk[~gt_hit]) * 3 + 2])
-    by_cat = np.bincount(flat, minlength=S * C * K * 3).astype(np.int64).reshape(S, C, K, 3)
+    by_cat = np.bincount(flat, minlength=S * C * K * 3).astype(np.int64, copy=False).reshape(S, C, K, 3)
     return Counts(units, list(k.samples), list(k.checkers), list(k.categories), by_sample, by_cat, run_on)
 
 
