@@ -489,8 +489,10 @@ def evaluate_with_ceilings(project: Project, schemes: Sequence[Any], options: di
     # the cyclic GC paused for the ceiling too: its item rows are many small acyclic objects beside every record
     # (full collections rescanning them were a tenth of the trace ceiling at 10k samples)
     with project.scheme_data.records_once(), gc_paused():
-        worker = (ceiling_worker.Worker(project, names, n_boot, seed)
-                  if concurrent and several and ceiling_worker.usable(project, names) else None)
+        worker = None
+        if concurrent and several and ceiling_worker.usable(project, names):
+            ceiling_worker.read_ahead(project, names[0])  # the first scheme's: the worker inherits them
+            worker = ceiling_worker.Worker(project, names, n_boot, seed)
         try:
             results = evaluate(project, schemes, options, progress)
             reported = [r.scheme.name for r in results if r.report is not None]

@@ -25,6 +25,17 @@ MIN_SAMPLES = 20_000  # fewer samples: a fork (tens of ms) and a second read of 
 _KEPT: list[Any] = []  # the worker's inherited connection: never freed there (freeing would close it)
 
 
+def read_ahead(project: Any, scheme: str) -> None:
+    """Read, in the parent and before the fork, what its evaluate reads first and the worker would read again: the
+    scheme's records when the ceiling reads them whole (no `item_records` of its store adapter), then its resolved
+    labels (`records_once` keeps them for both; records first: reading another scheme's records empties it)."""
+    from app.store.samples import store_adapter
+
+    if store_adapter(scheme).item_records is None:
+        project.scheme_data.scheme_records(scheme)
+    project.scheme_data.scheme_labels(scheme)
+
+
 def usable(project: Any, schemes: Sequence[str]) -> bool:
     """Whether a worker pays off: two cores or more, fork available, MIN_SAMPLES samples in the schemes."""
     if not hasattr(os, "fork") or len(os.sched_getaffinity(0)) < 2 or project.conn.in_transaction:
@@ -114,3 +125,4 @@ def _own_connection(project: Any) -> None:
     conn = sqlite3.connect(project.path, isolation_level=None)
     conn.execute("PRAGMA query_only = ON")
     project.conn = conn
+    project.scheme_data.rekey_memo()  # the records and labels the parent read before the fork

@@ -337,6 +337,18 @@ class SchemeDataPart(ProjectPart):
         finally:
             self._records_memo = None
 
+    def rekey_memo(self) -> None:
+        """Key what `records_once` holds to the project's connection, after it was replaced by another on the same
+        file with nothing written in between (the human ceiling's forked worker, app/services/ceiling_worker.py,
+        reads through a connection of its own: the records and labels the parent read are not read again there)."""
+        memo = self._records_memo
+        if not memo:
+            return
+        now = (self.conn.total_changes, self.conn.execute("PRAGMA data_version").fetchone()[0])
+        moved = {(*key[:-2], *now): value for key, value in memo.items()}
+        memo.clear()
+        memo.update(moved)
+
     def scheme_records(self, scheme_name: str) -> list[Any]:
         """Every record of a scheme as its `base.Scheme` type: the store adapter's `load_records(project)` when the
         scheme keeps tables of its own, else the generic payloads (`records`); parsed once within `records_once`."""
