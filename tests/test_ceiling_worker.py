@@ -132,3 +132,24 @@ def test_the_worker_is_only_for_large_projects_on_two_cores(tmp_path: Path, monk
         assert not ceiling_worker.usable(project, ["violations"])  # none of its samples here
         monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
         assert not ceiling_worker.usable(project, ["rubric"])  # one core
+
+
+@pytest.mark.parametrize("scheme", ["judge", "trace"])
+def test_every_annotators_labels_from_one_read_equal_one_read_per_annotator(tmp_path: Path, scheme: str) -> None:
+    """`annotator_labels` (what evaluate hands the judge and trace hooks) from `labels_by_annotator`: the dicts one
+    query per annotator gives, in the same order (keys, kinds, values), a label of another guideline left out."""
+    from app.services.schemes import annotator_labels
+
+    path = _project(tmp_path, scheme, 30, seed=6)
+    with Project.open(path) as project:
+        want = {a: project.scheme_data.scheme_labels(scheme, annotator=a) for a in project.decisions.annotators()}
+        want = {a: v for a, v in want.items() if v}
+        got = annotator_labels(project, scheme)
+        assert len(got) >= 2 and got == want
+        assert [(a, list(v), [list(k) for k in v.values()]) for a, v in got.items()] == \
+            [(a, list(v), [list(k) for k in v.values()]) for a, v in want.items()]
+        a = next(iter(want))
+        (sid, unit), kinds = next(iter(want[a].items()))
+        with project.guidelines.excluding_labels([(sid, unit, a)]):
+            fewer = annotator_labels(project, scheme)
+            assert fewer == {b: project.scheme_data.scheme_labels(scheme, annotator=b) for b in want} != got

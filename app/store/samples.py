@@ -405,6 +405,24 @@ class SchemeDataPart(ProjectPart):
             out.setdefault((sid, unit), {})[kind] = loads(value)
         return out
 
+    def labels_by_annotator(self, scheme_name: str) -> dict[str, dict[tuple[str, str], dict[str, Any]]]:
+        """Annotator -> `scheme_labels(scheme_name, annotator)`, the same dicts, of every annotator with a label, from
+        one read of the labels (one per annotator was 0.85 s each at 100k samples for the judge's evaluate): each
+        annotator's rows come in the order of their own query (sample, unit, then event order)."""
+        out: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}
+        excluded = self.project.guidelines.excluded_labels  # app/store/guidelines.py: labels of another guideline
+        for sid, unit, kind, value, who_set in self.conn.execute(
+            "SELECT l.sample_id, l.unit, l.kind, l.value, l.annotator FROM labels l JOIN samples s ON s.id = l.sample_id "
+            "WHERE s.scheme = ? AND l.value IS NOT NULL ORDER BY l.sample_id, l.unit, l.event_id", (scheme_name,)
+        ):
+            if excluded and (sid, unit, who_set) in excluded:
+                continue
+            mine = out.get(who_set)
+            if mine is None:
+                mine = out[who_set] = {}
+            mine.setdefault((sid, unit), {})[kind] = loads(value)
+        return out
+
     # -- applied parameters (what `calibrate --apply NAME` saves), per scheme ---------------------------------------
     # A scheme's store adapter may keep them in a table of its own (`save_params` / `load_params` / `param_refs`
     # hooks); any other scheme's go to the meta table as `params/<scheme>/<name>@<version>` -> JSON, so a plug-in
