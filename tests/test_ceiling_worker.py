@@ -22,8 +22,11 @@ from calibration.schemes.base import registry
 from tests.test_ceiling_columns import _project
 
 
-def _evaluate(path: Path, scheme: str, concurrent: bool) -> tuple[list[Any], dict[str, Any]]:
+def _evaluate(path: Path, scheme: str, concurrent: bool, wrote: bool = False) -> tuple[list[Any], dict[str, Any]]:
+    """(each report's data, the ceilings); `wrote`: the connection wrote before (a new annotator without labels)."""
     with Project.open(path) as project:
+        if wrote:
+            project.decisions.ensure_annotator("zed")
         results, ceilings = ceiling.evaluate_with_ceilings(project, [registry().get(scheme)], {"n_boot": 200, "seed": 3},
                                                            concurrent=concurrent)
     return [r.report.data for r in results if r.report is not None], ceilings
@@ -45,12 +48,24 @@ def forced(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 
 @pytest.mark.parametrize("scheme", ["violations", "rubric", "judge"])
-def test_the_worker_draws_the_same_ceiling_as_the_process_itself(tmp_path: Path, forced: list[int],
-                                                                 scheme: str) -> None:
+def test_the_worker_draws_the_same_ceiling_as_the_process_itself(tmp_path: Path, forced: list[int], scheme: str,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """... and reads neither the records nor the resolved labels again: the parent read them before the fork."""
+    from app.store.samples import SchemeDataPart
+
     path = _project(tmp_path, scheme, 40, seed=5)
     want = _evaluate(path, scheme, concurrent=False)
     assert not forced
-    got = _evaluate(path, scheme, concurrent=True)
+    parent = os.getpid()
+    for name in ("_scheme_records", "_scheme_labels"):
+        read = getattr(SchemeDataPart, name)
+
+        def not_in_the_worker(self: Any, *args: Any, _read: Any = read, _name: str = name) -> Any:
+            assert os.getpid() == parent, f"the worker read again: {_name}"
+            return _read(self, *args)
+
+        monkeypatch.setattr(SchemeDataPart, name, not_in_the_worker)
+    got = _evaluate(path, scheme, concurrent=True, wrote=True)  # what the parent's connection read is kept all the same
     assert len(forced) == 1 and not multiprocessing.active_children()
     assert want[1].get(scheme) and got == want  # every figure and interval end, the reports too
 
