@@ -21,7 +21,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-MIN_SAMPLES = 20_000  # fewer samples: a fork (tens of ms) and a second read of the labels are not worth it
+MIN_SAMPLES = 20_000  # fewer samples: the fork and the decisions sent over cost more than the overlap saves
 _KEPT: list[Any] = []  # the worker's inherited connection: never freed there (freeing would close it)
 
 
@@ -38,7 +38,8 @@ def read_ahead(project: Any, scheme: str) -> None:
 
 def usable(project: Any, schemes: Sequence[str]) -> bool:
     """Whether a worker pays off: two cores or more, fork available, MIN_SAMPLES samples in the schemes."""
-    if not hasattr(os, "fork") or len(os.sched_getaffinity(0)) < 2 or project.conn.in_transaction:
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if not hasattr(os, "fork") or cores < 2 or project.conn.in_transaction:
         return False
     counts = project.counts.sample_counts()
     return sum(counts.get(s, 0) for s in schemes) >= MIN_SAMPLES
