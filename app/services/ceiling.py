@@ -105,7 +105,8 @@ def metric_side(project: Any, ready: Ready, *, n_boot: int = 1000, seed: int = 0
                 machine: Mapping[tuple[str, str], Mapping[str, Any]] | None = None,
                 per_unit: Mapping[str, float] | None = None) -> dict[str, Any] | None:
     """`ceiling` from what `human_side` read: the metric's items (from `machine`, else the stored machine labels)
-    beside the humans', or the scheme's own metric side (`per_unit`)."""
+    beside the humans', or the scheme's own metric side (`per_unit`). Uses `ready` up: its labels are let go once
+    their items are drawn (the peak memory at a million units)."""
     import numpy as np
 
     scheme, humans, records, resolved, has_record = (ready.scheme, ready.humans, ready.records, ready.resolved,
@@ -141,6 +142,9 @@ def metric_side(project: Any, ready: Ready, *, n_boot: int = 1000, seed: int = 0
     if ready.humans_ahead is None or metric_rows:  # the humans' items after the metric's, in one table
         table, n_metric = _item_table(scheme, records, metric_rows, metric_raters, metric_units,
                                       humans.with_records(has_record))
+    # their items are in `table` now: let go (the caller's `ready` too: it is drawn once)
+    del humans, metric_rows, metric_raters, resolved
+    ready.humans, ready.resolved = None, {}  # type: ignore[assignment]
     if ready.humans_ahead is not None:
         if not ready.annotators_ahead:
             return None
@@ -150,7 +154,6 @@ def metric_side(project: Any, ready: Ready, *, n_boot: int = 1000, seed: int = 0
             return None
         hh = _humans(table, n_metric, n_boot, seed)
         n_annotators = int(np.unique(table.annotator[n_metric:]).size)
-    del metric_rows, metric_raters  # their items are in `table` now
     out: dict[str, Any] = {
         "units": n_units, "annotators": n_annotators,
         "human_human": {"kappa": hh["overall"]["kappa"], "alpha": hh["overall"]["alpha"],
