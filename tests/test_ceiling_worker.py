@@ -164,7 +164,7 @@ def test_every_annotators_labels_from_one_read_equal_one_read_per_annotator(tmp_
         assert [(a, list(v), [list(k) for k in v.values()]) for a, v in got.items()] == \
             [(a, list(v), [list(k) for k in v.values()]) for a, v in want.items()]
         a = next(iter(want))
-        (sid, unit), kinds = next(iter(want[a].items()))
+        sid, unit = next(iter(want[a]))
         with project.guidelines.excluding_labels([(sid, unit, a)]):
             fewer = annotator_labels(project, scheme)
             assert fewer == {b: project.scheme_data.scheme_labels(scheme, annotator=b) for b in want} != got

@@ -17,6 +17,7 @@ core, the ceiling runs after the hooks as before."""
 from __future__ import annotations
 
 import os
+import pickle
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -88,13 +89,16 @@ def _serve(project: Any, schemes: list[str], n_boot: int, seed: int, pipe: Any, 
     parent_end.close()  # so that the parent's death reads as the end of the pipe here
     try:
         _own_connection(project)
+    except BaseException:  # noqa: BLE001 - no answer: the parent draws the ceiling itself
+        os._exit(1)
+    try:
         from app.services.ceiling import human_side, metric_side
 
         ready: dict[str, Any] = {}
         for name in schemes:
             try:
                 ready[name] = human_side(project, name, n_boot=n_boot, seed=seed)
-            except Exception as exc:  # raised only if the scheme's ceiling is asked for (it has a report)
+            except Exception as exc:  # noqa: BLE001 - raised only if the scheme's ceiling is asked for
                 ready[name] = exc
         wanted, machine, per_unit = pipe.recv()
         out = {}
@@ -109,11 +113,12 @@ def _serve(project: Any, schemes: list[str], n_boot: int, seed: int, pipe: Any, 
         pipe.send(("ok", out))
     except (KeyboardInterrupt, EOFError):  # Ctrl-C reaches the parent too, which says so; a parent gone
         os._exit(1)
-    except Exception as exc:  # raised in the parent, as the sequential ceiling would have raised it
+    except Exception as exc:  # noqa: BLE001 - raised in the parent, as the sequential ceiling raises it
         try:
-            pipe.send(("error", exc))
-        except Exception:  # an exception that cannot be pickled: its type and message
-            pipe.send(("error", RuntimeError(f"{type(exc).__name__}: {exc}")))
+            pickle.loads(pickle.dumps(exc))  # the parent must be able to read it back
+        except Exception:  # noqa: BLE001 - an exception that cannot be pickled: its type and message
+            exc = RuntimeError(f"{type(exc).__name__}: {exc}")
+        pipe.send(("error", exc))
 
 
 def _own_connection(project: Any) -> None:
