@@ -137,14 +137,19 @@ def test_a_worker_that_dies_is_replaced_by_the_ceiling_in_the_process(tmp_path: 
     assert len(forced) == 1 and not multiprocessing.active_children()
 
 
-def test_the_worker_is_only_for_large_projects_on_two_cores(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_worker_is_only_for_large_projects_on_two_cores_with_one_to_spare(tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     path = _project(tmp_path, "rubric", 20, seed=1)
     with Project.open(path) as project:
         monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+        monkeypatch.setattr(os, "getloadavg", lambda: (1.2, 1.0, 1.0))
         assert not ceiling_worker.usable(project, ["rubric"])  # 20 samples
         monkeypatch.setattr(ceiling_worker, "MIN_SAMPLES", 20)
         assert ceiling_worker.usable(project, ["rubric"])
         assert not ceiling_worker.usable(project, ["violations"])  # none of its samples here
+        monkeypatch.setattr(os, "getloadavg", lambda: (2.5, 1.0, 1.0))
+        assert not ceiling_worker.usable(project, ["rubric"])  # both cores busy already
+        monkeypatch.setattr(os, "getloadavg", lambda: (0.1, 1.0, 1.0))
         monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
         assert not ceiling_worker.usable(project, ["rubric"])  # one core
 
