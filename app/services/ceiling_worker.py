@@ -40,7 +40,7 @@ def read_ahead(project: Any, scheme: str) -> None:
 def usable(project: Any, schemes: Sequence[str]) -> bool:
     """Whether a worker pays off: two cores or more with one to spare (a 1-minute load average below the core
     count: on a busy machine the other core is taken and the worker only adds its CPU, +10%: at 100k samples and
-    load 4 on 2 cores the wall time was the same), fork available, MIN_SAMPLES samples in the schemes."""
+    load 2.6-4 on 2 cores the wall time was the same or longer), fork available, MIN_SAMPLES samples in the schemes."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     if not hasattr(os, "fork") or cores < 2 or os.getloadavg()[0] >= cores or project.conn.in_transaction:
         return False
