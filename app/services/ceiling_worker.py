@@ -1,6 +1,6 @@
 """The human ceiling drawn in a forked worker process while `concord evaluate` runs the schemes' evaluate hooks
 (issue #28): the ceiling's reads and the humans' figures (`ceiling.human_side`, half of its CPU or more) do not
-depend on the metric, so on a machine with two cores they cost no wall time; the metric's side waits for the
+depend on the metric, so on a machine with a core to spare they cost no wall time; the metric's side waits for the
 hooks' decisions, which the parent sends when they are done.
 
 Why a process and not a thread: the ceiling is Python objects and pandas hashing that hold the GIL. Why fork: the
