@@ -8,7 +8,10 @@ dropped, another value the demo gives that kind), so the annotators disagree. Bu
 
 Timed: each command in a child process of its own (interpreter start, imports, reading the project, the figures,
 the JSON), median of `--runs` runs, with its CPU seconds, CPU share (CPU / wall) and peak resident memory
-(ru_maxrss of that child). References, each in a child process too and interleaved with the commands (so under
+(ru_maxrss of that child). `concord evaluate` may fork a worker for the human ceiling (app/services/ceiling_worker.py):
+its CPU is added to the command's (RUSAGE_CHILDREN), and the peak memory is the larger of the command's and its
+worker's (each process's own peak: a forked worker shares the parent's pages until it writes them, so their sum
+would overstate it; read the figure as the larger process's peak). References, each in a child process too and interleaved with the commands (so under
 the same load), and each checked against the command's output:
 - agreement: the same pooled Cohen's kappa per annotator pair, Fleiss' kappa and Krippendorff's alpha (with
   1000-replicate percentile intervals over samples) from the same label rows, in plain sqlite3 + pandas + numpy
@@ -200,9 +203,10 @@ from app.cli import main
 out = io.StringIO()
 with contextlib.redirect_stdout(out):
     rc = main(sys.argv[1:])
-r = resource.getrusage(resource.RUSAGE_SELF)
+r, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
 sys.stdout.write(out.getvalue())
-print(json.dumps({"rc": rc, "cpu": r.ru_utime + r.ru_stime, "rss_mb": r.ru_maxrss / 1024}), file=sys.stderr)
+print(json.dumps({"rc": rc, "cpu": r.ru_utime + r.ru_stime + kids.ru_utime + kids.ru_stime,
+                  "rss_mb": max(r.ru_maxrss, kids.ru_maxrss) / 1024}), file=sys.stderr)
 sys.exit(rc)
 """
 

@@ -93,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
         # the labels those valid under the guideline version asked for (default: the current one), issue #29
         with valid_labels(project, [s.name for s in schemes], args.guideline_version) as guide:
             with rich_progress(enabled=sys.stderr.isatty()) as bar:
-                results, ceilings = evaluate_with_ceilings(project, schemes, options, bar)
+                results, ceilings = evaluate_with_ceilings(project, schemes, options, bar, concurrent=True)
     for r in results:
         if r.report is None:
             print(f"note: {r.note}", file=sys.stderr)

@@ -58,6 +58,30 @@ def ceiling(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0
     `machine`: the metric's decisions as human-style labels per (sample, unit), when the caller has them (the
     evaluate hook's `machine_decisions`); else the stored machine labels. `per_unit`: the scheme's own metric side
     (`own_ceiling`), shown instead: each unit's mean Cohen's kappa against each annotator."""
+    ready = human_side(project, scheme_name)
+    return None if ready is None else metric_side(project, ready, n_boot=n_boot, seed=seed, machine=machine,
+                                                  per_unit=per_unit)
+
+
+@dataclass
+class Ready:
+    """What the ceiling reads before the metric's decisions are known (`human_side`): `concord evaluate` draws it in
+    a worker process while the scheme's evaluate hook runs (app/services/ceiling_worker.py). `humans_ahead`: the
+    humans' figures, when drawn ahead from a table of their items alone (the same figures as from the table with the
+    metric's items first: item_agreement numbers samples, items, annotators and categories afresh)."""
+
+    scheme: Any
+    humans: _Shared
+    records: Mapping[str, Any]
+    resolved: Mapping[tuple[str, str], Mapping[str, Any]]
+    has_record: Any
+    humans_ahead: dict[str, Any] | None = None
+    annotators_ahead: int = 0  # drawn ahead: how many annotators have items (0: no human item, no ceiling)
+
+
+def human_side(project: Any, scheme_name: str, *, n_boot: int | None = None, seed: int = 0) -> Ready | None:
+    """The ceiling's reads that do not depend on the metric (the shared units' labels, the records' items, the
+    resolved labels); None when no unit is shared. With `n_boot`: the humans' figures too (`Ready.humans_ahead`)."""
     import numpy as np
 
     scheme = registry().get(scheme_name)
@@ -66,23 +90,41 @@ def ceiling(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0
         return None
     # what label_items reads (violations: counts from SQL); whole records only if a machine decision needs them
     records = project.scheme_data.scheme_item_records(scheme_name)
+    resolved = project.scheme_data.scheme_labels(scheme_name)
+    has_record = np.fromiter((records.get(sid) is not None for sid in humans.unit_sample), dtype=bool,
+                             count=humans.n_units)
+    ready = Ready(scheme, humans, records, resolved, has_record)
+    if n_boot is not None:
+        table, _ = _item_table(scheme, records, [], [], [], humans.with_records(has_record))
+        ready.humans_ahead = _humans(table, 0, n_boot, seed) if len(table) else {}
+        ready.annotators_ahead = int(np.unique(table.annotator).size)
+    return ready
+
+
+def metric_side(project: Any, ready: Ready, *, n_boot: int = 1000, seed: int = 0,
+                machine: Mapping[tuple[str, str], Mapping[str, Any]] | None = None,
+                per_unit: Mapping[str, float] | None = None) -> dict[str, Any] | None:
+    """`ceiling` from what `human_side` read: the metric's items (from `machine`, else the stored machine labels)
+    beside the humans', or the scheme's own metric side (`per_unit`). Uses `ready` up: its labels are let go once
+    their items are drawn (the peak memory at a million units)."""
+    import numpy as np
+
+    scheme, humans, records, resolved, has_record = (ready.scheme, ready.humans, ready.records, ready.resolved,
+                                                     ready.has_record)
     full: dict[str, Any] | None = None
     stored: Mapping[tuple[str, str], str | None] = {}
-    resolved = project.scheme_data.scheme_labels(scheme_name)
     # (sample, unit, kind, value) of the metric's and resolved labels (metric_rows) per shared unit, then the
     # annotators' (the columns of `humans`), each with its rater: their items are drawn in one pass (`_item_table`)
     metric_rows: list[tuple] = []
     metric_raters: list[str] = []
     metric_units: list[int] = []  # each metric row's shared unit
-    has_record = np.fromiter((records.get(sid) is not None for sid in humans.unit_sample), dtype=bool,
-                             count=humans.n_units)
     # with the scheme's own metric side (`per_unit`) the metric's items are never compared: none drawn
     for j in ([] if per_unit else np.flatnonzero(has_record).tolist()):
         sid, unit = humans.unit_sample[j], humans.unit_name[j]
         decided = machine.get((sid, unit)) if machine is not None else None
         if decided is None:
             if full is None:
-                full, stored = records_by_id(project, scheme_name), project.samples.newest_machine_values(scheme_name)
+                full, stored = records_by_id(project, scheme.name), project.samples.newest_machine_values(scheme.name)
             decided = machine_decision(project, scheme, full.get(sid), sid, unit, stored)
         if decided:
             for kind, value in decided.items():
@@ -95,15 +137,25 @@ def ceiling(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0
                     metric_rows.append((sid, unit, kind, value))
                     metric_raters.append(RESOLVED)
                     metric_units.append(j)
-    table, n_metric = _item_table(scheme, records, metric_rows, metric_raters, metric_units,
-                                  humans.with_records(has_record))
     n_units = humans.n_units
-    del humans, metric_rows, metric_raters, resolved  # their items are in `table` now
-    if n_metric == len(table):
-        return None
-    hh = _humans(table, n_metric, n_boot, seed)
+    table, n_metric = None, 0
+    if ready.humans_ahead is None or metric_rows:  # the humans' items after the metric's, in one table
+        table, n_metric = _item_table(scheme, records, metric_rows, metric_raters, metric_units,
+                                      humans.with_records(has_record))
+    # their items are in `table` now: let go (the caller's `ready` too: it is drawn once)
+    del humans, metric_rows, metric_raters, resolved
+    ready.humans, ready.resolved = None, {}  # type: ignore[assignment]
+    if ready.humans_ahead is not None:
+        if not ready.annotators_ahead:
+            return None
+        hh, n_annotators = ready.humans_ahead, ready.annotators_ahead
+    else:
+        if n_metric == len(table):
+            return None
+        hh = _humans(table, n_metric, n_boot, seed)
+        n_annotators = int(np.unique(table.annotator[n_metric:]).size)
     out: dict[str, Any] = {
-        "units": n_units, "annotators": int(np.unique(table.annotator[n_metric:]).size),
+        "units": n_units, "annotators": n_annotators,
         "human_human": {"kappa": hh["overall"]["kappa"], "alpha": hh["overall"]["alpha"],
                         "mean_pair_kappa": _mean(p["kappa"]["estimate"] for p in hh["pairs"])},
         "metric_human": None, "note": "",
@@ -112,7 +164,7 @@ def ceiling(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0
         out["metric_human"] = {"kappa_vs_resolved": None, "mean_kappa_vs_each": None, "items": n_units,
                                "per_unit": dict(per_unit)}
         return json_finite(out)
-    shared_item, n_items = _metric_items(table, n_metric)
+    shared_item, n_items = (None, 0) if table is None else _metric_items(table, n_metric)
     if not n_items:
         out["note"] = "the metric's labels carry no items to compare (no stored machine label)"
         return json_finite(out)
@@ -422,19 +474,37 @@ def human_ceilings(project: Any, schemes: list[str], n_boot: int, seed: int,
 
 
 def evaluate_with_ceilings(project: Project, schemes: Sequence[Any], options: dict[str, Any],
-                           progress: Progress | None = None) -> tuple[list[Evaluated], dict[str, Any]]:
+                           progress: Progress | None = None, *, concurrent: bool = False
+                           ) -> tuple[list[Evaluated], dict[str, Any]]:
     """Each scheme's evaluation and its human ceiling, as `concord evaluate` computes them: the metric's decisions
-    are collected while the hooks run (for the ceiling's metric side) and the records are read once."""
+    are collected while the hooks run (for the ceiling's metric side) and the records are read once. `concurrent`
+    (the CLI; never the app's Qt threads): the ceiling's human side drawn in a forked worker meanwhile, on a large
+    enough project and two cores (app/services/ceiling_worker.py); the same figures."""
+    from app.services import ceiling_worker
     from app.services.evaluation import evaluate, gc_paused
 
     decided: dict[Any, Any] = {}
-    if project.decisions.several_annotators():  # else no unit is shared: no ceiling, no decisions to collect
+    several = project.decisions.several_annotators()
+    if several:  # else no unit is shared: no ceiling, no decisions to collect
         options = {**options, "machine_decisions": lambda ref, labels: decided.update(labels)}
+    n_boot, seed = int(options.get("n_boot", 1000)), int(options.get("seed", 0))
+    names = [s.name for s in schemes]
     # the cyclic GC paused for the ceiling too: its item rows are many small acyclic objects beside every record
     # (full collections rescanning them were a tenth of the trace ceiling at 10k samples)
     with project.scheme_data.records_once(), gc_paused():
-        results = evaluate(project, schemes, options, progress)
-        ceilings = human_ceilings(project, [r.scheme.name for r in results if r.report is not None],
-                                  int(options.get("n_boot", 1000)), int(options.get("seed", 0)), decided,
-                                  {r.scheme.name: r.report.data for r in results if r.report})
+        worker = None
+        if concurrent and several and ceiling_worker.usable(project, names):
+            ceiling_worker.read_ahead(project, names[0])  # the first scheme's: the worker inherits them
+            worker = ceiling_worker.Worker(project, names, n_boot, seed)
+        try:
+            results = evaluate(project, schemes, options, progress)
+            reported = [r.scheme.name for r in results if r.report is not None]
+            data = {r.scheme.name: r.report.data for r in results if r.report}
+            ceilings = None if worker is None else worker.ceilings(
+                reported, decided, {name: own_ceiling(registry().get(name), data.get(name)) for name in reported})
+            if ceilings is None:  # no worker, or it died without an answer
+                ceilings = human_ceilings(project, reported, n_boot, seed, decided, data)
+        finally:
+            if worker is not None:
+                worker.close()
     return results, ceilings

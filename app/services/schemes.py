@@ -82,12 +82,8 @@ def _inputs(name: str) -> frozenset[str]:
 
 def annotator_labels(project: Project, scheme_name: str) -> dict[str, dict[tuple[str, str], dict[str, Any]]]:
     """Annotator -> their own labels of the scheme ((sample, unit) -> kind -> value), for every annotator with any."""
-    out = {}
-    for a in project.decisions.annotators():
-        labels = project.scheme_data.scheme_labels(scheme_name, annotator=a)
-        if labels:
-            out[a] = labels
-    return out
+    by = project.scheme_data.labels_by_annotator(scheme_name)  # one read of the labels, not one per annotator
+    return {a: by[a] for a in project.decisions.annotators() if by.get(a)}
 
 
 # -- calibration ------------------------------------------------------------------------------------------------

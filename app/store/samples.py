@@ -337,6 +337,18 @@ class SchemeDataPart(ProjectPart):
         finally:
             self._records_memo = None
 
+    def rekey_memo(self) -> None:
+        """Key what `records_once` holds to the project's connection, after it was replaced by another on the same
+        file with nothing written in between (the human ceiling's forked worker, app/services/ceiling_worker.py,
+        reads through a connection of its own: the records and labels the parent read are not read again there)."""
+        memo = self._records_memo
+        if not memo:
+            return
+        now = (self.conn.total_changes, self.conn.execute("PRAGMA data_version").fetchone()[0])
+        moved = {(*key[:-2], *now): value for key, value in memo.items()}
+        memo.clear()
+        memo.update(moved)
+
     def scheme_records(self, scheme_name: str) -> list[Any]:
         """Every record of a scheme as its `base.Scheme` type: the store adapter's `load_records(project)` when the
         scheme keeps tables of its own, else the generic payloads (`records`); parsed once within `records_once`."""
@@ -391,6 +403,24 @@ class SchemeDataPart(ProjectPart):
             if excluded and (sid, unit, who_set) in excluded:
                 continue
             out.setdefault((sid, unit), {})[kind] = loads(value)
+        return out
+
+    def labels_by_annotator(self, scheme_name: str) -> dict[str, dict[tuple[str, str], dict[str, Any]]]:
+        """Annotator -> `scheme_labels(scheme_name, annotator)`, the same dicts, of every annotator with a label, from
+        one read of the labels (one per annotator was 0.85 s each at 100k samples for the judge's evaluate): each
+        annotator's rows come in the order of their own query (sample, unit, then event order)."""
+        out: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}
+        excluded = self.project.guidelines.excluded_labels  # app/store/guidelines.py: labels of another guideline
+        for sid, unit, kind, value, who_set in self.conn.execute(
+            "SELECT l.sample_id, l.unit, l.kind, l.value, l.annotator FROM labels l JOIN samples s ON s.id = l.sample_id "
+            "WHERE s.scheme = ? AND l.value IS NOT NULL ORDER BY l.sample_id, l.unit, l.event_id", (scheme_name,)
+        ):
+            if excluded and (sid, unit, who_set) in excluded:
+                continue
+            mine = out.get(who_set)
+            if mine is None:
+                mine = out[who_set] = {}
+            mine.setdefault((sid, unit), {})[kind] = loads(value)
         return out
 
     # -- applied parameters (what `calibrate --apply NAME` saves), per scheme ---------------------------------------
