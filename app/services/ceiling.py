@@ -495,7 +495,7 @@ def evaluate_with_ceilings(project: Project, schemes: Sequence[Any], options: di
         worker = None
         if concurrent and several and ceiling_worker.usable(project, names):
             ceiling_worker.read_ahead(project, names[0])  # the first scheme's: the worker inherits them
-            worker = ceiling_worker.Worker(project, names, n_boot, seed)
+            worker = ceiling_worker.Worker(project, names, n_boot, seed, (human_side, metric_side))
         try:
             results = evaluate(project, schemes, options, progress)
             reported = [r.scheme.name for r in results if r.report is not None]

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import pickle
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 MIN_SAMPLES = 20_000  # fewer samples: the fork and the decisions sent over cost more than the overlap saves
@@ -52,14 +52,16 @@ class Worker:
     """A forked process drawing the human side of each scheme's ceiling at once, then, given the metric's
     decisions (`ceilings`), the rest."""
 
-    def __init__(self, project: Any, schemes: Sequence[str], n_boot: int, seed: int) -> None:
+    def __init__(self, project: Any, schemes: Sequence[str], n_boot: int, seed: int,
+                 sides: tuple[Callable[..., Any], Callable[..., Any]]) -> None:
+        """`sides`: ceiling.py's (human_side, metric_side), passed in so that this module does not import it back."""
         import multiprocessing
 
         ctx = multiprocessing.get_context("fork")
         self._pipe, child = ctx.Pipe()
         for stream in (sys.stdout, sys.stderr):  # a buffered line would be written twice (once by the worker)
             stream.flush()
-        self._proc = ctx.Process(target=_serve, args=(project, list(schemes), n_boot, seed, child, self._pipe),
+        self._proc = ctx.Process(target=_serve, args=(project, list(schemes), n_boot, seed, sides, child, self._pipe),
                                  daemon=True, name="concord-ceiling")
         self._proc.start()
         child.close()
@@ -86,7 +88,8 @@ class Worker:
         self._proc.join()
 
 
-def _serve(project: Any, schemes: list[str], n_boot: int, seed: int, pipe: Any, parent_end: Any) -> None:
+def _serve(project: Any, schemes: list[str], n_boot: int, seed: int,
+           sides: tuple[Callable[..., Any], Callable[..., Any]], pipe: Any, parent_end: Any) -> None:
     """The worker: its own connection, the human side of every scheme, then the answer to the parent's decisions."""
     parent_end.close()  # so that the parent's death reads as the end of the pipe here
     try:
@@ -94,7 +97,7 @@ def _serve(project: Any, schemes: list[str], n_boot: int, seed: int, pipe: Any, 
     except BaseException:  # noqa: BLE001 - no answer: the parent draws the ceiling itself
         os._exit(1)
     try:
-        from app.services.ceiling import human_side, metric_side
+        human_side, metric_side = sides
 
         ready: dict[str, Any] = {}
         for name in schemes:
@@ -126,11 +129,5 @@ def _serve(project: Any, schemes: list[str], n_boot: int, seed: int, pipe: Any, 
 def _own_connection(project: Any) -> None:
     """Point the inherited project at a connection of the worker's own, read-only. The inherited one is kept
     referenced (freeing it would close it: SQLite must not touch a connection across fork)."""
-    import sqlite3
-
-    _KEPT.append(project.conn)
-    _KEPT.append(project.__dict__.pop("db", None))  # sqlite-utils over the inherited connection, if made
-    conn = sqlite3.connect(project.path, isolation_level=None)
-    conn.execute("PRAGMA query_only = ON")
-    project.conn = conn
+    project.reconnect_query_only(_KEPT)
     project.scheme_data.rekey_memo()  # the records and labels the parent read before the fork

@@ -101,6 +101,16 @@ class ProjectBase:
     def close(self) -> None:
         self.conn.close()
 
+    def reconnect_query_only(self, keep: list[Any]) -> None:
+        """A forked child's own read-only connection (app/services/ceiling_worker.py). The inherited connection and
+        its sqlite-utils wrapper go to `keep`, never freed in the child: freeing would close it, and SQLite must not
+        touch a connection across fork."""
+        keep.append(self.conn)
+        keep.append(self.__dict__.pop("db", None))
+        conn = sqlite3.connect(self.path, isolation_level=None)
+        conn.execute("PRAGMA query_only = ON")
+        self.conn = conn
+
     def __enter__(self) -> Self:
         return self
 
