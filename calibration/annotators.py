@@ -31,7 +31,11 @@ import numpy as np
 import pandas as pd
 
 from calibration.agreement import (
-    draw_chunk, estimate_interval, nan_ratio, resample_counts, resample_index_chunks,
+    draw_chunk,
+    estimate_interval,
+    nan_ratio,
+    resample_counts,
+    resample_index_chunks,
 )
 from calibration.annotator_spans import span_agreement, unitizing_alpha
 from calibration.blas import one_blas_thread
@@ -463,17 +467,7 @@ def _prepare_items(table: CodedItems | pd.DataFrame | Iterable[Any], level: Leve
         return out
 
     def stats(sums: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(pair kappas (..., P), fleiss (...), alpha (...)) from summed counts (..., D)."""
-        off = len(pairs) * k * k
-        conf = sums[..., :off].reshape(*sums.shape[:-1], len(pairs), k, k)
-        units = sums[..., off:off + n_g]
-        c = sums[..., off + n_g:].reshape(*sums.shape[:-1], n_g, k, k)
-        pairs_of = m_f * (m_f - 1)  # ordered pairs of raters on a unit of m ratings
-        p_sum = (np.trace(c, axis1=-2, axis2=-1) / pairs_of).sum(-1)
-        q_sum = (c.sum(-1) / pairs_of[:, None]).sum(-2)
-        o = (c / (m_f - 1)[:, None, None]).sum(-3)
-        return kappa_from_confusion(conf, weights), fleiss_from_sums(p_sum, q_sum, units.sum(-1)), \
-            alpha_from_coincidence(o, level, numeric)
+        return item_stats(sums, len(pairs), k, m_f, weights, level, numeric)
 
     # everything but the intervals now, so that the table and the per-item arrays are not kept for them
     _, fleiss_est, _ = stats(full(per_sample.sum(0, dtype=np.int64)))
@@ -507,13 +501,35 @@ def _prepare_items(table: CodedItems | pd.DataFrame | Iterable[Any], level: Leve
     return per_sample, finish
 
 
+def item_stats(sums: np.ndarray, n_pairs: int, k: int, m_f: np.ndarray, weights: Any, level: Level,
+               numeric: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(pair kappas (..., P), fleiss (...), alpha (...)) from summed counts (..., D): P pairs' k x k confusions, then
+    per group of m_f ratings its unit count and k x k coincidences. Shared by `item_agreements` and its windowed
+    form (calibration/item_chunks.py)."""
+    n_g = len(m_f)
+    off = n_pairs * k * k
+    conf = sums[..., :off].reshape(*sums.shape[:-1], n_pairs, k, k)
+    units = sums[..., off:off + n_g]
+    c = sums[..., off + n_g:].reshape(*sums.shape[:-1], n_g, k, k)
+    pairs_of = m_f * (m_f - 1)  # ordered pairs of raters on a unit of m ratings
+    p_sum = (np.trace(c, axis1=-2, axis2=-1) / pairs_of).sum(-1)
+    q_sum = (c.sum(-1) / pairs_of[:, None]).sum(-2)
+    o = (c / (m_f - 1)[:, None, None]).sum(-3)
+    return kappa_from_confusion(conf, weights), fleiss_from_sums(p_sum, q_sum, units.sum(-1)), \
+        alpha_from_coincidence(o, level, numeric)
+
+
 def krippendorff_alpha(value_counts: np.ndarray, value_domain: np.ndarray, level: Level, chunk: int = 1 << 16) -> float:
     """`krippendorff.alpha(value_counts=..., value_domain=..., level_of_measurement=level)`, the same bits, without
     the package's (units, V, V) temporaries (four: 3.6 GB at 7M rubric units): each unit's coincidences made a chunk
     of units at a time and added in the order the package's sum over units adds them (one after the other: a
     cumulative sum continued across chunks), then the package's own expected coincidences and distances (tested equal
     to `krippendorff.alpha` on random counts)."""
-    from krippendorff.krippendorff import _distance_metric, _distances, _random_coincidences
+    from krippendorff.krippendorff import (
+        _distance_metric,
+        _distances,
+        _random_coincidences,
+    )
 
     value_counts = np.asarray(value_counts)
     value_domain = np.asarray(value_domain)

@@ -25,12 +25,11 @@ from calibration.annotators import (
     KAPPA_WEIGHTS,
     CodedItems,
     Level,
-    alpha_from_coincidence,
-    fleiss_from_sums,
+    item_agreements,
+    item_stats,
+    kappa_from_confusion,
     object_values,
     sorted_label_values,
-    item_agreements,
-    kappa_from_confusion,
 )
 from calibration.blas import one_blas_thread
 
@@ -286,17 +285,7 @@ def _prepare(t: CodedItems, level: Level, kind: np.ndarray | None = None, reorde
     m_f = ms.astype(float)
 
     def stats(sums: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """`_prepare_items`' stats: (pair kappas, fleiss, alpha) from sums over its cells (..., D)."""
-        off = len(pairs) * k * k
-        conf = sums[..., :off].reshape(*sums.shape[:-1], len(pairs), k, k)
-        units = sums[..., off:off + n_g]
-        cc = sums[..., off + n_g:].reshape(*sums.shape[:-1], n_g, k, k)
-        pairs_of = m_f * (m_f - 1)
-        p_sum = (np.trace(cc, axis1=-2, axis2=-1) / pairs_of).sum(-1)
-        q_sum = (cc.sum(-1) / pairs_of[:, None]).sum(-2)
-        o = (cc / (m_f - 1)[:, None, None]).sum(-3)
-        return kappa_from_confusion(conf, weights), fleiss_from_sums(p_sum, q_sum, units.sum(-1)), \
-            alpha_from_coincidence(o, level, numeric)
+        return item_stats(sums, len(pairs), k, m_f, weights, level, numeric)
 
     def full(raw_sums: np.ndarray) -> np.ndarray:
         out = np.zeros((*raw_sums.shape[:-1], n_canon))
