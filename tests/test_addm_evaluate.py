@@ -79,3 +79,30 @@ def test_vectorised_replicates_equal_the_scores_of_the_resampled_businesses() ->
         assert cons[r] == pytest.approx(want["consistency_score"], abs=1e-9)
         assert scores(method_table(drawn, "a"))["process_score"] == pytest.approx(proc[r])
     assert np.all(_auprc_rows(np.zeros((2, len(s))), t.gt, code, k) == 0.0)  # nothing drawn: fewer than 2 samples
+
+
+def test_auprc_histograms_equal_the_weighted_bincount_exactly() -> None:
+    """The replicates' AUPRC from the sparse one-hot product are the very floats the weighted bincount of offset
+    cells gave (integer sums), with businesses left out (no score) and scores tied."""
+    import numpy as np
+
+    from calibration.schemes.addm.evaluation import _ap_rows, _auprc_rows
+
+    def by_bincount(w: np.ndarray, gt: np.ndarray, code: np.ndarray, k: int) -> np.ndarray:  # the former path
+        reps, keep = w.shape[0], code >= 0
+        cell = code[keep] * 3 + gt[keep].astype(np.int64)
+        flat = (np.arange(reps, dtype=np.int64)[:, None] * (3 * k) + cell[None, :]).ravel()
+        hist = np.bincount(flat, weights=w[:, keep].ravel(), minlength=reps * 3 * k).reshape(reps, k, 3)
+        vals = np.stack([_ap_rows(hist[:, :, 1] + hist[:, :, 2], hist[:, :, 0]),
+                         _ap_rows(hist[:, :, 2], hist[:, :, 0] + hist[:, :, 1])], axis=1)
+        n_valid = np.isfinite(vals).sum(axis=1)
+        mean = np.where(n_valid > 0, np.nansum(vals, axis=1) / np.maximum(n_valid, 1), 0.0)
+        return np.where(hist.sum(axis=(1, 2)) >= 2, mean, 0.0)
+
+    rng = np.random.default_rng(3)
+    for n, k in ((5, 2), (200, 7), (3000, 40)):
+        code = rng.integers(-1, k, n)
+        gt = rng.integers(0, 3, n)
+        w = np.stack([np.bincount(rng.integers(0, n, n), minlength=n) for _ in range(9)]).astype(np.float64)
+        got, want = _auprc_rows(w, gt, code, k), by_bincount(w, gt, code, k)
+        assert got.tobytes() == want.tobytes()
