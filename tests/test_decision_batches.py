@@ -11,8 +11,7 @@ import pytest
 
 from app.io.imports import import_file
 from app.io.labels import import_labels
-from app.store import Change, Project
-from app.store import decision_batches
+from app.store import Change, Project, decision_batches
 from tests.jsonl_files import write_jsonl
 
 DEMO = Path(__file__).resolve().parents[1] / "resources" / "demo" / "rgb.jsonl"
