@@ -54,6 +54,9 @@ def test_record_round_trip() -> None:
     ({"scheme": "violations"}, "scheme", "must be 'rgb'"),
     ({"positive": [["a"], 3]}, "positive[1]", "a string or a list of strings"),
     ({"fakeanswer": ["x", 2]}, "fakeanswer[1]", "must be a string"),
+    ({"responses": {"m1": "ok", " ": "text"}}, 'responses[" "]', "model name must not be empty"),
+    ({"responses": {"m1": "ok", "m2": 3}}, 'responses["m2"]', "must be a string"),
+    ({"negative": ["a", None]}, "negative[1]", "must be a string"),
 ])
 def test_record_problems_have_paths(change: dict[str, Any], field: str, message: str) -> None:
     parsed = parse_record({**GOOD, **change})

@@ -174,3 +174,27 @@ def test_planted_checker_is_recovered_through_the_generic_calibrator(label: str)
     assert set(cal.baselines_) == {"rgb_original", "rgb_extended"}
     assert all(cal.heldout_score_ > v for v in cal.baselines_.values())
     assert cal.to_dict()["scheme"] == "rgb"
+
+
+def test_unit_decisions_repeated_or_interleaved_are_each_units_own() -> None:
+    """The scheme keeps its last decision (import asks twice per unit): each answer is still the checkers' own for
+    that record and unit, whatever was asked before, and a caller changing the dict it got changes nothing."""
+    import json
+    from pathlib import Path
+
+    from calibration.schemes.rgb.checkers import check
+    from calibration.schemes.rgb.config import PRESETS
+    from calibration.schemes.rgb.scheme import RGBScheme
+
+    scheme = RGBScheme()
+    demo = Path(__file__).resolve().parents[1] / "resources" / "demo" / "rgb.jsonl"
+    records = [scheme.parse(json.loads(x)).record for x in demo.read_text(encoding="utf-8").splitlines() if x.strip()]
+    asked = [(r, u) for r in records for u in r.units]
+    assert len({u for _, u in asked}) > 1
+    for r, u in asked + asked[::-1] + [x for pair in zip(asked, asked[1:]) for x in pair]:
+        want = check(r.for_unit(u), PRESETS["rgb_original"]).as_dict()
+        got = scheme.machine_label(r, u)
+        assert got == want
+        got["correct"] = not got["correct"]
+        summary = scheme.unit_summary(r, u)
+        assert (summary["correct"], summary["rejected"]) == (want["correct"], want["rejected"])

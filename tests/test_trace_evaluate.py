@@ -133,3 +133,22 @@ def test_mean_scores_per_subset_and_variant_as_score_records_gives_them() -> Non
         assert rep.tables[0].title.startswith("Mean scores")  # the headline comes first
     adherence = rep.data["means"]["ragbench"]["all"]["adherence"][0]
     assert 0 < adherence < 1  # a rate, and the data has both kinds
+
+
+def test_coded_intervals_counted_per_joint_code_equal_counted_one_by_one(monkeypatch) -> None:
+    """The Spearman and AUROC intervals from draws counted once per joint code are the very floats counted per
+    statistic (every estimate and interval end), on records whose codes share few joint codes and on ones that do
+    not (then each is counted alone)."""
+    import json
+
+    from calibration.schemes.trace import evaluation
+
+    for n, seed in ((60, 1), (90, 2), (300, 3)):
+        recs, labels = make(n, seed)
+        runs = {}
+        for share in (0, 10**9):  # 0: always joint; 10**9: never
+            monkeypatch.setattr(evaluation, "JOINT_SHARE", share)
+            report = evaluation.evaluate(recs, labels, {"n_boot": 200, "seed": seed})
+            runs[share] = json.dumps(report.data, sort_keys=True, default=str)
+        assert runs[0] == runs[10**9]
+        assert '"spearman"' in runs[0] and "hallucination_auroc" in runs[0]

@@ -20,7 +20,6 @@ unit already says the same (so a later correction made in the app is not overwri
 """
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -330,34 +329,31 @@ def check_lines(project: Project, records: Sequence[RawRecord], problems: Proble
 
 def record_lines(project: Project, lines: Sequence[_Line], progress: Progress | None = None) -> tuple[int, int, int]:
     """Record checked decisions (inside the caller's transaction): (lines applied, lines unchanged, events). A line
-    whose annotator's newest imported decision already says the same is skipped."""
+    whose annotator's newest imported decision already says the same is skipped. A chunk of lines at a time, each
+    chunk's decisions recorded together (`DecisionsPart.record_many`: the rows one `record` per line would write)."""
+    from app.store.decision_batches import CHUNK
+
     applied = unchanged = events = 0
     imported: dict[str, dict[tuple[str, str, str], Any]] = {}
-    for i, line in enumerate(lines):
-        if i % 500 == 0 and progress is not None:
-            progress.update(i, len(lines), "recording")
-        sid = line.command.changes[0].sample_id
-        if sid not in imported:
-            imported[sid] = _latest_imported(project, sid)
-        latest = imported[sid]
-        if all(latest.get((line.annotator, c.unit, c.kind), _MISSING) == c.after for c in line.command.changes):
-            unchanged += 1
-            continue
-        ids = project.decisions.record(line.annotator, list(line.command.changes), origin="import")
-        for c in line.command.changes:
-            latest[(line.annotator, c.unit, c.kind)] = c.after
-        applied += 1
-        events += len(ids)
+    for lo in range(0, len(lines), CHUNK):
+        if progress is not None:
+            progress.update(lo, len(lines), "recording")
+        part = lines[lo:lo + CHUNK]
+        new = [sid for sid in dict.fromkeys(line.command.changes[0].sample_id for line in part) if sid not in imported]
+        imported.update(project.decisions.latest_imported(new))
+        todo: list[tuple[str, Sequence[Change]]] = []
+        for line in part:
+            latest = imported[line.command.changes[0].sample_id]
+            if all(latest.get((line.annotator, c.unit, c.kind), _MISSING) == c.after for c in line.command.changes):
+                unchanged += 1
+                continue
+            todo.append((line.annotator, line.command.changes))
+            for c in line.command.changes:
+                latest[(line.annotator, c.unit, c.kind)] = c.after
+        for ids in project.decisions.record_many(todo, origin="import"):
+            applied += 1
+            events += len(ids)
     return applied, unchanged, events
 
 
 _MISSING = object()
-
-
-def _latest_imported(project: Project, sample_id: str) -> dict[tuple[str, str, str], Any]:
-    """(annotator, unit, kind) -> value of that annotator's newest imported event for the target."""
-    out: dict[tuple[str, str, str], Any] = {}
-    for e in project.decisions.events(sample_id):
-        if e["origin"] == "import":
-            out[(e["annotator"], e["unit"], e["kind"])] = None if e["after"] is None else json.loads(e["after"])
-    return out

@@ -58,9 +58,15 @@ def _auprc_rows(w: np.ndarray, gt: np.ndarray, code: np.ndarray, k: int) -> np.n
     keep = code >= 0
     if k == 0 or not keep.any():
         return np.zeros(reps)
-    cell = code[keep] * 3 + gt[keep].astype(np.int64)
-    flat = (np.arange(reps, dtype=np.int64)[:, None] * (3 * k) + cell[None, :]).ravel()
-    hist = np.bincount(flat, weights=w[:, keep].ravel(), minlength=reps * 3 * k).reshape(reps, k, 3)
+    # each replicate's draws per (score, class) cell: its weights times a one-hot (units x cells) sparse matrix, one
+    # pass over the weights (an offset index and a copy of the weights per replicate were a tenth of evaluate); the
+    # sums are of integer counts, so the very floats a weighted bincount gave. Left-out units go to a spare cell.
+    from scipy.sparse import csr_matrix
+
+    cell = np.where(keep, code * 3 + gt.astype(np.int64), 3 * k)
+    onehot = csr_matrix((np.ones(cell.size), (np.arange(cell.size), cell)), shape=(cell.size, 3 * k + 1))
+    # C order, as the bincount's was: the sums over it below then add in the same order (the same last bits)
+    hist = np.ascontiguousarray(np.asarray((onehot.T @ w.T).T)[:, :3 * k]).reshape(reps, k, 3)
     vals = np.stack([_ap_rows(hist[:, :, 1] + hist[:, :, 2], hist[:, :, 0]),
                      _ap_rows(hist[:, :, 2], hist[:, :, 0] + hist[:, :, 1])], axis=1)
     n_valid = np.isfinite(vals).sum(axis=1)

@@ -128,6 +128,8 @@ def str_list(value: Any, path: str, nested: bool = False) -> tuple[tuple[Any, ..
     """A list of strings (or, with `nested`, of strings or lists of strings: integration data's passage groups)."""
     if not isinstance(value, list):
         return None, [FieldProblem(path, f"must be a list of strings, got {_type(value)}")]
+    if all(type(item) is str for item in value):  # the common case, read back on every evaluate: no checks to make
+        return tuple(value), []
     problems: list[FieldProblem] = []
     out: list[Any] = []
     for i, item in enumerate(value):
@@ -173,13 +175,17 @@ def _responses(raw: Mapping[str, Any]) -> tuple[tuple[tuple[str, str], ...], lis
     problems: list[FieldProblem] = []
     out: list[tuple[str, str]] = []
     for model, text in value.items():
+        name = str(model)
+        if name.strip() and type(text) is str:  # the common case: no path to spell out
+            out.append((name, text))
+            continue
         path = f"responses[{json.dumps(model, ensure_ascii=False)}]"
-        if not str(model).strip():
+        if not name.strip():
             problems.append(FieldProblem(path, "model name must not be empty"))
         elif not isinstance(text, str):
             problems.append(FieldProblem(path, f"must be a string, got {_type(text)}"))
         else:
-            out.append((str(model), text))
+            out.append((name, text))
     return tuple(out), problems
 
 

@@ -44,10 +44,23 @@ def _config(params: Mapping[str, Any] | None) -> Any:
     return CheckerConfig.from_dict(params) if params else PRESETS["rgb_original"]
 
 
+# (record, unit, decision) of the last rgb_original decision: sample import asks for a unit's summary and then its
+# machine label, the same decision twice (each one runs the checkers: half of importing 100k records). One tuple,
+# swapped whole, so threads never see a record with another's decision.
+_last: list[tuple[Any, str, dict[str, bool]] | None] = [None]
+
+
 def _decision(record: RGBRecord, unit: str, params: Mapping[str, Any] | None = None) -> dict[str, bool]:
     from calibration.schemes.rgb.checkers import check
 
-    return check(record.for_unit(unit), _config(params)).as_dict()
+    last = _last[0]
+    if params is None and last is not None and last[0] is record and last[1] == unit:
+        return dict(last[2])
+    d = check(record.for_unit(unit), _config(params)).as_dict()
+    if params is None:
+        _last[0] = (record, unit, d)
+        return dict(d)
+    return d
 
 
 @dataclass(frozen=True)
