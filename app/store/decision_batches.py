@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sqlite3
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from app.store.guidelines import GUIDELINE_IN_FORCE_SQL
@@ -26,6 +26,24 @@ if TYPE_CHECKING:
 
 CHUNK = 20_000  # commands per chunk: bounds the memory of the pending events and the labels read
 _PARAMS = 900  # sample ids per IN (...) list
+
+
+UPSERT_LABEL = (
+    "INSERT INTO labels (sample_id, unit, kind, annotator, value, event_id, ts, adjudicated, resolved) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(sample_id, unit, kind, annotator) DO UPDATE SET "
+    "value=excluded.value, event_id=excluded.event_id, ts=excluded.ts, adjudicated=excluded.adjudicated, "
+    "resolved=excluded.resolved")
+
+
+def repeats(own: tuple[Any, bool] | None, after: str | None, adjudicated: int, reconfirms: Callable[[], bool]) -> bool:
+    """Whether a change records nothing: it repeats the value its own annotator already set (`own`: that label's
+    (value, adjudicated), None when the annotator has none). A second annotator who agrees is evidence for
+    inter-annotator agreement and gets an event (and a label) of their own; an adjudicator who picks the label they
+    already gave still records the adjudication; a person repeating a label given under an older guideline version
+    confirms it under the current one (`reconfirms()`, asked last: it may read the events)."""
+    before = own[0] if own is not None else None
+    return (before == after and (own is not None or after is None) and (own is None or own[1] == adjudicated)
+            and not (own is not None and reconfirms()))
 
 
 def _chunks(items: Sequence[Any], size: int) -> Iterable[Sequence[Any]]:
@@ -95,9 +113,8 @@ def record_chunk(c: sqlite3.Connection, commands: Sequence[tuple[str, Sequence[C
             own = rows.get(annotator)
             before = own[0] if own is not None else None
             after = None if ch.after is None else dumps(ch.after)
-            if (before == after and (own is not None or after is None) and (own is None or own[2] == adjudicated)
-                    and not (own is not None and versioned and origin != "import" and own[1] < first_id
-                             and older(own[1], ch.sample_id))):
+            if repeats(None if own is None else (own[0], own[2]), after, adjudicated,
+                       lambda: versioned and origin != "import" and own[1] < first_id and older(own[1], ch.sample_id)):
                 continue
             ts = now()
             eid = next_id
@@ -122,10 +139,7 @@ def record_chunk(c: sqlite3.Connection, commands: Sequence[tuple[str, Sequence[C
     c.executemany("UPDATE labels SET resolved = 0 WHERE sample_id=? AND unit=? AND kind=? AND annotator = ?",
                   [(*t, was) for t, was in was_resolved.items() if was is not None and was != winners[t]])
     c.executemany(
-        "INSERT INTO labels (sample_id, unit, kind, annotator, value, event_id, ts, adjudicated, resolved) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(sample_id, unit, kind, annotator) DO UPDATE SET "
-        "value=excluded.value, event_id=excluded.event_id, ts=excluded.ts, adjudicated=excluded.adjudicated, "
-        "resolved=excluded.resolved",
+        UPSERT_LABEL,
         [(s, u, k, who, *labels[(s, u, k)][who][:2], ts, adjudicated, int(winners[(s, u, k)] == who))
          for (s, u, k, who), ts in written.items()])
     c.executemany("UPDATE labels SET resolved = 1 WHERE sample_id=? AND unit=? AND kind=? AND annotator = ?",

@@ -16,13 +16,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.names import annotator_name
+from app.store.decision_batches import UPSERT_LABEL, repeats
+from app.store.guidelines import GUIDELINE_IN_FORCE_SQL
 from app.store.parts import ProjectPart
 from app.store.project import dumps, now
 from app.store.resolution import (
-    ADJUDICATED_SQL, ADJUDICATION_ORIGINS, mark_resolved, policy, resolve_all, resolve_written,
+    ADJUDICATED_SQL,
+    ADJUDICATION_ORIGINS,
+    mark_resolved,
+    policy,
+    resolve_all,
+    resolve_written,
 )
-from app.store.guidelines import GUIDELINE_IN_FORCE_SQL
 from app.store.schema import event_uid
+
 
 def _shared_strings(table: Any) -> list[Any]:
     """The columns of an object table, equal strings one object each (SQLite makes a string per row and cell: a
@@ -41,7 +48,9 @@ STATUSES = ("accepted", "corrected", "skipped", "flagged")  # = calibration.sche
 
 def _known_kinds() -> set[str]:
     """Every kind of human label a registered scheme accepts (each scheme declares its own: Scheme.label_kinds)."""
-    from calibration.schemes.base import registry  # the schemes load on the first recorded decision, not on import
+    from calibration.schemes.base import (
+        registry,  # the schemes load on the first recorded decision, not on import
+    )
 
     return set(registry().label_kinds())
 
@@ -111,14 +120,9 @@ class DecisionsPart(ProjectPart):
                 own = next((r for r in rows if r[0] == annotator), None)
                 before = own[1] if own is not None else None
                 after = None if ch.after is None else dumps(ch.after)
-                # Each annotator has a label of their own: repeating it is a no-op; a second annotator who agrees
-                # is evidence for inter-annotator agreement and gets an event (and a label) of their own. An
-                # adjudicator who picks the label they already gave still records the adjudication. A person
-                # repeating a label given under an older guideline version confirms it under the current one: an
-                # event (a re-imported file confirms nothing: importing the same file again stays a no-op).
-                if (before == after and (own is not None or after is None) and (own is None or own[3] == adjudicated)
-                        and not (own is not None and versioned and origin != "import"
-                                 and _older_guideline(c, own[2], ch.sample_id))):
+                # a re-imported file confirms nothing: importing the same file again stays a no-op
+                if repeats(None if own is None else (own[1], own[3]), after, adjudicated,
+                           lambda: versioned and origin != "import" and _older_guideline(c, own[2], ch.sample_id)):
                     continue
                 ts = now()
                 cur = c.execute(
@@ -134,10 +138,7 @@ class DecisionsPart(ProjectPart):
                 now_rows = [r[:4] for r in rows if r[0] != annotator] + [(annotator, after, eid, adjudicated)]
                 winner = resolve_written(c, target, now_rows, annotator, was, how)
                 c.execute(
-                    "INSERT INTO labels (sample_id, unit, kind, annotator, value, event_id, ts, adjudicated, resolved) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(sample_id, unit, kind, annotator) DO UPDATE SET "
-                    "value=excluded.value, event_id=excluded.event_id, ts=excluded.ts, adjudicated=excluded.adjudicated, "
-                    "resolved=excluded.resolved",
+                    UPSERT_LABEL,
                     (*target, annotator, after, eid, ts, adjudicated, int(winner == annotator)),
                 )
                 if winner not in (annotator, was):
