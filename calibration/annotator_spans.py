@@ -243,6 +243,15 @@ def pair_match_counts(ks: np.ndarray, ka: np.ndarray, sp_s: np.ndarray, sp_a: np
     return n_spans, p_sample, p_a, p_b, m_count, na, nb
 
 
+def span_pair_row(a: Any, b: Any, n_samples: int, t: np.ndarray, r: np.ndarray | None, ci: float) -> dict[str, Any]:
+    """One annotator pair's row: `t` its summed (matched, spans_a, spans_b), `r` those per bootstrap replicate (or
+    None). Shared by `span_agreement` and its windowed form (calibration/span_chunks.py)."""
+    return {"a": a, "b": b, "n_samples": n_samples, "matched": int(t[0]), "spans_a": int(t[1]),
+            "spans_b": int(t[2]), "precision": float(nan_ratio(t[0], t[2])), "recall": float(nan_ratio(t[0], t[1])),
+            "f1": estimate_interval(float(nan_ratio(2 * t[0], t[1] + t[2])),
+                                    None if r is None else nan_ratio(2 * r[:, 0], r[:, 1] + r[:, 2]), ci)}
+
+
 def span_agreement(
     spans: Mapping[tuple[Hashable, Hashable], Sequence[Any]], iou: float = 0.0, *,
     lengths: Mapping[Hashable, int] | None = None, n_boot: int = 1000, seed: int = 0, ci: float = 0.95,
@@ -304,12 +313,8 @@ def span_agreement(
     for j, code in enumerate(pair_code.tolist()):
         t = totals[2 + 3 * j: 5 + 3 * j]
         r = None if reps is None else reps[:, 2 + 3 * j: 5 + 3 * j]
-        pairs.append({"a": annotators[code // n_a], "b": annotators[code % n_a],
-                      "n_samples": int((pair_index == j).sum()), "matched": int(t[0]), "spans_a": int(t[1]),
-                      "spans_b": int(t[2]), "precision": float(nan_ratio(t[0], t[2])),
-                      "recall": float(nan_ratio(t[0], t[1])),
-                      "f1": estimate_interval(float(nan_ratio(2 * t[0], t[1] + t[2])),
-                                None if r is None else nan_ratio(2 * r[:, 0], r[:, 1] + r[:, 2]), ci)})
+        pairs.append(span_pair_row(annotators[code // n_a], annotators[code % n_a], int((pair_index == j).sum()),
+                                   t, r, ci))
     people = []
     for a, name in enumerate(annotators):
         mine = (p_a == a) | (p_b == a)

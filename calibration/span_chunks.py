@@ -24,6 +24,7 @@ from calibration.agreement import (
 )
 from calibration.annotator_spans import (
     pair_match_counts,
+    span_pair_row,
     u_alpha_from_parts,
     u_alpha_parts,
 )
@@ -177,12 +178,7 @@ def span_agreement_columns(sample: np.ndarray, annotator: np.ndarray, value: np.
     for j, code in enumerate(pair_code.tolist()):
         t = totals[2 + 3 * j: 5 + 3 * j]
         r = None if reps is None else reps[:, 2 + 3 * j: 5 + 3 * j]
-        pairs.append({"a": annotators[code // n_a], "b": annotators[code % n_a],
-                      "n_samples": int(pair_rows[code]), "matched": int(t[0]), "spans_a": int(t[1]),
-                      "spans_b": int(t[2]), "precision": float(nan_ratio(t[0], t[2])),
-                      "recall": float(nan_ratio(t[0], t[1])),
-                      "f1": estimate_interval(float(nan_ratio(2 * t[0], t[1] + t[2])),
-                                              None if r is None else nan_ratio(2 * r[:, 0], r[:, 1] + r[:, 2]), ci)})
+        pairs.append(span_pair_row(annotators[code // n_a], annotators[code % n_a], int(pair_rows[code]), t, r, ci))
     people = []
     for a, name in enumerate(annotators):
         people.append({"annotator": name, "n_samples": int(n_samples_a[a]), "n_spans": int(n_spans_a[a]),
