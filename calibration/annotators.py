@@ -489,16 +489,25 @@ def _prepare_items(table: CodedItems | pd.DataFrame | Iterable[Any], level: Leve
     n_pairable, n_labels, categories = int(pairable.sum()), len(cat_code), values.tolist()
 
     def finish(sums: np.ndarray | None, n_boot: int) -> dict[str, Any]:
-        reps = stats(full(sums)) if sums is not None else None
-        for p, row in enumerate(pair_rows):
-            row["kappa"] = estimate_interval(row["kappa"], None if reps is None else reps[0][:, p], ci)
-        overall = {"kappa": estimate_interval(float(fleiss_est), None if reps is None else reps[1], ci),
-                   "alpha": estimate_interval(alpha_est, None if reps is None else reps[2], ci),
-                   "n_items_pairable": n_pairable}
-        return {"level": level, "n_samples": n_s, "n_items": n_u, "n_labels": n_labels, "n_boot": n_boot,
-                "categories": categories, "overall": overall, "pairs": pair_rows, "annotators": people}
+        return item_report(stats(full(sums)) if sums is not None else None, pair_rows, fleiss_est, alpha_est, ci,
+                           head={"level": level, "n_samples": n_s, "n_items": n_u, "n_labels": n_labels,
+                                 "n_boot": n_boot, "categories": categories},
+                           n_pairable=n_pairable, people=people)
 
     return per_sample, finish
+
+
+def item_report(reps: tuple[np.ndarray, np.ndarray, np.ndarray] | None, pair_rows: list[dict[str, Any]],
+                fleiss_est: float, alpha_est: float, ci: float, *, head: dict[str, Any], n_pairable: int,
+                people: list[dict[str, Any]]) -> dict[str, Any]:
+    """The item figures' result: `head`'s keys, then overall, pairs (their kappas given intervals from `reps`,
+    `item_stats` per replicate, or none) and annotators. Shared by `item_agreements` and its windowed form."""
+    for p, row in enumerate(pair_rows):
+        row["kappa"] = estimate_interval(row["kappa"], None if reps is None else reps[0][:, p], ci)
+    overall = {"kappa": estimate_interval(float(fleiss_est), None if reps is None else reps[1], ci),
+               "alpha": estimate_interval(alpha_est, None if reps is None else reps[2], ci),
+               "n_items_pairable": n_pairable}
+    return {**head, "overall": overall, "pairs": pair_rows, "annotators": people}
 
 
 def item_stats(sums: np.ndarray, n_pairs: int, k: int, m_f: np.ndarray, weights: Any, level: Level,

@@ -20,12 +20,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from calibration.agreement import draw_chunk, estimate_interval, resample_index_chunks
+from calibration.agreement import draw_chunk, resample_index_chunks
 from calibration.annotators import (
     KAPPA_WEIGHTS,
     CodedItems,
     Level,
     item_agreements,
+    item_report,
     item_stats,
     kappa_from_confusion,
     object_values,
@@ -318,14 +319,10 @@ def _prepare(t: CodedItems, level: Level, kind: np.ndarray | None = None, reorde
     categories = values.tolist()
 
     def finish(sums: np.ndarray | None, n_boot: int, ci: float) -> dict[str, Any]:
-        reps = stats(full(sums)) if sums is not None else None
-        for j, row in enumerate(pair_rows):
-            row["kappa"] = estimate_interval(row["kappa"], None if reps is None else reps[0][:, j], ci)
-        overall = {"kappa": estimate_interval(float(fleiss_est), None if reps is None else reps[1], ci),
-                   "alpha": estimate_interval(alpha_est, None if reps is None else reps[2], ci),
-                   "n_items_pairable": n_pairable}
-        return {"level": level, "n_samples": n_s, "n_items": n_u, "n_labels": n_labels, "n_boot": n_boot,
-                "categories": categories, "overall": overall, "pairs": pair_rows, "annotators": people}
+        return item_report(stats(full(sums)) if sums is not None else None, pair_rows, fleiss_est, alpha_est, ci,
+                           head={"level": level, "n_samples": n_s, "n_items": n_u, "n_labels": n_labels,
+                                 "n_boot": n_boot, "categories": categories},
+                           n_pairable=n_pairable, people=people)
 
     return _Prepared(n_s, np.concatenate(code_parts), table, finish)
 
