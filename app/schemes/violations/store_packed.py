@@ -46,9 +46,9 @@ def write_packed(project: "Project", packed: PackedViolations, dataset_id: int |
     src = project.bulk.packed(packed.image)
     viol_cols, unit_cols = ", ".join(_VIOLATION_COLUMNS), ", ".join(_UNIT_COLUMNS)
     with project.transaction() as c:
-        c.execute(f"INSERT OR FAIL INTO samples (id, scheme, dataset_id, text, payload, split, meta, content_hash, "
-                  f"line_hash) SELECT id, '{SCHEME}', {dataset}, text, payload, split, meta, content_hash, line_hash "
-                  f"FROM {src}.samples ORDER BY rowid")
+        rest = ", ".join(_SAMPLE_COLUMNS[1:])  # the columns after id, as packed
+        c.execute(f"INSERT OR FAIL INTO samples (id, scheme, dataset_id, {rest}) "
+                  f"SELECT id, '{SCHEME}', {dataset}, {rest} FROM {src}.samples ORDER BY rowid")
         c.execute(f"INSERT OR FAIL INTO violations ({viol_cols}) SELECT {viol_cols} FROM {src}.violations ORDER BY rowid")
         c.execute(f"INSERT OR FAIL INTO units ({unit_cols}) SELECT {unit_cols} FROM {src}.units ORDER BY rowid")
         deltas = Counter(packed.deltas)
