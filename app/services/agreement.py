@@ -117,9 +117,11 @@ def agreement(project: Any, *, schemes: Sequence[str] | None = None, iou: float 
     import numpy as np
 
     from app.services.agreement_codes import column_tables, pooled_codes, span_figures
+    from app.services.evaluation import gc_paused
     from calibration.item_chunks import item_agreements_bounded
 
-    read = column_tables(project, schemes, samples)  # `tables` as integer codes, read in chunks of columns
+    with gc_paused():  # the label rows and names read are many small acyclic objects: no full collection rescans
+        read = column_tables(project, schemes, samples)  # `tables` as integer codes, read in chunks of columns
     items, spans = read.items, read.spans
     per: dict[str, dict[str, Any]] = defaultdict(dict)
     raters: set[str] = set()
