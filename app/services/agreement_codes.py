@@ -247,27 +247,32 @@ CHUNK = 20_000  # labels read and coded at a time: their decoded values (a rubri
 
 
 def column_tables(project: Any, schemes: Sequence[str] | None = None,
-                  samples: Collection[str] | None = None) -> ColumnTables:
+                  samples: Collection[str] | None = None, *, concurrent: bool = False) -> ColumnTables:
     """`coded_tables(collect_labels(project, schemes, samples))` and the annotators' counts, read in chunks of label
     columns (app/store/label_codes.py: a sample's labels in one chunk, each column numbered once), each chunk's items
     drawn at once and kept as integer codes: no dict per labeled unit, no decoded value past its chunk (but those of
     per-sample kinds, which are joined over the whole table as `coded_tables` joins them). The same figures, bit for
-    bit."""
-    from app.store.label_codes import UnknownSamples, label_code_chunks
+    bit. `concurrent` (the CLI): the chunks read ahead in a forked worker where one pays off
+    (app/services/agreement_reader.py)."""
+    from app.services.agreement_reader import WorkerGone, chunks_ahead
+    from app.store.label_codes import UnknownSamples
 
     present = project.counts.sample_counts()
     names = sorted(s.name for s in registry() if s.name in present and (not schemes or s.name in schemes))
     worked = set(project.decisions.seconds_per_annotator_unit()) if names else set()
-    for listed in (False, True):  # a label of no sample (never made by Concord): again, each scheme's samples listed
+    # again, each scheme's samples listed, after a label of no sample (never made by Concord); in the process itself
+    # after a worker that died
+    for listed, ahead in ((False, concurrent), (True, False)):
         coder = _ColumnCoder(project, worked, samples)
         try:
-            for chunk in (label_code_chunks(project, names, skip=sorted(NOT_ITEMS), size=CHUNK, listed=listed)
-                          if names else ()):
-                coder.add(chunk)
-        except UnknownSamples:
+            with chunks_ahead(project, names, skip=sorted(NOT_ITEMS), size=CHUNK, listed=listed,
+                              concurrent=ahead) as chunks:
+                for chunk in chunks:
+                    coder.add(chunk)
+        except (UnknownSamples, WorkerGone):
             continue
         return coder.finish()
-    raise AssertionError("unreachable: the listed read checks no sample")
+    raise AssertionError("unreachable: the listed read in the process checks no sample")
 
 
 class _Categories:
