@@ -383,14 +383,17 @@ def _replicate_sums(prepared: Sequence[_Prepared], n: int, n_boot: int, seed: in
     outs = [np.empty((n_boot, p.rows.shape[1])) for p in prepared]
     used = [np.flatnonzero((p.rows != 0).any(axis=0)) for p in prepared]
     rights = [p.rows[:, u].astype(np.float64) for p, u in zip(prepared, used)]
+    # each sample's row code in the narrowest type: the draws gather it at random, 1 MB at 1M samples, not 4
+    codes = [p.codes.astype(next(t for t in (np.int8, np.int16, np.int32) if p.rows.shape[0] <= np.iinfo(t).max))
+             for p in prepared]
     work = n_boot * sum(r.size for r in rights)
     lo = 0
     with one_blas_thread(work):
         for idx in resample_index_chunks(n, n_boot, seed, draw_chunk(n)):
-            for p, u, right, out in zip(prepared, used, rights, outs):
+            for code, u, right, out in zip(codes, used, rights, outs):
                 w = np.empty((idx.shape[0], right.shape[0]))
                 for r in range(idx.shape[0]):
-                    w[r] = np.bincount(p.codes[idx[r]], minlength=right.shape[0])
+                    w[r] = np.bincount(code[idx[r]], minlength=right.shape[0])
                 out[lo:lo + len(w), :] = 0.0
                 out[lo:lo + len(w), u] = w @ right
             lo += idx.shape[0]

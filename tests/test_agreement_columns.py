@@ -20,7 +20,7 @@ from app.store import Project
 from tests.test_agreement_codes import _project
 
 
-def _reference(project: Any, schemes: Any = None, samples: Any = None) -> ColumnTables:
+def _reference(project: Any, schemes: Any = None, samples: Any = None, **_: Any) -> ColumnTables:
     """The tables and counts as `agreement` had them before: every label in a dict per (sample, unit, annotator)."""
     scope = collect_labels(project, schemes, samples)
     items, spans = coded_tables(scope)

@@ -69,7 +69,8 @@ def run(args: argparse.Namespace) -> int:
     from app.store import Project
 
     with Project.open(args.project) as project, valid_labels(project, args.scheme, args.guideline_version) as guide:
-        out = agreement(project, schemes=args.scheme, iou=args.iou, n_boot=args.bootstrap, seed=args.seed)
+        out = agreement(project, schemes=args.scheme, iou=args.iou, n_boot=args.bootstrap, seed=args.seed,
+                        concurrent=True)  # the labels read ahead in a forked worker where one pays off
         from app.commands.agreement_quality import add_figures, adaptive_figures, print_adaptive, print_tables
 
         out["adaptive_overlap"] = adaptive_figures(project, args, out)

@@ -111,15 +111,19 @@ def records_by_id(project: Any, name: str) -> dict[str, Any]:
 
 
 def agreement(project: Any, *, schemes: Sequence[str] | None = None, iou: float = 0.0, n_boot: int = 1000,
-              seed: int = 0, samples: Collection[str] | None = None) -> dict[str, Any]:
+              seed: int = 0, samples: Collection[str] | None = None, concurrent: bool = False) -> dict[str, Any]:
     """Every figure of `concord agreement --json`: per scheme and kind, then overall, pairs and annotators
-    (over `samples` only when given)."""
+    (over `samples` only when given; `concurrent`, the CLI: the labels read ahead in a forked worker where one
+    pays off)."""
     import numpy as np
 
     from app.services.agreement_codes import column_tables, pooled_codes, span_figures
+    from app.services.evaluation import gc_paused
     from calibration.item_chunks import item_agreements_bounded
 
-    read = column_tables(project, schemes, samples)  # `tables` as integer codes, read in chunks of columns
+    with gc_paused():  # the label rows and names read are many small acyclic objects: no full collection rescans
+        # `tables` as integer codes, read in chunks of columns
+        read = column_tables(project, schemes, samples, concurrent=concurrent)
     items, spans = read.items, read.spans
     per: dict[str, dict[str, Any]] = defaultdict(dict)
     raters: set[str] = set()

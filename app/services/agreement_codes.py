@@ -156,6 +156,23 @@ def rows_items(scheme: Any, records: Mapping[str, Any], rows: Sequence[tuple[str
     return np.asarray(row_l, dtype=np.int64), pd.factorize(_objects(item_l), sort=False)[0], cat_l
 
 
+def _keys(values: Any) -> Any:
+    """An integer array as it is (codes: factorized by value, as their names would be), anything else as objects."""
+    import numpy as np
+
+    if isinstance(values, np.ndarray) and values.dtype.kind in "iu":
+        return values
+    return np.asarray(values, dtype=object)
+
+
+def _kept(codes: Any, names: Any, keep: Any) -> tuple[Any, Any]:
+    """(codes, names) of the kept entries of a coded column, renumbered in order of first appearance among them."""
+    import pandas as pd
+
+    local, used = pd.factorize(codes[keep], sort=False)
+    return local.astype("int64", copy=False), names[used]
+
+
 def _objects(values: list[Any]) -> Any:
     import numpy as np
 
@@ -230,18 +247,32 @@ CHUNK = 20_000  # labels read and coded at a time: their decoded values (a rubri
 
 
 def column_tables(project: Any, schemes: Sequence[str] | None = None,
-                  samples: Collection[str] | None = None) -> ColumnTables:
+                  samples: Collection[str] | None = None, *, concurrent: bool = False) -> ColumnTables:
     """`coded_tables(collect_labels(project, schemes, samples))` and the annotators' counts, read in chunks of label
-    columns (`DecisionsPart.label_column_chunks`: a sample's labels in one chunk), each chunk's items drawn at once and
-    kept as integer codes: no dict per labeled unit, no decoded value past its chunk (but those of per-sample kinds,
-    which are joined over the whole table as `coded_tables` joins them). The same figures, bit for bit."""
+    columns (app/store/label_codes.py: a sample's labels in one chunk, each column numbered once), each chunk's items
+    drawn at once and kept as integer codes: no dict per labeled unit, no decoded value past its chunk (but those of
+    per-sample kinds, which are joined over the whole table as `coded_tables` joins them). The same figures, bit for
+    bit. `concurrent` (the CLI): the chunks read ahead in a forked worker where one pays off
+    (app/services/agreement_reader.py)."""
+    from app.services.agreement_reader import WorkerGone, chunks_ahead
+    from app.store.label_codes import UnknownSamples
 
     present = project.counts.sample_counts()
     names = sorted(s.name for s in registry() if s.name in present and (not schemes or s.name in schemes))
-    coder = _ColumnCoder(project, set(project.decisions.seconds_per_annotator_unit()) if names else set(), samples)
-    for chunk in (project.decisions.label_column_chunks(names, skip=sorted(NOT_ITEMS), size=CHUNK) if names else ()):
-        coder.add(*chunk)
-    return coder.finish()
+    worked = set(project.decisions.seconds_per_annotator_unit()) if names else set()
+    # again, each scheme's samples listed, after a label of no sample (never made by Concord); in the process itself
+    # after a worker that died
+    for listed, ahead in ((False, concurrent), (True, False)):
+        coder = _ColumnCoder(project, worked, samples)
+        try:
+            with chunks_ahead(project, names, skip=sorted(NOT_ITEMS), size=CHUNK, listed=listed,
+                              concurrent=ahead) as chunks:
+                for chunk in chunks:
+                    coder.add(chunk)
+        except (UnknownSamples, WorkerGone):
+            continue
+        return coder.finish()
+    raise AssertionError("unreachable: the listed read in the process checks no sample")
 
 
 class _Categories:
@@ -310,23 +341,26 @@ class _ColumnCoder:
                                         if capabilities(registry().get(name)).items_read_record else NOT_READ)
         return got
 
-    def add(self, scheme: Any, sample: Any, unit: Any, kind: Any, annotator: Any, value: Any) -> None:
-        """Code one chunk of label columns (`label_column_chunks`)."""
+    def add(self, chunk: Any) -> None:
+        """Code one chunk of labels (app/store/label_codes.py's CodedChunk: each column's codes in order of first
+        appearance and its distinct values)."""
         import numpy as np
         import pandas as pd
 
+        (s_local, s_names), (u_local, u_names), (k_all, k_names_all), (a_local, a_names), (v_code, v_names) = (
+            chunk.sample, chunk.unit, chunk.kind, chunk.annotator, chunk.value)
         if self.selection is not None:
-            keep = np.fromiter((s in self.selection for s in sample), dtype=bool, count=len(sample))
-            scheme, sample, unit, kind, annotator, value = (c[keep] for c in (scheme, sample, unit, kind, annotator,
-                                                                               value))
-        if not len(sample):
+            keep = np.fromiter((s in self.selection for s in s_names.tolist()), dtype=bool, count=len(s_names))[s_local]
+            # the kept labels' codes renumbered in order of first appearance among them (as the names would be)
+            (s_local, s_names), (u_local, u_names), (k_all, k_names_all), (a_local, a_names), (v_code, v_names) = (
+                _kept(c, names, keep) for c, names in ((s_local, s_names), (u_local, u_names), (k_all, k_names_all),
+                                                       (a_local, a_names), (v_code, v_names)))
+        if not len(s_local):
             return
-        a_local, a_names = pd.factorize(annotator, sort=False)
-        a_code = np.array([self.annotators.setdefault(a, len(self.annotators)) for a in a_names],
+        sample, unit, annotator, value = s_names[s_local], u_names[u_local], a_names[a_local], v_names[v_code]
+        a_code = np.array([self.annotators.setdefault(a, len(self.annotators)) for a in a_names.tolist()],
                           dtype=np.int64)[a_local]
-        s_local, s_names = pd.factorize(sample, sort=False)
-        u_local = pd.factorize(unit, sort=False)[0].astype(np.int64)
-        su = s_local.astype(np.int64) * (int(u_local.max()) + 1) + u_local
+        su = s_local * (int(u_local.max()) + 1) + u_local
         pair, _ = pd.factorize(su * len(self.annotators) + a_code, sort=False)
         first = first_index(pair)
         # the people's counts: labels, and (sample, unit) per annotator, and the work log's entries they labeled
@@ -337,46 +371,44 @@ class _ColumnCoder:
         if self.worked_keys:
             self.worked.update(t for t in zip(annotator.tolist(), sample.tolist(), unit.tolist())
                                if t in self.worked_keys)
-        s_code = s_local.astype(np.int64) + len(self.sample_names)
+        s_code = s_local + len(self.sample_names)
         self.sample_names.extend(s_names.tolist())
         # per unit, each annotator's labels together in order of their first label there: the order the labels
         # reach `collect_labels`' dict (keyed sample, unit, annotator) and so every table
         order = np.argsort(first, kind="stable")
-        scheme, sample, unit, kind, value, s_code, a_code, s_local, u_local = (
-            c[order] for c in (scheme, sample, unit, kind, value, s_code, a_code, s_local, u_local))
+        sample, unit, value, s_code, a_code, s_local, u_local, k_all, v_code = (
+            c[order] for c in (sample, unit, value, s_code, a_code, s_local, u_local, k_all, v_code))
         annotator = annotator[order]
         loads = orjson_loads()
-        sc_local, sc_names = pd.factorize(scheme, sort=False)
-        for c, name in enumerate(sc_names.tolist()):
-            mine = sc_local == c
-            records = self._records(name)
-            # each sample's record looked up once: whether it has one, and which (equal ones are one object)
-            if isinstance(records, dict):
-                got = [records.get(s) for s in s_names.tolist()]
-                has_record = np.fromiter((r is not None for r in got), dtype=bool, count=len(got))[s_local]
-                record = pd.factorize(np.fromiter((id(r) for r in got), dtype=np.uint64, count=len(got)),
-                                      sort=False)[0][s_local].astype(np.int64)
-            else:  # a scheme whose items read no record
-                has_record, record = np.ones(len(sample), dtype=bool), np.zeros(len(sample), dtype=np.int64)
-            group = record * (int(u_local.max()) + 1) + u_local  # record and unit: what a label's items depend on
-            rows = np.flatnonzero(mine & has_record)
-            if not len(rows):
+        name = chunk.scheme
+        records = self._records(name)
+        # each sample's record looked up once: whether it has one, and which (equal ones are one object)
+        if isinstance(records, dict):
+            got = [records.get(s) for s in s_names.tolist()]
+            has_record = np.fromiter((r is not None for r in got), dtype=bool, count=len(got))[s_local]
+            record = pd.factorize(np.fromiter((id(r) for r in got), dtype=np.uint64, count=len(got)),
+                                  sort=False)[0][s_local].astype(np.int64)
+        else:  # a scheme whose items read no record
+            has_record, record = np.ones(len(sample), dtype=bool), np.zeros(len(sample), dtype=np.int64)
+        group = record * (int(u_local.max()) + 1) + u_local  # record and unit: what a label's items depend on
+        rows = np.flatnonzero(has_record)
+        if not len(rows):
+            return
+        label_kinds = dict(registry().get(name).label_kinds)
+        k_local, k_first = pd.factorize(k_all[rows], sort=False)
+        for k, kname in enumerate(k_names_all[k_first].tolist()):
+            at = rows[k_local == k]
+            lk = label_kinds.get(kname)
+            key = (name, kname)
+            if lk is not None and lk.per_sample:  # joined over the whole table at the end
+                self._per_sample(key, at, sample, unit, value, v_code, v_names, s_code, a_code)
                 continue
-            label_kinds = dict(registry().get(name).label_kinds)
-            k_local, k_names = pd.factorize(kind[rows], sort=False)
-            for k, kname in enumerate(k_names.tolist()):
-                at = rows[k_local == k]
-                lk = label_kinds.get(kname)
-                key = (name, kname)
-                if lk is not None and lk.per_sample:  # joined over the whole table at the end
-                    self._per_sample(key, at, sample, unit, annotator, value, s_code, a_code)
-                    continue
-                combo, reps = distinct_coded(group[at], value[at])
-                self._code(key, records, [(sample[at[i]], unit[at[i]], kname, loads(value[at[i]])) for i in reps],
-                           combo, unit[at], s_code[at], a_code[at])
+            combo, reps = distinct_coded(group[at], v_code[at])
+            self._code(key, records, [(sample[at[i]], unit[at[i]], kname, loads(value[at[i]])) for i in reps],
+                       combo, u_local[at], s_code[at], a_code[at])
 
-    def _per_sample(self, key: tuple[str, str], at: Any, sample: Any, unit: Any, annotator: Any, value: Any,
-                    s_code: Any, a_code: Any) -> None:
+    def _per_sample(self, key: tuple[str, str], at: Any, sample: Any, unit: Any, value: Any, v_code: Any,
+                    v_names: Any, s_code: Any, a_code: Any) -> None:
         """A per-sample kind's labels (`at` of the chunk): list values are candidate span sets, (sample, annotator)
         -> value as `coded_tables` keeps them (each distinct text decoded once, equal ones one object); the others
         kept as columns for the end."""
@@ -384,8 +416,8 @@ class _ColumnCoder:
         import pandas as pd
 
         loads = orjson_loads()
-        t, distinct = pd.factorize(value[at], sort=False)
-        decoded = [loads(x) for x in distinct]
+        t, firsts = pd.factorize(v_code[at], sort=False)
+        decoded = [loads(x) for x in v_names[firsts].tolist()]
         is_list = np.fromiter((isinstance(d, list) for d in decoded), dtype=bool, count=len(decoded))[t]
         li = at[is_list]
         if len(li):
@@ -426,7 +458,7 @@ class _ColumnCoder:
         row, entry = expand_items(combo, len(rows), drawn)
         if not len(row):
             return
-        unit_code = pd.factorize(np.asarray(unit, dtype=object), sort=False)[0].astype(np.int64)
+        unit_code = pd.factorize(_keys(unit), sort=False)[0].astype(np.int64)
         item = pd.factorize(unit_code[row] * (int(item_code.max(initial=0)) + 1) + item_code[entry], sort=False)[0]
         # each code in the narrowest integer type its values fit (joined parts take the widest of theirs): an
         # annotator or a category in one byte, the table 10 bytes a label, not 16 (26M labels at 1M rubric samples)
@@ -639,7 +671,7 @@ def distinct_coded(group: Any, text: Any, kind: Any = None) -> tuple[Any, Any]:
     if kind is not None:
         k = pd.factorize(np.asarray(kind, dtype=object), sort=False)[0]
         ru = pd.factorize(ru * (int(k.max(initial=0)) + 1) + k, sort=False)[0].astype(np.int64)
-    t, distinct = pd.factorize(np.asarray(text, dtype=object), sort=False)
+    t, distinct = pd.factorize(_keys(text), sort=False)
     combo, _ = pd.factorize(ru * max(len(distinct), 1) + t, sort=False)
     first = np.empty(int(combo.max(initial=-1)) + 1, dtype=np.int64)
     first[combo[::-1]] = np.arange(len(combo) - 1, -1, -1)
