@@ -19,13 +19,14 @@ from __future__ import annotations
 import gc
 import os
 import pickle
-import select
 import struct
 import subprocess
 import sys
+import threading
 from collections import Counter, deque
 from collections.abc import Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
+from queue import SimpleQueue
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -279,6 +280,7 @@ class Pipeline:
         self.parts = parts
         self.workers = workers
         self.procs: list[subprocess.Popen[bytes]] = []
+        self.answers: dict[int, _Answers] = {}  # worker pid -> its answers, read as they come
         self.reader = reader
         self.ahead = ahead
         self.cap = 1  # the first chunk alone, here: it tells whether workers are worth starting
@@ -309,6 +311,7 @@ class Pipeline:
 
     def _spawn(self) -> None:
         self.procs = [_start() for _ in range(self.workers)]
+        self.answers = {p.pid: _Answers(p.stdout) for p in self.procs}
         self.cap, self.workers = self.ahead * len(self.procs) + self.local_first, 0
 
     def _fill(self) -> None:
@@ -340,11 +343,12 @@ class Pipeline:
         if result is not None:
             return result
         if proc is not None:
-            if not self.taken and not _ready(proc.stdout):
+            answers = self.answers[proc.pid]
+            if not self.taken and not _ready(answers):
                 self._take()  # one at a time: the worker's next chunk is queued, so it never waits for the caller
             self.busy[proc.pid] -= 1
             try:
-                out = _receive(proc.stdout)
+                out = answers.next()
                 if out is not None:
                     return out
             except (OSError, EOFError, pickle.UnpicklingError, struct.error):
@@ -386,7 +390,9 @@ class Pipeline:
             if proc.poll() is None:
                 proc.kill()
             proc.wait()
-        self.procs = []
+        for answers in self.answers.values():
+            answers.thread.join()  # (its worker is gone: the pipe is at its end)
+        self.procs, self.answers = [], {}
 
 
 def _send(fh: Any, obj: Any) -> None:
@@ -398,19 +404,47 @@ def _send(fh: Any, obj: Any) -> None:
     fh.flush()
 
 
-def _ready(fh: Any) -> bool:
-    """Whether a worker's answer has begun to arrive (or the worker is gone): reading it would not wait for the worker
-    to parse. True where pipes cannot be polled (Windows): the caller then waits, as it always did."""
-    if os.name != "posix" or fh is None:
-        return True
-    try:
-        return bool(select.select([fh], [], [], 0)[0])
-    except (OSError, ValueError):
-        return True
+class _Answers:
+    """A worker's answers, read off its pipe by a thread of their own as soon as they come (the read and its copy
+    release the GIL). Read by the caller instead, an answer (a first load's SQLite image, ~9 MB a chunk; the pipe
+    holds 1 MB) kept the worker blocked on its write while the caller did a chunk of its own: each waited on the other
+    in turn (at 300k samples the worker sat blocked ~2 s and the caller ~3.5 s). Memory stays bounded: a worker
+    answers only the chunks it was sent, at most `Pipeline.ahead` not yet taken."""
+
+    def __init__(self, fh: Any) -> None:
+        self._queue: SimpleQueue[bytearray | None] = SimpleQueue()
+        self.thread = threading.Thread(target=self._run, args=(fh,), name="import-answers", daemon=True)
+        self.thread.start()
+
+    def _run(self, fh: Any) -> None:
+        try:
+            while (data := _receive_bytes(fh)) is not None:
+                self._queue.put(data)
+        except (OSError, ValueError, struct.error):
+            pass
+        self._queue.put(None)  # the end: the worker is gone (or its pipe failed)
+
+    def ready(self) -> bool:
+        """Whether the next answer is here (or the worker is gone): taking it would not wait for the worker."""
+        return not self._queue.empty()
+
+    def next(self) -> Any:
+        """The next answer (waiting for it), None once the worker is gone; raises what unpickling raises."""
+        data = self._queue.get()
+        if data is None:
+            self._queue.put(None)  # (every later call sees the end too)
+            return None
+        return pickle.loads(data)
+
+
+def _ready(answers: _Answers) -> bool:
+    """Whether a worker's next answer has arrived (or the worker is gone): taking it would not wait for the worker to
+    parse."""
+    return answers.ready()
 
 
 def _read(fh: Any, n: int) -> bytearray:
-    """Exactly n bytes (fewer only at the end of the stream): the pipes are unbuffered, so `select` sees all data.
+    """Exactly n bytes (fewer only at the end of the stream).
     Read into one buffer of the answer's size (a first load's answers hold SQLite images, ~1.7 GB at 1M samples:
     no growing buffer and no copy of it)."""
     out = bytearray(n)
@@ -424,16 +458,20 @@ def _read(fh: Any, n: int) -> bytearray:
     return out if got == n else out[:got]
 
 
-def _receive(fh: Any) -> Any:
+def _receive_bytes(fh: Any) -> bytearray | None:
+    """The next message's pickled bytes, None at the end of the stream."""
     assert fh is not None
     head = _read(fh, 8)
     if len(head) < 8:
         return None
     (n,) = struct.unpack("<Q", head)
     data = _read(fh, n)
-    if len(data) < n:
-        return None
-    return pickle.loads(data)
+    return data if len(data) == n else None
+
+
+def _receive(fh: Any) -> Any:
+    data = _receive_bytes(fh)
+    return None if data is None else pickle.loads(data)
 
 
 def _start() -> subprocess.Popen[bytes]:
