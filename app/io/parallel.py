@@ -151,7 +151,7 @@ def chunks(path: str | Path, size: int | None = None, hasher: Any = None,
                         return
                     carry = rest
                 continue
-            data = carry + block[: cut + 1]
+            data = b"".join((carry, memoryview(block)[: cut + 1]))  # (one copy: a slice, then +, made two)
             carry = block[cut + 1 :]
             yield start, start + len(data), line, data
             start, line = start + len(data), line + data.count(b"\n")
