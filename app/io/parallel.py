@@ -28,9 +28,9 @@ import threading
 from collections import Counter, deque
 from collections.abc import Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from queue import SimpleQueue
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from queue import SimpleQueue
 from typing import Any
 
 try:
@@ -423,9 +423,10 @@ class _Answers:
         try:
             while (data := _receive_bytes(fh)) is not None:
                 self._queue.put(data)
-        except (OSError, ValueError, struct.error):
+        except Exception:  # (any failure: the caller redoes the worker's chunks, as for a worker gone)
             pass
-        self._queue.put(None)  # the end: the worker is gone (or its pipe failed)
+        finally:
+            self._queue.put(None)  # the end: the worker is gone (or its pipe failed)
 
     def ready(self) -> bool:
         """Whether the next answer is here (or the worker is gone): taking it would not wait for the worker."""
