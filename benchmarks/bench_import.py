@@ -155,7 +155,7 @@ wall, cpu = time.perf_counter() - t0, time.process_time() - c0
 s1 = sched()
 kids = resource.getrusage(resource.RUSAGE_CHILDREN)
 if s0 and s1:  # neither on a CPU nor waiting for one: waiting for a worker or the disk
-    info["idle"] = wall - (s1[0] - s0[0]) - (s1[1] - s0[1])
+    info["idle"] = max(0.0, wall - (s1[0] - s0[0]) - (s1[1] - s0[1]))
 info.update(wall=wall, cpu=cpu, cpu_children=kids.ru_utime + kids.ru_stime,
             rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, rss_children_mb=kids.ru_maxrss / 1024)
 print(json.dumps(info))
