@@ -7,7 +7,7 @@ memory (ru_maxrss of the child, and of the child's own worker processes) is that
 in the same run: json.loads of every line plus executemany of the sample and violation rows into bare SQLite
 tables (the floor any importer that parses and stores the data pays; it holds every row in memory, as importers
 did before streaming), with SQLite's default durability (rollback journal, synchronous FULL): the import's first load
-into an empty project writes with the same (the journal mode and synchronous level of both are printed). Load average and CPU share (CPU seconds / wall seconds) are printed with every figure:
+into an empty project writes with the same (the journal mode and synchronous level of both are printed). Load average and CPU share (CPU seconds / wall seconds) are printed with every figure, and the writer's idle time (its main thread neither on a CPU nor waiting for one: waiting for a worker or the disk; Linux, /proc):
 the machine is shared and its load inflates wall times. `--baseline TREE` runs the same imports and status with
 another checkout (e.g. a `git worktree` of the commit before the streaming import) for a before/after in one run.
 
@@ -121,6 +121,13 @@ CHILD = r"""
 import gc, json, os, resource, sys, time
 tree, what, project, data, workers = sys.argv[1:6]
 sys.path.insert(0, tree)
+def sched():  # this thread's (the writer's) seconds on a CPU and waiting for one (Linux), else None
+    try:
+        with open("/proc/thread-self/schedstat") as f:
+            return [int(x) / 1e9 for x in f.read().split()[:2]]
+    except OSError:
+        return None
+s0 = sched()
 t0, c0 = time.perf_counter(), time.process_time()
 if what == "import":
     from app.io.imports import import_file
@@ -145,7 +152,10 @@ else:
     bench = importlib.util.module_from_spec(spec); spec.loader.exec_module(bench)
     info = {"durability": bench.reference(__import__("pathlib").Path(data), __import__("pathlib").Path(project))}
 wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+s1 = sched()
 kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+if s0 and s1:  # neither on a CPU nor waiting for one: waiting for a worker or the disk
+    info["idle"] = max(0.0, wall - (s1[0] - s0[0]) - (s1[1] - s0[1]))
 info.update(wall=wall, cpu=cpu, cpu_children=kids.ru_utime + kids.ru_stime,
             rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, rss_children_mb=kids.ru_maxrss / 1024)
 print(json.dumps(info))
@@ -169,7 +179,8 @@ def show(label: str, info: dict, target: str = "") -> None:
     call = f" (import_file itself {info['call']:.2f} s; the rest is the interpreter and imports)" if "call" in info else ""
     print(f"{label}: {info['wall']:.2f} s{call}, peak RSS {info['rss_mb']:.0f} MB (workers' peak {info['rss_children_mb']:.0f} MB); "
           f"CPU {info['cpu']:.1f} s + workers {info.get('cpu_children', 0):.1f} s = {share:.2f} cores; "
-          f"load {info['load']:.2f}" + (f"; written in journal mode/synchronous {info['durability']}"
+          + (f"writer's main thread idle {info['idle']:.1f} s (waiting for a worker or the disk); " if "idle" in info else "")
+          + f"load {info['load']:.2f}" + (f"; written in journal mode/synchronous {info['durability']}"
                                         if info.get("durability") else "") + (f"  [{target}]" if target else ""), flush=True)
 
 

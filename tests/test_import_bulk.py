@@ -160,13 +160,16 @@ def test_while_workers_run_the_caller_only_writes(tmp_path: Path, monkeypatch: p
 
 def test_the_caller_takes_chunks_while_it_waits_and_writes_in_file_order(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """While the answer it needs has not begun to arrive, the caller does the next chunk itself (one done and waiting
+    """While the answer it needs has not arrived, the caller does the next chunks itself (TAKE_AHEAD done and waiting
     at most); chunks are still written in file order, so the tables equal a single-process import's, and the worker
     still does its share."""
     here: list[int] = []
     real = parallel.run_part
     monkeypatch.setattr(parallel, "run_part", lambda part, reader=None: here.append(part.first_line) or real(part, reader))
-    monkeypatch.setattr(parallel, "_ready", lambda fh: False)  # the worker is always behind
+    monkeypatch.setattr(parallel, "_ready", lambda answers: False)  # the worker is always behind
+    held: list[int] = []
+    take = parallel.Pipeline._take
+    monkeypatch.setattr(parallel.Pipeline, "_take", lambda self: take(self) and not held.append(self.taken))
     recs = [record(i) for i in range(60)] + [RUBRIC]
     data = write(tmp_path / "d.jsonl", recs)
     starts = [line for _, _, line, _ in parallel.chunks(data)]
@@ -176,6 +179,7 @@ def test_the_caller_takes_chunks_while_it_waits_and_writes_in_file_order(
         two = rows(p)
     assert here[0] == 1 and len(here) > 3 and here == sorted(here)  # the caller took chunks, in file order ...
     assert len(here) < len(starts)  # ... and left the worker some
+    assert max(held) == parallel.TAKE_AHEAD == 2  # (two at a time, never more)
     with Project.create(tmp_path / "w1.concord") as p:
         import_file(p, data, workers=1)
         assert rows(p) == two

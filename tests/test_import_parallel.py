@@ -221,3 +221,20 @@ def test_benchmark_data_gives_the_same_tables_whatever_the_workers(tmp_path: Pat
         digests.append(table_digests(path))
     assert digests[0] == digests[1]
     assert len({digests[0]["samples"], digests[0]["violations"], digests[0]["units"]}) == 3  # (tables not empty)
+
+
+def test_a_workers_answers_are_read_while_the_caller_is_busy() -> None:
+    """A worker's answer (a first load's chunk: megabytes, more than a pipe holds) is read off its pipe as it comes,
+    by a thread: the worker is never blocked on its write while the caller does something else. A child writing three
+    answers of 3 MB each can exit while nobody takes them, and they arrive whole, in order."""
+    code = ("import sys; from app.io.parallel import _send\n"
+            "for i in range(3): _send(sys.stdout.buffer, bytes([i]) * 3_000_000)\n")
+    root = str(Path(parallel.__file__).resolve().parents[2])
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, bufsize=0, cwd=root)
+    answers = parallel._Answers(proc.stdout)
+    assert proc.wait(timeout=60) == 0  # (it would block on its first write if nothing read the pipe)
+    assert parallel._ready(answers)
+    assert [answers.next() for _ in range(3)] == [bytes([i]) * 3_000_000 for i in range(3)]
+    assert answers.next() is None and parallel._ready(answers)  # the end, and again
+    answers.thread.join(timeout=10)
+    assert not answers.thread.is_alive()
