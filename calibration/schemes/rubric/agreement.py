@@ -127,7 +127,7 @@ class TraitCounts:
         self.traits: dict[MetricTrait, int] = {}  # each definition seen (in order) -> its position
         # rows appended unit by unit, or set at once as arrays (evaluation.trait_counts)
         self.llm: list[tuple[int, ...]] | np.ndarray = []  # (tp, fn, fp, tn, trait position) per unit
-        self.checked: list[tuple[int, ...]] | np.ndarray = []  # (LLM tp..tn, human tp..tn, trait position) per checked unit
+        self.checked: list[tuple[int, ...]] | np.ndarray = []  # (LLM tp..tn, human tp..tn, trait pos.) per checked
         self.conf: list[int] | np.ndarray = [0] * (_K * _K)
         self._by_id: dict[int, tuple[MetricTrait, int]] = {}  # id(trait) -> (it, kept alive; its position)
 
