@@ -163,3 +163,35 @@ def test_the_stores_columns_give_the_loops_figures_on_its_records(tmp_path: Path
         assert repr(evaluate_report(store.evaluation_columns(), labels, {}).data) == repr(want)
     finally:
         project.close()
+
+
+def test_the_records_read_after_the_labels_keep_them(tmp_path: Path, monkeypatch: Any) -> None:
+    """`concord evaluate` without its ceiling worker: the rubric hook reads its columns and the resolved labels, the
+    human ceiling then the records and the labels again; within `records_once` the labels are read once (reading the
+    records emptied the memo: the labels were read twice, 1.4 s at 100k), and a write reads both again."""
+    from app.io.imports import import_file
+    from app.store import Project
+    from app.store.samples import SchemeDataPart
+    from tests.jsonl_files import write_jsonl
+
+    reads: list[str] = []
+    for name in ("_scheme_labels", "_scheme_records"):
+        real = getattr(SchemeDataPart, name)
+        monkeypatch.setattr(SchemeDataPart, name, lambda self, *a, _r=real, _n=name: (reads.append(_n), _r(self, *a))[1])
+    trait = _trait("t", ["recall"], True)
+    lines = [{"id": f"q{i}", "question": "?", "response": "r", "traits": [trait], "buckets": {"t": {"tp": ["x"]}}}
+             for i in range(3)]
+    project = Project.create(tmp_path / "m.concord")
+    try:
+        import_file(project, write_jsonl(tmp_path / "m.jsonl", lines))
+        data = project.scheme_data
+        with data.records_once():
+            first = data.scheme_labels("rubric")
+            data.scheme_records("rubric")
+            assert data.scheme_labels("rubric") == first and reads == ["_scheme_labels", "_scheme_records"]
+            project.store("rubric").save_bucket_assignment("q0", "t", "llm", {"tp": ["y"]})
+            data.scheme_records("rubric")
+            data.scheme_labels("rubric")
+            assert reads == ["_scheme_labels", "_scheme_records", "_scheme_records", "_scheme_labels"]
+    finally:
+        project.close()
