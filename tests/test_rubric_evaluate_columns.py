@@ -175,9 +175,16 @@ def test_the_records_read_after_the_labels_keep_them(tmp_path: Path, monkeypatch
     from tests.jsonl_files import write_jsonl
 
     reads: list[str] = []
-    for name in ("_scheme_labels", "_scheme_records"):
+    def counted(name: str) -> Any:
         real = getattr(SchemeDataPart, name)
-        monkeypatch.setattr(SchemeDataPart, name, lambda self, *a, _r=real, _n=name: (reads.append(_n), _r(self, *a))[1])
+
+        def read(self: Any, *args: Any) -> Any:
+            reads.append(name)
+            return real(self, *args)
+        return read
+
+    for name in ("_scheme_labels", "_scheme_records"):
+        monkeypatch.setattr(SchemeDataPart, name, counted(name))
     trait = _trait("t", ["recall"], True)
     lines = [{"id": f"q{i}", "question": "?", "response": "r", "traits": [trait], "buckets": {"t": {"tp": ["x"]}}}
              for i in range(3)]
