@@ -357,7 +357,10 @@ class SchemeDataPart(ProjectPart):
             return self._scheme_records(scheme_name)
         key = (scheme_name, self.conn.total_changes, self.conn.execute("PRAGMA data_version").fetchone()[0])
         if key not in memo:
-            memo.clear()
+            # another scheme's records go (one scheme's at a time); this scheme's labels read in the same state stay
+            # (an evaluate hook that reads lighter columns than the records read its labels first)
+            for k in [k for k in memo if k[-2:] != key[1:] or scheme_name not in k[:2]]:
+                del memo[k]
             memo[key] = self._scheme_records(scheme_name)
         return list(memo[key])
 

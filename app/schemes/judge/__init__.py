@@ -11,7 +11,7 @@ MANIFEST = Manifest(
                        "also makes the summary hallucinated (default: Unwanted only)",
                        refused="only a FaithBench batch file takes it", metavar=None),)),
                    "guideline": Contribution("app.schemes.judge.guideline", {"affected"}),
-                   "store": Contribution("app.schemes.judge.store", {"load_records"})},
+                   "store": Contribution("app.schemes.judge.store", {"load_records", "item_records"})},
     accepts="judge records, and FaithBench's released batch_N.json files with their annotators' labels",
     inputs=frozenset(("annotator_labels",)),
 )

@@ -9,7 +9,7 @@ MANIFEST = Manifest(
         "io": Contribution("app.schemes.rubric.io", {
             "project_context", "table_columns", "merge_state", "prepare", "write_prepared", "export", "label_command", "label_keys", "label_unit_key",
             "label_value_key"}),
-        "store": Contribution("app.schemes.rubric.store", {"part", "load_records"}),
+        "store": Contribution("app.schemes.rubric.store", {"part", "load_records", "evaluation_records"}),
         "views": Contribution("app.schemes.rubric.views"),
         "llm": Contribution("app.schemes.rubric.llm"),
         "commands": Contribution("app.schemes.rubric.commands"),

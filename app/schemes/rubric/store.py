@@ -11,6 +11,7 @@ from app.store.counts import add_counts, unit_counts
 from app.store.parts import ProjectPart
 from app.store.project import dumps, now
 from app.store.samples import IMPORT_SOURCE, WriteCounts, content_hash
+from calibration.schemes.rubric.columns import RubricColumns
 from calibration.schemes.rubric.records import RubricSample
 
 if TYPE_CHECKING:
@@ -120,6 +121,42 @@ class RubricStore(ProjectPart):
             )
         }
 
+    def evaluation_columns(self) -> RubricColumns:
+        """The units evaluate reads (calibration/schemes/rubric/columns.py), as `load_records` has them: the rubric
+        samples in import order, each one's units in order, a unit whose trait is defined and that has a successful
+        machine label; its newest (the latest created_at, the later row on a tie, as load_records' sort keeps it),
+        left as JSON text and coded among the distinct texts. No object per sample: a sample id and two numbers
+        per unit."""
+        from array import array
+
+        import numpy as np
+
+        definitions = self.traits()
+        names = {t["name"]: k for k, t in enumerate(definitions)}
+        codes: dict[str, int] = {}
+        sample: list[str] = []
+        trait, value = array("q"), array("q")
+        last, newest = -1, ("", -1)
+        for unit_id, sid, unit, created, row, text in self.conn.execute(
+            "SELECT u.id, u.sample_id, u.unit, m.created_at, m.rowid, m.value FROM samples s "
+            "JOIN units u ON u.sample_id = s.id JOIN machine_labels m ON m.sample_id = u.sample_id AND m.unit = u.unit "
+            "WHERE s.scheme = ? AND u.scheme = ? AND m.value IS NOT NULL ORDER BY s.rowid, u.id", (SCHEME, SCHEME)
+        ):
+            if unit_id == last:  # another machine label of the same unit: the newest wins
+                if (created, row) > newest:
+                    newest = (created, row)
+                    value[-1] = codes.setdefault(text, len(codes))
+                continue
+            t = names.get(unit)
+            if t is None:
+                continue
+            last, newest = unit_id, (created, row)
+            sample.append(sid)
+            trait.append(t)
+            value.append(codes.setdefault(text, len(codes)))
+        return RubricColumns(definitions, list(codes), sample, np.asarray(trait, dtype=np.int64),
+                             np.asarray(value, dtype=np.int64), encoded=True)
+
     def save_bucket_assignment(
         self, sample_id: str, trait: str, source: str, buckets: Mapping[str, list[str]] | None, error: str | None = None
     ) -> None:
@@ -166,6 +203,11 @@ def load_records(project: Any) -> list[RubricSample]:
                                 tuple(traits[u] for u in units.get(sid, ()) if u in traits), buckets.get(sid, {}),
                                 split, None if meta is None else json.loads(meta)))
     return out
+
+
+def evaluation_records(project: Any) -> RubricColumns:
+    """What the scheme's evaluate hook reads (app/services/evaluation.py): the units as columns, not records."""
+    return store_of(project).evaluation_columns()
 
 
 PART = RubricStore  # composed: `project.store("rubric")` (app/store/samples.py)

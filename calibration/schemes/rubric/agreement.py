@@ -125,12 +125,13 @@ class TraitCounts:
 
     def __init__(self) -> None:
         self.traits: dict[MetricTrait, int] = {}  # each definition seen (in order) -> its position
-        self.llm: list[tuple[int, ...]] = []  # (tp, fn, fp, tn, trait position) per unit
-        self.checked: list[tuple[int, ...]] = []  # (LLM tp..tn, human tp..tn, trait position) per checked unit
-        self.conf = [0] * (_K * _K)
+        # rows appended unit by unit, or set at once as arrays (evaluation.trait_counts)
+        self.llm: list[tuple[int, ...]] | np.ndarray = []  # (tp, fn, fp, tn, trait position) per unit
+        self.checked: list[tuple[int, ...]] | np.ndarray = []  # (LLM tp..tn, human tp..tn, trait pos.) per checked
+        self.conf: list[int] | np.ndarray = [0] * (_K * _K)
         self._by_id: dict[int, tuple[MetricTrait, int]] = {}  # id(trait) -> (it, kept alive; its position)
 
-    def _pos(self, trait: MetricTrait) -> int:
+    def position(self, trait: MetricTrait) -> int:
         """Its definition's position; by the object's id first (a project's units share one MetricTrait per
         definition; hashing the dataclass per unit was a tenth of the evaluation)."""
         got = self._by_id.get(id(trait))
@@ -143,10 +144,10 @@ class TraitCounts:
         return pos
 
     def add(self, trait: MetricTrait, llm_keys: Sequence[list[str]]) -> None:
-        self.llm.append((*map(len, llm_keys), self._pos(trait)))
+        self.llm.append((*map(len, llm_keys), self.position(trait)))
 
     def check(self, trait: MetricTrait, llm_keys: Sequence[list[str]], human_keys: Sequence[list[str]]) -> None:
-        self.checked.append((*map(len, llm_keys), *map(len, human_keys), self._pos(trait)))
+        self.checked.append((*map(len, llm_keys), *map(len, human_keys), self.position(trait)))
         add_pairs(llm_keys, human_keys, self.conf)
 
     def _metrics(self, rows: list[tuple[int, ...]], first: int) -> dict[str, np.ndarray]:
