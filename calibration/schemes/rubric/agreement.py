@@ -57,7 +57,7 @@ def _align(llm_eff: Buckets, human_eff: Buckets) -> list[tuple[str, str, str]]:
 
 
 _ABSENT = len(BUCKET_NAMES)  # ABSENT's index in RUBRIC_LABELS (the buckets' own indices come first)
-_K = len(RUBRIC_LABELS)
+LABEL_COUNT = len(RUBRIC_LABELS)
 
 
 def _by_key(keys: Sequence[list[str]]) -> dict[str, list[int]]:
@@ -78,29 +78,29 @@ def add_pairs(llm_keys: Sequence[list[str]], human_keys: Sequence[list[str]], co
     figures read only how often each (LLM bucket, human bucket) pair occurs, not the texts or their order."""
     if llm_keys == human_keys:  # the human kept every bucket as it was: every item pairs with itself
         for b, keys in enumerate(llm_keys):
-            conf[b * _K + b] += len(keys)
+            conf[b * LABEL_COUNT + b] += len(keys)
         return
     llm, human = _by_key(llm_keys), _by_key(human_keys)
     for key, left in llm.items():
         right = human.get(key)
         if right is None:
             for b in left:
-                conf[b * _K + _ABSENT] += 1
+                conf[b * LABEL_COUNT + _ABSENT] += 1
         elif len(left) == 1 and len(right) == 1:  # paired whether or not the buckets agree
-            conf[left[0] * _K + right[0]] += 1
+            conf[left[0] * LABEL_COUNT + right[0]] += 1
         else:  # `_align`'s rule: same-bucket occurrences first, leftovers in bucket order
             left, right = list(left), list(right)
             for b in list(left):
                 if b in right:
                     left.remove(b)
                     right.remove(b)
-                    conf[b * _K + b] += 1
+                    conf[b * LABEL_COUNT + b] += 1
             while left or right:
-                conf[(left.pop(0) if left else _ABSENT) * _K + (right.pop(0) if right else _ABSENT)] += 1
+                conf[(left.pop(0) if left else _ABSENT) * LABEL_COUNT + (right.pop(0) if right else _ABSENT)] += 1
     for key, right in human.items():
         if key not in llm:
             for b in right:
-                conf[_ABSENT * _K + b] += 1
+                conf[_ABSENT * LABEL_COUNT + b] += 1
 
 
 def kappa_from_counts(conf: np.ndarray) -> float:
@@ -128,7 +128,7 @@ class TraitCounts:
         # rows appended unit by unit, or set at once as arrays (evaluation.trait_counts)
         self.llm: list[tuple[int, ...]] | np.ndarray = []  # (tp, fn, fp, tn, trait position) per unit
         self.checked: list[tuple[int, ...]] | np.ndarray = []  # (LLM tp..tn, human tp..tn, trait pos.) per checked
-        self.conf: list[int] | np.ndarray = [0] * (_K * _K)
+        self.conf: list[int] | np.ndarray = [0] * (LABEL_COUNT * LABEL_COUNT)
         self._by_id: dict[int, tuple[MetricTrait, int]] = {}  # id(trait) -> (it, kept alive; its position)
 
     def position(self, trait: MetricTrait) -> int:
@@ -171,7 +171,7 @@ class TraitCounts:
     def agreement(self) -> dict[str, Any]:
         """`rubric_agreement`'s figures of the checked units."""
         llm, human = self._metrics(self.checked, 0), self._metrics(self.checked, len(BUCKET_NAMES))
-        conf = np.array(self.conf, dtype=np.int64).reshape(_K, _K)
+        conf = np.array(self.conf, dtype=np.int64).reshape(LABEL_COUNT, LABEL_COUNT)
         n_llm, kept = int(conf[:_ABSENT].sum()), int(np.trace(conf[:_ABSENT, :_ABSENT]))
         return {
             "n_samples": len(self.checked),

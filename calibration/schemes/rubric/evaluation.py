@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from calibration.schemes.base import Report, Table
-from calibration.schemes.rubric.agreement import _K, TraitCounts, add_pairs
+from calibration.schemes.rubric.agreement import LABEL_COUNT, TraitCounts, add_pairs
 from calibration.schemes.rubric.buckets import Normalised, bucket_keys
 from calibration.schemes.rubric.columns import RubricColumns, ValueCodes, rubric_columns
 from calibration.schemes.rubric.records import RubricSample
@@ -65,7 +65,7 @@ def trait_counts(cols: RubricColumns, labels: Mapping[tuple[str, str], Mapping[s
     order = np.argsort(first, kind="stable")  # the groups in order of first appearance
     n_groups = len(first)
     sizes = np.zeros((n_groups, 2 * len(BUCKET_NAMES)), dtype=np.int64)  # LLM tp..tn, human tp..tn
-    confs = np.zeros((n_groups, _K * _K), dtype=np.int64)
+    confs = np.zeros((n_groups, LABEL_COUNT * LABEL_COUNT), dtype=np.int64)
     normal = Normalised()  # each distinct excerpt normalised once
     decode = _decoder(cols.encoded)
     llm_keys: dict[tuple[int, int], tuple[list[str], ...]] = {}
@@ -80,7 +80,7 @@ def trait_counts(cols: RubricColumns, labels: Mapping[tuple[str, str], Mapping[s
         if h >= 0:
             hk = bucket_keys(trait, human.values[h], normal)
             sizes[g, len(BUCKET_NAMES):] = [len(k) for k in hk]
-            conf = [0] * (_K * _K)
+            conf = [0] * (LABEL_COUNT * LABEL_COUNT)
             add_pairs(llm, hk, conf)
             confs[g] = conf
     out: dict[str, TraitCounts] = {}
