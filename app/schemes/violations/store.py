@@ -437,7 +437,7 @@ def _violation_counts(conn: sqlite3.Connection, sample_ids: Sequence[str], sign:
     return out
 
 
-_CHUNK = 50_000  # violation rows per fetch: the rows' Python objects live only while one chunk becomes arrays
+_CHUNK = 10_000  # violation rows per fetch: the rows' Python objects (~7 MB) live only while one chunk becomes arrays
 
 
 def _columns(cur: sqlite3.Cursor, n: int) -> tuple[tuple[Any, ...], ...]:

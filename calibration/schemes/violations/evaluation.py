@@ -300,8 +300,6 @@ def evaluate_report(records: Sequence[Any] | ViolationColumns | ColumnWindows,
 
     `data`: {"checkers": the first config's per-checker figures, "configs": {name: evaluate(...)}, "human": ...}.
     """
-    from calibration.schemes.violations.matching import match
-    from calibration.schemes.violations.metrics import count, table_codes
     from calibration.schemes.violations.tally import Tally
     from calibration.similarity.pairwise import JaccardSimilarity, as_similarity
 
@@ -312,7 +310,7 @@ def evaluate_report(records: Sequence[Any] | ViolationColumns | ColumnWindows,
         windows = ColumnWindows.of(samples if isinstance(samples, ViolationColumns) else ViolationColumns.from_samples(samples))
     configs = configs_from(options)
     n_boot, seed = int(options.get("n_boot", 1000)), int(options.get("seed", 0))
-    save, decide = options.get("save_scores"), options.get("machine_decisions")
+    save = options.get("save_scores")
     methods = [options.get("matching") or c.matching for c in configs]
     sims = {c.embedding: as_similarity(c.embedding, options.get("cache")) for c in configs}
     size = WINDOW if all(isinstance(s, JaccardSimilarity) for s in sims.values()) else None
@@ -320,20 +318,9 @@ def evaluate_report(records: Sequence[Any] | ViolationColumns | ColumnWindows,
     human_labels = LabelMatches.of(labels)
     human: dict[str, list[int]] = {}
     for cols in windows.windows(size):
-        tables = {e: pair_table(cols, sim, options) for e, sim in sims.items()}
-        codes = {e: table_codes(t) for e, t in tables.items()}
-        counted = []
-        for i, (config, method) in enumerate(zip(configs, methods)):
-            table = tables[config.embedding]
-            mask = match(table, config, method=method)
-            counted.append(count(table, mask, codes[config.embedding]))
-            if decide is not None and i == 0:
-                decide(config.ref, proposed_matches(table, config, method, mask=mask))
-        tally.add(counted)
-        first = tables[configs[0].embedding]
-        for checker, sums in human_sums(first, *human_labels.windowed(cols.sample_ids).group_arrays(first)).items():
+        for checker, sums in _window(cols, configs, methods, sims, tally, human_labels, options).items():
             human[checker] = [a + b for a, b in zip(human.get(checker, (0, 0, 0, 0)), sums)]
-        del tables, codes, counted
+        del cols  # a window's columns (and tables: _window returned) let go before the next is read
     results: dict[str, Any] = {}
     for i, (config, method, figures) in enumerate(zip(configs, methods, tally.figures(n_boot, seed))):
         if save is not None:
@@ -351,4 +338,27 @@ def evaluate_report(records: Sequence[Any] | ViolationColumns | ColumnWindows,
                   {"checkers": first_result["checkers"], "configs": results, "human": human_board}, notes)
 
 
-WINDOW = 20_000  # samples per window of `evaluate_report` (a window's pair table and counts: ~60 MB at 20k)
+def _window(cols: ViolationColumns, configs: Sequence[MatchConfig], methods: Sequence[str],
+            sims: Mapping[str, TextSimilarity], tally: Any, human_labels: "LabelMatches",
+            options: Mapping[str, Any]) -> dict[str, list[int]]:
+    """One window of `evaluate_report`: its pair tables, each config's matching counted into `tally`, the first
+    config's decisions handed over (`machine_decisions`); returns the humans' sums on it (`human_sums`)."""
+    from calibration.schemes.violations.matching import match
+    from calibration.schemes.violations.metrics import count, table_codes
+
+    tables = {e: pair_table(cols, sim, options) for e, sim in sims.items()}
+    codes = {e: table_codes(t) for e, t in tables.items()}
+    counted = []
+    decide = options.get("machine_decisions")
+    for i, (config, method) in enumerate(zip(configs, methods)):
+        table = tables[config.embedding]
+        mask = match(table, config, method=method)
+        counted.append(count(table, mask, codes[config.embedding]))
+        if decide is not None and i == 0:
+            decide(config.ref, proposed_matches(table, config, method, mask=mask))
+    tally.add(counted)
+    first = tables[configs[0].embedding]
+    return human_sums(first, *human_labels.windowed(cols.sample_ids).group_arrays(first))
+
+
+WINDOW = 10_000  # samples per window of `evaluate_report`: a window's columns, pair tables and counts, ~40 MB
