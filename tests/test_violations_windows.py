@@ -15,9 +15,16 @@ from app.store import Change
 from calibration.schemes.base import Report
 from calibration.schemes.violations import evaluation
 from calibration.schemes.violations.columns import ColumnWindows, ViolationColumns
-from calibration.schemes.violations.evaluation import (configs_from, evaluate_report, human_group_arrays,
-                                                       human_leaderboard, leaderboard_table, pair_table,
-                                                       proposed_matches, unit_scores)
+from calibration.schemes.violations.evaluation import (
+    configs_from,
+    evaluate_report,
+    human_group_arrays,
+    human_leaderboard,
+    leaderboard_table,
+    pair_table,
+    proposed_matches,
+    unit_scores,
+)
 from calibration.schemes.violations.metrics import evaluate_many
 from calibration.schemes.violations.tally import Tally
 from tests.test_violations_columns import generated, make
@@ -132,3 +139,15 @@ def test_store_windows_give_the_whole_projects_report(tmp_path: Path, monkeypatc
         assert np.concatenate([w.sample_ids for w in parts]).tolist() == joined.sample_ids.tolist()
         assert [len(ViolationColumns.window(joined, lo, lo + 9)) for lo in range(0, 60, 9)] == [len(w) for w in parts]
         assert [w.sample_ids.tolist() for w in ColumnWindows.of(joined).windows(None)] == [joined.sample_ids.tolist()]
+
+
+def test_windows_after_a_hash_collision_give_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A window whose rows' hashes collide (never seen) finds its classes column by column: the same figures."""
+    from calibration import agreement
+
+    samples, labels = _repeated(300), _labels(random.Random(2), 300)
+    options = {"embedding": "jaccard", "n_boot": 100, "seed": 1}
+    want = _run(_old_report, samples, labels, options)
+    monkeypatch.setattr(evaluation, "WINDOW", 41)
+    monkeypatch.setattr(agreement, "_hashed_block_rows", lambda blocks: None)
+    assert _run(evaluate_report, samples, labels, options) == want

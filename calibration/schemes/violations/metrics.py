@@ -210,7 +210,7 @@ def evaluate_counts(counts: Counts, n_boot: int = DEFAULT_BOOT, seed: int = 0, c
     """JSON-able metrics per checker (micro, macro, per category, bootstrap intervals).
 
     `boots`: bootstrap_sums(_flat(counts), n_boot, seed) when the caller already has it (evaluate_many)."""
-    S, C, K = len(counts.samples), len(counts.checkers), len(counts.categories)
+    C = len(counts.checkers)
     if C == 0:
         return {}
     if boots is None:

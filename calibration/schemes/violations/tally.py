@@ -4,9 +4,9 @@ from windows evaluated one at a time, so memory stays one window's pair table, n
 Every figure is a function of few things, kept per window and merged exactly:
 - each sample's counts (per config: TP/FP/FN per checker, and per checker and category): the bootstrap draws over
   samples only see which samples have equal counts (agreement.resample_sums_blocks draws class sizes), so a sample
-  is kept as its class number, and each class's counts once (as nonzero (column, value) entries keyed by checker and
-  category names, since a window knows only its own checkers and categories); classes are numbered in order of
-  first appearance, as the hash of the whole matrix numbers them;
+  is kept as its class number, and each class's counts once (by columns registered as windows meet them, keyed by
+  config, checker and category names, since a window knows only its own checkers and categories); classes are
+  numbered in order of first appearance, as the hash of the whole matrix numbers them;
 - which checkers ran on each sample (per window, by name);
 - per unit, for the review list's machine scores: its sample id, checker, n_gt, n_pred and each config's TP.
 At the end the classes' counts are laid out as the whole project's matrix would have them (checkers and categories
@@ -21,11 +21,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from calibration.schemes.violations.metrics import _BOOT_CHUNK, Counts, checker_figures, prf
+from calibration.schemes.violations.metrics import (
+    _BOOT_CHUNK,
+    Counts,
+    checker_figures,
+    prf,
+)
 from calibration.unit_scores import UnitScores
-
-# multinomial draws of class sizes when samples are at least this many times the classes (agreement's own rule)
-from calibration.agreement import _MULTINOMIAL_SHARE  # noqa: E402
 
 
 class Tally:
@@ -36,7 +38,7 @@ class Tally:
         self.n_configs = n_configs
         self.keep_units = keep_units
         self._columns: dict[tuple[Any, ...], int] = {}  # (config, checker, category or None, j) -> registry id
-        self._classes: dict[tuple[bytes, bytes], int] = {}  # a class's nonzero (registry ids, values) -> its number
+        self._classes: dict[bytes, int] = {}  # a class's counts by registry id (see `add`) -> its number
         self._sample_class: list[np.ndarray] = []
         self._runs: list[tuple[list[str], np.ndarray]] = []  # per window: its checkers, (S_w, C_w) ran on
         self._checkers: set[str] = set()
@@ -67,18 +69,22 @@ class Tally:
             blocks += [c.by_sample.reshape(S, C * 3), c.by_sample_cat.reshape(S, C * K * 3)]
             ids += [self._column((i, name, None, j)) for name in checkers for j in range(3)]
             ids += [self._column((i, name, cat, j)) for name in checkers for cat in categories for j in range(3)]
-        matrix = np.ascontiguousarray(np.hstack(blocks), dtype=np.int64)
         reg = np.array(ids, dtype=np.int64)
-        from calibration.agreement import distinct_rows
+        # the blocks' distinct rows hashed side by side, never joined into one matrix (agreement's own hashing)
+        from calibration.agreement import _hashed_block_rows, distinct_rows
 
-        rows, inverse = distinct_rows(matrix)
-        numbers = np.empty(len(rows), dtype=np.int64)
+        hashed = _hashed_block_rows(blocks)
+        if hashed is not None:
+            rows, inverse = np.hstack(hashed[0]), hashed[1]
+        else:  # a collision, never seen: column by column
+            rows, inverse = distinct_rows(np.hstack(blocks))
+        # each class's counts at its columns' registry ids: its key is that row's bytes, trailing zero bytes dropped
+        # (numpy's bytes type drops them), so a class has one key whatever columns later windows register
+        wide = np.zeros((len(rows), len(self._columns)), dtype=np.int64)
+        wide[:, reg] = rows
+        keys = wide.view(np.dtype((np.bytes_, wide.shape[1] * 8))).ravel().tolist()
         classes = self._classes
-        for k, row in enumerate(rows):
-            nz = np.flatnonzero(row)
-            order = np.argsort(reg[nz], kind="stable")
-            key = (reg[nz][order].tobytes(), row[nz][order].tobytes())
-            numbers[k] = classes.setdefault(key, len(classes))
+        numbers = np.array([classes.setdefault(key, len(classes)) for key in keys], dtype=np.int64)
         self._sample_class.append(numbers[inverse])
 
     def _column(self, key: tuple[Any, ...]) -> int:
@@ -95,9 +101,12 @@ class Tally:
         for (i, name, cat, j), r in self._columns.items():
             c = c_at[name]
             column[r] = i * width + (c * 3 + j if cat is None else C * 3 + (c * K + k_at[cat]) * 3 + j)
+        wide = np.zeros((len(self._classes), len(self._columns)), dtype=np.int64)
+        for key, k in self._classes.items():
+            values = np.frombuffer(key + b"\0" * (-len(key) % 8), dtype=np.int64)
+            wide[k, : values.size] = values
         rows = np.zeros((len(self._classes), self.n_configs * width), dtype=np.int64)
-        for (cols, values), k in self._classes.items():
-            rows[k, column[np.frombuffer(cols, dtype=np.int64)]] = np.frombuffer(values, dtype=np.int64)
+        rows[:, column] = wide
         sample_class = np.concatenate(self._sample_class) if self._sample_class else np.zeros(0, dtype=np.int64)
         return checkers, categories, sample_class, rows
 
@@ -162,7 +171,10 @@ def _narrow(values: np.ndarray) -> np.ndarray:
 def _bootstrap(sample_class: np.ndarray, rows: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
     """agreement.resample_sums_blocks of the whole matrix (`rows[sample_class]`), from its classes: class sizes
     drawn when classes are few (its branch, on the same classes in the same order), else the matrix itself."""
-    from calibration.agreement import resample_sums
+    from calibration.agreement import (  # here: agreement brings scikit-learn
+        _MULTINOMIAL_SHARE,
+        resample_sums,
+    )
 
     n, k = sample_class.size, len(rows)
     if n and k * _MULTINOMIAL_SHARE <= n:
