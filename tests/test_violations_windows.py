@@ -151,3 +151,42 @@ def test_windows_after_a_hash_collision_give_the_same(monkeypatch: pytest.Monkey
     monkeypatch.setattr(evaluation, "WINDOW", 41)
     monkeypatch.setattr(agreement, "_hashed_block_rows", lambda blocks: None)
     assert _run(evaluate_report, samples, labels, options) == want
+
+
+def _old_digest(scores: Any, score: str) -> str | None:
+    """UnitScores.digest before it fed the texts a chunk at a time (verbatim)."""
+    import hashlib
+
+    h = hashlib.blake2b(b"UnitScores/1\x00" + repr(score).encode(), digest_size=16)
+    h.update(len(scores).to_bytes(8, "little"))
+    for texts in (scores.sample_id, scores.unit):
+        try:
+            joined = "\x00".join(texts.tolist())
+        except TypeError:
+            return None
+        encoded = joined.encode("utf-8", "surrogatepass")
+        h.update(len(encoded).to_bytes(8, "little"))
+        h.update(encoded)
+        h.update(np.fromiter(map(len, texts.tolist()), dtype=np.int64, count=len(texts)).tobytes())
+    for numbers in (scores.tp, scores.fp, scores.fn, scores.f1):
+        h.update(np.ascontiguousarray(numbers).tobytes())
+    return h.hexdigest()
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 7, 1 << 16])
+def test_unit_scores_digest_in_chunks_is_the_whole_texts(monkeypatch: pytest.MonkeyPatch, chunk: int) -> None:
+    import calibration.unit_scores as unit_scores_module
+    from calibration.schemes.violations.columns import object_array
+    from calibration.unit_scores import UnitScores
+
+    monkeypatch.setattr(unit_scores_module, "_DIGEST_CHUNK", chunk)
+    rng = random.Random(chunk)
+    alphabet = ["a", "b", "\x00", "é", "\ud800", "名", ""]
+    for n in (0, 1, 2, 5, 17, 40):
+        ids = object_array(["".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 4))) for _ in range(n)])
+        units = object_array([rng.choice(["c@1|m", "ä@2|m", "x\x00"]) for _ in range(n)])
+        counts = [np.array([rng.randrange(0, 4) for _ in range(n)], dtype=np.int64) for _ in range(3)]
+        scores = UnitScores(ids, units, *counts, np.array([rng.random() for _ in range(n)]))
+        assert scores.digest("f1") == _old_digest(scores, "f1")
+    bad = UnitScores(object_array(["a", 3]), object_array(["u", "v"]), [1, 1], [0, 0], [0, 0], [1.0, 1.0])
+    assert bad.digest("f1") is None and _old_digest(bad, "f1") is None
