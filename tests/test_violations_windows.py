@@ -190,3 +190,22 @@ def test_unit_scores_digest_in_chunks_is_the_whole_texts(monkeypatch: pytest.Mon
         assert scores.digest("f1") == _old_digest(scores, "f1")
     bad = UnitScores(object_array(["a", 3]), object_array(["u", "v"]), [1, 1], [0, 0], [0, 0], [1.0, 1.0])
     assert bad.digest("f1") is None and _old_digest(bad, "f1") is None
+
+
+def test_store_windows_read_one_snapshot(tmp_path: Path) -> None:
+    """A write by another connection between two windows is not seen by the later windows (one read transaction),
+    and the transaction ends with the last window, so evaluate may write its scores after."""
+    import sqlite3
+
+    with make(tmp_path / "p.concord") as p:
+        windows = p.store("violations").violation_windows(curated=False).windows(20)
+        first = next(windows)
+        assert p.conn.in_transaction
+        other = sqlite3.connect(tmp_path / "p.concord")
+        other.execute("DELETE FROM violations WHERE sample_id >= 's040'")
+        other.commit()
+        rest = list(windows)
+        assert not p.conn.in_transaction
+        other.close()
+        seen = sum(len(w) for w in [first, *rest])
+        assert seen > sum(len(w) for w in p.store("violations").violation_windows(curated=False).windows(20))

@@ -296,12 +296,21 @@ class ViolationsStore(MatchConfigs):
             if size is None:
                 yield self._window_columns(None, chosen)
                 return
-            (listed,) = self.conn.execute(
-                "SELECT group_concat(rowid) FROM (SELECT rowid FROM samples WHERE scheme = 'violations' ORDER BY rowid)"
-            ).fetchone()
-            rowids = np.sort(np.fromstring(listed or "", dtype=np.int64, sep=","))
-            for lo in range(0, rowids.size, size):
-                yield self._window_columns((int(rowids[lo]), int(rowids[min(lo + size, rowids.size) - 1])), chosen)
+            # every window from one snapshot of the file (a read transaction, unless the caller has one open), so a
+            # write by another process between two windows is not half seen; it ends with the last window
+            own = not self.conn.in_transaction
+            if own:
+                self.conn.execute("BEGIN")
+            try:
+                (listed,) = self.conn.execute(
+                    "SELECT group_concat(rowid) FROM (SELECT rowid FROM samples WHERE scheme = 'violations' ORDER BY rowid)"
+                ).fetchone()
+                rowids = np.sort(np.fromstring(listed or "", dtype=np.int64, sep=","))
+                for lo in range(0, rowids.size, size):
+                    yield self._window_columns((int(rowids[lo]), int(rowids[min(lo + size, rowids.size) - 1])), chosen)
+            finally:
+                if own and self.conn.in_transaction:
+                    self.conn.execute("COMMIT")
 
         return ColumnWindows(read)
 
