@@ -21,12 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from calibration.schemes.violations.metrics import (
-    _BOOT_CHUNK,
-    Counts,
-    checker_figures,
-    prf,
-)
+from calibration.schemes.violations.metrics import _BOOT_CHUNK, Counts, checker_figures, prf
 from calibration.unit_scores import UnitScores
 
 
