@@ -272,19 +272,59 @@ class ViolationsStore(MatchConfigs):
     def violation_columns(self, *, curated: bool = True) -> Any:
         """Every violation of the project as `ViolationColumns` (calibration/schemes/violations/columns.py), the
         curated ground truth in place of the file's as `violation_samples(curated=True)` has it (`curated`=False:
-        the file's, as stored): what `concord evaluate` and the violations view build their pair table from. Rows are
-        read in chunks, each turned into arrays at once: no object per violation is kept (600k `Violation`s took
-        seconds and about 360 MB at 100k samples). Per chunk the numbers are taken by C-level getters and each row's
-        texts are found as one tuple among the chunk's distinct ones (pandas' hash table): a transpose of every row
-        (`zip(*rows)`) and a dict lookup per text were half the read at 100k samples. Units come as one list of
-        sample rowids per checker from SQL (no string per unit)."""
+        the file's, as stored): what the violations view builds its pair table from (`concord evaluate` reads
+        them window by window: `violation_windows`). Rows are read in chunks, each turned into arrays at once: no
+        object per violation is kept (600k `Violation`s took seconds and about 360 MB at 100k samples). Per chunk
+        the numbers are taken by C-level getters and each row's texts are found as one tuple among the chunk's
+        distinct ones (pandas' hash table): a transpose of every row (`zip(*rows)`) and a dict lookup per text were
+        half the read at 100k samples. Units come as one list of sample rowids per checker from SQL (no string per
+        unit)."""
+        chosen = self.curated_ground_truth() if curated else None
+        return self._window_columns(None, chosen)
+
+    def violation_windows(self, *, curated: bool = True) -> Any:
+        """The violations as `ColumnWindows`: `violation_columns` of consecutive windows of samples (by rowid), each
+        read when the caller gets to it, so `concord evaluate` holds one window's columns and pair table at a time
+        (issue #28: the whole project's were 5.8 GB at 1M samples). `windows(None)`: one window of every sample."""
+        import numpy as np
+
+        from calibration.schemes.violations.columns import ColumnWindows
+
+        chosen = self.curated_ground_truth() if curated else None
+
+        def read(size: int | None) -> Any:
+            if size is None:
+                yield self._window_columns(None, chosen)
+                return
+            # every window from one snapshot of the file (a read transaction, unless the caller has one open), so a
+            # write by another process between two windows is not half seen; it ends with the last window
+            own = not self.conn.in_transaction
+            if own:
+                self.conn.execute("BEGIN")
+            try:
+                (listed,) = self.conn.execute(
+                    "SELECT group_concat(rowid) FROM (SELECT rowid FROM samples WHERE scheme = 'violations' ORDER BY rowid)"
+                ).fetchone()
+                rowids = np.sort(np.fromstring(listed or "", dtype=np.int64, sep=","))
+                for lo in range(0, rowids.size, size):
+                    yield self._window_columns((int(rowids[lo]), int(rowids[min(lo + size, rowids.size) - 1])), chosen)
+            finally:
+                if own and self.conn.in_transaction:
+                    self.conn.execute("COMMIT")
+
+        return ColumnWindows(read)
+
+    def _window_columns(self, rowids: tuple[int, int] | None, chosen: Mapping[str, Any] | None) -> Any:
+        """`violation_columns` of the samples whose rowid is in the closed range `rowids` (None: every sample), the
+        curated ground truth `chosen` (sample id -> value) in place of the file's."""
         import numpy as np
 
         from calibration.schemes.violations.columns import CODED_FIELDS, TextCodes, ViolationColumns, object_array
 
-        rowids, ids = _columns(self.conn.execute(
-            "SELECT rowid, id FROM samples WHERE scheme = 'violations' ORDER BY rowid"), 2)
-        sample_rowids = np.array(rowids, dtype=np.int64)
+        within, params = ("", ()) if rowids is None else (" AND s.rowid BETWEEN ? AND ?", rowids)
+        ids_of, ids = _columns(self.conn.execute(
+            f"SELECT s.rowid, s.id FROM samples s WHERE s.scheme = 'violations'{within} ORDER BY s.rowid", params), 2)
+        sample_rowids = np.array(ids_of, dtype=np.int64)
         # sample, start, end, then the codes of checker, rule, category, explanation, correction
         parts: list[list[np.ndarray]] = [[np.empty(0, dtype=t)] for t in (np.int64, *(np.float64,) * 2, *(np.int32,) * 5)]
         texts = _Texts()
@@ -293,13 +333,13 @@ class ViolationsStore(MatchConfigs):
         try:
             cur = self.conn.execute(
                 'SELECT s.rowid, v.start, v."end", v.checker, v.rule, v.category, v.explanation, v.correction '
-                "FROM samples s JOIN violations v ON v.sample_id = s.id WHERE s.scheme = 'violations' "
-                "ORDER BY s.rowid, v.checker, v.idx")  # a unit's rows in list order
+                f"FROM samples s JOIN violations v ON v.sample_id = s.id WHERE s.scheme = 'violations'{within} "
+                "ORDER BY s.rowid, v.checker, v.idx", params)  # a unit's rows in list order
             while rows := cur.fetchmany(_CHUNK):
                 for out, column in zip(parts, _chunk_columns(rows, sample_rowids, texts)):
                     out.append(column)
             del rows
-            unit_sample, unit_checker = self._unit_columns(sample_rowids, texts)
+            unit_sample, unit_checker = self._unit_columns(sample_rowids, texts, within, params)
         finally:
             self.conn.text_factory = factory
         sample, start, end, *coded = (np.concatenate(p) for p in parts)
@@ -308,14 +348,15 @@ class ViolationsStore(MatchConfigs):
         checker, *rest = (shared[c] for c in coded)
         cols = ViolationColumns(object_array(ids), unit_sample, shared[unit_checker], sample, checker, start, end, *rest,
                                 codes=codes)
-        chosen = self.curated_ground_truth() if curated else None
         if not chosen:
             return cols
         from calibration.schemes.violations.curation import violations_of
 
-        return cols.with_ground_truth({sid: violations_of(value) for sid, value in chosen.items()})
+        mine = chosen if rowids is None else {sid: chosen[sid] for sid in ids if sid in chosen}
+        return cols.with_ground_truth({sid: violations_of(value) for sid, value in mine.items()}) if mine else cols
 
-    def _unit_columns(self, sample_rowids: Any, texts: _Texts) -> tuple[Any, Any]:
+    def _unit_columns(self, sample_rowids: Any, texts: _Texts, within: str = "", params: tuple[Any, ...] = ()
+                      ) -> tuple[Any, Any]:
         """(sample index, checker code) of every unit with a checker (a prediction entry), grouped by checker: SQL joins
         each unit to its sample's rowid and lists them per checker (one text of numbers each), so no unit row becomes
         Python objects (400k (id, unit) rows were a fifth of the read at 100k samples)."""
@@ -327,7 +368,7 @@ class ViolationsStore(MatchConfigs):
                 # CROSS JOIN: samples outer (SQLite keeps that order), each one's units by their (sample_id, unit)
                 # index; the planner's own choice (units by unit, a sample lookup per unit) took half again as long
                 "SELECT u.unit, COUNT(*), group_concat(s.rowid) FROM samples s CROSS JOIN units u ON u.sample_id = s.id "
-                "WHERE u.scheme = 'violations' AND u.unit != '' AND s.scheme = 'violations' GROUP BY u.unit"):
+                f"WHERE u.scheme = 'violations' AND u.unit != '' AND s.scheme = 'violations'{within} GROUP BY u.unit", params):
             found = np.fromstring(listed, dtype=np.int64, sep=",")
             if found.size != n:  # not one number per unit: the join said otherwise (cannot happen; never guess)
                 raise RuntimeError(f"units of checker {checker!r}: {found.size} rowids for {n} units")
@@ -405,7 +446,7 @@ def _violation_counts(conn: sqlite3.Connection, sample_ids: Sequence[str], sign:
     return out
 
 
-_CHUNK = 50_000  # violation rows per fetch: the rows' Python objects live only while one chunk becomes arrays
+_CHUNK = 10_000  # violation rows per fetch: the rows' Python objects (~7 MB) live only while one chunk becomes arrays
 
 
 def _columns(cur: sqlite3.Cursor, n: int) -> tuple[tuple[Any, ...], ...]:
@@ -540,8 +581,9 @@ def item_records(project: Any) -> dict[str, Any]:
 
 
 def evaluation_records(project: Any) -> Any:
-    """What the scheme's evaluate hook reads (app/services/evaluation.py): the violations as columns, not records."""
-    return store_of(project).violation_columns()
+    """What the scheme's evaluate hook reads (app/services/evaluation.py): the violations as columns, not records, read
+    window by window of samples as the hook asks (`ColumnWindows`)."""
+    return store_of(project).violation_windows()
 
 
 def param_refs(project: Any) -> list[str]:

@@ -7,7 +7,7 @@ paths share one vectorised pair-table build (pairs.py) and give identical tables
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -106,6 +106,14 @@ class ViolationColumns:
     def __len__(self) -> int:
         return len(self.sample)
 
+    def window(self, lo: int, hi: int) -> "ViolationColumns":
+        """The columns of samples lo..hi-1 (indices into `sample_ids`), renumbered from 0 (tests; the store reads its
+        windows by SQL). The text codes are dropped (the pair table then factorizes the strings: the same table)."""
+        rows = (self.sample >= lo) & (self.sample < hi)
+        units = (self.unit_sample >= lo) & (self.unit_sample < hi)
+        return ViolationColumns(self.sample_ids[lo:hi], self.unit_sample[units] - lo, self.unit_checker[units],
+                                self.sample[rows] - lo, *(getattr(self, f)[rows] for f in ROW_FIELDS[1:]))
+
     def with_ground_truth(self, replacements: Mapping[str, Sequence[Violation]]) -> "ViolationColumns":
         """These columns with the ground truth of each sample named in `replacements` replaced by the given list
         (curated ground truth, issue #15; as curation.with_ground_truth does to a record)."""
@@ -120,3 +128,32 @@ class ViolationColumns:
             added = [f for f in CODED_FIELDS if f != "unit_checker"]
             codes = self.codes.extended({f: getattr(extra, f).tolist() for f in added}, {f: keep for f in added})
         return replace(self, **rows, codes=codes)
+
+
+@dataclass(frozen=True)
+class ColumnWindows:
+    """The violations of a set of samples as `ViolationColumns` of consecutive windows of samples, each made when the
+    caller gets to it (the store reads a window per query): `concord evaluate` holds one window at a time, so its
+    memory does not grow with the project (issue #28). Every sample is in exactly one window, windows in sample
+    order; `windows(None)` gives one window of every sample."""
+
+    read: Callable[[int | None], Iterator[ViolationColumns]]
+
+    def windows(self, size: int | None) -> Iterator[ViolationColumns]:
+        """Windows of `size` samples (the last may be smaller); None: one window."""
+        if size is not None and size < 1:
+            raise ValueError(f"window size {size}: need 1 or more samples")
+        return self.read(size)
+
+    @classmethod
+    def of(cls, columns: ViolationColumns) -> "ColumnWindows":
+        """Columns already in memory as windows (sliced by sample: `ViolationColumns.window`)."""
+        def read(size: int | None) -> Iterator[ViolationColumns]:
+            n = len(columns.sample_ids)
+            if size is None or size >= n:
+                yield columns
+                return
+            for lo in range(0, n, size):
+                yield columns.window(lo, min(lo + size, n))
+
+        return cls(read)

@@ -24,10 +24,11 @@ import numpy as np
 import pandas as pd
 
 from calibration.schemes.base import Report, Table
-from calibration.schemes.violations.columns import ViolationColumns, object_array
+from calibration.schemes.violations.columns import ColumnWindows, ViolationColumns, object_array
 from calibration.schemes.violations.config import PRESETS, ConfigError, MatchConfig
-from calibration.schemes.violations.metrics import evaluate_many, prf, unit_counts
+from calibration.schemes.violations.metrics import prf, unit_counts
 from calibration.schemes.violations.pairs import PairTable, build_pair_table
+from calibration.similarity.pairwise import TextSimilarity
 from calibration.unit_scores import UnitScores
 
 DEFAULT_PRESETS = ("std_match", "ha_match")
@@ -51,10 +52,11 @@ def configs_from(options: Mapping[str, Any]) -> list[MatchConfig]:
     return configs
 
 
-def pair_table(samples: Sequence[Any] | ViolationColumns, embedding: str, options: Mapping[str, Any]) -> PairTable:
+def pair_table(samples: Sequence[Any] | ViolationColumns, embedding: str | TextSimilarity, options: Mapping[str, Any]
+               ) -> PairTable:
     progress = options.get("progress")
     if progress is not None:
-        progress.update(0, 1, f"embedding texts ({embedding})")
+        progress.update(0, 1, f"embedding texts ({getattr(embedding, 'cache_key', embedding)})")
     table = build_pair_table(samples, embedding, cache=options.get("cache"))
     if progress is not None:
         progress.update(1, 1, "pair table ready")
@@ -71,22 +73,55 @@ def human_group_arrays(table: PairTable, labels: Mapping[tuple[str, str], Mappin
     """`human_groups` as arrays: an (n, 3) int64 array of (group, gt, pred) rows sorted, the labeled groups sorted.
     Units are found by codes (samples and checkers as integers) and the pairs read into one array: a dict keyed by
     every group and a tuple per pair took most of a second at 100k samples."""
-    # C-level passes over the labels (map, compress, zip): a Python loop over 200k units was half of this
-    matches = list(map(methodcaller("get", "matches"), labels.values()))
-    has = list(map(is_not, matches, repeat(None)))
-    values = list(compress(matches, has))
-    if not values:  # nothing to map: skip indexing every group (100k at 100k samples)
-        return np.empty((0, 3), dtype=np.int64), np.empty(0, dtype=np.int64)
-    sids, units = zip(*compress(labels.keys(), has))
-    group = _groups_of(table, _str_array(sids), _str_array(units))
-    found = group >= 0
-    values = list(compress(values, found.tolist()))
-    group = group[found]
-    n_pairs = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
-    flat = _pair_array(values, int(n_pairs.sum()))
-    rows = np.column_stack([np.repeat(group, n_pairs), flat])
-    rows = rows[np.lexsort((rows[:, 2], rows[:, 1], rows[:, 0]))] if len(rows) else rows
-    return rows, np.sort(group)
+    return LabelMatches.of(labels).group_arrays(table)
+
+
+class LabelMatches:
+    """The human labels' `matches` as arrays, read once (C-level passes over the labels: map, compress, zip; a Python
+    loop over 200k units was half of `human_group_arrays`): each labeled unit's sample id and checker (str), its list
+    of pairs, and its sample's code (`windowed` picks a window's units by their samples)."""
+
+    def __init__(self, sids: np.ndarray, units: np.ndarray, values: list[Any]) -> None:
+        self.sids, self.units, self.values = sids, units, values
+        self._codes: tuple[np.ndarray, pd.Index] | None = None
+
+    @classmethod
+    def of(cls, labels: Mapping[tuple[str, str], Mapping[str, Any]]) -> "LabelMatches":
+        matches = list(map(methodcaller("get", "matches"), labels.values()))
+        has = list(map(is_not, matches, repeat(None)))
+        values = list(compress(matches, has))
+        if not values:
+            return cls(object_array([]), object_array([]), [])
+        sids, units = zip(*compress(labels.keys(), has))
+        return cls(str_array(sids), str_array(units), values)
+
+    def windowed(self, sample_ids: np.ndarray) -> "LabelMatches":
+        """The labels of units of these samples (a window's), in their order here."""
+        if not self.values:
+            return self
+        if self._codes is None:
+            codes, uniques = pd.factorize(self.sids)
+            self._codes = codes, pd.Index(uniques, dtype=object)
+        codes, uniques = self._codes
+        mark = np.zeros(len(uniques), dtype=bool)
+        found = uniques.get_indexer(pd.Index(str_array(sample_ids), dtype=object))
+        mark[found[found >= 0]] = True
+        keep = np.flatnonzero(mark[codes])
+        return LabelMatches(self.sids[keep], self.units[keep], [self.values[i] for i in keep.tolist()])
+
+    def group_arrays(self, table: PairTable) -> tuple[np.ndarray, np.ndarray]:
+        """`human_group_arrays` of these labels on `table`."""
+        if not self.values:  # nothing to map: skip indexing every group (100k at 100k samples)
+            return np.empty((0, 3), dtype=np.int64), np.empty(0, dtype=np.int64)
+        group = _groups_of(table, self.sids, self.units)
+        found = group >= 0
+        values = list(compress(self.values, found.tolist()))
+        group = group[found]
+        n_pairs = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
+        flat = _pair_array(values, int(n_pairs.sum()))
+        rows = np.column_stack([np.repeat(group, n_pairs), flat])
+        rows = rows[np.lexsort((rows[:, 2], rows[:, 1], rows[:, 0]))] if len(rows) else rows
+        return rows, np.sort(group)
 
 
 def _pair_array(values: Sequence[Any], n: int) -> np.ndarray:
@@ -102,7 +137,7 @@ def _pair_array(values: Sequence[Any], n: int) -> np.ndarray:
     return np.array([(int(a), int(b)) for a, b in chain.from_iterable(values)], dtype=np.int64).reshape(-1, 2)
 
 
-def _str_array(values: Sequence[Any]) -> np.ndarray:
+def str_array(values: Sequence[Any]) -> np.ndarray:
     """`values` as an object array of str (each `str()`ed, as unit keys always were; as they are when all are str)."""
     out = object_array(values)
     return out if pd.api.types.infer_dtype(out, skipna=False) == "string" else object_array([str(v) for v in out])
@@ -115,7 +150,7 @@ def _groups_of(table: PairTable, sids: np.ndarray, units: np.ndarray) -> np.ndar
         gs_code, s_distinct = table.codes.s_idx, table.codes.samples
         gc_code, c_distinct = table.codes.c_idx, object_array(table.codes.checkers)
     else:
-        g_sample, g_checker = (_str_array(table.groups[c].to_numpy(dtype=object)) for c in ("sample_id", "checker"))
+        g_sample, g_checker = (str_array(table.groups[c].to_numpy(dtype=object)) for c in ("sample_id", "checker"))
         (gs_code, s_distinct), (gc_code, c_distinct) = pd.factorize(g_sample), pd.factorize(g_checker)
     # object indexes: pandas would copy str values into its Arrow string type and back
     s_index, c_index = pd.Index(s_distinct, dtype=object), pd.Index(c_distinct, dtype=object)
@@ -129,8 +164,14 @@ def _groups_of(table: PairTable, sids: np.ndarray, units: np.ndarray) -> np.ndar
 
 def human_leaderboard(table: PairTable, matches: Sequence[tuple[int, int, int]] | np.ndarray,
                       labeled: Sequence[int] | np.ndarray) -> dict[str, dict[str, float]]:
-    """Per-checker P/R/F1 from the humans' own matches, on the units they labeled (`human_groups`, or its arrays).
-    Integer sums per checker by bincount (a pandas lookup per labeled unit took most of a second at 10k samples)."""
+    """Per-checker P/R/F1 from the humans' own matches, on the units they labeled (`human_groups`, or its arrays)."""
+    return human_figures(human_sums(table, matches, labeled))
+
+
+def human_sums(table: PairTable, matches: Sequence[tuple[int, int, int]] | np.ndarray,
+               labeled: Sequence[int] | np.ndarray) -> dict[str, list[int]]:
+    """Checker -> [units, tp, n_pred, n_gt] summed over the labeled units (integers: windows add up). Integer sums per
+    checker by bincount (a pandas lookup per labeled unit took most of a second at 10k samples)."""
     n_groups = len(table.groups)
     labeled = np.asarray(labeled, dtype=np.int64)
     groups_of_matches = (matches[:, 0] if isinstance(matches, np.ndarray)
@@ -142,12 +183,18 @@ def human_leaderboard(table: PairTable, matches: Sequence[tuple[int, int, int]] 
     tp = np.bincount(c_idx, weights=matched[labeled], minlength=n).astype(np.int64)  # exact: integers < 2**53
     n_pred = np.bincount(c_idx, weights=table.groups["n_pred"].to_numpy(dtype=np.int64)[labeled], minlength=n)
     n_gt = np.bincount(c_idx, weights=table.groups["n_gt"].to_numpy(dtype=np.int64)[labeled], minlength=n)
+    return {str(c): [int(units[j]), int(tp[j]), int(n_pred[j]), int(n_gt[j])] for j, c in enumerate(checkers)}
+
+
+def human_figures(sums: Mapping[str, Sequence[int]]) -> dict[str, dict[str, float]]:
+    """`human_leaderboard` from `human_sums` (of one table, or added over windows), checkers sorted."""
     out: dict[str, dict[str, float]] = {}
-    for j, checker in enumerate(checkers):
-        t, fp, fn = int(tp[j]), int(n_pred[j]) - int(tp[j]), int(n_gt[j]) - int(tp[j])
+    for checker in sorted(sums):
+        units, t, n_pred, n_gt = sums[checker]
+        fp, fn = n_pred - t, n_gt - t
         p, r, f = prf(t, fp, fn)
-        out[str(checker)] = {"units": int(units[j]), "tp": t, "fp": fp, "fn": fn,
-                             "precision": float(p), "recall": float(r), "f1": float(f)}
+        out[checker] = {"units": units, "tp": t, "fp": fp, "fn": fn,
+                        "precision": float(p), "recall": float(r), "f1": float(f)}
     return out
 
 
@@ -244,39 +291,74 @@ def leaderboard_table(configs: Mapping[str, Any], human: Mapping[str, Any]) -> T
     return Table("Checker leaderboard: micro F1 with 95% bootstrap interval, precision, recall", tuple(columns), tuple(rows))
 
 
-def evaluate_report(records: Sequence[Any] | ViolationColumns, labels: Mapping[tuple[str, str], Mapping[str, Any]],
-                    options: Mapping[str, Any]) -> Report:
+def evaluate_report(records: Sequence[Any] | ViolationColumns | ColumnWindows,
+                    labels: Mapping[tuple[str, str], Mapping[str, Any]], options: Mapping[str, Any]) -> Report:
     """Leaderboards under each config (one pair table per similarity backend), the humans' own figures.
-    `records`: the scheme's records, or the violations as columns (what the store reads for evaluate).
+    `records`: the scheme's records, the violations as columns, or as windows of samples (what the store reads for
+    evaluate: `ColumnWindows`, evaluated WINDOW samples at a time when every config's similarity is computed per
+    pair of texts alone (Jaccard); embeddings are encoded in one batch, so those evaluate one window of everything).
 
     `data`: {"checkers": the first config's per-checker figures, "configs": {name: evaluate(...)}, "human": ...}.
     """
-    samples = records if isinstance(records, ViolationColumns) else [getattr(r, "sample", r) for r in records]
+    from calibration.schemes.violations.tally import Tally
+    from calibration.similarity.pairwise import JaccardSimilarity, as_similarity
+
+    if isinstance(records, ColumnWindows):
+        windows = records
+    else:
+        samples = records if isinstance(records, ViolationColumns) else [getattr(r, "sample", r) for r in records]
+        windows = ColumnWindows.of(samples if isinstance(samples, ViolationColumns) else ViolationColumns.from_samples(samples))
     configs = configs_from(options)
     n_boot, seed = int(options.get("n_boot", 1000)), int(options.get("seed", 0))
     save = options.get("save_scores")
-    tables: dict[str, PairTable] = {}
-    results: dict[str, Any] = {}
-    human: dict[str, Any] | None = None
-    for config in configs:
-        if config.embedding not in tables:
-            tables[config.embedding] = pair_table(samples, config.embedding, options)
     methods = [options.get("matching") or c.matching for c in configs]
-    # one matching per config, and one bootstrap pass shared by every config (metrics.evaluate_many)
-    # of each config's counts only the units are read on: its per-sample arrays (S x C x K x 3) go at once
-    done = [(result, mask, counts.units) for result, mask, counts in
-            evaluate_many([(tables[c.embedding], c, m) for c, m in zip(configs, methods)], n_boot=n_boot, seed=seed)]
-    for config, method, (result, mask, units) in zip(configs, methods, done):
-        table = tables[config.embedding]
-        results[config.name] = result
+    sims = {c.embedding: as_similarity(c.embedding, options.get("cache")) for c in configs}
+    size = WINDOW if all(isinstance(s, JaccardSimilarity) for s in sims.values()) else None
+    tally = Tally(len(configs), keep_units=save is not None)
+    human_labels = LabelMatches.of(labels)
+    human: dict[str, list[int]] = {}
+    for cols in windows.windows(size):
+        for checker, sums in _window(cols, configs, methods, sims, tally, human_labels, options).items():
+            human[checker] = [a + b for a, b in zip(human.get(checker, (0, 0, 0, 0)), sums)]
+        del cols  # a window's columns (and tables: _window returned) let go before the next is read
+    results: dict[str, Any] = {}
+    for i, (config, method, figures) in enumerate(zip(configs, methods, tally.figures(n_boot, seed))):
         if save is not None:
-            save(config.ref, unit_scores(table, config, method, units=units))
-        if options.get("machine_decisions") is not None and config is configs[0]:
-            options["machine_decisions"](config.ref, proposed_matches(table, config, method, mask=mask))
-        if human is None:
-            human = human_leaderboard(table, *human_group_arrays(table, labels))
-    human = human or {}
-    first = next(iter(results.values()))
-    notes = ("human F1: F1 from the humans' own matches on the units they labeled.",) if human else ()
-    return Report("violations", (leaderboard_table(results, human),),
-                  {"checkers": first["checkers"], "configs": results, "human": human}, notes)
+            save(config.ref, tally.unit_scores(i))
+        results[config.name] = {
+            "config": config.to_dict() | {"matching": method},
+            "similarity": sims[config.embedding].cache_key,
+            "bootstrap": {"replicates": n_boot, "seed": seed, "ci": 0.95, "unit": "sample"},
+            "checkers": figures,
+        }
+    human_board = human_figures(human)
+    first_result = next(iter(results.values()))
+    notes = ("human F1: F1 from the humans' own matches on the units they labeled.",) if human_board else ()
+    return Report("violations", (leaderboard_table(results, human_board),),
+                  {"checkers": first_result["checkers"], "configs": results, "human": human_board}, notes)
+
+
+def _window(cols: ViolationColumns, configs: Sequence[MatchConfig], methods: Sequence[str],
+            sims: Mapping[str, TextSimilarity], tally: Any, human_labels: "LabelMatches",
+            options: Mapping[str, Any]) -> dict[str, list[int]]:
+    """One window of `evaluate_report`: its pair tables, each config's matching counted into `tally`, the first
+    config's decisions handed over (`machine_decisions`); returns the humans' sums on it (`human_sums`)."""
+    from calibration.schemes.violations.matching import match
+    from calibration.schemes.violations.metrics import count, table_codes
+
+    tables = {e: pair_table(cols, sim, options) for e, sim in sims.items()}
+    codes = {e: table_codes(t) for e, t in tables.items()}
+    counted = []
+    decide = options.get("machine_decisions")
+    for i, (config, method) in enumerate(zip(configs, methods)):
+        table = tables[config.embedding]
+        mask = match(table, config, method=method)
+        counted.append(count(table, mask, codes[config.embedding]))
+        if decide is not None and i == 0:
+            decide(config.ref, proposed_matches(table, config, method, mask=mask))
+    tally.add(counted)
+    first = tables[configs[0].embedding]
+    return human_sums(first, *human_labels.windowed(cols.sample_ids).group_arrays(first))
+
+
+WINDOW = 10_000  # samples per window of `evaluate_report`: a window's columns, pair tables and counts, ~40 MB

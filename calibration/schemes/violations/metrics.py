@@ -210,12 +210,23 @@ def evaluate_counts(counts: Counts, n_boot: int = DEFAULT_BOOT, seed: int = 0, c
     """JSON-able metrics per checker (micro, macro, per category, bootstrap intervals).
 
     `boots`: bootstrap_sums(_flat(counts), n_boot, seed) when the caller already has it (evaluate_many)."""
-    S, C, K = len(counts.samples), len(counts.checkers), len(counts.categories)
+    C = len(counts.checkers)
     if C == 0:
         return {}
     if boots is None:
         flat = _flat(counts)
         boots = bootstrap_sums(flat, n_boot, seed) if n_boot > 0 else np.zeros((0, flat.shape[1]))
+    _, _, uf = prf(counts.by_sample[..., 0], counts.by_sample[..., 1], counts.by_sample[..., 2])
+    return checker_figures(counts.checkers, counts.categories, counts.by_sample.sum(axis=0),
+                           counts.by_sample_cat.sum(axis=0), [uf[counts.run_on[:, c], c] for c in range(C)], boots, ci)
+
+
+def checker_figures(checkers: Sequence[str], categories: Sequence[str], totals: np.ndarray, cat_tot: np.ndarray,
+                    run_f1: Sequence[np.ndarray], boots: np.ndarray, ci: float = 0.95) -> dict[str, Any]:
+    """`evaluate_counts` from what it sums: each checker's TP/FP/FN (C, 3) and per category (C, K, 3) over the
+    samples, each checker's per-sample F1 on the samples it ran on (in sample order), the bootstrap sums `boots`
+    (reps, C*3 + C*K*3). Windowed evaluation (tally.py) keeps only these of each window's counts."""
+    C, K = len(checkers), len(categories)
     reps = boots.shape[0]
     b_main = boots[:, : C * 3].reshape(reps, C, 3)
     b_cat = boots[:, C * 3 :].reshape(reps, C, K, 3)
@@ -227,25 +238,22 @@ def evaluate_counts(counts: Counts, n_boot: int = DEFAULT_BOOT, seed: int = 0, c
     iv = lambda arr: _interval(arr, ci) if arr.shape[0] else np.full((2, *arr.shape[1:]), np.nan)  # noqa: E731
     p_ci, r_ci, f_ci, m_ci, cf_ci = iv(bp), iv(br), iv(bf), iv(b_macro), iv(bcf_masked)
 
-    totals = counts.by_sample.sum(axis=0)  # (C, 3)
-    cat_tot = counts.by_sample_cat.sum(axis=0)  # (C, K, 3)
     p, r, f = prf(totals[:, 0], totals[:, 1], totals[:, 2])
     cp, cr, cf = prf(cat_tot[..., 0], cat_tot[..., 1], cat_tot[..., 2])
-    _, _, uf = prf(counts.by_sample[..., 0], counts.by_sample[..., 1], counts.by_sample[..., 2])
     out: dict[str, Any] = {}
-    for c, name in enumerate(counts.checkers):
+    for c, name in enumerate(checkers):
         seen = cat_tot[c].sum(axis=-1) > 0
         per_cat = {
-            counts.categories[k]: {
+            categories[k]: {
                 "tp": _num(cat_tot[c, k, 0]), "fp": _num(cat_tot[c, k, 1]), "fn": _num(cat_tot[c, k, 2]),
                 "precision": _num(cp[c, k]), "recall": _num(cr[c, k]), "f1": _num(cf[c, k]),
                 "f1_ci": [_num(cf_ci[0, c, k]), _num(cf_ci[1, c, k])],
             }
             for k in range(K) if seen[k]
         }
-        run = counts.run_on[:, c]
+        run = run_f1[c]
         out[name] = {
-            "n_samples": int(run.sum()),
+            "n_samples": int(run.size),
             "tp": _num(totals[c, 0]), "fp": _num(totals[c, 1]), "fn": _num(totals[c, 2]),
             "precision": _num(p[c]), "recall": _num(r[c]), "f1": _num(f[c]),
             "precision_ci": [_num(p_ci[0, c]), _num(p_ci[1, c])],
@@ -253,7 +261,7 @@ def evaluate_counts(counts: Counts, n_boot: int = DEFAULT_BOOT, seed: int = 0, c
             "f1_ci": [_num(f_ci[0, c]), _num(f_ci[1, c])],
             "macro_f1": _num(cf[c][seen].mean()) if seen.any() else None,
             "macro_f1_ci": [_num(m_ci[0, c]), _num(m_ci[1, c])],
-            "sample_macro_f1": _num(uf[run, c].mean()) if run.any() else None,
+            "sample_macro_f1": _num(run.mean()) if run.size else None,
             "per_category": per_cat,
         }
     return out
