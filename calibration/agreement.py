@@ -227,12 +227,12 @@ def _distinct_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _hashed_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """`_distinct_rows` by one hash per row (`_hashed_block_rows` of x alone); None: go column by column."""
-    hashed = _hashed_block_rows([x])
+    """`_distinct_rows` by one hash per row (`hashed_block_rows` of x alone); None: go column by column."""
+    hashed = hashed_block_rows([x])
     return None if hashed is None else (hashed[0][0], hashed[1])
 
 
-def _hashed_block_rows(blocks: Sequence[np.ndarray]) -> tuple[list[np.ndarray], np.ndarray] | None:
+def hashed_block_rows(blocks: Sequence[np.ndarray]) -> tuple[list[np.ndarray], np.ndarray] | None:
     """The distinct rows of the blocks side by side (each block's part of them) and each row's index among them, in
     order of first appearance, by one hash per row: each row's 64-bit values mixed (`_mixed`) and combined by a fixed
     random odd integer per column (wrapping int64 arithmetic), classes found by pandas' factorize of the hashes and
@@ -302,7 +302,7 @@ def resample_sums(per_unit: np.ndarray, n_boot: int, seed: int = 0, chunk: int =
         return out
     rows, inverse = _distinct_rows(per_unit)
     k = rows.shape[0]
-    if k * _MULTINOMIAL_SHARE <= n:
+    if k * MULTINOMIAL_SHARE <= n:
         sizes = np.bincount(inverse, minlength=k)
         counts = np.random.default_rng(seed).multinomial(n, sizes / n, size=n_boot)
         return counts.astype(np.float64) @ rows
@@ -326,11 +326,11 @@ def resample_sums_blocks(blocks: Sequence[np.ndarray], n_boot: int, seed: int = 
     rows take few distinct values (the usual case: per-sample counts), where only the distinct rows are gathered.
     Violations evaluate's two configs at 100k samples were a 115 MB matrix (1.15 GB at 1M) joined for this."""
     n = blocks[0].shape[0] if blocks else 0
-    hashed = _hashed_block_rows(blocks) if n else None
+    hashed = hashed_block_rows(blocks) if n else None
     if hashed is not None:
         parts, inverse = hashed
         k = len(parts[0])
-        if k * _MULTINOMIAL_SHARE <= n:  # resample_sums' own branch, on the same classes and rows
+        if k * MULTINOMIAL_SHARE <= n:  # resample_sums' own branch, on the same classes and rows
             rows = np.ascontiguousarray(np.hstack(parts), dtype=np.float64)
             sizes = np.bincount(inverse, minlength=k)
             counts = np.random.default_rng(seed).multinomial(n, sizes / n, size=n_boot)
@@ -340,7 +340,7 @@ def resample_sums_blocks(blocks: Sequence[np.ndarray], n_boot: int, seed: int = 
 
 # Class counts are drawn (multinomial) when the units are at least this many times the classes: numpy's multinomial
 # costs about 75 ns per class and replicate, a drawn and counted unit about 7 ns (measured at n = 100k).
-_MULTINOMIAL_SHARE = 16
+MULTINOMIAL_SHARE = 16
 
 
 def _value_counts(codes: np.ndarray, k: int, w: np.ndarray) -> np.ndarray:

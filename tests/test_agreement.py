@@ -160,13 +160,13 @@ def test_resample_sums_of_few_classes_draw_the_bootstrap_distribution() -> None:
     the same shape (two-sample Kolmogorov-Smirnov), against a plain loop over drawn units; seeded, so exact."""
     from scipy.stats import ks_2samp
 
-    from calibration.agreement import _MULTINOMIAL_SHARE, resample_sums
+    from calibration.agreement import MULTINOMIAL_SHARE, resample_sums
 
     rng = np.random.default_rng(5)
     classes = np.array([[1, 0, 0], [0, 1, 0], [0, 0, 1], [2, 1, 3], [5, 0, 2]], dtype=float)
     n = 1200
     per_unit = classes[rng.choice(5, size=n, p=[0.5, 0.2, 0.15, 0.1, 0.05])]
-    assert 5 * _MULTINOMIAL_SHARE <= n  # the multinomial path
+    assert 5 * MULTINOMIAL_SHARE <= n  # the multinomial path
     reps = 3000
     drawn = resample_sums(per_unit, reps, seed=1)
     assert np.array_equal(drawn, resample_sums(per_unit, reps, seed=1))

@@ -107,7 +107,7 @@ def test_windows_give_the_whole_tables_figures(monkeypatch: pytest.MonkeyPatch, 
 def test_both_bootstrap_branches_are_met() -> None:
     """Few classes of per-sample counts (class sizes drawn) and many (the matrix resampled): the windows' tally
     takes the branch the whole matrix took (resample_sums_blocks), checked through the figures above."""
-    from calibration.agreement import _MULTINOMIAL_SHARE
+    from calibration.agreement import MULTINOMIAL_SHARE
 
     for samples, many in ((generated(400, seed=1), True), (_repeated(900), False)):
         tally = Tally(1)
@@ -118,7 +118,7 @@ def test_both_bootstrap_branches_are_met() -> None:
 
         tally.add([count(table, match(table, config))])
         _, _, sample_class, rows = tally.layout()
-        assert (len(rows) * _MULTINOMIAL_SHARE > sample_class.size) is many
+        assert (len(rows) * MULTINOMIAL_SHARE > sample_class.size) is many
 
 
 def test_store_windows_give_the_whole_projects_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -149,7 +149,7 @@ def test_windows_after_a_hash_collision_give_the_same(monkeypatch: pytest.Monkey
     options = {"embedding": "jaccard", "n_boot": 100, "seed": 1}
     want = _run(_old_report, samples, labels, options)
     monkeypatch.setattr(evaluation, "WINDOW", 41)
-    monkeypatch.setattr(agreement, "_hashed_block_rows", lambda blocks: None)
+    monkeypatch.setattr(agreement, "hashed_block_rows", lambda blocks: None)
     assert _run(evaluate_report, samples, labels, options) == want
 
 

@@ -9,11 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from calibration.schemes.violations.records import GROUND_TRUTH, Violation, ViolationSample
+from calibration.schemes.violations.records import (
+    GROUND_TRUTH,
+    Violation,
+    ViolationSample,
+)
 
 ROW_FIELDS = ("sample", "checker", "start", "end", "rule", "category", "explanation", "correction")
 CODED_FIELDS = ("unit_checker", "checker", "rule", "category", "explanation", "correction")
@@ -24,6 +29,12 @@ def object_array(values: Sequence[object]) -> np.ndarray:
     out = np.empty(len(values), dtype=object)
     out[:] = values
     return out
+
+
+def str_array(values: Sequence[Any]) -> np.ndarray:
+    """`values` as an object array of str (each `str()`ed, as unit keys always were; as they are when all are str)."""
+    out = object_array(values)
+    return out if pd.api.types.infer_dtype(out, skipna=False) == "string" else object_array([str(v) for v in out])
 
 
 @dataclass(frozen=True)

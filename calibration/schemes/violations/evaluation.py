@@ -24,7 +24,12 @@ import numpy as np
 import pandas as pd
 
 from calibration.schemes.base import Report, Table
-from calibration.schemes.violations.columns import ColumnWindows, ViolationColumns, object_array
+from calibration.schemes.violations.columns import (
+    ColumnWindows,
+    ViolationColumns,
+    object_array,
+    str_array,
+)
 from calibration.schemes.violations.config import PRESETS, ConfigError, MatchConfig
 from calibration.schemes.violations.metrics import prf, unit_counts
 from calibration.schemes.violations.pairs import PairTable, build_pair_table
@@ -135,12 +140,6 @@ def _pair_array(values: Sequence[Any], n: int) -> np.ndarray:
     except (TypeError, ValueError, OverflowError):
         pass
     return np.array([(int(a), int(b)) for a, b in chain.from_iterable(values)], dtype=np.int64).reshape(-1, 2)
-
-
-def str_array(values: Sequence[Any]) -> np.ndarray:
-    """`values` as an object array of str (each `str()`ed, as unit keys always were; as they are when all are str)."""
-    out = object_array(values)
-    return out if pd.api.types.infer_dtype(out, skipna=False) == "string" else object_array([str(v) for v in out])
 
 
 def _groups_of(table: PairTable, sids: np.ndarray, units: np.ndarray) -> np.ndarray:

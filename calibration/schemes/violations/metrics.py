@@ -33,7 +33,7 @@ from calibration.schemes.violations.matching import Method, match
 from calibration.schemes.violations.pairs import NO_CATEGORY, PairTable
 
 DEFAULT_BOOT = 1000
-_BOOT_CHUNK = 100
+BOOT_CHUNK = 100
 
 
 def prf(tp: np.ndarray | float, fp: np.ndarray | float, fn: np.ndarray | float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -151,19 +151,19 @@ def bootstrap_sums_blocks(blocks: Sequence[np.ndarray], n_boot: int = DEFAULT_BO
     """`bootstrap_sums` of the blocks side by side (agreement.resample_sums_blocks: the same sums, no joined copy)."""
     from calibration.agreement import resample_sums_blocks
 
-    return resample_sums_blocks(blocks, n_boot, seed, _BOOT_CHUNK)
+    return resample_sums_blocks(blocks, n_boot, seed, BOOT_CHUNK)
 
 
 def bootstrap_sums(per_sample: np.ndarray, n_boot: int = DEFAULT_BOOT, seed: int = 0) -> np.ndarray:
     """Column sums of `per_sample` (S, M) over `n_boot` resamples of its rows: (n_boot, M).
 
     Drawn by calibration.agreement's `resample_sums` (per-sample counts take few distinct values, so a replicate
-    draws how many samples of each kind it holds; else the project's one bootstrap stream, chunks of _BOOT_CHUNK);
+    draws how many samples of each kind it holds; else the project's one bootstrap stream, chunks of BOOT_CHUNK);
     imported here, not at the top, because agreement pulls in scikit-learn and this module is on the
     CLI's path."""
     from calibration.agreement import resample_sums
 
-    return resample_sums(per_sample, n_boot, seed, _BOOT_CHUNK)
+    return resample_sums(per_sample, n_boot, seed, BOOT_CHUNK)
 
 
 def _interval(values: np.ndarray, ci: float) -> np.ndarray:

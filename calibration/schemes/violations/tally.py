@@ -21,7 +21,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from calibration.schemes.violations.metrics import _BOOT_CHUNK, Counts, checker_figures, prf
+from calibration.schemes.violations.metrics import (
+    BOOT_CHUNK,
+    Counts,
+    checker_figures,
+    prf,
+)
 from calibration.unit_scores import UnitScores
 
 
@@ -66,9 +71,9 @@ class Tally:
             ids += [self._column((i, name, cat, j)) for name in checkers for cat in categories for j in range(3)]
         reg = np.array(ids, dtype=np.int64)
         # the blocks' distinct rows hashed side by side, never joined into one matrix (agreement's own hashing)
-        from calibration.agreement import _hashed_block_rows, distinct_rows
+        from calibration.agreement import distinct_rows, hashed_block_rows
 
-        hashed = _hashed_block_rows(blocks)
+        hashed = hashed_block_rows(blocks)
         if hashed is not None:
             rows, inverse = np.hstack(hashed[0]), hashed[1]
         else:  # a collision, never seen: column by column
@@ -140,14 +145,12 @@ class Tally:
     def unit_scores(self, i: int) -> UnitScores:
         """Config i's per-unit (sample_id, checker, tp, fp, fn, f1) of every window, as `evaluation.unit_scores`
         of the whole table gives them."""
-        from calibration.schemes.violations.evaluation import str_array
-
         parts = self._units
 
         def joined(pick: Any, dtype: Any) -> np.ndarray:
             return np.concatenate([pick(p) for p in parts]) if parts else np.empty(0, dtype=dtype)
 
-        from calibration.schemes.violations.columns import object_array
+        from calibration.schemes.violations.columns import object_array, str_array
 
         sid = str_array(joined(lambda p: p[0], object))
         unit = str_array(object_array(list(self._unit_names))[joined(lambda p: p[1], np.int32)])
@@ -167,13 +170,13 @@ def _bootstrap(sample_class: np.ndarray, rows: np.ndarray, n_boot: int, seed: in
     """agreement.resample_sums_blocks of the whole matrix (`rows[sample_class]`), from its classes: class sizes
     drawn when classes are few (its branch, on the same classes in the same order), else the matrix itself."""
     from calibration.agreement import (  # here: agreement brings scikit-learn
-        _MULTINOMIAL_SHARE,
+        MULTINOMIAL_SHARE,
         resample_sums,
     )
 
     n, k = sample_class.size, len(rows)
-    if n and k * _MULTINOMIAL_SHARE <= n:
+    if n and k * MULTINOMIAL_SHARE <= n:
         sizes = np.bincount(sample_class, minlength=k)
         counts = np.random.default_rng(seed).multinomial(n, sizes / n, size=n_boot)
         return counts.astype(np.float64) @ np.ascontiguousarray(rows, dtype=np.float64)
-    return resample_sums(rows[sample_class].astype(np.float64), n_boot, seed, _BOOT_CHUNK)
+    return resample_sums(rows[sample_class].astype(np.float64), n_boot, seed, BOOT_CHUNK)
