@@ -18,7 +18,7 @@ import pandas as pd
 
 from calibration.agreement import percentile_interval, resample_counts
 from calibration.schemes.addm.metrics import (
-    COUNTS, MethodTable, consistency_score, method_table, methods_of, process_components,
+    COUNTS, MethodTable, consistency_score, method_tables, methods_of, process_components,
     process_score, scores)
 from calibration.schemes.addm.policy import ADDM_V2, COMPONENTS, Policy
 from calibration.schemes.addm.records import AddmSample
@@ -140,7 +140,7 @@ def evaluate(samples: Sequence[AddmSample], policy: Policy = ADDM_V2, methods: S
              n_boot: int = DEFAULT_BOOT, seed: int = 0, ci: float = 0.95) -> dict[str, Any]:
     """JSON-able `{"policy", "bootstrap", "methods": {name: scores + *_ci}, "overall", "ranking"}`."""
     names = list(methods) if methods is not None else methods_of(samples)
-    tables = [method_table(samples, m, policy) for m in names]
+    tables = method_tables(samples, names, policy)
     out: dict[str, Any] = {"policy": policy.to_dict(),
                            "bootstrap": {"replicates": n_boot, "seed": seed, "ci": ci, "unit": "business"},
                            "n_businesses": len(samples), "methods": {}}

@@ -1,0 +1,86 @@
+"""The addm evaluate fast paths (issue #28) against the plain computations they replace, on generated data."""
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from calibration.grounding import locate
+from calibration.schemes.addm.metrics import method_table, method_tables, result_counts
+from calibration.schemes.addm.policy import ADDM_V2, MODIFIERS, Policy, canonical_modifier, verdict_ordinal
+from calibration.schemes.addm.records import parse_record, stored_sample
+from calibration.schemes.addm.scheme import SCHEME
+from tests.addm_data import random_samples
+
+# points that are not whole numbers: a sum taken in another order would differ in its last bits
+ODD = Policy(name="odd", severity_points=(0.1, 0.7, 2.3), modifier_points=(0.2, 0.30000000000000004), critical=1.0,
+             high=0.6)
+
+
+@pytest.mark.parametrize("policy", [ADDM_V2, ODD])
+def test_method_tables_equal_method_table_of_each_method(policy: Policy) -> None:
+    samples = random_samples(400, seed=7, methods=("a", "b", "c"))
+    fast = method_tables(samples, ["c", "a", "b", "missing"], policy)
+    for got in fast:
+        want = method_table(samples, got.method, policy)
+        assert got.method == want.method
+        np.testing.assert_array_equal(got.gt, want.gt)
+        np.testing.assert_array_equal(got.score, want.score)  # NaN where left out, in the same places
+        np.testing.assert_array_equal(got.counts, want.counts)
+        np.testing.assert_array_equal(got.ran, want.ran)
+
+
+def test_method_tables_rows_are_result_counts() -> None:
+    samples = random_samples(200, seed=3)
+    (table,) = method_tables(samples, ["a"], ODD)
+    for i, s in enumerate(samples):
+        r = s.methods.get("a")
+        want = (0,) * table.counts.shape[1] if r is None or r.error else result_counts(s, r, ODD)
+        assert tuple(table.counts[i]) == want
+
+
+def test_cached_spellings_read_as_before() -> None:
+    for v in ("High Risk", " 'critical risk' ", "LOW_RISK", "high", "nope", "", "Critical  Risk"):
+        key = " ".join(v.strip().strip("'\"`").replace("_", " ").split()).casefold()
+        assert verdict_ordinal(v) == {"low risk": 0, "low": 0, "high risk": 1, "high": 1, "critical risk": 2,
+                                      "critical": 2}.get(key)
+        assert verdict_ordinal(v) == verdict_ordinal(v)  # a second (cached) call
+    assert verdict_ordinal(None) is None and verdict_ordinal(2) is None
+    assert canonical_modifier(" false  ASSURANCE ") == MODIFIERS[0]
+    assert canonical_modifier(" Other one ") == "Other one"
+
+
+def _raw(rng: random.Random, i: int) -> dict:
+    """A stored-looking business whose snippets hit exactly (several times), case-insensitively, fuzzily or not."""
+    texts = [f"the soup was cold, The Soup was COLD and the soup was cold again {j}; staff shrugged." for j in range(3)]
+    snippets = ["the soup was cold", "soup was COLD", "The Soup was COLD", "soup was cld again", "nothing like it",
+                "   ", None, "shrugged.", 7]
+
+    def incident() -> dict:
+        return {"review_id": f"r{rng.randrange(3)}", "severity": rng.choice(["mild", " Severe", "MODERATE"]),
+                "modifiers": rng.sample(["false assurance", "Dismissive Staff"], rng.randrange(3)),
+                "snippet": rng.choice(snippets)}
+
+    return {"id": f"b{i}", "reviews": [{"review_id": f"r{j}", "text": t} for j, t in enumerate(texts)],
+            "ground_truth": {"verdict": rng.choice(["Low Risk", "high", "CRITICAL_RISK"]),
+                             "incidents": [incident() for _ in range(rng.randrange(3))]},
+            "methods": {"m": {"verdict": "High Risk", "risk_score": 1.5,
+                              "evidences": [incident() for _ in range(rng.randrange(4))]}}}
+
+
+def test_stored_sample_locates_snippets_as_the_parser_does() -> None:
+    rng = random.Random(5)
+    seen = set()
+    for i in range(300):
+        raw = _raw(rng, i)
+        got = stored_sample(raw)
+        want = SCHEME.parse(raw).record
+        assert got == want
+        for inc in (*got.incidents, *got.methods["m"].evidences):
+            seen.add(inc.how)
+            if inc.snippet is not None:
+                loc = locate(inc.snippet, got.review_text(inc.review_id) or "")
+                assert (inc.start, inc.end, inc.how) == (loc.start, loc.end, loc.how)
+    assert {"exact", "casefold", "fuzzy", "ungrounded", None} <= seen  # every path of the location was taken
+    assert parse_record(_raw(random.Random(1), 0))[0] is not None
