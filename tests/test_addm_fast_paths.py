@@ -84,3 +84,33 @@ def test_stored_sample_locates_snippets_as_the_parser_does() -> None:
                 assert (inc.start, inc.end, inc.how) == (loc.start, loc.end, loc.how)
     assert {"exact", "casefold", "fuzzy", "ungrounded", None} <= seen  # every path of the location was taken
     assert parse_record(_raw(random.Random(1), 0))[0] is not None
+
+
+def test_intervals_from_the_stacked_product_equal_the_product_per_method() -> None:
+    """One product with every method's counts side by side (pooled: their sums) gives the very interval ends of a
+    product per method and one with the pooled counts (the former path)."""
+    from calibration.agreement import percentile_interval, resample_counts
+    from calibration.schemes.addm.evaluation import _auprc_rows, _codes, _consistency_rows, _intervals, _process_rows
+
+    samples = random_samples(900, seed=11, methods=("a", "b", "c"))
+    tables = method_tables(samples, ["a", "b", "c"], ODD)
+    codes = [_codes(t) for t in tables]
+    got = _intervals(tables, [c for c, _ in codes], [k for _, k in codes], ODD.process_weights, 200, 5, 0.9)
+    vals: dict[str, dict[str, list[np.ndarray]]] = {}
+    pooled = np.sum([t.counts for t in tables], axis=0)
+    for w in resample_counts(len(samples), 200, 5, chunk=64):
+        aucs = []
+        for t, (code, k) in zip(tables, codes):
+            sums = w @ t.counts
+            aucs.append(_auprc_rows(w, t.gt, code, k))
+            v = vals.setdefault(t.method, {"auprc_ci": [], "process_ci": [], "consistency_ci": []})
+            v["auprc_ci"].append(aucs[-1])
+            v["process_ci"].append(_process_rows(sums, ODD.process_weights))
+            v["consistency_ci"].append(_consistency_rows(sums))
+        sums = w @ pooled
+        v = vals.setdefault("overall", {"auprc_ci": [], "process_ci": [], "consistency_ci": []})
+        v["auprc_ci"].append(np.mean(aucs, axis=0))
+        v["process_ci"].append(_process_rows(sums, ODD.process_weights))
+        v["consistency_ci"].append(_consistency_rows(sums))
+    want = {m: {key: list(percentile_interval(np.concatenate(x), 0.1)) for key, x in v.items()} for m, v in vals.items()}
+    assert got == want
