@@ -114,3 +114,24 @@ def test_intervals_from_the_stacked_product_equal_the_product_per_method() -> No
         v["consistency_ci"].append(_consistency_rows(sums))
     want = {m: {key: list(percentile_interval(np.concatenate(x), 0.1)) for key, x in v.items()} for m, v in vals.items()}
     assert got == want
+
+
+def test_verdict_agreement_fed_the_evaluations_draws_equals_its_own_draws() -> None:
+    """The human evaluation hands its draws to the verdict agreement (same businesses, seed and chunks): the
+    agreement's figures are the very floats of its own draw; fed only part of them, it draws its own."""
+    from calibration.agreement import resample_counts
+    from calibration.schemes.addm.evaluation import evaluate
+    from calibration.schemes.addm.report import VerdictDraws, verdict_agreement
+
+    truth = random_samples(700, seed=13, methods=("a", "b"))
+    want = verdict_agreement(truth, ODD, 150, 3, 0.95)
+    assert want["a"]["accuracy_ci"][0] is not None
+    draws = VerdictDraws(truth, ODD)
+    res = evaluate(truth, ODD, n_boot=150, seed=3, on_draws=(draws.CHUNK, draws.add))
+    assert draws.fed == 150 and res == evaluate(truth, ODD, n_boot=150, seed=3)
+    assert draws.finish(150, 3, 0.95) == want
+    other = VerdictDraws(truth, ODD)
+    evaluate(truth, ODD, n_boot=150, seed=3, on_draws=(32, other.add))  # another chunk size: not these draws
+    assert other.fed == 0
+    other.add(next(resample_counts(len(truth), 150, 3)))  # a part only: drawn again
+    assert other.finish(150, 3, 0.95) == want

@@ -10,7 +10,7 @@ ranking one method's risk scores against another's scale would mean nothing.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -94,13 +94,19 @@ def _consistency_rows(sums: np.ndarray) -> np.ndarray:
     return np.divide(num, den, out=np.zeros_like(num), where=den > 0) * 100.0
 
 
+OnDraws = tuple[int, Callable[[np.ndarray], None]]  # (a chunk size, a callback given each such chunk's draw counts)
+
+
 def _intervals(tables: list[MethodTable], codes: list[np.ndarray], n_codes: list[int], weights: Sequence[float],
-               n_boot: int, seed: int, ci: float) -> dict[str, dict[str, list[float | None]]]:
+               n_boot: int, seed: int, ci: float, on_draws: OnDraws | None = None
+               ) -> dict[str, dict[str, list[float | None]]]:
     """Percentile intervals of the three scores per method and "overall", from one set of replicates.
 
     Each replicate is a vector of draw counts per business (agreement.resample_counts): sums are one matrix
     product and AUPRC one weighted histogram per replicate block, with no resampled copies of the data (a
-    Python call per replicate took 32 s for 200 replicates at 100k businesses).
+    Python call per replicate took 32 s for 200 replicates at 100k businesses). `on_draws`: when its chunk size is
+    this draw's, its callback is given every chunk too (the very draws `resample_counts(n, n_boot, seed, chunk)`
+    gives: another figure on the same businesses need not draw them again).
     """
     keys = [t.method for t in tables] + ["overall"]
     none = {k: {"auprc_ci": [None, None], "process_ci": [None, None], "consistency_ci": [None, None]} for k in keys}
@@ -114,7 +120,10 @@ def _intervals(tables: list[MethodTable], codes: list[np.ndarray], n_codes: list
     width = len(COUNTS)
     # blocks of replicates small enough that (reps, n) weights and the AUPRC histograms stay within ~100 MB
     chunk = int(max(1, min(64, 4_000_000 // max(n, 3 * max(n_codes, default=1)))))
+    share = on_draws[1] if on_draws is not None and on_draws[0] == chunk else None
     for w in resample_counts(n, n_boot, seed, chunk=chunk):
+        if share is not None:
+            share(w)
         aucs = []
         every = w @ stacked
         for j, (t, code, k) in enumerate(zip(tables, codes, n_codes)):
@@ -140,8 +149,10 @@ def _intervals(tables: list[MethodTable], codes: list[np.ndarray], n_codes: list
 
 
 def evaluate(samples: Sequence[AddmSample], policy: Policy = ADDM_V2, methods: Sequence[str] | None = None,
-             n_boot: int = DEFAULT_BOOT, seed: int = 0, ci: float = 0.95) -> dict[str, Any]:
-    """JSON-able `{"policy", "bootstrap", "methods": {name: scores + *_ci}, "overall", "ranking"}`."""
+             n_boot: int = DEFAULT_BOOT, seed: int = 0, ci: float = 0.95, on_draws: OnDraws | None = None
+             ) -> dict[str, Any]:
+    """JSON-able `{"policy", "bootstrap", "methods": {name: scores + *_ci}, "overall", "ranking"}`. `on_draws`: see
+    `_intervals` (its callback is given the draws, or nothing at all)."""
     names = list(methods) if methods is not None else methods_of(samples)
     tables = method_tables(samples, names, policy)
     out: dict[str, Any] = {"policy": policy.to_dict(),
@@ -155,7 +166,7 @@ def evaluate(samples: Sequence[AddmSample], policy: Policy = ADDM_V2, methods: S
         n_codes.append(k)
     out["overall"] = _overall(tables, out["methods"], policy)
     if tables:
-        for key, cis in _intervals(tables, codes, n_codes, policy.process_weights, n_boot, seed, ci).items():
+        for key, cis in _intervals(tables, codes, n_codes, policy.process_weights, n_boot, seed, ci, on_draws).items():
             (out["overall"] if key == "overall" else out["methods"][key]).update(cis)
     out["ranking"] = ranking(out)
     return out
