@@ -135,3 +135,28 @@ def test_verdict_agreement_fed_the_evaluations_draws_equals_its_own_draws() -> N
     assert other.fed == 0
     other.add(next(resample_counts(len(truth), 150, 3)))  # a part only: drawn again
     assert other.finish(150, 3, 0.95) == want
+
+
+def test_label_items_many_equals_label_items_per_row() -> None:
+    """The items and categories of every row, as agreement.record_items draws them one row at a time (a row without
+    a record or with a value label_items cannot read: none)."""
+    from app.services.agreement_items import record_items
+
+    rng = random.Random(17)
+    records = {f"b{i}": object() for i in range(30)}
+    values = {"verdict": ["High Risk", "low", "CRITICAL_RISK", "nope", None, 3, ["High Risk"]],
+              "incidents": [[], None, [{"review_id": "r1", "severity": " Severe"}],
+                            [{"review_id": 2, "severity": "mild", "modifiers": ["False assurance"]},
+                             {"review_id": "2", "severity": "MODERATE"}, {"review_id": "r3", "severity": "mild"}],
+                            [{"severity": "mild"}], [{"review_id": "r1", "severity": "mild", "modifiers": 5}], "r1",
+                            [["r1"]], {"review_id": "r1"}],
+              "quality": [4, None], "status": ["accepted"]}
+    rows = []
+    for _ in range(500):
+        kind = rng.choice(list(values))
+        rows.append((f"b{rng.randrange(35)}", rng.choice(["", "amos|m"]), kind, rng.choice(values[kind])))
+    want = [(i, it, cat) for i, (sid, unit, kind, value) in enumerate(rows)
+            for it, cat in record_items(SCHEME, records.get(sid), unit, kind, value).items()]
+    row, item, category = SCHEME.label_items_many(records, rows)
+    assert list(zip(row.tolist(), item.tolist(), category.tolist())) == want
+    assert item.dtype == object and category.dtype == object and len(want) > 50
