@@ -85,35 +85,3 @@ def test_stored_record_reads_back_what_record_to_json_wrote(seed: int) -> None:
         assert stored_record(record_to_json(record)) == record
         checked += 1
     assert checked > 150
-
-
-def test_compute_features_equal_the_per_response_functions() -> None:
-    """compute_features' shortcuts (each answer lowered once; an answer every element of which is a substring needs
-    nothing normalised) give what original_labels, extended_need and extended_counterfactual give per response."""
-    import math
-
-    import numpy as np
-
-    from calibration.schemes.rgb.features import (compute_features, extended_counterfactual, extended_need,
-                                                  original_labels, original_view)
-
-    rng = random.Random(4)
-    words = ["1964", "Paris", "the Louvre", "U.S.", "gold", "北京", "not 1958", "1958 is wrong", "I can not answer",
-             "factual errors", "cable car", "  ", ""]
-    shared = [("1964",), ("Paris", ("louvre", "the Louvre")), (), (("U.S.", "usa"),), ("北京",), ("gold", "cable")]
-    responses, answers, languages, fakes = [], [], [], []
-    for _ in range(3000):
-        responses.append(" ".join(rng.choice(words) for _ in range(rng.randrange(0, 6))))
-        answers.append(rng.choice(shared) if rng.random() < 0.7 else
-                       tuple(rng.choice(words) for _ in range(rng.randrange(0, 3))))
-        languages.append(rng.choice(["en", "zh"]))
-        fakes.append(rng.choice([(), (), ("1958",), ("gold", "silver")]))
-    f = compute_features(responses, answers, languages, [False] * len(responses), fakes)
-    for i, (resp, els, lang, fake) in enumerate(zip(responses, answers, languages, fakes)):
-        labels = original_labels(original_view(resp, lang), els)
-        assert f.orig_nozero[i] == (0 not in labels) and f.orig_found[i] == (0 not in labels and 1 in labels)
-        need = extended_need(resp, els)
-        assert f.ext_need[i] == need or (math.isnan(need) and np.isnan(f.ext_need[i]))
-        assert (f.ext_cf_rejects[i], f.ext_cf_vetoed[i]) == extended_counterfactual(resp, els, fake)
-    assert np.isinf(f.ext_need).any() and (np.isfinite(f.ext_need) & (f.ext_need > 0)).any()
-    assert f.orig_found.any() and not f.orig_found.all() and (f.ext_need == -math.inf).any()

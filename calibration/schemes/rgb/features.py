@@ -76,23 +76,6 @@ def original_labels(view: str, elements: Sequence[Element]) -> list[int]:
     return out
 
 
-class _LoweredAnswers:
-    """Each answer's elements as tuples of lower-cased alternatives, made once per answer object (the units of one
-    record pass the same one)."""
-
-    __slots__ = ("_made",)
-
-    def __init__(self) -> None:
-        self._made: dict[int, tuple[Sequence[Element], tuple[tuple[str, ...], ...]]] = {}
-
-    def get(self, elements: Sequence[Element]) -> tuple[tuple[str, ...], ...]:
-        made = self._made.get(id(elements))
-        if made is None or made[0] is not elements:  # (the answer is kept beside its id: never another's)
-            low = tuple((el.lower(),) if isinstance(el, str) else tuple(a.lower() for a in el) for el in elements)
-            made = self._made[id(elements)] = (elements, low)
-        return made[1]
-
-
 class _Response:
     """One response's lower-cased, normalised and tokenised forms, each made on first use (most answers are found
     by the plain substring test, which needs no normalisation)."""
@@ -207,17 +190,14 @@ def compute_features(responses: Sequence[str], answers: Sequence[Sequence[Elemen
     orig = {"orig_rejection": none, "orig_error": none, "orig_found": empty, "orig_nozero": empty}
     ext = {"ext_rejection": none, "ext_error": none, "ext_need": np.zeros(0), "ext_cf_rejects": empty,
            "ext_cf_vetoed": empty}
-    lowered_answers = _LoweredAnswers()
     if "rgb_original" in variants:
         views = [original_view(r, lang) for r, lang in zip(responses, languages)]
         found = np.zeros(n, dtype=bool)
         nozero = np.zeros(n, dtype=bool)
         for i, (view, els) in enumerate(zip(views, answers)):
-            # original_labels' "no 0" (every element found) and "a 1" (and some element), from each answer's
-            # lowered alternatives made once (the units of a record share its answer)
-            low = view.lower()
-            nozero[i] = all(any(a in low for a in alts) for alts in lowered_answers.get(els))
-            found[i] = nozero[i] and len(els) > 0
+            labels = original_labels(view, els)
+            nozero[i] = 0 not in labels
+            found[i] = nozero[i] and 1 in labels
         oc = CATALOGUE["rgb_original"]
         orig = {"orig_rejection": phrase_hits(views, oc["rejection"]), "orig_error": phrase_hits(views, oc["error"]),
                 "orig_found": found, "orig_nozero": nozero}
@@ -227,9 +207,6 @@ def compute_features(responses: Sequence[str], answers: Sequence[Sequence[Elemen
         cf_rej = np.zeros(n, dtype=bool)
         cf_veto = np.zeros(n, dtype=bool)
         for i, (resp, low, els, fake) in enumerate(zip(responses, lowered, answers, fakes)):
-            if els and not fake and all(any(a in low for a in alts) for alts in lowered_answers.get(els)):
-                need[i] = math.inf  # extended_need's first test finds every element: +inf, nothing normalised
-                continue
             r = _Response(resp, low)
             need[i] = extended_need(r, els)
             if fake:
