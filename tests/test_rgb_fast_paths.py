@@ -85,3 +85,47 @@ def test_stored_record_reads_back_what_record_to_json_wrote(seed: int) -> None:
         assert stored_record(record_to_json(record)) == record
         checked += 1
     assert checked > 150
+
+
+def test_compute_features_equal_the_per_response_functions() -> None:
+    """compute_features' memos (each distinct response, answer and fake answer once; each response text normalised
+    once; phrases searched per distinct text) give what original_labels, extended_need, extended_counterfactual and
+    phrase_hits give per response; answers given as lists (not hashable) too."""
+    import math
+
+    import numpy as np
+
+    from calibration.schemes.rgb.config import CATALOGUE
+    from calibration.schemes.rgb.features import (compute_features, extended_counterfactual, extended_need,
+                                                  original_labels, original_view)
+
+    rng = random.Random(4)
+    words = ["1964", "Paris", "the Louvre", "U.S.", "gold", "北京", "not 1958", "1958 is wrong", "insufficient information",
+             "factual errors", "cable car", "  ", ""]
+    shared = [("1964",), ("Paris", ("louvre", "the Louvre")), (), (("U.S.", "usa"),), ("北京",), ("gold", "cable")]
+    responses, answers, languages, fakes = [], [], [], []
+    for _ in range(3000):
+        responses.append(" ".join(rng.choice(words) for _ in range(rng.randrange(0, 4))))
+        answers.append(rng.choice(shared) if rng.random() < 0.6 else
+                       [rng.choice(words) for _ in range(rng.randrange(0, 3))] if rng.random() < 0.3 else
+                       tuple(rng.choice(words) for _ in range(rng.randrange(0, 3))))
+        languages.append(rng.choice(["en", "zh"]))
+        fakes.append(rng.choice([(), (), ("1958",), ("gold", "silver")]))
+    f = compute_features(responses, answers, languages, [False] * len(responses), fakes)
+    for i, (resp, els, lang, fake) in enumerate(zip(responses, answers, languages, fakes)):
+        labels = original_labels(original_view(resp, lang), els)
+        assert f.orig_nozero[i] == (0 not in labels) and f.orig_found[i] == (0 not in labels and 1 in labels)
+        need = extended_need(resp, els)
+        assert f.ext_need[i] == need or (math.isnan(need) and np.isnan(f.ext_need[i]))
+        assert (f.ext_cf_rejects[i], f.ext_cf_vetoed[i]) == extended_counterfactual(resp, els, fake)
+        low, view = resp.lower(), original_view(resp, lang)
+        for hits, phrases, text in ((f.orig_rejection, CATALOGUE["rgb_original"]["rejection"], view),
+                                    (f.orig_error, CATALOGUE["rgb_original"]["error"], view),
+                                    (f.ext_rejection, CATALOGUE["rgb_extended"]["rejection"], low),
+                                    (f.ext_error, CATALOGUE["rgb_extended"]["error"], low)):
+            assert hits[i].tolist() == [p in text for p in phrases]
+    assert len(set(responses)) < len(responses) / 2  # repeats: the memos were used
+    assert f.orig_rejection.any() and f.ext_error.any()  # phrases found, and not everywhere
+    assert not f.orig_rejection.all() and not f.ext_error.all()
+    assert np.isinf(f.ext_need).any() and (np.isfinite(f.ext_need) & (f.ext_need > 0)).any()
+    assert f.orig_found.any() and not f.orig_found.all() and (f.ext_need == -math.inf).any()
