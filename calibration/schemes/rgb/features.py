@@ -32,10 +32,6 @@ def phrase_hits(texts: Sequence[str], phrases: Sequence[str]) -> np.ndarray:
 
     One Aho-Corasick pass per text (pyahocorasick) finds every phrase, overlapping and nested ones included; on 100k
     responses and ~50 phrases that is ~10x faster than a loop of `phrase in text` per pair."""
-    distinct = dict.fromkeys(texts)  # each distinct text searched once, its row then copied to its repeats
-    if len(distinct) < len(texts):
-        rows_of = {t: i for i, t in enumerate(distinct)}
-        return phrase_hits(list(distinct), phrases)[[rows_of[t] for t in texts]].reshape(len(texts), len(phrases))
     out = np.zeros((len(texts), len(phrases)), dtype=bool)
     index: dict[str, int] = {}
     for j, p in enumerate(phrases):
@@ -61,6 +57,17 @@ def phrase_hits(texts: Sequence[str], phrases: Sequence[str]) -> np.ndarray:
         if index[phrase] != col:
             out[:, col] = out[:, index[phrase]]
     return out
+
+
+def _hits_of_distinct(texts: Sequence[str], *phrase_lists: Sequence[str]) -> list[np.ndarray]:
+    """`phrase_hits(texts, phrases)` for each list, each distinct text searched once (its row then copied to its
+    repeats: RGB's responses repeat, e.g. the rejection sentence its prompt asks for)."""
+    row_of: dict[str, int] = {}
+    rows = [row_of.setdefault(t, len(row_of)) for t in texts]
+    if len(row_of) == len(texts):
+        return [phrase_hits(texts, phrases) for phrases in phrase_lists]
+    distinct = list(row_of)
+    return [phrase_hits(distinct, phrases)[rows].reshape(len(texts), len(phrases)) for phrases in phrase_lists]
 
 
 def original_view(response: str, language: str) -> str:
@@ -198,10 +205,14 @@ def compute_features(responses: Sequence[str], answers: Sequence[Sequence[Elemen
         views = [original_view(r, lang) for r, lang in zip(responses, languages)]
         found = np.zeros(n, dtype=bool)
         nozero = np.zeros(n, dtype=bool)
-        done: dict[tuple[str, Sequence[Element]], tuple[bool, bool]] = {}  # a response and answer seen before
+        # a response and answer seen before (RGB's responses repeat, e.g. the rejection sentence its prompt asks for)
+        done: dict[tuple[object, ...], tuple[bool, bool]] = {}
         for i, (view, els) in enumerate(zip(views, answers)):
-            key = _key(view, els)
-            got = None if key is None else done.get(key)
+            key: tuple[object, ...] | None = (view, els)
+            try:
+                got = done.get(key)  # type: ignore[arg-type]
+            except TypeError:  # an answer given as a list: not kept
+                got = key = None
             if got is None:
                 labels = original_labels(view, els)
                 got = (0 not in labels, 0 not in labels and 1 in labels)
@@ -209,8 +220,8 @@ def compute_features(responses: Sequence[str], answers: Sequence[Sequence[Elemen
                     done[key] = got
             nozero[i], found[i] = got
         oc = CATALOGUE["rgb_original"]
-        orig = {"orig_rejection": phrase_hits(views, oc["rejection"]), "orig_error": phrase_hits(views, oc["error"]),
-                "orig_found": found, "orig_nozero": nozero}
+        rejection, error = _hits_of_distinct(views, oc["rejection"], oc["error"])
+        orig = {"orig_rejection": rejection, "orig_error": error, "orig_found": found, "orig_nozero": nozero}
     if "rgb_extended" in variants:
         lowered = [r.lower() for r in responses]
         need = np.empty(n, dtype=np.float64)
@@ -219,8 +230,11 @@ def compute_features(responses: Sequence[str], answers: Sequence[Sequence[Elemen
         made: dict[tuple[object, ...], tuple[float, bool, bool]] = {}  # a response, answer and fake seen before
         texts: dict[str, _Response] = {}  # a response text seen before: normalised and tokenised once
         for i, (resp, low, els, fake) in enumerate(zip(responses, lowered, answers, fakes)):
-            key = _key(resp, els, fake)
-            got = None if key is None else made.get(key)
+            key = (resp, els, fake)
+            try:
+                got = made.get(key)
+            except TypeError:  # an answer or fake answer given as a list: not kept
+                got = key = None
             if got is None:
                 r = texts.get(resp)
                 if r is None:
@@ -230,21 +244,11 @@ def compute_features(responses: Sequence[str], answers: Sequence[Sequence[Elemen
                     made[key] = got
             need[i], cf_rej[i], cf_veto[i] = got
         ec = CATALOGUE["rgb_extended"]
-        ext = {"ext_rejection": phrase_hits(lowered, ec["rejection"]), "ext_error": phrase_hits(lowered, ec["error"]),
-               "ext_need": need, "ext_cf_rejects": cf_rej, "ext_cf_vetoed": cf_veto}
+        rejection, error = _hits_of_distinct(lowered, ec["rejection"], ec["error"])
+        ext = {"ext_rejection": rejection, "ext_error": error, "ext_need": need, "ext_cf_rejects": cf_rej,
+               "ext_cf_vetoed": cf_veto}
     return Features(full_noise=np.asarray(full_noise, dtype=bool).reshape(n), **orig, **ext,
                     variants=tuple(v for v in CATALOGUE if v in variants))
-
-
-def _key(*parts: object) -> tuple[object, ...] | None:
-    """`parts` as a dict key (their facts are functions of them alone: each distinct one computed once; the demo's
-    and RGB's own responses repeat, e.g. the rejection sentence RGB's prompt asks for); None when one cannot be
-    hashed (an answer given as a list)."""
-    try:
-        hash(parts)
-    except TypeError:
-        return None
-    return parts
 
 
 def features_from_records(records: Sequence[RGBRecord],
