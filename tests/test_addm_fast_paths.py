@@ -8,7 +8,13 @@ import pytest
 
 from calibration.grounding import locate
 from calibration.schemes.addm.metrics import method_table, method_tables, result_counts
-from calibration.schemes.addm.policy import ADDM_V2, MODIFIERS, Policy, canonical_modifier, verdict_ordinal
+from calibration.schemes.addm.policy import (
+    ADDM_V2,
+    MODIFIERS,
+    Policy,
+    canonical_modifier,
+    verdict_ordinal,
+)
 from calibration.schemes.addm.records import parse_record, stored_sample
 from calibration.schemes.addm.scheme import SCHEME
 from tests.addm_data import random_samples
@@ -90,7 +96,13 @@ def test_intervals_from_the_stacked_product_equal_the_product_per_method() -> No
     """One product with every method's counts side by side (pooled: their sums) gives the very interval ends of a
     product per method and one with the pooled counts (the former path)."""
     from calibration.agreement import percentile_interval, resample_counts
-    from calibration.schemes.addm.evaluation import _auprc_rows, _codes, _consistency_rows, _intervals, _process_rows
+    from calibration.schemes.addm.evaluation import (
+        _auprc_rows,
+        _codes,
+        _consistency_rows,
+        _intervals,
+        _process_rows,
+    )
 
     samples = random_samples(900, seed=11, methods=("a", "b", "c"))
     tables = method_tables(samples, ["a", "b", "c"], ODD)

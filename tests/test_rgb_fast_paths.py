@@ -96,8 +96,13 @@ def test_compute_features_equal_the_per_response_functions() -> None:
     import numpy as np
 
     from calibration.schemes.rgb.config import CATALOGUE
-    from calibration.schemes.rgb.features import (compute_features, extended_counterfactual, extended_need,
-                                                  original_labels, original_view)
+    from calibration.schemes.rgb.features import (
+        compute_features,
+        extended_counterfactual,
+        extended_need,
+        original_labels,
+        original_view,
+    )
 
     rng = random.Random(4)
     words = ["1964", "Paris", "the Louvre", "U.S.", "gold", "北京", "not 1958", "1958 is wrong", "insufficient information",

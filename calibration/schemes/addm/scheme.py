@@ -70,7 +70,7 @@ def _incident_items(value: Any) -> dict[str, str]:
     `_incidents` reads them (its errors too), without an Incident each."""
     out: dict[str, str] = {}
     for x in value or ():
-        key, severity = f"review:{str(x['review_id'])}", str(x["severity"]).casefold()
+        key, severity = f"review:{x['review_id']!s}", str(x["severity"]).casefold()
         tuple(x.get("modifiers") or ())  # as _incidents: a value it cannot read gives no items
         out.setdefault(key, severity)
     return out
