@@ -34,6 +34,11 @@ the same load), and each checked against the command's output:
   reliability bins of probability-like judges), each with its 1000-replicate interval drawn as Concord draws them,
   and the judges' own ceiling estimates, in plain sqlite3 + numpy + pandas (`REFERENCE_JUDGE`), both checked
   against the command's JSON (numbers within 1e-9; the human ceiling (app/services/ceiling.py) is not in them);
+- evaluate --scheme addm: the three ADDM scores (ordinal AUPRC, process, consistency) per method and pooled, on the
+  records' ground truth and on the human-labeled businesses, each with its 1000-replicate interval drawn as Concord
+  draws them, in plain sqlite3 + numpy (`REFERENCE_EVALUATE_ADDM`; snippets the library's grounding locates),
+  checked against the command's JSON (point AUPRC within 1e-9: summed in another order; the rest equal); the
+  command computes more beside them (component tables, ranking, verdict agreement, the human ceiling);
 - evaluate, other schemes: a floor, not the same figures: a plain sqlite3 read and json.loads of every row the
   scheme's evaluate reads (samples' payloads and labels), i.e. the data evaluate must read at least.
 Prints the load average before each line and the ratio (wall and CPU) to the reference. One benchmark at a time on
@@ -763,14 +768,204 @@ print(json.dumps({"cpu": r.ru_utime + r.ru_stime, "rss_mb": r.ru_maxrss / 1024})
 
 
 
+REFERENCE_EVALUATE_ADDM = r"""
+# addm evaluate's figures, plainly: per method (and pooled "overall") the three ADDM scores -- ordinal AUPRC, process
+# score, consistency -- under the addm_v2 policy against the records' ground truth and again on the businesses humans
+# labeled (their resolved verdict / incidents replacing the ground truth's), each with its 1000-replicate 95%
+# percentile interval over businesses drawn as Concord draws them (numpy default_rng(0), int32 indices in chunks of
+# min(64, 4e6 // max(n, 3 x distinct scores)) replicates, businesses in import order, one draw for every method);
+# snippets located exactly (str.find), else by the library's locate (case-insensitive, then fuzzy): sqlite3, json,
+# numpy (and the library's grounding for the rare inexact snippet); the cyclic GC off (many small acyclic objects)
+import gc, json, resource, sqlite3, sys
+import numpy as np
+gc.disable()
+sys.path.insert(0, ".")
+from calibration.grounding import locate
+path, scheme = sys.argv[1:3]
+n_boot, seed, alpha = 1000, 0, 0.05
+VERDICT = {"Low Risk": 0, "High Risk": 1, "Critical Risk": 2}
+POINTS, BONUS = {"mild": 2.0, "moderate": 5.0, "severe": 15.0}, {"False assurance": 5.0, "Dismissive staff": 3.0}
+MODS, WEIGHTS = ("False assurance", "Dismissive staff"), (0.35, 0.30, 0.15, 0.15, 0.05)
+conn = sqlite3.connect(path)
+ids, gt_verdict, gt_first, results = [], [], [], []  # results: per business, method -> (verdict, score, error, evidences)
+methods = set()
+for sid, payload in conn.execute("SELECT id, payload FROM samples WHERE scheme = 'addm' ORDER BY rowid"):
+    p = json.loads(payload)
+    texts = {r["review_id"]: r["text"] for r in p["reviews"]}
+    ids.append(sid)
+    gt_verdict.append(VERDICT[p["ground_truth"]["verdict"]])
+    first = {}
+    for x in p["ground_truth"].get("incidents") or []:
+        first.setdefault(x["review_id"], (x["severity"], set(x.get("modifiers") or ())))
+    gt_first.append(first)
+    res = {}
+    for name, m in p["methods"].items():
+        evs = []
+        for x in m.get("evidences") or []:
+            snip = x.get("snippet")
+            q = snip.strip() if snip is not None else ""
+            text = texts.get(x["review_id"]) or ""
+            grounded = None if not q else (text.find(q) >= 0 or locate(snip, text).start is not None)
+            evs.append((x["review_id"], x["severity"], x.get("modifiers") or [], grounded))
+        res[name] = (VERDICT.get(m.get("verdict")), m.get("risk_score"), m.get("error"), evs)
+        methods.add(name)
+    results.append(res)
+methods = sorted(methods)
+human = {}  # sample -> kind -> value (resolved, per-sample)
+for sid, kind, value in conn.execute(
+        "SELECT l.sample_id, l.kind, l.value FROM labels l JOIN samples s ON s.id = l.sample_id WHERE s.scheme = 'addm' "
+        "AND l.resolved = 1 AND l.unit = '' AND l.kind IN ('verdict', 'incidents') AND l.value IS NOT NULL"):
+    human.setdefault(sid, {})[kind] = json.loads(value)
+
+
+def counts(first, r):  # the 12 count columns of one method's result on one business
+    verdict, _, error, evs = r
+    if error is not None:
+        return [0] * 12
+    claimed = {e[0] for e in evs}
+    c = [len(claimed), len(claimed & first.keys())] + [0] * 10
+    pts = 0
+    for rid, sev, mods, grounded in evs:
+        if rid in first:
+            c[3] += 1; c[2] += sev == first[rid][0]
+            for m in MODS:
+                c[5] += 1; c[4] += (m in mods) == (m in first[rid][1])
+        if grounded is not None:
+            c[9] += 1; c[8] += grounded
+        extra = 0
+        for m in mods:
+            extra = extra + BONUS.get(m, 0.0)
+        pts = pts + (POINTS.get(sev, 0.0) + extra)
+    if verdict is not None:
+        ok = int((2 if pts >= 8.0 else 1 if pts >= 4.0 else 0) == verdict)
+        c[6], c[7] = ok, 1
+        if evs:
+            c[10], c[11] = ok, 1
+    return c
+
+
+def process(s):  # s (..., 12) column sums -> process score
+    def ratio(a, b):
+        return np.divide(s[..., a], s[..., b], out=np.zeros_like(s[..., a]), where=s[..., b] > 0)
+    comps = (np.where(s[..., 0] > 0, ratio(1, 0), 1.0), ratio(2, 3), ratio(4, 5), ratio(6, 7), ratio(8, 9))
+    weighted = sum(w * v for w, v in zip(WEIGHTS, comps))
+    total = sum(WEIGHTS[:4]) + WEIGHTS[4] * (s[..., 9] > 0)
+    return np.where(total > 0, weighted / np.where(total > 0, total, 1.0) * 100.0, 0.0)
+
+
+def consistency(s):
+    return np.divide(s[..., 10], s[..., 11], out=np.zeros_like(s[..., 10]), where=s[..., 11] > 0) * 100.0
+
+
+def auprc(hist):  # hist (..., k, 3) draws per (distinct score ascending, gt class) -> ordinal AUPRC
+    def ap(pos, neg):
+        P, N = pos.sum(axis=-1), neg.sum(axis=-1)
+        tp, seen = np.cumsum(pos[..., ::-1], axis=-1), np.cumsum((pos + neg)[..., ::-1], axis=-1)
+        prec = np.divide(tp, seen, out=np.zeros_like(tp), where=seen > 0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where((P > 0) & (N > 0), (pos[..., ::-1] * prec).sum(axis=-1) / P, np.nan)
+    vals = np.stack([ap(hist[..., 1] + hist[..., 2], hist[..., 0]), ap(hist[..., 2], hist[..., 0] + hist[..., 1])], -1)
+    valid = np.isfinite(vals).sum(axis=-1)
+    mean = np.where(valid > 0, np.nansum(vals, axis=-1) / np.maximum(valid, 1), 0.0)
+    return np.where(hist.sum(axis=(-2, -1)) >= 2, mean, 0.0)
+
+
+def interval(v):
+    v = v[np.isfinite(v)]
+    return [float(x) for x in np.percentile(v, [100 * alpha / 2, 100 * (1 - alpha / 2)])] if v.size else [None, None]
+
+
+def figures(rows):  # rows: (gt verdict, first incidents, results) per business
+    n = len(rows)
+    gt = np.array([g for g, _, _ in rows], dtype=np.int64)
+    c, cell, k = {}, {}, {}
+    for m in methods:
+        c[m] = np.array([counts(f, res[m]) if m in res else [0] * 12 for _, f, res in rows], dtype=np.float64).reshape(n, 12)
+        score = np.array([np.nan if m not in res or res[m][2] is not None else res[m][1] if res[m][1] is not None
+                          else np.nan if res[m][0] is None else res[m][0] * 5.0 for _, _, res in rows])
+        keep = ~np.isnan(score)
+        uniq, code = np.unique(score[keep], return_inverse=True)
+        cell[m], k[m] = np.full(n, 3 * uniq.size), uniq.size
+        cell[m][keep] = code * 3 + gt[keep]
+    pooled = sum(c.values())  # whole numbers: the pooled replicate sums are the methods' added
+    out = {}
+    for m in methods:
+        hist = np.bincount(cell[m], minlength=3 * k[m] + 1)[:3 * k[m]].reshape(k[m], 3).astype(np.float64)
+        s = c[m].sum(axis=0)
+        out[m] = {"auprc": float(auprc(hist)), "process_score": float(process(s)), "consistency_score": float(consistency(s))}
+    s = pooled.sum(axis=0)
+    out["overall"] = {"auprc": float(np.mean([out[m]["auprc"] for m in methods])), "process_score": float(process(s)),
+                      "consistency_score": float(consistency(s))}
+    chunk = int(max(1, min(64, 4_000_000 // max(n, 3 * max(k.values())))))
+    rng = np.random.default_rng(seed)
+    reps = {m: {"auprc": [], "process": [], "consistency": []} for m in [*methods, "overall"]}
+    for lo in range(0, n_boot, chunk):
+        idx = rng.integers(0, n, size=(min(chunk, n_boot - lo), n), dtype=np.int32)
+        w = np.empty(idx.shape)  # draw counts (reps, n)
+        for j, i in enumerate(idx):
+            w[j] = np.bincount(i, minlength=n)
+        every = w @ np.hstack([c[m] for m in methods])
+        aucs = []
+        for j, m in enumerate(methods):
+            hist = np.empty((len(w), 3 * k[m] + 1))
+            for r, wr in enumerate(w):
+                hist[r] = np.bincount(cell[m], weights=wr, minlength=3 * k[m] + 1)
+            aucs.append(auprc(hist[:, :3 * k[m]].reshape(-1, k[m], 3)))
+            s = every[:, 12 * j:12 * (j + 1)]
+            reps[m]["auprc"].append(aucs[-1]); reps[m]["process"].append(process(s)); reps[m]["consistency"].append(consistency(s))
+        s = every.reshape(len(w), len(methods), 12).sum(axis=1)
+        reps["overall"]["auprc"].append(np.mean(aucs, axis=0))
+        reps["overall"]["process"].append(process(s)); reps["overall"]["consistency"].append(consistency(s))
+    for m, r in reps.items():
+        for name in ("auprc", "process", "consistency"):
+            out[m][f"{name}_ci"] = interval(np.concatenate(r[name]))
+    return out
+
+
+rows = list(zip(gt_verdict, gt_first, results))
+truth = []
+for sid, (g, first, res) in zip(ids, rows):
+    h = human.get(sid)
+    if not h:
+        continue
+    v = VERDICT.get(h.get("verdict")) if h.get("verdict") is not None else None
+    inc = h.get("incidents")
+    if v is None and inc is None:
+        continue
+    if inc is not None:
+        first = {}
+        for x in inc:
+            first.setdefault(str(x["review_id"]), (str(x["severity"]).strip().casefold(), set(x.get("modifiers") or ())))
+    truth.append((g if v is None else v, first, res))
+out = {"n_businesses": len(rows), "n_human": len(truth), "figures": figures(rows), "human": figures(truth) if truth else {}}
+r = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps(out, sort_keys=True))
+print(json.dumps({"cpu": r.ru_utime + r.ru_stime, "rss_mb": r.ru_maxrss / 1024}), file=sys.stderr)
+"""
+
+
 def evaluate_figures(out: str, scheme: str) -> Any:
     """What the scheme's evaluate reference prints, taken from the command's JSON."""
     data = json.loads(out)[scheme]
     if scheme == "rubric":
         return {k: v for k, v in data.items() if k != "human_ceiling"}
+    if scheme == "addm":
+        return addm_evaluate_figures(data)
     ceiling = data.get("ceiling") or {}
     return {"judges": data["judges"], "n_samples": data["n_samples"], "n_labeled": data["n_labeled"],
             "ceiling": {"mean_pair_kappa": ceiling.get("mean_pair_kappa"), "judges": ceiling.get("judges")}}
+
+
+def addm_evaluate_figures(data: dict[str, Any]) -> dict[str, Any]:
+    """The command's addm_v2 scores with their intervals, per method and overall, on the records' ground truth and
+    on the human-labeled businesses, as REFERENCE_EVALUATE_ADDM prints them."""
+    def pick(res: dict[str, Any]) -> dict[str, Any]:
+        rows = {**res["methods"], "overall": res["overall"]}
+        return {m: {k: r[k] for k in ("auprc", "process_score", "consistency_score", "auprc_ci", "process_ci",
+                                      "consistency_ci")} for m, r in rows.items()}
+    human = data["human"].get("addm_v2")
+    return {"n_businesses": data["n_businesses"], "n_human": data["n_human"],
+            "figures": pick(data["policies"]["addm_v2"]), "human": pick(human) if human else {}}
 
 
 def close(a: Any, b: Any, tol: float = 1e-9) -> bool:
@@ -784,10 +979,12 @@ def close(a: Any, b: Any, tol: float = 1e-9) -> bool:
 
 # evaluate's reference per scheme: the same figures where one is written, else the read floor (REFERENCE_READ)
 EVALUATE_REFERENCES = {"violations": REFERENCE_EVALUATE_VIOLATIONS, "rgb": REFERENCE_EVALUATE_RGB,
-                       "trace": REFERENCE_EVALUATE_TRACE, "rubric": REFERENCE_RUBRIC, "judge": REFERENCE_JUDGE}
+                       "trace": REFERENCE_EVALUATE_TRACE, "rubric": REFERENCE_RUBRIC, "judge": REFERENCE_JUDGE,
+                       "addm": REFERENCE_EVALUATE_ADDM}
 EVALUATE_REF_NAMES = {"violations": "sqlite3 + numpy + the library's matcher", "rgb": "sqlite3 + numpy: human figures",
                       "trace": "sqlite3 + numpy: relevance, utilization, their kappa, F1",
-                      "rubric": "sqlite3 + numpy: every figure per trait", "judge": "sqlite3 + numpy: every judge figure, with intervals"}
+                      "rubric": "sqlite3 + numpy: every figure per trait", "judge": "sqlite3 + numpy: every judge figure, with intervals",
+                      "addm": "sqlite3 + numpy: the three scores per method, with intervals"}
 EVALUATE_FIGURES = {"rgb": rgb_evaluate_figures, "trace": trace_evaluate_figures}
 
 
@@ -872,7 +1069,7 @@ def main() -> None:
                     matched = same_violations(got, want) and len(outs) == 1
                     print(f"  reference figures {'equal' if same_violations(got, want) else 'DIFFER: ' + repr((got, want))}"
                           f" (ceiling {', '.join(f'{k} {v:.4f}' for k, v in want['ceiling'].items())})")
-                elif command == "evaluate" and scheme in ("rubric", "judge"):
+                elif command == "evaluate" and scheme in ("rubric", "judge", "addm"):
                     got, want = evaluate_figures(next(iter(outs)), scheme), json.loads(next(iter(ref_outs)))
                     matched = close(got, want) and len(outs) == 1
                     print(f"  reference figures {'equal' if close(got, want) else 'DIFFER: ' + repr((got, want))} "

@@ -82,7 +82,7 @@ def test_vectorised_replicates_equal_the_scores_of_the_resampled_businesses() ->
 
 
 def test_auprc_histograms_equal_the_weighted_bincount_exactly() -> None:
-    """The replicates' AUPRC from the sparse one-hot product are the very floats the weighted bincount of offset
+    """The replicates' AUPRC from a weighted bincount per replicate are the very floats the weighted bincount of offset
     cells gave (integer sums), with businesses left out (no score) and scores tied."""
     import numpy as np
 

@@ -65,7 +65,7 @@ def test_label_items_many_is_label_items_of_each_row(demo: Path, scheme: str) ->
     row, item, category = capabilities(s).label_items_many(records, rows)
     want = [(i, key, cat) for i, (sid, unit, kind, value) in enumerate(rows)
             for key, cat in record_items(s, records.get(sid), unit, kind, value).items()]
-    assert len(want) > 100
+    assert len(want) > (20 if scheme == "addm" else 100)  # the addm demo labels a few businesses only
     assert [int(r) for r in row] == [w[0] for w in want]
     got_cats = [c.item() if hasattr(c, "item") else c for c in category]
     assert [repr(c) for c in got_cats] == [repr(w[2]) for w in want]

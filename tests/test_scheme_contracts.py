@@ -20,7 +20,9 @@ def test_every_builtin_contribution_satisfies_its_contract() -> None:
     assert [m.name for m in loader.builtin().values()] == [n for n in registry().names() if n in loader.builtin()]
     assert loader.io("violations").prepare is not None and loader.io("trace").prepare is None
     assert loader.io("rgb").read_file is not None and loader.io("trace").default_dataset is not None
-    assert loader.store("rgb") == StorePart("rgb")  # stored generically: every hook None
+    rgb = loader.store("rgb")  # stored generically (no tables, no part), read back by its own reader
+    assert rgb.load_records is not None and rgb.part is None and rgb == StorePart("rgb", module=rgb.module,
+                                                                                 load_records=rgb.load_records)
     assert loader.store("trace").item_records is not None and loader.store("trace").part is None  # one read only
     assert loader.store("violations").load_params is not None
     assert loader.assigner("addm") is None and loader.assigner("rubric") is not None

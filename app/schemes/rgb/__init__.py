@@ -1,5 +1,6 @@
 """The RGB scheme's app side: import rules and RGB file formats (io), detail view (views), answer generation
-(llm, and its command `concord generate` in commands). Its pure library: calibration/schemes/rgb/."""
+(llm, and its command `concord generate` in commands), reading its stored records (store). Its pure library:
+calibration/schemes/rgb/."""
 from app.schemes.manifest import Command, Contribution, ImportOption, Manifest
 
 MANIFEST = Manifest(
@@ -12,6 +13,7 @@ MANIFEST = Manifest(
         "views": Contribution("app.schemes.rgb.views"),
         "llm": Contribution("app.schemes.rgb.llm"),
         "commands": Contribution("app.schemes.rgb.commands"),
+        "store": Contribution("app.schemes.rgb.store", {"load_records"}),
     },
     commands=(Command("generate", "generate RGB responses with an OpenAI-compatible model (passages as RGB assembles them)"),),
     accepts="RGB records and RGB's data and prediction files (.json)",

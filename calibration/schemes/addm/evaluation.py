@@ -10,7 +10,7 @@ ranking one method's risk scores against another's scale would mean nothing.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -18,7 +18,7 @@ import pandas as pd
 
 from calibration.agreement import percentile_interval, resample_counts
 from calibration.schemes.addm.metrics import (
-    COUNTS, MethodTable, consistency_score, method_table, methods_of, process_components,
+    COUNTS, MethodTable, consistency_score, method_tables, methods_of, process_components,
     process_score, scores)
 from calibration.schemes.addm.policy import ADDM_V2, COMPONENTS, Policy
 from calibration.schemes.addm.records import AddmSample
@@ -58,15 +58,14 @@ def _auprc_rows(w: np.ndarray, gt: np.ndarray, code: np.ndarray, k: int) -> np.n
     keep = code >= 0
     if k == 0 or not keep.any():
         return np.zeros(reps)
-    # each replicate's draws per (score, class) cell: its weights times a one-hot (units x cells) sparse matrix, one
-    # pass over the weights (an offset index and a copy of the weights per replicate were a tenth of evaluate); the
-    # sums are of integer counts, so the very floats a weighted bincount gave. Left-out units go to a spare cell.
-    from scipy.sparse import csr_matrix
-
+    # each replicate's draws per (score, class) cell: a weighted bincount of the cells per replicate row, straight
+    # from the weights (a sparse one-hot product copied the transposed weights first: 3x slower). The sums are of
+    # whole counts, so exact in any order. Left-out units go to a spare cell.
     cell = np.where(keep, code * 3 + gt.astype(np.int64), 3 * k)
-    onehot = csr_matrix((np.ones(cell.size), (np.arange(cell.size), cell)), shape=(cell.size, 3 * k + 1))
-    # C order, as the bincount's was: the sums over it below then add in the same order (the same last bits)
-    hist = np.ascontiguousarray(np.asarray((onehot.T @ w.T).T)[:, :3 * k]).reshape(reps, k, 3)
+    full = np.empty((reps, 3 * k + 1))
+    for r in range(reps):
+        full[r] = np.bincount(cell, weights=w[r], minlength=3 * k + 1)
+    hist = np.ascontiguousarray(full[:, :3 * k]).reshape(reps, k, 3)
     vals = np.stack([_ap_rows(hist[:, :, 1] + hist[:, :, 2], hist[:, :, 0]),
                      _ap_rows(hist[:, :, 2], hist[:, :, 0] + hist[:, :, 1])], axis=1)
     n_valid = np.isfinite(vals).sum(axis=1)
@@ -95,13 +94,19 @@ def _consistency_rows(sums: np.ndarray) -> np.ndarray:
     return np.divide(num, den, out=np.zeros_like(num), where=den > 0) * 100.0
 
 
+OnDraws = tuple[int, Callable[[np.ndarray], None]]  # (a chunk size, a callback given each such chunk's draw counts)
+
+
 def _intervals(tables: list[MethodTable], codes: list[np.ndarray], n_codes: list[int], weights: Sequence[float],
-               n_boot: int, seed: int, ci: float) -> dict[str, dict[str, list[float | None]]]:
+               n_boot: int, seed: int, ci: float, on_draws: OnDraws | None = None
+               ) -> dict[str, dict[str, list[float | None]]]:
     """Percentile intervals of the three scores per method and "overall", from one set of replicates.
 
     Each replicate is a vector of draw counts per business (agreement.resample_counts): sums are one matrix
     product and AUPRC one weighted histogram per replicate block, with no resampled copies of the data (a
-    Python call per replicate took 32 s for 200 replicates at 100k businesses).
+    Python call per replicate took 32 s for 200 replicates at 100k businesses). `on_draws`: when its chunk size is
+    this draw's, its callback is given every chunk too (the very draws `resample_counts(n, n_boot, seed, chunk)`
+    gives: another figure on the same businesses need not draw them again).
     """
     keys = [t.method for t in tables] + ["overall"]
     none = {k: {"auprc_ci": [None, None], "process_ci": [None, None], "consistency_ci": [None, None]} for k in keys}
@@ -109,20 +114,27 @@ def _intervals(tables: list[MethodTable], codes: list[np.ndarray], n_codes: list
     if n_boot <= 0 or n == 0:
         return none
     vals: dict[str, dict[str, list[np.ndarray]]] = {k: {"auprc": [], "process": [], "consistency": []} for k in keys}
-    pooled = np.sum([t.counts for t in tables], axis=0)
+    # every method's count columns side by side: one product per block of replicates; the pooled sums are theirs
+    # added (whole numbers: the same floats as the product with the pooled counts)
+    stacked = np.hstack([t.counts for t in tables])
+    width = len(COUNTS)
     # blocks of replicates small enough that (reps, n) weights and the AUPRC histograms stay within ~100 MB
     chunk = int(max(1, min(64, 4_000_000 // max(n, 3 * max(n_codes, default=1)))))
+    share = on_draws[1] if on_draws is not None and on_draws[0] == chunk else None
     for w in resample_counts(n, n_boot, seed, chunk=chunk):
+        if share is not None:
+            share(w)
         aucs = []
-        for t, code, k in zip(tables, codes, n_codes):
-            sums = w @ t.counts
+        every = w @ stacked
+        for j, (t, code, k) in enumerate(zip(tables, codes, n_codes)):
+            sums = every[:, j * width:(j + 1) * width]
             a = _auprc_rows(w, t.gt, code, k)
             aucs.append(a)
             v = vals[t.method]
             v["auprc"].append(a)
             v["process"].append(_process_rows(sums, weights))
             v["consistency"].append(_consistency_rows(sums))
-        sums = w @ pooled
+        sums = every.reshape(w.shape[0], len(tables), width).sum(axis=1)
         vals["overall"]["auprc"].append(np.mean(aucs, axis=0))
         vals["overall"]["process"].append(_process_rows(sums, weights))
         vals["overall"]["consistency"].append(_consistency_rows(sums))
@@ -137,10 +149,12 @@ def _intervals(tables: list[MethodTable], codes: list[np.ndarray], n_codes: list
 
 
 def evaluate(samples: Sequence[AddmSample], policy: Policy = ADDM_V2, methods: Sequence[str] | None = None,
-             n_boot: int = DEFAULT_BOOT, seed: int = 0, ci: float = 0.95) -> dict[str, Any]:
-    """JSON-able `{"policy", "bootstrap", "methods": {name: scores + *_ci}, "overall", "ranking"}`."""
+             n_boot: int = DEFAULT_BOOT, seed: int = 0, ci: float = 0.95, on_draws: OnDraws | None = None
+             ) -> dict[str, Any]:
+    """JSON-able `{"policy", "bootstrap", "methods": {name: scores + *_ci}, "overall", "ranking"}`. `on_draws`: see
+    `_intervals` (its callback is given the draws, or nothing at all)."""
     names = list(methods) if methods is not None else methods_of(samples)
-    tables = [method_table(samples, m, policy) for m in names]
+    tables = method_tables(samples, names, policy)
     out: dict[str, Any] = {"policy": policy.to_dict(),
                            "bootstrap": {"replicates": n_boot, "seed": seed, "ci": ci, "unit": "business"},
                            "n_businesses": len(samples), "methods": {}}
@@ -152,7 +166,7 @@ def evaluate(samples: Sequence[AddmSample], policy: Policy = ADDM_V2, methods: S
         n_codes.append(k)
     out["overall"] = _overall(tables, out["methods"], policy)
     if tables:
-        for key, cis in _intervals(tables, codes, n_codes, policy.process_weights, n_boot, seed, ci).items():
+        for key, cis in _intervals(tables, codes, n_codes, policy.process_weights, n_boot, seed, ci, on_draws).items():
             (out["overall"] if key == "overall" else out["methods"][key]).update(cis)
     out["ranking"] = ranking(out)
     return out

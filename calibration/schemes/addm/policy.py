@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 from typing import Any
 
 SEVERITIES: tuple[str, ...] = ("mild", "moderate", "severe")
@@ -32,10 +33,16 @@ def verdict_ordinal(value: Any) -> int | None:
     """0/1/2 for a verdict name ('High Risk', 'high', 'HIGH_RISK', "'Low Risk'"), None when unknown."""
     if not isinstance(value, str):
         return None
+    return _verdict_of(value)
+
+
+@lru_cache(maxsize=1024)  # pure, on the few spellings a project uses: read back per verdict of every business
+def _verdict_of(value: str) -> int | None:
     key = " ".join(value.strip().strip("'\"`").replace("_", " ").split()).casefold()
     return _VERDICT_KEYS.get(key)
 
 
+@lru_cache(maxsize=1024)  # pure, on the few spellings a project uses: read back per modifier of every incident
 def canonical_modifier(name: str) -> str:
     """The spec's spelling of a known modifier (matched ignoring case and spacing); other names unchanged."""
     return _MODIFIER_KEYS.get(" ".join(name.split()).casefold(), name.strip())

@@ -303,9 +303,16 @@ def _stored_incident(x: Mapping[str, Any], texts: Mapping[str, str], fuzzy: floa
         snippet = str(snippet)
     elif snippet is not None and type(snippet) is not str:
         raise ValueError("not a stored incident")
-    if snippet is None or not snippet.strip():
+    if snippet is None:
         return Incident(rid, severity, tuple(modifiers), None)
-    loc = locate(snippet, texts.get(rid) or "", fuzzy_threshold=fuzzy)
+    q = snippet.strip()
+    if not q:
+        return Incident(rid, severity, tuple(modifiers), None)
+    text = texts.get(rid) or ""
+    at = text.find(q)  # locate's first step: its first exact hit (no hint), without listing every hit
+    if at >= 0:
+        return Incident(rid, severity, tuple(modifiers), snippet, at, at + len(q), "exact")
+    loc = locate(snippet, text, fuzzy_threshold=fuzzy)
     return Incident(rid, severity, tuple(modifiers), snippet, loc.start, loc.end, loc.how)
 
 

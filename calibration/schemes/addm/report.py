@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -60,8 +59,9 @@ def human_truth(records: Sequence[AddmSample], labels: Mapping[tuple[str, str], 
         v, inc = verdict_ordinal(lab.get("verdict")), lab.get("incidents")
         if v is None and inc is None:
             continue
-        out.append(replace(r, verdict=r.verdict if v is None else v,
-                           incidents=r.incidents if inc is None else human_incidents(inc)))
+        # the constructor, not dataclasses.replace (the same sample; replace's generic path was a tenth of evaluate)
+        out.append(AddmSample(r.id, r.reviews, r.verdict if v is None else v,
+                              r.incidents if inc is None else human_incidents(inc), r.methods, r.split, r.meta))
     return out
 
 
@@ -98,45 +98,66 @@ def score_tables(res: dict[str, Any], suffix: str) -> list[Table]:
     return [unified, comps, ranking]
 
 
+class VerdictDraws:
+    """Verdict agreement of the human-labeled businesses: per method (and the policy on the human incidents) n,
+    accuracy and quadratic kappa vs the human verdict, with intervals from draws of those businesses: fed by the
+    evaluation's own draws when they are the same (`add`, evaluation.evaluate's `on_draws`), else drawn in `finish`."""
+
+    CHUNK = 64  # resample_counts' default: the draws `finish` makes itself
+
+    def __init__(self, truth: Sequence[AddmSample], policy: Policy) -> None:
+        n = self.n = len(truth)
+        rows: dict[str, np.ndarray] = {}  # name -> (n,) predicted ordinal, -1 where it has none
+        for m in sorted({m for s in truth for m in s.methods}):
+            rows[m] = np.array([-1 if (r := s.methods.get(m)) is None or r.error or r.verdict is None else r.verdict
+                                for s in truth], dtype=np.int64)
+        rows[POLICY_VERDICT] = np.array([policy_verdict(s.incidents, policy) for s in truth], dtype=np.int64)
+        human = np.array([s.verdict for s in truth], dtype=np.int64)
+        self.out: dict[str, Any] = {}
+        self.onehots: dict[str, np.ndarray] = {}
+        for name, pred in rows.items():
+            keep = pred >= 0
+            onehot = np.zeros((n, N_CLASSES * N_CLASSES))
+            onehot[np.flatnonzero(keep), human[keep] * N_CLASSES + pred[keep]] = 1.0
+            conf = onehot.sum(axis=0).reshape(N_CLASSES, N_CLASSES)
+            kappa = float(quadratic_kappa_from_confusion(conf))
+            acc = float(np.trace(conf) / conf.sum()) if conf.sum() else math.nan
+            self.out[name] = {"n": int(keep.sum()), "accuracy": None if math.isnan(acc) else acc,
+                              "weighted_kappa": None if math.isnan(kappa) else kappa,
+                              "accuracy_ci": [None, None], "weighted_kappa_ci": [None, None]}
+            self.onehots[name] = onehot
+        # one pass over the draws, a chunk of replicates at a time for every method: the list of every replicate's
+        # weights this kept was 1000 x n floats (0.8 GB at 100k businesses)
+        self.parts: dict[str, list[np.ndarray]] = {name: [] for name in self.onehots}
+        self.fed = 0
+
+    def add(self, w: np.ndarray) -> None:
+        """One chunk of draw counts (reps, n) of the businesses."""
+        for name, onehot in self.onehots.items():
+            self.parts[name].append(w @ onehot)
+        self.fed += w.shape[0]
+
+    def finish(self, n_boot: int, seed: int, ci: float) -> dict[str, Any]:
+        """The figures with their intervals from `n_boot` replicates (drawn here unless `add` was given them all)."""
+        if not (n_boot > 0 and self.n):
+            return self.out
+        if self.fed != n_boot:
+            self.parts, self.fed = {name: [] for name in self.onehots}, 0
+            for w in resample_counts(self.n, n_boot, seed, chunk=self.CHUNK):
+                self.add(w)
+        for name, res in self.out.items():
+            confs = np.concatenate(self.parts.pop(name)).reshape(-1, N_CLASSES, N_CLASSES)
+            tot = confs.sum(axis=(1, 2))
+            accs = np.divide(np.trace(confs, axis1=1, axis2=2), tot, out=np.full(tot.shape, np.nan), where=tot > 0)
+            for key, vals in (("accuracy_ci", accs), ("weighted_kappa_ci", quadratic_kappa_from_confusion(confs))):
+                lo, hi = percentile_interval(vals, 1.0 - ci)
+                res[key] = [None if math.isnan(lo) else lo, None if math.isnan(hi) else hi]
+        return self.out
+
+
 def verdict_agreement(truth: Sequence[AddmSample], policy: Policy, n_boot: int, seed: int, ci: float) -> dict[str, Any]:
     """Per method (and the policy on the human incidents): n, accuracy and quadratic kappa vs the human verdict."""
-    n = len(truth)
-    rows: dict[str, np.ndarray] = {}  # name -> (n,) predicted ordinal, -1 where it has none
-    for m in sorted({m for s in truth for m in s.methods}):
-        rows[m] = np.array([-1 if (r := s.methods.get(m)) is None or r.error or r.verdict is None else r.verdict
-                            for s in truth], dtype=np.int64)
-    rows[POLICY_VERDICT] = np.array([policy_verdict(s.incidents, policy) for s in truth], dtype=np.int64)
-    human = np.array([s.verdict for s in truth], dtype=np.int64)
-    out: dict[str, Any] = {}
-    onehots: dict[str, np.ndarray] = {}
-    for name, pred in rows.items():
-        keep = pred >= 0
-        onehot = np.zeros((n, N_CLASSES * N_CLASSES))
-        onehot[np.flatnonzero(keep), human[keep] * N_CLASSES + pred[keep]] = 1.0
-        conf = onehot.sum(axis=0).reshape(N_CLASSES, N_CLASSES)
-        kappa = float(quadratic_kappa_from_confusion(conf))
-        acc = float(np.trace(conf) / conf.sum()) if conf.sum() else math.nan
-        res = {"n": int(keep.sum()), "accuracy": None if math.isnan(acc) else acc,
-               "weighted_kappa": None if math.isnan(kappa) else kappa,
-               "accuracy_ci": [None, None], "weighted_kappa_ci": [None, None]}
-        out[name] = res
-        onehots[name] = onehot
-    if not (n_boot > 0 and n):
-        return out
-    # one pass over the draws, a chunk of replicates at a time for every method: the list of every replicate's
-    # weights this kept was 1000 x n floats (0.8 GB at 100k businesses)
-    parts: dict[str, list[np.ndarray]] = {name: [] for name in onehots}
-    for w in resample_counts(n, n_boot, seed):
-        for name, onehot in onehots.items():
-            parts[name].append(w @ onehot)
-    for name, res in out.items():
-        confs = np.concatenate(parts.pop(name)).reshape(-1, N_CLASSES, N_CLASSES)
-        tot = confs.sum(axis=(1, 2))
-        accs = np.divide(np.trace(confs, axis1=1, axis2=2), tot, out=np.full(tot.shape, np.nan), where=tot > 0)
-        for key, vals in (("accuracy_ci", accs), ("weighted_kappa_ci", quadratic_kappa_from_confusion(confs))):
-            lo, hi = percentile_interval(vals, 1.0 - ci)
-            res[key] = [None if math.isnan(lo) else lo, None if math.isnan(hi) else hi]
-    return out
+    return VerdictDraws(truth, policy).finish(n_boot, seed, ci)
 
 
 def _fmt(v: float | None) -> str:
@@ -171,8 +192,9 @@ def report(records: Sequence[AddmSample], labels: Mapping[tuple[str, str], Mappi
             data["policies"][policy.name] = res
             tables += score_tables(res, f"({policy.name}, record ground truth, {len(records)} businesses)")
             if truth:
-                hres = evaluate(truth, policy, n_boot=n_boot, seed=seed, ci=ci)
-                agree = verdict_agreement(truth, policy, n_boot, seed, ci)
+                draws = VerdictDraws(truth, policy)  # fed the evaluation's draws of the same businesses
+                hres = evaluate(truth, policy, n_boot=n_boot, seed=seed, ci=ci, on_draws=(draws.CHUNK, draws.add))
+                agree = draws.finish(n_boot, seed, ci)
                 data["human"][policy.name] = hres
                 data["agreement"][policy.name] = agree
                 suffix = f"({policy.name}, human labels, {len(truth)} businesses)"

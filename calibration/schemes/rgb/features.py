@@ -59,6 +59,17 @@ def phrase_hits(texts: Sequence[str], phrases: Sequence[str]) -> np.ndarray:
     return out
 
 
+def _hits_of_distinct(texts: Sequence[str], *phrase_lists: Sequence[str]) -> list[np.ndarray]:
+    """`phrase_hits(texts, phrases)` for each list, each distinct text searched once (its row then copied to its
+    repeats: RGB's responses repeat, e.g. the rejection sentence its prompt asks for)."""
+    row_of: dict[str, int] = {}
+    rows = [row_of.setdefault(t, len(row_of)) for t in texts]
+    if len(row_of) == len(texts):
+        return [phrase_hits(texts, phrases) for phrases in phrase_lists]
+    distinct = list(row_of)
+    return [phrase_hits(distinct, phrases)[rows].reshape(len(texts), len(phrases)) for phrases in phrase_lists]
+
+
 def original_view(response: str, language: str) -> str:
     """RGB's predict(): for zh datasets every space is removed before any check."""
     return response.replace(" ", "") if language == "zh" else response
@@ -194,26 +205,48 @@ def compute_features(responses: Sequence[str], answers: Sequence[Sequence[Elemen
         views = [original_view(r, lang) for r, lang in zip(responses, languages)]
         found = np.zeros(n, dtype=bool)
         nozero = np.zeros(n, dtype=bool)
+        # a response and answer seen before (RGB's responses repeat, e.g. the rejection sentence its prompt asks for)
+        done: dict[tuple[object, ...], tuple[bool, bool]] = {}
         for i, (view, els) in enumerate(zip(views, answers)):
-            labels = original_labels(view, els)
-            nozero[i] = 0 not in labels
-            found[i] = nozero[i] and 1 in labels
+            key: tuple[object, ...] | None = (view, els)
+            try:
+                got = done.get(key)  # type: ignore[arg-type]
+            except TypeError:  # an answer given as a list: not kept
+                got = key = None
+            if got is None:
+                labels = original_labels(view, els)
+                got = (0 not in labels, 0 not in labels and 1 in labels)
+                if key is not None:
+                    done[key] = got
+            nozero[i], found[i] = got
         oc = CATALOGUE["rgb_original"]
-        orig = {"orig_rejection": phrase_hits(views, oc["rejection"]), "orig_error": phrase_hits(views, oc["error"]),
-                "orig_found": found, "orig_nozero": nozero}
+        rejection, error = _hits_of_distinct(views, oc["rejection"], oc["error"])
+        orig = {"orig_rejection": rejection, "orig_error": error, "orig_found": found, "orig_nozero": nozero}
     if "rgb_extended" in variants:
         lowered = [r.lower() for r in responses]
         need = np.empty(n, dtype=np.float64)
         cf_rej = np.zeros(n, dtype=bool)
         cf_veto = np.zeros(n, dtype=bool)
+        made: dict[tuple[object, ...], tuple[float, bool, bool]] = {}  # a response, answer and fake seen before
+        texts: dict[str, _Response] = {}  # a response text seen before: normalised and tokenised once
         for i, (resp, low, els, fake) in enumerate(zip(responses, lowered, answers, fakes)):
-            r = _Response(resp, low)
-            need[i] = extended_need(r, els)
-            if fake:
-                cf_rej[i], cf_veto[i] = extended_counterfactual(r, els, fake)
+            key = (resp, els, fake)
+            try:
+                got = made.get(key)
+            except TypeError:  # an answer or fake answer given as a list: not kept
+                got = key = None
+            if got is None:
+                r = texts.get(resp)
+                if r is None:
+                    r = texts[resp] = _Response(resp, low)
+                got = (extended_need(r, els), *(extended_counterfactual(r, els, fake) if fake else (False, False)))
+                if key is not None:
+                    made[key] = got
+            need[i], cf_rej[i], cf_veto[i] = got
         ec = CATALOGUE["rgb_extended"]
-        ext = {"ext_rejection": phrase_hits(lowered, ec["rejection"]), "ext_error": phrase_hits(lowered, ec["error"]),
-               "ext_need": need, "ext_cf_rejects": cf_rej, "ext_cf_vetoed": cf_veto}
+        rejection, error = _hits_of_distinct(lowered, ec["rejection"], ec["error"])
+        ext = {"ext_rejection": rejection, "ext_error": error, "ext_need": need, "ext_cf_rejects": cf_rej,
+               "ext_cf_vetoed": cf_veto}
     return Features(full_noise=np.asarray(full_noise, dtype=bool).reshape(n), **orig, **ext,
                     variants=tuple(v for v in CATALOGUE if v in variants))
 

@@ -284,3 +284,77 @@ def record_to_json(record: RGBRecord) -> dict[str, Any]:
     if record.responses:
         out["responses"] = dict(record.responses)
     return out
+
+
+def _stored_answer(value: Any) -> Answer:
+    """`parse_answer` of an answer that has no problem; ValueError otherwise."""
+    if type(value) is str:
+        return value
+    if type(value) is not list:
+        raise ValueError("not a stored answer")
+    out: list[Element] = []
+    for el in value:
+        if type(el) is str:
+            out.append(el)
+        elif type(el) is list and all(type(alt) is str for alt in el):
+            out.append(tuple(el))
+        else:
+            raise ValueError("not a stored answer")
+    return tuple(out)
+
+
+def _stored_strings(value: Any, nested: bool = False) -> tuple[Any, ...]:
+    """`str_list` of a list that has no problem; ValueError otherwise."""
+    if type(value) is not list:
+        raise ValueError("not a stored list")
+    if all(type(item) is str for item in value):
+        return tuple(value)
+    if nested and all(type(item) is str or (type(item) is list and all(type(s) is str for s in item))
+                      for item in value):
+        return tuple(item if type(item) is str else tuple(item) for item in value)
+    raise ValueError("not a stored list")
+
+
+def _optional_text(raw: Mapping[str, Any], key: str) -> str | None:
+    value = raw.get(key)
+    if value is not None and type(value) is not str:
+        raise ValueError(f"not a stored {key}")
+    return value
+
+
+def stored_record(raw: Mapping[str, Any]) -> RGBRecord:
+    """The record `parse_record(raw)` gives for a payload it finds no problem in (the project's stored records, as
+    `record_to_json` wrote them), read without collecting problems: validating every stored record again was a
+    fifth of `concord evaluate --scheme rgb`. Raises ValueError (or KeyError) on anything else: the caller then asks
+    `parse_record`, which says what is wrong (and gives no record)."""
+    if not RECORD_KEYS.issuperset(raw) or raw.get("scheme", "rgb") != "rgb":
+        raise ValueError("not a stored record")
+    rid, task, language, query = raw["id"], raw["task"], raw["language"], raw["query"]
+    if type(rid) is not str or not rid.strip() or type(task) is not str or task not in TASKS \
+            or type(language) is not str or language not in LANGUAGES or type(query) is not str:
+        raise ValueError("not a stored record")
+    response, model = _optional_text(raw, "response"), _optional_text(raw, "model")
+    value = raw.get("responses")
+    responses: tuple[tuple[str, str], ...] = ()
+    if value is not None:
+        if type(value) is not dict or not value or not all(type(m) is str and m.strip() and type(t) is str
+                                                           for m, t in value.items()):
+            raise ValueError("not stored responses")
+        responses = tuple(value.items())
+        if response is not None and (model or DEFAULT_UNIT) in value:
+            raise ValueError("not stored responses")
+    elif response is None and not _awaiting(raw):
+        raise ValueError("no response")
+    noise_rate = raw.get("noise_rate")
+    if noise_rate is not None:
+        if type(noise_rate) not in (int, float) or math.isnan(noise_rate) or not 0 <= noise_rate <= 1:
+            raise ValueError("not a stored noise rate")
+        noise_rate = float(noise_rate)
+    fake = raw.get("fakeanswer")
+    pools = {key: None if raw.get(key) is None else _stored_strings(raw[key], nested=key == "positive")
+             for key in ("positive", "negative", "positive_wrong")}
+    return RGBRecord(id=rid, task=task, language=language, query=query,  # type: ignore[arg-type]
+                     answer=_stored_answer(raw["answer"]), docs=_stored_strings(raw["docs"]), response=response,
+                     noise_rate=noise_rate, model=model, fakeanswer=None if fake is None else _stored_answer(fake),
+                     positive=pools["positive"], negative=pools["negative"], positive_wrong=pools["positive_wrong"],
+                     responses=responses)
