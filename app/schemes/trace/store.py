@@ -1,5 +1,6 @@
-"""The TRACe scheme's store reads: what agreement's items need of its records (the sentence keys), read from the
-payloads without parsing every record (parsing was most of `concord agreement --scheme trace`)."""
+"""The TRACe scheme's store reads: what agreement's items need of its records (the sentence keys), and what evaluate
+reads of them (calibration.schemes.trace.columns), from the payloads without parsing every record (parsing was most
+of `concord agreement --scheme trace`, and of `concord evaluate --scheme trace`)."""
 from __future__ import annotations
 
 from typing import Any, NamedTuple
@@ -48,4 +49,39 @@ def item_records(project: Any) -> dict[str, Any]:
         out[sid] = SentenceKeys([k for keys in per_doc for k in keys], response)  # type: ignore[union-attr]
     for record in project.samples.records(SCHEME, ids=parse) if parse else ():
         out[TRACE.record_id(record)] = record
+    return out
+
+
+# what evaluate reads of a payload, extracted by SQLite in one call (the sentence texts and explanations stay there:
+# decoding whole payloads cost twice as much at 100k samples)
+_EVALUATED = ("documents_sentences", "response_sentences", "all_relevant_sentence_keys", "all_utilized_sentence_keys",
+              "sentence_support_information", "unsupported_response_sentence_keys", "adherence_score", "judges")
+
+
+def evaluation_records(project: Any) -> Any:
+    """Every sample as evaluate reads it (`TraceColumns`, import order), from the payload fields it uses; a sample
+    stored without keyed sentences (split at parse time) is parsed as `records` does, in its place."""
+    import orjson
+
+    from calibration.schemes.trace.columns import TraceColumns
+
+    out = TraceColumns()
+    intern: dict[str, str] = {}
+    parse: dict[str, int] = {}
+    paths = ", ".join(f"'$.{name}'" for name in _EVALUATED)
+    for sid, meta, fields in project.conn.execute(
+            f"SELECT id, meta, json_extract(payload, {paths}) FROM samples WHERE scheme = ? ORDER BY rowid", (SCHEME,)):
+        docs, response, *labels, judges = orjson.loads(fields)
+        if not isinstance(docs, list) or not isinstance(response, list):
+            parse[sid] = len(out)
+            out.add_stored(sid, None, [], [], [None] * 5, None, intern)  # its place, filled below
+            continue
+        out.add_stored(sid, None if meta is None else orjson.loads(meta), docs, response, labels, judges, intern)
+    if parse:
+        parsed = TraceColumns.from_records(project.samples.records(SCHEME, ids=list(parse)))
+        for j, sid in enumerate(parsed.ids):
+            out.put(parse[sid], parsed, j)
+        # a payload its parser refuses has no record (as `records` leaves it out)
+        for i in sorted(set(parse.values()) - {parse[sid] for sid in parsed.ids}, reverse=True):
+            out.drop(i)
     return out

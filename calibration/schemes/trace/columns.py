@@ -1,0 +1,84 @@
+"""What `evaluate` reads of many trace records, as columns: per sample its id, subset, sentence keys, labels and
+judge scores, and nothing else (no sentence texts, explanations or supporting keys, no validation). A project's
+samples arrive so from their stored payloads (app/schemes/trace/store.py: `evaluation_records`, the fields decoded
+once); records (tests, a caller holding them) go through `from_records`, the same fields of the parsed record.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from calibration.schemes.trace.records import SupportInfo, TraceLabels, TraceRecord
+
+
+@dataclass
+class TraceColumns:
+    """One entry per sample, in import order (what `scheme_records` would give, field by field)."""
+
+    ids: list[str] = field(default_factory=list)
+    subsets: list[str] = field(default_factory=list)  # meta["subset"] as evaluate names it ("" for none)
+    n_documents: list[int] = field(default_factory=list)  # document sentences (listed, not distinct)
+    document_keys: list[list[str]] = field(default_factory=list)
+    response_keys: list[list[str]] = field(default_factory=list)
+    labels: list[TraceLabels] = field(default_factory=list)  # the record's own (annotator's) labels
+    judges: list[Mapping[str, Mapping[str, float]]] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def _columns(self) -> list[list[Any]]:
+        return [self.ids, self.subsets, self.n_documents, self.document_keys, self.response_keys, self.labels,
+                self.judges]
+
+    def put(self, i: int, other: TraceColumns, j: int) -> None:
+        """Sample i becomes `other`'s sample j (a placeholder filled once its record is parsed)."""
+        for mine, theirs in zip(self._columns(), other._columns(), strict=True):
+            mine[i] = theirs[j]
+
+    def drop(self, i: int) -> None:
+        for mine in self._columns():
+            del mine[i]
+
+    @classmethod
+    def from_records(cls, records: Iterable[TraceRecord]) -> TraceColumns:
+        out = cls()
+        for r in records:
+            out.add_record(r)
+        return out
+
+    def add_record(self, r: TraceRecord) -> None:
+        self.ids.append(r.id)
+        self.subsets.append(subset_of(r.meta))
+        self.n_documents.append(sum([len(d) for d in r.documents_sentences]))
+        self.document_keys.append(r.document_keys)
+        self.response_keys.append(r.response_keys)
+        self.labels.append(r.labels)
+        self.judges.append(r.judges)
+
+    def add_stored(self, sid: str, meta: Mapping[str, Any] | None, documents_sentences: Sequence[Sequence[Any]],
+                   response_sentences: Sequence[Any], fields: Sequence[Any], judges: Any,
+                   intern: dict[str, str]) -> None:
+        """One sample from its stored payload's fields (the record's `to_json`, which parsing reads back as they
+        are): `fields` are all_relevant_sentence_keys, all_utilized_sentence_keys, sentence_support_information,
+        unsupported_response_sentence_keys, adherence_score (None where absent). `intern`: one string per distinct
+        sentence key across samples (keys repeat: "0a", "0b", ...)."""
+        rel, utl, support, unsup, adh = fields
+        keys = [p[0] for d in documents_sentences for p in d]
+        self.ids.append(sid)
+        self.subsets.append(subset_of(meta))
+        self.n_documents.append(len(keys))
+        self.document_keys.append([intern.setdefault(k, k) for k in keys])
+        self.response_keys.append([intern.setdefault(p[0], p[0]) for p in response_sentences])
+        self.labels.append(TraceLabels(
+            None if rel is None else tuple(rel), None if utl is None else tuple(utl),
+            None if support is None else tuple(
+                [SupportInfo(e["response_sentence_key"], e.get("fully_supported")) for e in support]),
+            None if unsup is None else tuple(unsup), adh))
+        self.judges.append({} if not judges else {
+            name: {m: float(v) for m, v in scores.items() if v is not None} for name, scores in judges.items()})
+
+
+def subset_of(meta: Mapping[str, Any] | None) -> str:
+    """The RAGBench subset a sample's meta names ("" for none): evaluate's per-subset rows."""
+    return str((meta or {}).get("subset") or "")

@@ -1,0 +1,111 @@
+"""trace evaluate on columns (issue #28 item 1): the report equals, byte for byte, the one the record-per-sample
+evaluate gave before (tests/trace_evaluation_before.py), on generated records full of the odd cases (fields not
+labeled, keys listed twice or pointing nowhere, null support flags, judges missing scores, subsets or none), under
+both references, from records and from a project's stored payloads (app/schemes/trace/store.py)."""
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.store import Change, Project
+from calibration.schemes.trace.columns import TraceColumns
+from calibration.schemes.trace.evaluation import evaluate
+from calibration.schemes.trace.scheme import SCHEME
+from tests import trace_evaluation_before as before
+from tests.test_trace_data import keyed_record
+
+
+def _maybe(rng: random.Random, value: Any, p: float = 0.15) -> Any:
+    return None if rng.random() < p else value
+
+
+def generated(n: int, seed: int) -> tuple[list, dict[tuple[str, str], dict[str, Any]]]:
+    """n parsed records and a human's labels of about half of them, every field sometimes absent."""
+    rng = random.Random(seed)
+    recs, labels = [], {}
+    for i in range(n):
+        sizes = tuple(rng.randint(0, 4) for _ in range(rng.randint(1, 3)))
+        n_resp = rng.randint(0, 3)
+        docs = [f"{d}{chr(97 + j)}" for d, size in enumerate(sizes) for j in range(size)]
+        resp = [chr(97 + j) for j in range(n_resp)]
+        pick = lambda keys: [k for k in keys if rng.random() < 0.4] + (["9z"] if rng.random() < 0.1 else [])  # noqa: E731
+        rel = pick(docs)
+        if rel and rng.random() < 0.2:
+            rel.append(rel[0])  # listed twice: ragbench counts it
+        raw: dict[str, Any] = {"all_relevant_sentence_keys": _maybe(rng, rel),
+                               "all_utilized_sentence_keys": _maybe(rng, pick(docs))}
+        if rng.random() < 0.6:
+            raw["sentence_support_information"] = [
+                {"response_sentence_key": k, "fully_supported": rng.choice([True, False, None])}
+                for k in resp if rng.random() < 0.8]
+        if rng.random() < 0.6:
+            raw["unsupported_response_sentence_keys"] = [k for k in resp if rng.random() < 0.3]
+        if rng.random() < 0.4:
+            raw["adherence_score"] = rng.random() < 0.6
+        judges = {name: {m: round(rng.random(), 3) for m in ("adherence", "relevance", "utilization")
+                         if rng.random() < 0.7} for name in ("j1", "j2", "j3") if rng.random() < 0.7}
+        meta = {"subset": rng.choice(["a", "b", "c"])} if seed % 2 else ({"x": 1} if i % 2 else None)
+        rec = keyed_record(f"s{i}", doc_sizes=sizes, n_response=n_resp,
+                           **{k: v for k, v in raw.items() if v is not None},
+                           **({"judges": judges} if judges else {}), **({"meta": meta} if meta else {}))
+        parsed = SCHEME.parse(rec)
+        assert parsed.record is not None, parsed.problems
+        recs.append(parsed.record)
+        if rng.random() < 0.5:
+            human = {"relevant": _maybe(rng, pick(docs), 0.3), "utilized": _maybe(rng, pick(docs), 0.3),
+                     "unsupported": _maybe(rng, [k for k in resp if rng.random() < 0.3], 0.4),
+                     "adherent": _maybe(rng, rng.random() < 0.5, 0.6)}
+            labels[(f"s{i}", "")] = {k: v for k, v in human.items() if v is not None}
+        if rng.random() < 0.1:
+            labels[(f"s{i}", "j1")] = {"status": "accepted"}  # a unit's label: not the sample's
+    labels[("elsewhere", "")] = {"relevant": ["0a"]}  # a sample evaluate is not given
+    return recs, labels
+
+
+def _text(report: Any) -> str:
+    return json.dumps([report.data, [(t.title, t.columns, t.rows) for t in report.tables], report.notes],
+                      sort_keys=True, default=float)
+
+
+@pytest.mark.parametrize("n,seed", [(0, 0), (1, 1), (30, 2), (120, 3), (400, 5)])
+@pytest.mark.parametrize("reference", ["annotator", "human"])
+def test_columns_report_equals_the_record_report(n: int, seed: int, reference: str) -> None:
+    recs, labels = generated(n, seed)
+    options = {"n_boot": 100, "seed": seed, "reference": reference}
+    want = _text(before.evaluate(recs, labels, options))
+    assert _text(evaluate(recs, labels, options)) == want
+    assert _text(evaluate(TraceColumns.from_records(recs), labels, options)) == want
+    if n >= 120:
+        assert '"hallucination_auroc": [0.' in want and '"spearman": [0.' in want  # figures, not only NaNs
+
+
+def test_stored_payloads_read_as_the_parsed_records(tmp_path: Path) -> None:
+    """The project's columns (payload fields extracted by SQLite, a sample stored without keyed sentences parsed)
+    give the report the records parsed from the same project give the old evaluate."""
+    from app.schemes.trace.store import evaluation_records
+
+    recs, labels = generated(150, 7)
+    unkeyed = SCHEME.parse({"scheme": "trace", "id": "plain", "question": "Q?", "documents": ["One. Two."],
+                            "response": "One.", "all_relevant_sentence_keys": ["0a"], "meta": {"subset": "b"},
+                            "judges": {"j1": {"adherence": 0.25}}}).record
+    path = tmp_path / "p.concord"
+    with Project.create(path) as p:
+        p.samples.write_samples("trace", [*recs[:70], unkeyed, *recs[70:]])
+        for (sid, unit), kinds in labels.items():
+            if sid != "elsewhere":
+                p.decisions.record("alice", [Change(sid, unit, k, v) for k, v in kinds.items()])
+        p.conn.execute("UPDATE samples SET payload = json_remove(payload, '$.documents_sentences', "
+                       "'$.response_sentences') WHERE id = 'plain'")
+        records = p.samples.records("trace")
+        assert [r.id for r in records][69:72] == ["s69", "plain", "s70"]
+        cols = evaluation_records(p)
+        stored = p.scheme_data.scheme_labels("trace")
+    assert cols.ids == [r.id for r in records]
+    assert cols.document_keys == [r.document_keys for r in records]
+    assert cols.judges == [r.judges for r in records]
+    for options in ({"n_boot": 50, "seed": 3}, {"n_boot": 50, "seed": 3, "reference": "human"}):
+        assert _text(evaluate(cols, stored, options)) == _text(before.evaluate(records, stored, options))
