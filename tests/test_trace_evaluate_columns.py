@@ -109,3 +109,17 @@ def test_stored_payloads_read_as_the_parsed_records(tmp_path: Path) -> None:
     assert cols.judges == [r.judges for r in records]
     for options in ({"n_boot": 50, "seed": 3}, {"n_boot": 50, "seed": 3, "reference": "human"}):
         assert _text(evaluate(cols, stored, options)) == _text(before.evaluate(records, stored, options))
+
+
+@pytest.mark.parametrize("n,k", [(1, 1), (50, 3), (3000, 40)])
+def test_code_counts_from_draw_counts_equal_those_of_the_drawn_indices(n: int, k: int) -> None:
+    import numpy as np
+
+    from calibration.agreement import draw_counts, resample_index_chunks
+    from calibration.schemes.trace.evaluation import _code_counts, _weighted_code_counts
+
+    codes = np.random.default_rng(n).integers(0, k, n)
+    for idx in resample_index_chunks(n, 130, seed=k):
+        want = _code_counts(codes, k, idx)
+        got = _weighted_code_counts(codes, k, draw_counts(idx, n))
+        assert got.dtype == want.dtype and np.array_equal(got, want)

@@ -80,6 +80,16 @@ def _code_counts(codes: np.ndarray, k: int, idx: np.ndarray) -> np.ndarray:
     return np.bincount(drawn.ravel(), minlength=reps * k).reshape(reps, k).astype(np.float64)
 
 
+def _weighted_code_counts(codes: np.ndarray, k: int, w: np.ndarray) -> np.ndarray:
+    """`_code_counts` from the replicates' draw counts per unit `w` (reps, n), when they are at hand: one weighted
+    bincount of the n codes per replicate instead of a gather and bincount of every draw (a third of the time at
+    100k samples). Sums of whole numbers below 2**53: the very floats, in any order."""
+    out = np.empty((w.shape[0], k))
+    for r in range(w.shape[0]):
+        out[r] = np.bincount(codes, weights=w[r], minlength=k)
+    return out
+
+
 JOINT_SHARE = 4  # coded statistics share one count when their joint codes number at most n / JOINT_SHARE
 
 
@@ -159,10 +169,11 @@ class _Intervals:
             for idx in resample_index_chunks(n, self.n_boot, self.seed):
                 w = draw_counts(idx, n) if weighted else None  # resample_counts' weights
                 sums = None if stacked is None else w @ stacked  # type: ignore[operator]
-                shared = None if joint is None else iter(_split_counts(_code_counts(joint[0], joint[1], idx), joint[2]))
+                count = _code_counts if w is None else (lambda codes, k, _: _weighted_code_counts(codes, k, w))  # noqa: B023
+                shared = None if joint is None else iter(_split_counts(count(joint[0], joint[1], idx), joint[2]))
                 for (stat, c, coded, _), out in zip(stats, reps):
                     if coded is not None:
-                        out.append(stat(_code_counts(*coded, idx) if shared is None else next(shared)))
+                        out.append(stat(count(*coded, idx) if shared is None else next(shared)))
                     else:
                         out.append(stat(w) if c is None else stat(sums[:, where[id(c)]]))  # type: ignore[index]
             for (_, _, _, slot), out in zip(stats, reps):
