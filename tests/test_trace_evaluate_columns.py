@@ -40,7 +40,9 @@ def generated(n: int, seed: int) -> tuple[list, dict[tuple[str, str], dict[str, 
                                "all_utilized_sentence_keys": _maybe(rng, pick(docs))}
         if rng.random() < 0.6:
             raw["sentence_support_information"] = [
-                {"response_sentence_key": k, "fully_supported": rng.choice([True, False, None])}
+                {"response_sentence_key": k, "fully_supported": rng.choice([True, False, None]),
+                 **({"supporting_sentence_keys": pick(docs)} if rng.random() < 0.5 else {}),
+                 **({"explanation": f"why {k}"} if rng.random() < 0.5 else {})}
                 for k in resp if rng.random() < 0.8]
         if rng.random() < 0.6:
             raw["unsupported_response_sentence_keys"] = [k for k in resp if rng.random() < 0.3]
@@ -123,3 +125,30 @@ def test_code_counts_from_draw_counts_equal_those_of_the_drawn_indices(n: int, k
         want = _code_counts(codes, k, idx)
         got = _weighted_code_counts(codes, k, draw_counts(idx, n))
         assert got.dtype == want.dtype and np.array_equal(got, want)
+
+
+def test_stored_records_equal_the_parsed_ones(tmp_path: Path) -> None:
+    """`load_records` (payloads read by `stored_record`) gives the very records the parser gives for the same
+    project, a sample stored without keyed sentences and one with an odd field parsed in their places; a payload
+    `to_json` never writes is refused by `stored_record` (the parser then answers)."""
+    from app.schemes.trace.store import load_records
+    from calibration.schemes.trace.parse import stored_record
+
+    recs, _ = generated(200, 9)
+    for r in recs:  # every written record reads back as itself
+        assert stored_record(r.to_json()) == SCHEME.parse(r.to_json()).record
+    odd = [{**recs[0].to_json(), "unknown": 1}, {**recs[0].to_json(), "adherence_score": 1},
+           {**recs[0].to_json(), "judges": {"j": {"adherence": True}}},
+           {**recs[0].to_json(), "response_sentences": [["a", "x"], ["a", "y"]]}]
+    for raw in odd:
+        with pytest.raises((ValueError, KeyError, TypeError, AttributeError)):
+            stored_record(raw)
+    path = tmp_path / "p.concord"
+    with Project.create(path) as p:
+        p.samples.write_samples("trace", recs)
+        p.conn.execute("UPDATE samples SET payload = json_remove(payload, '$.documents_sentences') WHERE id = 's5'")
+        p.conn.execute("UPDATE samples SET payload = json_set(payload, '$.extra', 1) WHERE id = 's7'")
+        p.conn.execute("UPDATE samples SET split = 'test' WHERE id = 's8'")
+        got, want = load_records(p), p.samples.records("trace")
+    assert [r.id for r in want] == [r.id for r in recs] and want[8].split == "test"
+    assert got == want

@@ -85,3 +85,31 @@ def evaluation_records(project: Any) -> Any:
         for i in sorted(set(parse.values()) - {parse[sid] for sid in parsed.ids}, reverse=True):
             out.drop(i)
     return out
+
+
+def load_records(project: Any) -> list[Any]:
+    """The records `project.samples.records("trace")` parses back, in import order: each stored payload read as
+    `stored_record` (decoded by orjson), one it does not recognise (not written by `to_json`: sentences split at
+    parse time, another shape) by the scheme's parser, in its place."""
+    import orjson
+
+    from calibration.schemes.trace.parse import stored_record
+
+    out: list[Any] = []
+    parse: dict[str, int] = {}
+    for sid, split, meta, payload in project.conn.execute(
+            "SELECT id, split, meta, payload FROM samples WHERE scheme = ? ORDER BY rowid", (SCHEME,)):
+        try:
+            data = {"scheme": SCHEME, "id": sid, **orjson.loads(payload)}
+            if split is not None:
+                data["split"] = split
+            if meta is not None:
+                data["meta"] = orjson.loads(meta)
+            out.append(stored_record(data))
+        except (ValueError, KeyError, TypeError, AttributeError):  # orjson.JSONDecodeError is a ValueError
+            parse[sid] = len(out)
+            out.append(None)
+    if parse:
+        for record in project.samples.records(SCHEME, ids=list(parse)):
+            out[parse[record.id]] = record
+    return [r for r in out if r is not None]  # a payload its parser refuses has no record, as `records` has it
