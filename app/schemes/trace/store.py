@@ -52,15 +52,15 @@ def item_records(project: Any) -> dict[str, Any]:
     return out
 
 
-# what evaluate reads of a payload, extracted by SQLite in one call (the sentence texts and explanations stay there:
-# decoding whole payloads cost twice as much at 100k samples)
+# what evaluate reads of a payload
 _EVALUATED = ("documents_sentences", "response_sentences", "all_relevant_sentence_keys", "all_utilized_sentence_keys",
               "sentence_support_information", "unsupported_response_sentence_keys", "adherence_score", "judges")
 
 
 def evaluation_records(project: Any) -> Any:
-    """Every sample as evaluate reads it (`TraceColumns`, import order), from the payload fields it uses; a sample
-    stored without keyed sentences (split at parse time) is parsed as `records` does, in its place."""
+    """Every sample as evaluate reads it (`TraceColumns`, import order), from the payload fields it uses (each
+    payload decoded by orjson and let go: SQLite's json_extract of those fields cost more); a sample stored without
+    keyed sentences (split at parse time) is parsed as `records` does, in its place."""
     import orjson
 
     from calibration.schemes.trace.columns import TraceColumns
@@ -68,11 +68,11 @@ def evaluation_records(project: Any) -> Any:
     out = TraceColumns()
     intern: dict[str, str] = {}
     parse: dict[str, int] = {}
-    paths = ", ".join(f"'$.{name}'" for name in _EVALUATED)
-    for sid, meta, fields in project.conn.execute(
-            f"SELECT id, meta, json_extract(payload, {paths}) FROM samples WHERE scheme = ? ORDER BY rowid", (SCHEME,)):
-        docs, response, *labels, judges = orjson.loads(fields)
-        if not isinstance(docs, list) or not isinstance(response, list):
+    for sid, meta, payload in project.conn.execute(
+            "SELECT id, meta, payload FROM samples WHERE scheme = ? ORDER BY rowid", (SCHEME,)):
+        data = orjson.loads(payload) if payload else {}
+        docs, response, *labels, judges = [data.get(name) for name in _EVALUATED]
+        if type(docs) is not list or type(response) is not list:
             parse[sid] = len(out)
             out.add_stored(sid, None, [], [], [None] * 5, None, intern)  # its place, filled below
             continue
