@@ -152,3 +152,24 @@ def test_stored_records_equal_the_parsed_ones(tmp_path: Path) -> None:
         got, want = load_records(p), p.samples.records("trace")
     assert [r.id for r in want] == [r.id for r in recs] and want[8].split == "test"
     assert got == want
+
+
+def test_label_items_many_with_layouts_coded_once_is_label_items_of_each_row() -> None:
+    """trace's label_items_many codes each layout of sentence keys once: on generated records whose layouts differ
+    while as long (documents of 2 + 1 and 1 + 2 sentences), rows, items and categories are label_items' own, each
+    item's code one-to-one with its key."""
+    from app.services.agreement import record_items
+
+    recs, labels = generated(300, 11)
+    records = {r.id: r for r in recs}
+    rows = [(sid, unit, kind, value) for (sid, unit), kinds in labels.items() for kind, value in kinds.items()]
+    row, item, category = SCHEME.label_items_many(records, rows)
+    want = [(i, key, cat) for i, (sid, unit, kind, value) in enumerate(rows)
+            for key, cat in record_items(SCHEME, records.get(sid), unit, kind, value).items()]
+    assert len({tuple(r.document_keys) for r in recs}) > 20 and len(want) > 500
+    assert [int(r) for r in row] == [w[0] for w in want]
+    assert [bool(c) for c in category] == [bool(w[2]) for w in want]
+    code_of: dict[Any, Any] = {}
+    key_of: dict[Any, Any] = {}
+    for code, (_, key, _) in zip(item.tolist(), want):
+        assert code_of.setdefault(key, code) == code and key_of.setdefault(code, key) == key
