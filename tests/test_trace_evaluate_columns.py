@@ -173,3 +173,18 @@ def test_label_items_many_with_layouts_coded_once_is_label_items_of_each_row() -
     key_of: dict[Any, Any] = {}
     for code, (_, key, _) in zip(item.tolist(), want):
         assert code_of.setdefault(key, code) == code and key_of.setdefault(code, key) == key
+
+
+@pytest.mark.parametrize("ks", [(1, 1), (3, 7, 2), (40, 36, 34, 10, 18), (2**40, 2**30)])
+def test_distinct_code_rows_equal_a_row_wise_unique(ks: tuple[int, ...]) -> None:
+    """The joint codes of trace's coded statistics: rows of codes read as mixed-radix numbers (or, past int64, a
+    row-wise unique) give np.unique(axis=0)'s sorted rows and inverse."""
+    import numpy as np
+
+    from calibration.schemes.trace.evaluation import _distinct_code_rows
+
+    rng = np.random.default_rng(len(ks))
+    codes = [rng.integers(0, min(k, 5), 500) * (k // min(k, 5)) for k in ks]  # values spread over 0..k-1
+    want_rows, want_inverse = np.unique(np.column_stack(codes), axis=0, return_inverse=True)
+    rows, inverse = _distinct_code_rows(codes, ks)
+    assert np.array_equal(rows, want_rows) and np.array_equal(inverse, want_inverse.ravel())
