@@ -324,11 +324,12 @@ def evaluate(records: TraceColumns | Sequence[TraceRecord], labels: Mapping[tupl
         ref_counts = count_rows(cols.n_documents, [None] * n)
         ref_counts[rows_h] = truth_counts
     data["means"], headline, refs = {}, [], {}
+    same: dict[bytes, list[float]] = {}  # scores equal under both variants (often completeness, adherence): one interval
     for variant in variants:
         ref = refs[variant] = _scores_table(ref_counts, variant)
         rows, out = [], {}
         for subset, mask in subsets.items():
-            res = _means({k: v[mask] for k, v in ref.items()}, ci)
+            res = _means({k: v[mask] for k, v in ref.items()}, ci, same)
             if res["n"] == 0:
                 continue
             out[subset] = res
@@ -407,16 +408,23 @@ def _confusions(cols: TraceColumns, human: Mapping[int, TraceLabels]) -> dict[st
     return out
 
 
-def _means(scores: Mapping[str, np.ndarray], ci: Any) -> dict[str, Any]:
+def _means(scores: Mapping[str, np.ndarray], ci: Any, same: dict[bytes, list[float]]) -> dict[str, Any]:
     """Each score's mean over the samples that have it (adherence: the share adherent), with its interval over
-    samples; `n`: samples with any score."""
+    samples; `n`: samples with any score. `same`: the slot of each array of values already asked for (the same
+    values, the same draws: the very figures), shared instead of drawn again."""
     size = len(scores[SCORES[0]])
     res: dict[str, Any] = {"n": int((~np.all(np.isnan(np.column_stack([scores[name] for name in SCORES])), axis=1))
                                     .sum()) if size else 0}
     for name in SCORES:
         x = np.asarray(scores[name], dtype=float)
         x = x[~np.isnan(x)]
-        res[name] = ci(lambda w, x=x: _mean_w(x, w), x.size) if x.size else (math.nan,) * 3
+        if not x.size:
+            res[name] = (math.nan,) * 3
+            continue
+        key = x.tobytes()
+        if key not in same:
+            same[key] = ci(lambda w, x=x: _mean_w(x, w), x.size)
+        res[name] = same[key]
     return res
 
 
