@@ -361,6 +361,7 @@ def evaluate(records: TraceColumns | Sequence[TraceRecord], labels: Mapping[tupl
             tables.append(Table(f"Judges vs {reference} labels ({variant}): hallucination AUROC, relevance and "
                                 "utilization RMSE", ("subset", "judge", "n", "AUROC [95% CI]", "relevance RMSE [95% CI]",
                                                      "utilization RMSE [95% CI]"), tuple(rows)))
+    del own, human, truths, index, confusion, judges  # per-sample objects the draws below do not need: let them go
     intervals.run()
     data = _settle(data)
     tables = [replace(t, rows=tuple(tuple(_fmt(*c) if isinstance(c, list) else c for c in row) for row in t.rows))
