@@ -9,6 +9,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from app.store import Change, Project
@@ -108,7 +109,14 @@ def test_stored_payloads_read_as_the_parsed_records(tmp_path: Path) -> None:
         stored = p.scheme_data.scheme_labels("trace")
     assert cols.ids == [r.id for r in records]
     assert cols.document_keys == [r.document_keys for r in records]
-    assert cols.judges == [r.judges for r in records]
+    from calibration.schemes.trace.agreement import judge_scores
+    from calibration.schemes.trace.evaluation import _judge_arrays
+
+    frames, arrays = judge_scores(records), _judge_arrays(cols)
+    assert list(arrays) == list(frames) and len(frames) == 3
+    for name, frame in frames.items():
+        for metric, column in arrays[name].items():
+            assert np.array_equal(column, frame[metric].to_numpy(), equal_nan=True)
     for options in ({"n_boot": 50, "seed": 3}, {"n_boot": 50, "seed": 3, "reference": "human"}):
         assert _text(evaluate(cols, stored, options)) == _text(before.evaluate(records, stored, options))
 
@@ -188,3 +196,36 @@ def test_distinct_code_rows_equal_a_row_wise_unique(ks: tuple[int, ...]) -> None
     want_rows, want_inverse = np.unique(np.column_stack(codes), axis=0, return_inverse=True)
     rows, inverse = _distinct_code_rows(codes, ks)
     assert np.array_equal(rows, want_rows) and np.array_equal(inverse, want_inverse.ravel())
+
+
+def test_a_placeholder_filled_or_dropped_gives_the_columns_of_the_records() -> None:
+    """`evaluation_records`' placeholders (a sample parsed after the others were read): filled by `put`, or dropped
+    when its parser refuses it, the columns (judge scores too) are those of the records in order."""
+    from calibration.schemes.trace.evaluation import _judge_arrays
+
+    recs, _ = generated(12, 1)
+    assert recs[4].judges and any(r.judges for r in recs[5:])  # a score to put in place, later ones to move
+
+    def with_placeholder() -> TraceColumns:
+        cols = TraceColumns()
+        for i, r in enumerate(recs):
+            if i == 4:
+                cols.add_stored(r.id, None, [], [], [None] * 5, None, {})
+            else:
+                cols.add_record(r)
+        return cols
+
+    def same(a: TraceColumns, b: TraceColumns) -> None:
+        assert a._columns() == b._columns() and set(a.judges) == set(b.judges)
+        got, want = _judge_arrays(a), _judge_arrays(b)
+        assert list(got) == list(want)
+        for name in want:
+            for metric in want[name]:
+                assert np.array_equal(got[name][metric], want[name][metric], equal_nan=True)
+
+    filled = with_placeholder()
+    filled.put(4, TraceColumns.from_records([recs[4]]), 0)
+    same(filled, TraceColumns.from_records(recs))
+    dropped = with_placeholder()
+    dropped.drop(4)
+    same(dropped, TraceColumns.from_records(recs[:4] + recs[5:]))

@@ -5,6 +5,7 @@ once); records (tests, a caller holding them) go through `from_records`, the sam
 """
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,23 +23,48 @@ class TraceColumns:
     document_keys: list[list[str]] = field(default_factory=list)
     response_keys: list[list[str]] = field(default_factory=list)
     labels: list[TraceLabels] = field(default_factory=list)  # the record's own (annotator's) labels
-    judges: list[Mapping[str, Mapping[str, float]]] = field(default_factory=list)
+    judges: dict[str, None] = field(default_factory=dict)  # every judge named, scores or not, in order of appearance
+    # (judge, metric) -> (samples, scores): what the judges gave, 16 bytes a score (a dict per sample was 0.6 kB)
+    judge_scores: dict[tuple[str, str], tuple[array, array]] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.ids)
 
     def _columns(self) -> list[list[Any]]:
-        return [self.ids, self.subsets, self.n_documents, self.document_keys, self.response_keys, self.labels,
-                self.judges]
+        return [self.ids, self.subsets, self.n_documents, self.document_keys, self.response_keys, self.labels]
+
+    def _add_judges(self, i: int, judges: Mapping[str, Mapping[str, Any]]) -> None:
+        for name, scores in judges.items():
+            self.judges.setdefault(name)
+            for metric, v in scores.items():
+                if v is None:
+                    continue
+                column = self.judge_scores.get((name, metric))
+                if column is None:
+                    column = self.judge_scores[(name, metric)] = (array("q"), array("d"))
+                column[0].append(i)
+                column[1].append(float(v))
 
     def put(self, i: int, other: TraceColumns, j: int) -> None:
         """Sample i becomes `other`'s sample j (a placeholder filled once its record is parsed)."""
         for mine, theirs in zip(self._columns(), other._columns(), strict=True):
             mine[i] = theirs[j]
+        for name in other.judges:  # every sample of `other` is put somewhere: its judges are named here
+            self.judges.setdefault(name)
+        given: dict[str, dict[str, float]] = {}
+        for (name, metric), (samples, scores) in other.judge_scores.items():
+            for k, v in zip(samples, scores):
+                if k == j:
+                    given.setdefault(name, {})[metric] = v
+        self._add_judges(i, given)
 
     def drop(self, i: int) -> None:
+        """Sample i goes (a placeholder whose record its parser refused: it has no judge scores)."""
         for mine in self._columns():
             del mine[i]
+        for key, (samples, scores) in self.judge_scores.items():
+            kept = [(k - (k > i), v) for k, v in zip(samples, scores) if k != i]
+            self.judge_scores[key] = (array("q", [k for k, _ in kept]), array("d", [v for _, v in kept]))
 
     @classmethod
     def from_records(cls, records: Iterable[TraceRecord]) -> TraceColumns:
@@ -53,8 +79,8 @@ class TraceColumns:
         self.n_documents.append(sum([len(d) for d in r.documents_sentences]))
         self.document_keys.append(r.document_keys)
         self.response_keys.append(r.response_keys)
+        self._add_judges(len(self.labels), r.judges)
         self.labels.append(r.labels)
-        self.judges.append(r.judges)
 
     def add_stored(self, sid: str, meta: Mapping[str, Any] | None, documents_sentences: Sequence[Sequence[Any]],
                    response_sentences: Sequence[Any], fields: Sequence[Any], judges: Any,
@@ -78,10 +104,11 @@ class TraceColumns:
             None if support is None else tuple(
                 [SupportInfo(once(k := e["response_sentence_key"], k), e.get("fully_supported")) for e in support]),
             None if unsup is None else tuple([once(k, k) for k in unsup]), adh))
-        self.judges.append({} if not judges else {
-            name: {m: float(v) for m, v in scores.items() if v is not None} for name, scores in judges.items()})
+        if judges:
+            self._add_judges(len(self.labels) - 1, judges)
 
 
 def subset_of(meta: Mapping[str, Any] | None) -> str:
     """The RAGBench subset a sample's meta names ("" for none): evaluate's per-subset rows."""
     return str((meta or {}).get("subset") or "")
+

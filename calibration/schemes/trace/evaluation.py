@@ -232,16 +232,12 @@ def _fmt(est: float, low: float, high: float) -> str:
     return f"{est:.3f}" + ("" if math.isnan(low) else f" [{low:.3f}, {high:.3f}]")
 
 
-def _judge_arrays(judges: Sequence[Mapping[str, Mapping[str, float]]]) -> dict[str, dict[str, np.ndarray]]:
+def _judge_arrays(cols: TraceColumns) -> dict[str, dict[str, np.ndarray]]:
     """Judge (sorted) -> metric -> (n,) its scores, NaN where it gave none (agreement.judge_scores' frames)."""
-    names = sorted({j for js in judges for j in js})
-    out = {j: {m: np.full(len(judges), np.nan) for m in JUDGE_METRICS} for j in names}
-    for i, js in enumerate(judges):
-        for j, scores in js.items():
-            cols = out[j]
-            for m, v in scores.items():
-                if m in cols:
-                    cols[m][i] = v
+    out = {j: {m: np.full(len(cols), np.nan) for m in JUDGE_METRICS} for j in sorted(cols.judges)}
+    for (j, m), (samples, scores) in cols.judge_scores.items():
+        if m in out[j]:
+            out[j][m][np.asarray(samples, dtype=np.int64)] = np.asarray(scores, dtype=np.float64)
     return out
 
 
@@ -341,7 +337,7 @@ def evaluate(records: TraceColumns | Sequence[TraceRecord], labels: Mapping[tupl
     tables[:0] = headline  # first: what a reader of a RAG evaluation looks for
 
     # judges vs the reference scores, per subset and variant
-    judges = _judge_arrays(cols.judges)
+    judges = _judge_arrays(cols)
     if judges:
         for variant in variants:
             ref = refs[variant]  # the headline's scores of the same labels
