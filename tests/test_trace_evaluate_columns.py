@@ -33,7 +33,7 @@ def generated(n: int, seed: int) -> tuple[list, dict[tuple[str, str], dict[str, 
         n_resp = rng.randint(0, 3)
         docs = [f"{d}{chr(97 + j)}" for d, size in enumerate(sizes) for j in range(size)]
         resp = [chr(97 + j) for j in range(n_resp)]
-        pick = lambda keys: [k for k in keys if rng.random() < 0.4] + (["9z"] if rng.random() < 0.1 else [])  # noqa: E731
+        pick = lambda keys: [k for k in keys if rng.random() < 0.4] + (["9z"] if rng.random() < 0.1 else [])
         rel = pick(docs)
         if rel and rng.random() < 0.2:
             rel.append(rel[0])  # listed twice: ragbench counts it

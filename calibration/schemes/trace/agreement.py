@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -65,8 +64,9 @@ def label_agreement(records: Sequence[TraceRecord], annotator: Sequence[TraceLab
                     human: Sequence[TraceLabels | None]) -> pd.DataFrame:
     """Rows relevant/utilized/supported: items, kappa (NaN when one label only), F1 of the annotator vs the human
     (1.0 when neither marks any item positive), and the positive rate of each side."""
+    # lazy: scikit-learn costs 1-2 s to import, and `concord evaluate` reads no F1 from here (nor a frame)
     import pandas as pd
-    from sklearn.metrics import f1_score  # lazy: 1-2 s to import, and `concord evaluate` reads no F1 from here
+    from sklearn.metrics import f1_score
 
     rows = []
     for kind in LABEL_TYPES:
