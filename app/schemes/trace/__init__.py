@@ -8,7 +8,7 @@ MANIFEST = Manifest(
     scheme="calibration.schemes.trace.scheme:SCHEME",
     contributions={
         "io": Contribution("app.schemes.trace.io", {"sample_id", "default_dataset", "export_extra"}),
-        "store": Contribution("app.schemes.trace.store", {"item_records"}),
+        "store": Contribution("app.schemes.trace.store", {"load_records", "item_records", "evaluation_records"}),
         "views": Contribution("app.schemes.trace.views"),
         "llm": Contribution("app.schemes.trace.llm"),
     },

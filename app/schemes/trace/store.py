@@ -1,5 +1,6 @@
-"""The TRACe scheme's store reads: what agreement's items need of its records (the sentence keys), read from the
-payloads without parsing every record (parsing was most of `concord agreement --scheme trace`)."""
+"""The TRACe scheme's store reads: what agreement's items need of its records (the sentence keys), and what evaluate
+reads of them (calibration.schemes.trace.columns), from the payloads without parsing every record (parsing was most
+of `concord agreement --scheme trace`, and of `concord evaluate --scheme trace`)."""
 from __future__ import annotations
 
 from typing import Any, NamedTuple
@@ -49,3 +50,66 @@ def item_records(project: Any) -> dict[str, Any]:
     for record in project.samples.records(SCHEME, ids=parse) if parse else ():
         out[TRACE.record_id(record)] = record
     return out
+
+
+# what evaluate reads of a payload
+_EVALUATED = ("documents_sentences", "response_sentences", "all_relevant_sentence_keys", "all_utilized_sentence_keys",
+              "sentence_support_information", "unsupported_response_sentence_keys", "adherence_score", "judges")
+
+
+def evaluation_records(project: Any) -> Any:
+    """Every sample as evaluate reads it (`TraceColumns`, import order), from the payload fields it uses (each
+    payload decoded by orjson and let go: SQLite's json_extract of those fields cost more); a sample stored without
+    keyed sentences (split at parse time) is parsed as `records` does, in its place."""
+    import orjson
+
+    from calibration.schemes.trace.columns import TraceColumns
+
+    out = TraceColumns()
+    intern: dict[str, str] = {}
+    parse: dict[str, int] = {}
+    for sid, meta, payload in project.conn.execute(
+            "SELECT id, meta, payload FROM samples WHERE scheme = ? ORDER BY rowid", (SCHEME,)):
+        data = orjson.loads(payload) if payload else {}
+        docs, response, *labels, judges = [data.get(name) for name in _EVALUATED]
+        if type(docs) is not list or type(response) is not list:
+            parse[sid] = len(out)
+            out.add_stored(sid, None, [], [], [None] * 5, None, intern)  # its place, filled below
+            continue
+        out.add_stored(sid, None if meta is None else orjson.loads(meta), docs, response, labels, judges, intern)
+    if parse:
+        parsed = TraceColumns.from_records(project.samples.records(SCHEME, ids=list(parse)))
+        for j, sid in enumerate(parsed.ids):
+            out.put(parse[sid], parsed, j)
+        # a payload its parser refuses has no record (as `records` leaves it out)
+        for i in sorted(set(parse.values()) - {parse[sid] for sid in parsed.ids}, reverse=True):
+            out.drop(i)
+    return out
+
+
+def load_records(project: Any) -> list[Any]:
+    """The records `project.samples.records("trace")` parses back, in import order: each stored payload read as
+    `stored_record` (decoded by orjson), one it does not recognise (not written by `to_json`: sentences split at
+    parse time, another shape) by the scheme's parser, in its place."""
+    import orjson
+
+    from calibration.schemes.trace.parse import stored_record
+
+    out: list[Any] = []
+    parse: dict[str, int] = {}
+    for sid, split, meta, payload in project.conn.execute(
+            "SELECT id, split, meta, payload FROM samples WHERE scheme = ? ORDER BY rowid", (SCHEME,)):
+        try:
+            data = {"scheme": SCHEME, "id": sid, **orjson.loads(payload)}
+            if split is not None:
+                data["split"] = split
+            if meta is not None:
+                data["meta"] = orjson.loads(meta)
+            out.append(stored_record(data))
+        except (ValueError, KeyError, TypeError, AttributeError):  # orjson.JSONDecodeError is a ValueError
+            parse[sid] = len(out)
+            out.append(None)
+    if parse:
+        for record in project.samples.records(SCHEME, ids=list(parse)):
+            out[parse[record.id]] = record
+    return [r for r in out if r is not None]  # a payload its parser refuses has no record, as `records` has it

@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # pandas costs ~0.4 s to import; evaluate (which reads LABEL_TYPES here) makes no frame
+    import pandas as pd
 
 from calibration.agreement import cohen_kappa, spearman
 from calibration.schemes.trace.metrics import SCORES, Variant, score_records
@@ -61,7 +64,9 @@ def label_agreement(records: Sequence[TraceRecord], annotator: Sequence[TraceLab
                     human: Sequence[TraceLabels | None]) -> pd.DataFrame:
     """Rows relevant/utilized/supported: items, kappa (NaN when one label only), F1 of the annotator vs the human
     (1.0 when neither marks any item positive), and the positive rate of each side."""
-    from sklearn.metrics import f1_score  # lazy: 1-2 s to import, and `concord evaluate` reads no F1 from here
+    # lazy: scikit-learn costs 1-2 s to import, and `concord evaluate` reads no F1 from here (nor a frame)
+    import pandas as pd
+    from sklearn.metrics import f1_score
 
     rows = []
     for kind in LABEL_TYPES:
@@ -90,6 +95,8 @@ def score_agreement(records: Sequence[TraceRecord], annotator: Sequence[TraceLab
                     human: Sequence[TraceLabels | None], variant: Variant = "ragbench") -> pd.DataFrame:
     """Rows relevance/utilization/completeness/adherence/average: n, RMSE and Spearman of the annotator-derived
     scores against the human-derived ones under `variant`."""
+    import pandas as pd
+
     sa = score_records(records, variant, annotator)
     sh = score_records(records, variant, human)
     rows = []
@@ -118,6 +125,8 @@ def hallucination_auroc(adherent: Sequence[float] | np.ndarray, judge_adherence:
 
 def judge_scores(records: Sequence[TraceRecord]) -> dict[str, pd.DataFrame]:
     """Judge -> frame (index = record id) of its adherence/relevance/utilization, NaN where it gave none."""
+    import pandas as pd
+
     names = sorted({j for r in records for j in r.judges})
     index = pd.Index([r.id for r in records], name="id")
     return {j: pd.DataFrame({m: [r.judges.get(j, {}).get(m, math.nan) for r in records] for m in JUDGE_METRICS},
@@ -130,6 +139,8 @@ def judge_report(records: Sequence[TraceRecord], reference: pd.DataFrame | None 
 
     `reference` holds the true relevance/utilization/adherence per record (default: the records' labels scored
     under `variant`, which for RAGBench rows equals the dataset's own columns)."""
+    import pandas as pd
+
     ref = score_records(records, variant) if reference is None else reference
     rows = []
     for judge, js in judge_scores(records).items():

@@ -16,14 +16,13 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
-import pandas as pd
-
 from calibration.agreement import (SpearmanCodes, auroc_from_counts, draw_counts, percentile_interval,
                                    resample_index_chunks, spearman_codes, spearman_from_counts)
 from calibration.schemes.base import Report, Table
-from calibration.schemes.trace.agreement import LABEL_TYPES, judge_scores, sentence_labels
-from calibration.schemes.trace.metrics import SCORES, VARIANTS, ragbench_adherent, score_records
-from calibration.schemes.trace.records import TraceLabels, TraceRecord, human_adherent, truth_labels
+from calibration.schemes.trace.agreement import LABEL_TYPES
+from calibration.schemes.trace.columns import TraceColumns
+from calibration.schemes.trace.metrics import SCORES, VARIANTS, count_rows, ragbench_adherent, score_arrays
+from calibration.schemes.trace.records import JUDGE_METRICS, TraceLabels, TraceRecord, corrected_labels, human_adherent
 
 ALL = "all"
 HUMAN_KINDS = ("relevant", "utilized", "unsupported", "adherent")
@@ -41,29 +40,7 @@ def human_labels(labels: Mapping[str, Any]) -> TraceLabels | None:
     return TraceLabels(**given)
 
 
-def truth(record: TraceRecord, labels: Mapping[str, Any]) -> TraceLabels:
-    return truth_labels(record, labels)  # the one merge rule (records.truth_labels; the scheme's metrics use it too)
-
-
 # -- statistics of per-sample sums, on the data (weights 1) and on bootstrap replicates (weights = draw counts) -------
-def _confusion(records: Sequence[TraceRecord], a: Sequence[TraceLabels | None], h: Sequence[TraceLabels | None],
-               kind: str) -> np.ndarray:
-    """(n, 4) per-sample counts tp, fp, fn, tn of the annotator (prediction) against the human (truth)."""
-    out = np.zeros((len(records), 4))
-    for i, (rec, la, lh) in enumerate(zip(records, a, h, strict=True)):
-        if kind == "adherent":
-            x = None if la is None else ragbench_adherent(la)
-            y = None if lh is None or lh.adherence is None else float(lh.adherence)
-            pairs = [] if x is None or y is None or math.isnan(x) else [(x == 1.0, y == 1.0)]
-        else:
-            sa, sh = sentence_labels(rec, la, kind), sentence_labels(rec, lh, kind)
-            pairs = [] if sa is None or sh is None else [
-                (v, sh[k]) for k, v in sa.items() if v is not None and sh.get(k) is not None]
-        for p, t in pairs:
-            out[i, (0 if t else 1) if p else (2 if t else 3)] += 1
-    return out
-
-
 def _kappa_f1(c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Cohen's kappa and F1 (1.0 with no positive on either side, as agreement.label_agreement) of (.., 4) counts."""
     tp, fp, fn, tn = (c[..., i] for i in range(4))
@@ -103,6 +80,16 @@ def _code_counts(codes: np.ndarray, k: int, idx: np.ndarray) -> np.ndarray:
     return np.bincount(drawn.ravel(), minlength=reps * k).reshape(reps, k).astype(np.float64)
 
 
+def _weighted_code_counts(codes: np.ndarray, k: int, w: np.ndarray) -> np.ndarray:
+    """`_code_counts` from the replicates' draw counts per unit `w` (reps, n), when they are at hand: one weighted
+    bincount of the n codes per replicate instead of a gather and bincount of every draw (a third of the time at
+    100k samples). Sums of whole numbers below 2**53: the very floats, in any order."""
+    out = np.empty((w.shape[0], k))
+    for r in range(w.shape[0]):
+        out[r] = np.bincount(codes, weights=w[r], minlength=k)
+    return out
+
+
 JOINT_SHARE = 4  # coded statistics share one count when their joint codes number at most n / JOINT_SHARE
 
 
@@ -113,7 +100,7 @@ def _joint_codes(coded: Sequence[tuple[np.ndarray, int]], n: int) -> tuple[np.nd
     of one gather and bincount of every draw per statistic (a sixth of `concord evaluate --scheme trace` at 100k)."""
     if len(coded) < 2:
         return None
-    distinct, joint = np.unique(np.column_stack([c for c, _ in coded]), axis=0, return_inverse=True)
+    distinct, joint = _distinct_code_rows([c for c, _ in coded], [k for _, k in coded])
     if distinct.shape[0] * JOINT_SHARE > n:
         return None
     parts = []
@@ -123,6 +110,27 @@ def _joint_codes(coded: Sequence[tuple[np.ndarray, int]], n: int) -> tuple[np.nd
         present, starts = np.unique(col[order], return_index=True)
         parts.append((order, starts, present, k))
     return joint.ravel().astype(np.int64), distinct.shape[0], parts
+
+
+def _distinct_code_rows(codes: Sequence[np.ndarray], ks: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(np.column_stack(codes), axis=0, return_inverse=True) of code columns (column j in 0..ks[j]-1):
+    the same sorted distinct rows and inverse, from one 1-d unique of each row read as a mixed-radix number (first
+    column most significant: the same order), when those fit in int64; a row-wise unique sorts whole rows (a tenth
+    of trace's bootstrap at 100k samples)."""
+    if math.prod(max(int(k), 1) for k in ks) >= 2**62:
+        distinct, inverse = np.unique(np.column_stack(codes), axis=0, return_inverse=True)
+        return distinct, inverse.ravel()
+    number = np.zeros(len(codes[0]), dtype=np.int64)
+    for c, k in zip(codes, ks, strict=True):
+        number *= max(int(k), 1)
+        number += c
+    values, inverse = np.unique(number, return_inverse=True)
+    distinct = np.empty((values.size, len(codes)), dtype=np.int64)
+    for j in range(len(codes) - 1, -1, -1):
+        k = max(int(ks[j]), 1)
+        distinct[:, j] = values % k
+        values = values // k
+    return distinct, inverse.ravel()
 
 
 def _split_counts(counts: np.ndarray, parts: Sequence[Any]) -> list[np.ndarray]:
@@ -182,10 +190,11 @@ class _Intervals:
             for idx in resample_index_chunks(n, self.n_boot, self.seed):
                 w = draw_counts(idx, n) if weighted else None  # resample_counts' weights
                 sums = None if stacked is None else w @ stacked  # type: ignore[operator]
-                shared = None if joint is None else iter(_split_counts(_code_counts(joint[0], joint[1], idx), joint[2]))
+                count = _code_counts if w is None else (lambda codes, k, _: _weighted_code_counts(codes, k, w))  # noqa: B023
+                shared = None if joint is None else iter(_split_counts(count(joint[0], joint[1], idx), joint[2]))
                 for (stat, c, coded, _), out in zip(stats, reps):
                     if coded is not None:
-                        out.append(stat(_code_counts(*coded, idx) if shared is None else next(shared)))
+                        out.append(stat(count(*coded, idx) if shared is None else next(shared)))
                     else:
                         out.append(stat(w) if c is None else stat(sums[:, where[id(c)]]))  # type: ignore[index]
             for (_, _, _, slot), out in zip(stats, reps):
@@ -207,11 +216,12 @@ def _settle(x: Any) -> Any:
 
 
 # -- the report ----------------------------------------------------------------------------------------------------
-def _subsets(records: Sequence[TraceRecord]) -> dict[str, np.ndarray]:
-    names = np.array([str((r.meta or {}).get("subset") or "") for r in records])
-    out = {ALL: np.ones(len(records), dtype=bool)}
-    for name in sorted(set(names) - {""}):
-        if len(set(names)) > 1:
+def _subsets(subsets: Sequence[str]) -> dict[str, np.ndarray]:
+    names = np.array(subsets, dtype=object)
+    distinct = set(subsets)
+    out = {ALL: np.ones(len(subsets), dtype=bool)}
+    for name in sorted(distinct - {""}):
+        if len(distinct) > 1:
             out[name] = names == name
     return out
 
@@ -222,8 +232,22 @@ def _fmt(est: float, low: float, high: float) -> str:
     return f"{est:.3f}" + ("" if math.isnan(low) else f" [{low:.3f}, {high:.3f}]")
 
 
-def evaluate(records: Sequence[TraceRecord], labels: Mapping[tuple[str, str], Mapping[str, Any]],
+def _judge_arrays(cols: TraceColumns) -> dict[str, dict[str, np.ndarray]]:
+    """Judge (sorted) -> metric -> (n,) its scores, NaN where it gave none (agreement.judge_scores' frames)."""
+    out = {j: {m: np.full(len(cols), np.nan) for m in JUDGE_METRICS} for j in sorted(cols.judges)}
+    for (j, m), (samples, scores) in cols.judge_scores.items():
+        if m in out[j]:
+            out[j][m][np.asarray(samples, dtype=np.int64)] = np.asarray(scores, dtype=np.float64)
+    return out
+
+
+def _scores_table(counts: np.ndarray, variant: str) -> dict[str, np.ndarray]:
+    return score_arrays(counts, variant)  # type: ignore[arg-type]
+
+
+def evaluate(records: TraceColumns | Sequence[TraceRecord], labels: Mapping[tuple[str, str], Mapping[str, Any]],
              options: Mapping[str, Any]) -> Report:
+    """The report of samples given as columns (a project's, app/schemes/trace/store.py) or as records."""
     reference = str(options.get("reference") or "annotator")
     if reference not in ("annotator", "human"):
         raise ValueError(f"reference must be 'annotator' or 'human', got {reference!r}")
@@ -233,21 +257,30 @@ def evaluate(records: Sequence[TraceRecord], labels: Mapping[tuple[str, str], Ma
     intervals = _Intervals(n_boot, seed, alpha)
     ci = intervals.add
 
-    records = list(records)
-    own = [labels.get((r.id, ""), {}) for r in records]
-    human = [human_labels(h) for h in own]
-    checked = np.array([h is not None for h in human])
-    data: dict[str, Any] = {"reference": reference, "samples": len(records), "human_samples": int(checked.sum()),
+    cols = records if isinstance(records, TraceColumns) else TraceColumns.from_records(records)
+    n = len(cols)
+    own: dict[int, Mapping[str, Any]] = {}  # sample index -> its human labels (unit '')
+    index = {sid: i for i, sid in enumerate(cols.ids)}
+    for (sid, unit), value in labels.items():
+        if unit == "" and sid in index:
+            own[index[sid]] = value
+    human: dict[int, TraceLabels] = {}
+    for i in sorted(own):
+        h = human_labels(own[i])
+        if h is not None:
+            human[i] = h
+    rows_h = np.fromiter(human, dtype=np.int64, count=len(human))  # the samples humans labeled, in order
+    checked = np.zeros(n, dtype=bool)
+    checked[rows_h] = True
+    data: dict[str, Any] = {"reference": reference, "samples": n, "human_samples": int(checked.sum()),
                             "n_boot": n_boot, "labels": {}, "scores": {}, "judges": {}}
     tables: list[Table] = []
 
     # annotator vs human: sentence labels (and the adherence verdict) over the samples humans labeled
-    recs_h = [r for r, c in zip(records, checked) if c]
-    ann_h = [r.labels for r in recs_h]
-    hum_h = [h for h in human if h is not None]
+    confusion = _confusions(cols, human)
     rows = []
     for kind in (*LABEL_TYPES, "adherent"):
-        conf = _confusion(recs_h, ann_h, hum_h, kind)
+        conf = confusion[kind]
         keep = conf.sum(axis=1) > 0
         conf = conf[keep]
         items = int(conf.sum())
@@ -258,14 +291,16 @@ def evaluate(records: Sequence[TraceRecord], labels: Mapping[tuple[str, str], Ma
     tables.append(Table("Annotator vs human: sentence labels (Cohen's kappa, F1 with the human as truth)",
                         ("label", "samples", "items", "kappa [95% CI]", "F1 [95% CI]"), tuple(rows)))
 
-    # annotator vs human: the four scores and their average, per variant
-    truths = [truth(r, h) if c else None for r, h, c in zip(records, own, checked)]
+    # annotator vs human: the four scores and their average, per variant (counts once, each variant's formulas)
+    annotator_counts = count_rows(cols.n_documents, cols.labels)
+    truths = {i: corrected_labels(cols.labels[i], own[i]) for i in human}
+    truth_counts = count_rows([cols.n_documents[i] for i in human], list(truths.values()))
     for variant in variants:
-        sa = score_records(recs_h, variant)  # type: ignore[arg-type]
-        sh = score_records(recs_h, variant, [t for t in truths if t is not None])  # type: ignore[arg-type]
+        sa = _scores_table(annotator_counts[rows_h], variant)
+        sh = _scores_table(truth_counts, variant)
         rows, out = [], {}
         for name in (*SCORES, "average"):
-            a, h = sa[name].to_numpy(), sh[name].to_numpy()
+            a, h = sa[name], sh[name]
             ok = ~(np.isnan(a) | np.isnan(h))
             a, h = a[ok], h[ok]
             rmse = ci(_rmse_sums, a.size, np.column_stack([(a - h) ** 2, np.ones(a.size)]))
@@ -278,14 +313,19 @@ def evaluate(records: Sequence[TraceRecord], labels: Mapping[tuple[str, str], Ma
                             ("score", "n", "RMSE [95% CI]", "Spearman [95% CI]"), tuple(rows)))
 
     # the headline: each score's mean under the reference labels, per subset and variant
-    subsets = _subsets(records)
-    ref_labels: list[TraceLabels | None] = [r.labels for r in records] if reference == "annotator" else truths
+    subsets = _subsets(cols.subsets)
+    if reference == "annotator":
+        ref_counts = annotator_counts
+    else:  # unlabeled samples: no labels, NaN scores
+        ref_counts = count_rows(cols.n_documents, [None] * n)
+        ref_counts[rows_h] = truth_counts
     data["means"], headline, refs = {}, [], {}
+    same: dict[bytes, list[float]] = {}  # scores equal under both variants (often completeness, adherence): one interval
     for variant in variants:
-        ref = refs[variant] = score_records(records, variant, ref_labels)  # type: ignore[arg-type]
+        ref = refs[variant] = _scores_table(ref_counts, variant)
         rows, out = [], {}
         for subset, mask in subsets.items():
-            res = _means(ref[mask], ci)
+            res = _means({k: v[mask] for k, v in ref.items()}, ci, same)
             if res["n"] == 0:
                 continue
             out[subset] = res
@@ -297,16 +337,17 @@ def evaluate(records: Sequence[TraceRecord], labels: Mapping[tuple[str, str], Ma
     tables[:0] = headline  # first: what a reader of a RAG evaluation looks for
 
     # judges vs the reference scores, per subset and variant
-    judges = judge_scores(records)
+    judges = _judge_arrays(cols)
     if judges:
         for variant in variants:
             ref = refs[variant]  # the headline's scores of the same labels
-            has_ref = ref[list(SCORES)].notna().any(axis=1).to_numpy()
+            has_ref = ~np.all(np.isnan(np.column_stack([ref[name] for name in SCORES])), axis=1)
             rows, out = [], {}
             for subset, mask in subsets.items():
                 mask = mask & has_ref
+                part = {k: v[mask] for k, v in ref.items()}
                 for judge, js in judges.items():
-                    res = _judge(ref[mask], js[mask], ci)
+                    res = _judge(part, {m: v[mask] for m, v in js.items()}, ci)
                     if res["n"] == 0:
                         continue
                     out.setdefault(subset, {})[judge] = res
@@ -316,11 +357,12 @@ def evaluate(records: Sequence[TraceRecord], labels: Mapping[tuple[str, str], Ma
             tables.append(Table(f"Judges vs {reference} labels ({variant}): hallucination AUROC, relevance and "
                                 "utilization RMSE", ("subset", "judge", "n", "AUROC [95% CI]", "relevance RMSE [95% CI]",
                                                      "utilization RMSE [95% CI]"), tuple(rows)))
+    del own, human, truths, index, confusion, judges  # per-sample objects the draws below do not need: let them go
     intervals.run()
     data = _settle(data)
     tables = [replace(t, rows=tuple(tuple(_fmt(*c) if isinstance(c, list) else c for c in row) for row in t.rows))
               for t in tables]
-    notes = [f"{int(checked.sum())} of {len(records)} samples carry human trace labels; intervals: {n_boot} "
+    notes = [f"{int(checked.sum())} of {n} samples carry human trace labels; intervals: {n_boot} "
              "bootstrap resamples of samples (percentile)."]
     if reference == "human":
         notes.append("Judges are scored on the human-labeled samples only (the annotator's labels as the humans "
@@ -329,14 +371,57 @@ def evaluate(records: Sequence[TraceRecord], labels: Mapping[tuple[str, str], Ma
     return Report("trace", tuple(tables), data, tuple(notes))
 
 
-def _means(scores: pd.DataFrame, ci: Any) -> dict[str, Any]:
+def _confusions(cols: TraceColumns, human: Mapping[int, TraceLabels]) -> dict[str, np.ndarray]:
+    """Label type -> (samples humans labeled, 4) counts tp, fp, fn, tn of the annotator (prediction) against the
+    human (truth), per sample in order: agreement.sentence_labels' items (each distinct sentence key once, the
+    sentences either side leaves open left out) counted with sets instead of a dict per side and sample."""
+    out = {kind: np.zeros((len(human), 4)) for kind in (*LABEL_TYPES, "adherent")}
+    rel, utl, sup, adh = (out[k] for k in (*LABEL_TYPES, "adherent"))
+    for row, (i, lh) in enumerate(human.items()):
+        la = cols.labels[i]
+        for counts, a, h in ((rel, la.relevant, lh.relevant), (utl, la.utilized, lh.utilized)):
+            if a is not None and h is not None:
+                keys = set(cols.document_keys[i])
+                pa, ph = keys.intersection(a), keys.intersection(h)
+                tp = len(pa & ph)
+                counts[row] = (tp, len(pa) - tp, len(ph) - tp, len(keys) - len(pa | ph))
+        if (la.support is not None or la.unsupported is not None) and lh.unsupported is not None:
+            flags = la.sentence_support(cols.response_keys[i])  # human: not listed = supported, as sentence_support
+            listed = set(lh.unsupported)
+            tp = fp = fn = tn = 0
+            for k, v in flags.items():
+                if v is None:
+                    continue
+                t = k not in listed
+                if v:
+                    tp, fp = (tp + 1, fp) if t else (tp, fp + 1)
+                else:
+                    fn, tn = (fn + 1, tn) if t else (fn, tn + 1)
+            sup[row] = (tp, fp, fn, tn)
+        x = ragbench_adherent(la)
+        if lh.adherence is not None and not math.isnan(x):
+            y = float(lh.adherence)
+            adh[row, (0 if y == 1.0 else 1) if x == 1.0 else (2 if y == 1.0 else 3)] = 1
+    return out
+
+
+def _means(scores: Mapping[str, np.ndarray], ci: Any, same: dict[bytes, list[float]]) -> dict[str, Any]:
     """Each score's mean over the samples that have it (adherence: the share adherent), with its interval over
-    samples; `n`: samples with any score."""
-    res: dict[str, Any] = {"n": int(scores[list(SCORES)].notna().any(axis=1).sum()) if len(scores) else 0}
+    samples; `n`: samples with any score. `same`: the slot of each array of values already asked for (the same
+    values, the same draws: the very figures), shared instead of drawn again."""
+    size = len(scores[SCORES[0]])
+    res: dict[str, Any] = {"n": int((~np.all(np.isnan(np.column_stack([scores[name] for name in SCORES])), axis=1))
+                                    .sum()) if size else 0}
     for name in SCORES:
-        x = scores[name].to_numpy(dtype=float)
+        x = np.asarray(scores[name], dtype=float)
         x = x[~np.isnan(x)]
-        res[name] = ci(lambda w, x=x: _mean_w(x, w), x.size) if x.size else (math.nan,) * 3
+        if not x.size:
+            res[name] = (math.nan,) * 3
+            continue
+        key = x.tobytes()
+        if key not in same:
+            same[key] = ci(lambda w, x=x: _mean_w(x, w), x.size)
+        res[name] = same[key]
     return res
 
 
@@ -347,9 +432,11 @@ def _mean_w(x: np.ndarray, w: np.ndarray) -> np.ndarray:
     return (w @ x) / x.size
 
 
-def _judge(ref: pd.DataFrame, js: pd.DataFrame, ci: Any) -> dict[str, Any]:
-    res: dict[str, Any] = {"n": int(js.notna().any(axis=1).sum() if len(ref) else 0)}
-    y, s = ref["adherence"].to_numpy(), js["adherence"].to_numpy()
+def _judge(ref: Mapping[str, np.ndarray], js: Mapping[str, np.ndarray], ci: Any) -> dict[str, Any]:
+    size = len(ref[SCORES[0]])
+    res: dict[str, Any] = {"n": int((~np.all(np.isnan(np.column_stack([js[m] for m in JUDGE_METRICS])), axis=1)).sum())
+                           if size else 0}
+    y, s = ref["adherence"], js["adherence"]
     ok = ~(np.isnan(y) | np.isnan(s))
     y, s = (y[ok] == 0.0).astype(float), 1.0 - s[ok]
     two = y.size > 0 and 0 < y.sum() < y.size
@@ -358,7 +445,7 @@ def _judge(ref: pd.DataFrame, js: pd.DataFrame, ci: Any) -> dict[str, Any]:
         codes, k = _auroc_codes(y, s)
         res["hallucination_auroc"] = ci(_auroc_counts, y.size, codes=codes, k=k)
     for m in ("relevance", "utilization"):
-        t, p = ref[m].to_numpy(), js[m].to_numpy()
+        t, p = ref[m], js[m]
         good = ~(np.isnan(t) | np.isnan(p))
         e = (p[good] - t[good]) ** 2
         res[f"{m}_rmse"] = ci(_rmse_sums, e.size, np.column_stack([e, np.ones(e.size)])) if e.size else [math.nan] * 3

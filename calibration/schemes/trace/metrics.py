@@ -77,12 +77,20 @@ def label_counts(records: Sequence[TraceRecord], labels: Sequence[TraceLabels | 
     n = len(records)
     if labels is not None and len(labels) != n:
         raise ValueError(f"{len(labels)} label sets for {n} records")
+    out = count_rows([sum([len(d) for d in r.documents_sentences]) for r in records],
+                     [r.labels for r in records] if labels is None else labels)
+    import pandas as pd
+
+    return pd.DataFrame(out, columns=list(COUNT_COLUMNS), index=pd.Index([r.id for r in records], name="id"))
+
+
+def count_rows(n_documents: Sequence[int], labels: Sequence[TraceLabels | None]) -> np.ndarray:
+    """(n, len(COUNT_COLUMNS)) float64: `label_counts`' rows from each sample's document sentence count and labels
+    (None: not labeled), without record objects (evaluate reads columns, calibration.schemes.trace.columns)."""
     nan = _NAN
     rows: list[tuple[float, ...]] = []
     append = rows.append
-    for i, rec in enumerate(records):  # plain tuples, one numpy conversion at the end (element writes cost more)
-        lab = rec.labels if labels is None else labels[i]
-        n_doc = sum([len(d) for d in rec.documents_sentences])
+    for n_doc, lab in zip(n_documents, labels, strict=True):  # plain tuples, one numpy conversion at the end
         if lab is None:
             append((n_doc, nan, nan, nan, nan, nan, nan, nan))
             continue
@@ -94,10 +102,7 @@ def label_counts(records: Sequence[TraceRecord], labels: Sequence[TraceLabels | 
                 nan if rset is None else len(rset), nan if uset is None else len(uset),
                 nan if rset is None or uset is None else len(rset & uset),
                 guide_adherent(lab), ragbench_adherent(lab)))
-    out = np.array(rows, dtype=np.float64).reshape(n, len(COUNT_COLUMNS))
-    import pandas as pd
-
-    return pd.DataFrame(out, columns=list(COUNT_COLUMNS), index=pd.Index([r.id for r in records], name="id"))
+    return np.array(rows, dtype=np.float64).reshape(len(rows), len(COUNT_COLUMNS))
 
 
 def _guide(c: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -125,7 +130,15 @@ def _ragbench(c: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 
 def scores_from_counts(counts: pd.DataFrame, variant: Variant = "ragbench") -> pd.DataFrame:
     """The four scores and their average per row of `label_counts`, under one variant."""
-    cols = {name: counts[name].to_numpy(dtype=np.float64) for name in COUNT_COLUMNS}
+    s = score_arrays(counts[list(COUNT_COLUMNS)].to_numpy(dtype=np.float64), variant)
+    import pandas as pd
+
+    return pd.DataFrame(s, index=counts.index)
+
+
+def score_arrays(counts: np.ndarray, variant: Variant = "ragbench") -> dict[str, np.ndarray]:
+    """`scores_from_counts` of `count_rows`' array: score name -> (n,) float64, the average last."""
+    cols = {name: np.ascontiguousarray(counts[:, i]) for i, name in enumerate(COUNT_COLUMNS)}
     if variant == "trace_guide":
         s = _guide(cols)
     elif variant == "ragbench":
@@ -134,9 +147,7 @@ def scores_from_counts(counts: pd.DataFrame, variant: Variant = "ragbench") -> p
         raise ValueError(f"unknown trace variant {variant!r}; known: {', '.join(VARIANTS)}")
     # summed in SCORES order like the reference, so both give the same float
     s["average"] = (((s["relevance"] + s["utilization"]) + s["completeness"]) + s["adherence"]) / 4.0
-    import pandas as pd
-
-    return pd.DataFrame(s, index=counts.index)
+    return s
 
 
 def score_records(records: Sequence[TraceRecord], variant: Variant = "ragbench",

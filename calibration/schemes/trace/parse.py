@@ -336,3 +336,78 @@ def parse_record(raw: Mapping[str, Any]) -> Parsed:
     record = TraceRecord(rid, question, documents, response, docs_s, resp_s, labels, judges, split,  # type: ignore[arg-type]
                          None if meta is None else dict(meta))
     return Parsed(record, tuple(c.problems))
+
+
+def _stored_keys(v: Any) -> tuple[str, ...] | None:
+    if v is None:
+        return None
+    if type(v) is not list or not all(type(k) is str for k in v):
+        raise ValueError("not stored sentence keys")
+    return tuple(v)
+
+
+def _stored_pairs(v: Any) -> tuple[Sentence, ...]:
+    out = tuple([(k, s) for k, s in v])
+    if type(v) is not list or not all(type(p) is list for p in v) or not all(
+            type(k) is str and k and type(s) is str for k, s in out):
+        raise ValueError("not stored keyed sentences")
+    return out
+
+
+def _stored_support(v: Any) -> tuple[SupportInfo, ...] | None:
+    if v is None:
+        return None
+    out = []
+    for e in v:
+        key, fs, sk, ex = (e.get("response_sentence_key"), e.get("fully_supported"), e.get("supporting_sentence_keys"),
+                           e.get("explanation"))
+        if (type(e) is not dict or not _SUPPORT_KEYS.issuperset(e) or type(key) is not str
+                or (fs is not None and type(fs) is not bool) or (ex is not None and type(ex) is not str)):
+            raise ValueError("not a stored support entry")
+        out.append(SupportInfo(key, fs, _stored_keys(sk), ex))
+    return tuple(out)
+
+
+def _stored_judges(v: Any) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    for name, scores in (v or {}).items():
+        if type(name) is not str or not name.strip() or type(scores) is not dict:
+            raise ValueError("not stored judges")
+        got: dict[str, float] = {}
+        for metric, x in scores.items():
+            if x is None:
+                continue
+            if metric not in JUDGE_METRICS or type(x) not in (int, float) or not 0.0 <= x <= 1.0:
+                raise ValueError("not a stored judge score")  # the parser says what (or warns, out of [0, 1])
+            got[metric] = float(x)
+        out[name] = got
+    return out
+
+
+def stored_record(raw: Mapping[str, Any]) -> TraceRecord:
+    """The record `parse_record(raw)` gives for a record as `TraceRecord.to_json` wrote it (a project's stored
+    payloads), without collecting problems: keyed sentences given, every field of its written type, no key that parsing
+    would warn about the shape of. Raises ValueError (or KeyError, TypeError) on anything else: the caller then asks
+    `parse_record`, which splits sentences or says what is wrong. Parsing every sample was most of reading a project's
+    trace records (the human ceiling's, calibrate's)."""
+    sid, question, response = raw["id"], raw["question"], raw["response"]
+    if (type(sid) is not str or not sid.strip() or type(question) is not str or type(response) is not str
+            or raw.get("scheme", "trace") != "trace" or not RECORD_KEYS.issuperset(raw)):
+        raise ValueError("not a stored record")
+    documents = _stored_keys(raw["documents"])
+    docs_s = tuple([_stored_pairs(d) for d in raw["documents_sentences"]])
+    resp_s = _stored_pairs(raw["response_sentences"])
+    doc_keys = [k for d in docs_s for k, _ in d]
+    if (documents is None or len(docs_s) != len(documents) or len(set(doc_keys)) != len(doc_keys)
+            or len({k for k, _ in resp_s}) != len(resp_s)):
+        raise ValueError("not stored sentences")
+    adherence, split, meta = raw.get("adherence_score"), raw.get("split"), raw.get("meta")
+    if ((adherence is not None and type(adherence) is not bool) or (split is not None and type(split) is not str)
+            or (meta is not None and type(meta) is not dict)):
+        raise ValueError("not a stored record")
+    labels = TraceLabels(_stored_keys(raw.get("all_relevant_sentence_keys")),
+                         _stored_keys(raw.get("all_utilized_sentence_keys")),
+                         _stored_support(raw.get("sentence_support_information")),
+                         _stored_keys(raw.get("unsupported_response_sentence_keys")), adherence)
+    return TraceRecord(sid, question, documents, response, docs_s, resp_s, labels, _stored_judges(raw.get("judges")),
+                       split, None if meta is None else dict(meta))

@@ -7,7 +7,7 @@ parser as warnings instead (see parse.py).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from calibration.schemes.trace.sentences import Sentence
@@ -144,16 +144,22 @@ def human_adherent(labels: Mapping[str, Any]) -> bool | None:
 
 def truth_labels(record: TraceRecord, labels: Mapping[str, Any]) -> TraceLabels:
     """The record's labels with the human's replacing them field by field."""
-    t = record.labels
+    return corrected_labels(record.labels, labels)
+
+
+def corrected_labels(t: TraceLabels, labels: Mapping[str, Any]) -> TraceLabels:
+    """`truth_labels` of a record whose labels are `t`: built at once (a replace() per field cost more, for every
+    human-labeled sample of `concord evaluate`)."""
+    relevant, utilized, support, unsupported, adherence = t.relevant, t.utilized, t.support, t.unsupported, t.adherence
     if labels.get("relevant") is not None:
-        t = replace(t, relevant=tuple(labels["relevant"]))
+        relevant = tuple(labels["relevant"])
     if labels.get("utilized") is not None:
-        t = replace(t, utilized=tuple(labels["utilized"]))
+        utilized = tuple(labels["utilized"])
     if labels.get("unsupported") is not None:
-        t = replace(t, support=None, unsupported=tuple(labels["unsupported"]))
+        support, unsupported = None, tuple(labels["unsupported"])
     verdict = human_adherent(labels)
     if verdict is not None:
-        t = replace(t, adherence=verdict)
+        adherence = verdict
         if labels.get("unsupported") is None:  # a bare verdict overrides the sentence labels' adherence
-            t = replace(t, support=None, unsupported=None)
-    return t
+            support = unsupported = None
+    return TraceLabels(relevant, utilized, support, unsupported, adherence)

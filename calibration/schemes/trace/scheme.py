@@ -196,6 +196,7 @@ class TraceScheme:
 
         key_code: dict[str, int] = {}
         side_keys: dict[tuple[str, bool], Any] = {}  # (sample, response side) -> its distinct keys' numbers, in order
+        layouts: dict[tuple[str, ...], Any] = {}  # a side's keys -> their distinct keys' numbers, in order
         parts: list[tuple[int, int, Any]] = []  # (row, kind index, key numbers) per labeled kind
         chosen_row: list[int] = []
         chosen_key: list[int] = []
@@ -217,9 +218,12 @@ class TraceScheme:
                 side = kind == "unsupported"
                 keys = side_keys.get((sid, side))
                 if keys is None:
-                    names = record.response_keys if side else record.document_keys
-                    keys = side_keys[(sid, side)] = np.fromiter(
-                        (key_code.setdefault(k, len(key_code)) for k in dict.fromkeys(names)), dtype=np.int64)
+                    names = tuple(record.response_keys if side else record.document_keys)
+                    keys = layouts.get(names)  # samples share a few layouts (0a, 0b, ..., 1a, ...): coded once each
+                    if keys is None:
+                        keys = layouts[names] = np.fromiter(
+                            (key_code.setdefault(k, len(key_code)) for k in dict.fromkeys(names)), dtype=np.int64)
+                    side_keys[(sid, side)] = keys
             except (KeyError, TypeError, ValueError, IndexError, AttributeError):
                 continue
             parts.append((i, kinds.index(kind), keys))
