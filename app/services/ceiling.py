@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -95,10 +95,14 @@ def human_side(project: Any, scheme_name: str, *, n_boot: int | None = None, see
                              count=humans.n_units)
     ready = Ready(scheme, humans, records, resolved, has_record)
     if n_boot is not None:
-        table, _ = _item_table(scheme, records, [], [], [], humans.with_records(has_record))
+        table, _ = _item_table(scheme, records, _no_metric_rows, humans.with_records(has_record))
         ready.humans_ahead = _humans(table, 0, n_boot, seed) if len(table) else {}
         ready.annotators_ahead = int(np.unique(table.annotator).size)
     return ready
+
+
+def _no_metric_rows(lo: int, hi: int) -> tuple[list[tuple], list[str], list[int]]:
+    return [], [], []
 
 
 def metric_side(project: Any, ready: Ready, *, n_boot: int = 1000, seed: int = 0,
@@ -111,39 +115,46 @@ def metric_side(project: Any, ready: Ready, *, n_boot: int = 1000, seed: int = 0
 
     scheme, humans, records, resolved, has_record = (ready.scheme, ready.humans, ready.records, ready.resolved,
                                                      ready.has_record)
-    full: dict[str, Any] | None = None
-    stored: Mapping[tuple[str, str], str | None] = {}
-    # (sample, unit, kind, value) of the metric's and resolved labels (metric_rows) per shared unit, then the
-    # annotators' (the columns of `humans`), each with its rater: their items are drawn in one pass (`_item_table`)
-    metric_rows: list[tuple] = []
-    metric_raters: list[str] = []
-    metric_units: list[int] = []  # each metric row's shared unit
-    # with the scheme's own metric side (`per_unit`) the metric's items are never compared: none drawn
-    for j in ([] if per_unit else np.flatnonzero(has_record).tolist()):
-        sid, unit = humans.unit_sample[j], humans.unit_name[j]
-        decided = machine.get((sid, unit)) if machine is not None else None
-        if decided is None:
-            if full is None:
-                full, stored = records_by_id(project, scheme.name), project.samples.newest_machine_values(scheme.name)
-            decided = machine_decision(project, scheme, full.get(sid), sid, unit, stored)
-        if decided:
-            for kind, value in decided.items():
-                if kind not in NOT_ITEMS:
-                    metric_rows.append((sid, unit, kind, value))
-                    metric_raters.append(METRIC)
-                    metric_units.append(j)
-            for kind, value in (resolved.get((sid, unit)) or {}).items():
-                if kind not in NOT_ITEMS:
-                    metric_rows.append((sid, unit, kind, value))
-                    metric_raters.append(RESOLVED)
-                    metric_units.append(j)
+    looked_up: list[Any] = []  # the stored machine labels, read when a decision is not in `machine`
+
+    def metric_rows(lo: int, hi: int) -> tuple[list[tuple], list[str], list[int]]:
+        """(sample, unit, kind, value) of the metric's and resolved labels of the shared units lo..hi-1, each with
+        its rater and unit: made a window of units at a time (`_item_table`), not a tuple per unit at once."""
+        rows: list[tuple] = []
+        raters: list[str] = []
+        units: list[int] = []
+        # with the scheme's own metric side (`per_unit`) the metric's items are never compared: none drawn
+        for j in ([] if per_unit else (lo + np.flatnonzero(has_record[lo:hi])).tolist()):
+            sid, unit = humans.unit_sample[j], humans.unit_name[j]
+            decided = machine.get((sid, unit)) if machine is not None else None
+            if decided is None:
+                if not looked_up:
+                    looked_up.extend([records_by_id(project, scheme.name),
+                                      project.samples.newest_machine_values(scheme.name)])
+                full, stored = looked_up
+                decided = machine_decision(project, scheme, full.get(sid), sid, unit, stored)
+            if decided:
+                for kind, value in decided.items():
+                    if kind not in NOT_ITEMS:
+                        rows.append((sid, unit, kind, value))
+                        raters.append(METRIC)
+                        units.append(j)
+                for kind, value in (resolved.get((sid, unit)) or {}).items():
+                    if kind not in NOT_ITEMS:
+                        rows.append((sid, unit, kind, value))
+                        raters.append(RESOLVED)
+                        units.append(j)
+        return rows, raters, units
+
     n_units = humans.n_units
     table, n_metric = None, 0
-    if ready.humans_ahead is None or metric_rows:  # the humans' items after the metric's, in one table
-        table, n_metric = _item_table(scheme, records, metric_rows, metric_raters, metric_units,
-                                      humans.with_records(has_record))
+    # the humans' items after the metric's, in one table; with the humans' figures drawn ahead, only the units
+    # the metric labeled are drawn (the others' items are never compared)
+    if ready.humans_ahead is None or not per_unit:
+        table, n_metric = _item_table(scheme, records, metric_rows, humans.with_records(has_record),
+                                      humans_alone=ready.humans_ahead is None)
     # their items are in `table` now: let go (the caller's `ready` too: it is drawn once)
-    del humans, metric_rows, metric_raters, resolved
+    del humans, resolved
     ready.humans, ready.resolved = None, {}  # type: ignore[assignment]
     if ready.humans_ahead is not None:
         if not ready.annotators_ahead:
@@ -164,7 +175,7 @@ def metric_side(project: Any, ready: Ready, *, n_boot: int = 1000, seed: int = 0
         out["metric_human"] = {"kappa_vs_resolved": None, "mean_kappa_vs_each": None, "items": n_units,
                                "per_unit": dict(per_unit)}
         return json_finite(out)
-    shared_item, n_items = (None, 0) if table is None else _metric_items(table, n_metric)
+    shared_item, n_items = (None, 0) if table is None or not n_metric else _metric_items(table, n_metric)
     if not n_items:
         out["note"] = "the metric's labels carry no items to compare (no stored machine label)"
         return json_finite(out)
@@ -177,17 +188,18 @@ def metric_side(project: Any, ready: Ready, *, n_boot: int = 1000, seed: int = 0
 
 @dataclass
 class _Shared:
-    """The annotators' labels on the units two or more of them labeled, as columns in the order the ceiling draws
-    them (per unit in sample, unit order; per annotator in order of their first label there; per kind), and those
-    units (sample, unit) in that order."""
+    """The annotators' labels on the units two or more of them labeled, as integer columns in the order the ceiling
+    draws them (per unit in sample, unit order; per annotator in order of their first label there; per kind), and
+    those units (sample, unit) in that order. A label's sample and unit are its unit's; its kind, annotator and
+    value (JSON text) are codes into `kinds`, `annotators` and `texts`: a few bytes a label, not five objects."""
 
-    sample: Any
-    unit: Any
     kind: Any
-    annotator: Any  # codes into `annotators`
-    annotators: Any
-    value: Any  # JSON text
-    unit_of: Any  # each label's unit, an index into unit_sample / unit_name
+    kinds: list[str]
+    annotator: Any
+    annotators: list[str]
+    value: Any
+    texts: list[str]
+    unit_of: Any  # each label's unit, an index into unit_sample / unit_name, ascending
     unit_sample: Any
     unit_name: Any
 
@@ -200,27 +212,33 @@ class _Shared:
         if keep_unit.all():
             return self
         keep = keep_unit[self.unit_of]
-        return _Shared(self.sample[keep], self.unit[keep], self.kind[keep], self.annotator[keep], self.annotators,
-                       self.value[keep], self.unit_of[keep], self.unit_sample, self.unit_name)
+        return _Shared(self.kind[keep], self.kinds, self.annotator[keep], self.annotators, self.value[keep],
+                       self.texts, self.unit_of[keep], self.unit_sample, self.unit_name)
 
 
 def _shared_labels(project: Any, scheme_name: str) -> _Shared | None:
     """The scheme's annotator labels (judgement kinds) on units two or more annotators labeled, read in chunks of
-    columns (`label_column_chunks`: a unit's labels in one chunk), their values kept as JSON text (`_item_table`
-    decodes each distinct one); None when no unit is shared."""
+    columns (`label_column_chunks`: a unit's labels in one chunk), their values kept as codes of their JSON text
+    (`_item_table` decodes each distinct one); None when no unit is shared."""
     import numpy as np
     import pandas as pd
 
     from app.services import agreement_codes
-    from app.services.agreement_codes import first_index
+    from app.services.agreement_codes import first_index, narrow
 
     people: dict[str, int] = {}
+    kinds: dict[str, int] = {}
+    texts: dict[str, int] = {}
     kept: list[tuple[Any, ...]] = []
     n_units = 0
+
+    def codes(column: Any, names: dict[str, int]) -> Any:  # the chunk's codes into the growing `names`
+        local, distinct = pd.factorize(column, sort=False)
+        return np.array([names.setdefault(x, len(names)) for x in distinct], dtype=np.int64)[local]
+
     for _scheme, sample, unit, kind, annotator, value in project.decisions.label_column_chunks(
             [scheme_name], skip=sorted(NOT_ITEMS), size=agreement_codes.CHUNK):
-        a_local, a_names = pd.factorize(annotator, sort=False)
-        a_code = np.array([people.setdefault(a, len(people)) for a in a_names], dtype=np.int64)[a_local]
+        a_code = codes(annotator, people)
         s_code = pd.factorize(sample, sort=False)[0].astype(np.int64)
         u_code = pd.factorize(unit, sort=False)[0].astype(np.int64)
         # the rows come sorted by (sample, unit, kind, annotator): a (sample, unit) group is contiguous
@@ -241,39 +259,90 @@ def _shared_labels(project: Any, scheme_name: str) -> _Shared | None:
         unit_index = np.full(len(shared_unit), -1, dtype=np.int64)
         unit_index[units] = np.arange(n_units, n_units + len(units))
         n_units += len(units)
-        kept.append((sample[order], unit[order], kind[order], a_code[order], value[order], unit_index[su[order]],
+        kept.append((codes(kind[order], kinds), a_code[order], codes(value[order], texts), unit_index[su[order]],
                      sample[first_row[units]], unit[first_row[units]]))
     if not kept:
         return None
-    cols = [np.concatenate(c) for c in zip(*kept)]
-    return _Shared(*cols[:4], list(people), *cols[4:])
+    kind_c, a_c, v_c, unit_of, unit_sample, unit_name = (np.concatenate(c) for c in zip(*kept))
+    return _Shared(narrow(kind_c), list(kinds), narrow(a_c), list(people), narrow(v_c), list(texts),
+                   narrow(unit_of), unit_sample, unit_name)
 
 
-def _item_table(scheme: Any, records: Mapping[str, Any], metric_rows: list[tuple], metric_raters: list[str],
-                metric_units: list[int], humans: _Shared) -> tuple[CodedItems, int]:
+WINDOW_UNITS = 1 << 14  # shared units whose items `_item_table` draws at a time (cut between samples)
+
+
+def _item_table(scheme: Any, records: Mapping[str, Any],
+                metric_rows: Callable[[int, int], tuple[list[tuple], list[str], list[int]]], humans: _Shared,
+                *, humans_alone: bool = True) -> tuple[CodedItems, int]:
     """(the items of the metric's rows, then of the humans' labels, as integer codes, how many items the metric's
-    rows gave). The scheme's `label_items_many` draws them at once when it has one, else `label_items` per row.
-    An item is coded one-to-one with its key `unit|kind|item` (item_agreement only groups by it); a category is
-    its repr, as the per-row tables had it; a sample is its code in order of appearance (item_agreement only
-    groups by it and names none)."""
+    rows gave), drawn a window of whole samples' shared units at a time: `metric_rows(lo, hi)` gives the metric's
+    rows of units lo..hi-1 ((sample, unit, kind, value), their raters, their units, in unit order), drawn with the
+    humans' labels of those units. `humans_alone`: False when only items the metric labeled are wanted (the
+    humans' figures were drawn ahead): a window without a metric row then draws none of the humans'.
+    Each window's codes are kept in the narrowest integer type; an item is coded one-to-one with its (unit, kind,
+    item) within its window (item_agreement only groups by it within a sample, and no sample is in two windows);
+    a category is its repr, as the per-row tables had it; a sample is its code in order of appearance."""
+    import numpy as np
+    import pandas as pd
+
+    from app.services.agreement_codes import record_unit_codes
+    from calibration.annotators import CodedItems
+
+    sample_of_unit = pd.factorize(humans.unit_sample, sort=False)[0]  # ascending: units come in sample order
+    group_of_unit = record_unit_codes(records, humans.unit_sample, humans.unit_name)
+    categories: dict[str, int] = {}
+    parts: tuple[list[Any], list[Any]] = ([], [])  # the metric's window parts, the humans'
+    lo = 0
+    while lo < humans.n_units:
+        hi = min(lo + WINDOW_UNITS, humans.n_units)
+        if hi < humans.n_units:  # on to the end of the sample the cut falls in
+            hi = int(np.searchsorted(sample_of_unit, sample_of_unit[hi - 1], side="right"))
+        rows, raters, units = metric_rows(lo, hi)
+        h_lo, h_hi = np.searchsorted(humans.unit_of, [lo, hi])
+        if not humans_alone and not rows:
+            h_lo = h_hi
+        got = _window_items(scheme, records, rows, raters, units, humans, int(h_lo), int(h_hi), lo,
+                            sample_of_unit, group_of_unit, categories)
+        for part, columns in zip(parts, got):
+            part.append(columns)
+        lo = hi
+    n_metric = sum(len(p[0]) for p in parts[0])
+    sample, key, rater, category = (np.concatenate([p[i] for p in parts[0] + parts[1]]) for i in range(4))
+    rater_names = [METRIC, RESOLVED, *humans.annotators]
+    return CodedItems(sample, key, rater, category, rater_names, list(categories)), n_metric
+
+
+def _window_items(scheme: Any, records: Mapping[str, Any], metric_rows: list[tuple], metric_raters: list[str],
+                  metric_units: list[int], humans: _Shared, h_lo: int, h_hi: int, first_unit: int,
+                  sample_of_unit: Any, group_of_unit: Any, categories: dict[str, int]
+                  ) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """`_item_table`'s columns (sample, item, rater, category) of one window: of the metric's rows, and of the
+    humans' labels h_lo..h_hi-1, their units from `first_unit` on. The scheme's `label_items_many` draws the items
+    at once when it has one, else `label_items` per row. Categories are coded into `categories` (repr -> code)."""
     import numpy as np
     import orjson
     import pandas as pd
 
-    from app.services.agreement_codes import category_codes, distinct_coded, expand_items, record_unit_codes
-    from calibration.annotators import CodedItems
+    from app.services.agreement_codes import category_codes, distinct_coded, expand_items, narrow
 
     n_first = len(metric_rows)
+    if not n_first and h_lo == h_hi:
+        none = (np.zeros(0, dtype=np.int8),) * 4
+        return none, none
     # each distinct label's items drawn once (`distinct_coded`): the metric's by their values' repr, the humans'
     # by their JSON text (decoded once each); records and units, samples too, coded per shared unit, not per label
-    unit_of = np.concatenate([np.asarray(metric_units, dtype=np.int64), humans.unit_of.astype(np.int64)])
-    group = record_unit_codes(records, humans.unit_sample, humans.unit_name)[unit_of]
-    kinds = np.concatenate([_objects([r[2] for r in metric_rows]), humans.kind])
+    h_unit = humans.unit_of[h_lo:h_hi].astype(np.int64)
+    unit_of = np.concatenate([np.asarray(metric_units, dtype=np.int64), h_unit])
+    group = group_of_unit[unit_of]
+    kind_names = _objects(humans.kinds)
+    kinds = np.concatenate([_objects([r[2] for r in metric_rows]), kind_names[humans.kind[h_lo:h_hi]]])
     m_combo, m_first = distinct_coded(group[:n_first], _objects([repr(r[3]) for r in metric_rows]), kinds[:n_first])
-    h_combo, h_first = distinct_coded(group[n_first:], humans.value, kinds[n_first:])
-    loads = orjson.loads
+    h_combo, h_first = distinct_coded(group[n_first:], humans.value[h_lo:h_hi], kinds[n_first:])
+    loads, texts = orjson.loads, humans.texts
     rows = [metric_rows[i] for i in m_first.tolist()] + [
-        (humans.sample[i], humans.unit[i], humans.kind[i], loads(humans.value[i])) for i in h_first.tolist()]
+        (humans.unit_sample[u], humans.unit_name[u], k, loads(texts[v]))
+        for u, k, v in zip(h_unit[h_first].tolist(), kinds[n_first:][h_first].tolist(),
+                           humans.value[h_lo:h_hi][h_first].tolist())]
     combo = np.concatenate([m_combo, h_combo + len(m_first)]).astype(np.int64)
     many = capabilities(scheme).label_items_many
     if many is not None:
@@ -295,17 +364,17 @@ def _item_table(scheme: Any, records: Mapping[str, Any], metric_rows: list[tuple
         drawn = row_l
     del rows
     row, entry = expand_items(combo, len(m_first) + len(h_first), drawn)
-    item_code, cat_code = np.asarray(item_code)[entry], np.asarray(cat_code)[entry]
-    # a sample by its code, a unit by its shared unit's (one-to-one with its name within the sample): only grouped by
-    sample_code = pd.factorize(humans.unit_sample, sort=False)[0][unit_of]
+    item_code, cat_code = np.asarray(item_code)[entry], np.asarray(cat_code, dtype=np.int64)[entry]
+    glob = np.array([categories.setdefault(n, len(categories)) for n in names] + [-1], dtype=np.int64)
+    category = glob[cat_code]  # a code -1 (no category) stays -1: the appended last entry
     kind_code = pd.factorize(kinds, sort=False)[0]
-    unit_kind = unit_of * (int(kind_code.max(initial=0)) + 1) + kind_code
+    unit_kind = (unit_of - first_unit) * (int(kind_code.max(initial=0)) + 1) + kind_code
     key = unit_kind[row] * (int(item_code.max(initial=-1)) + 1) + item_code  # (unit, kind, item) -> one integer
-    rater_names = [METRIC, RESOLVED, *humans.annotators]
     rater = np.concatenate([np.where(np.asarray(metric_raters, dtype=object) == METRIC, 0, 1).astype(np.int64),
-                            humans.annotator.astype(np.int64) + 2])
-    table = CodedItems(sample_code[row], key, rater[row], cat_code.astype(np.int64), rater_names, list(names))
-    return table, int(np.searchsorted(row, n_first))
+                            humans.annotator[h_lo:h_hi].astype(np.int64) + 2])
+    columns = (narrow(sample_of_unit[unit_of][row]), narrow(key), narrow(rater[row]), narrow(category))
+    cut = int(np.searchsorted(row, n_first))
+    return tuple(c[:cut] for c in columns), tuple(c[cut:] for c in columns)
 
 
 def _objects(values: Any) -> Any:
@@ -320,9 +389,25 @@ def _objects(values: Any) -> Any:
 
 def _humans(table: CodedItems, n_metric: int, n_boot: int, seed: int) -> dict[str, Any]:
     """item_agreement among the humans: the entries of `table` after the metric's."""
-    from calibration.annotators import item_agreement  # pandas and krippendorff: only when drawn
+    return _figures(table.take(slice(n_metric, None)), n_boot, seed)
 
-    return item_agreement(table.take(slice(n_metric, None)), n_boot=n_boot, seed=seed)
+
+def _figures(table: CodedItems, n_boot: int, seed: int) -> dict[str, Any]:
+    """item_agreement(table), a window of samples at a time (calibration.item_chunks: the same figures, bit for
+    bit, in memory of the table plus a few bytes per sample; item_agreement's whole-table arrays were 1.5-2 kB per
+    sample). The ceiling's tables come grouped by sample (its shared units in sample order) but `_metric_sides`'
+    table of the metric beside each annotator, which it puts in sample order first (`_by_sample`)."""
+    from calibration.item_chunks import item_agreements_bounded  # pandas and krippendorff: only when drawn
+
+    return item_agreements_bounded([table], n_boot=n_boot, seed=seed)[0]
+
+
+def _by_sample(table: CodedItems) -> CodedItems:
+    """The entries in order of their sample code (stable: within a sample, as they were). Only for figures that do
+    not depend on the order of the samples or items: Cohen's kappa's point estimates, sums of integer counts."""
+    import numpy as np
+
+    return table.take(np.argsort(table.sample, kind="stable"))
 
 
 def _metric_items(table: CodedItems, n_metric: int) -> tuple[Any, int]:
@@ -345,13 +430,12 @@ def _metric_sides(table: CodedItems, n_metric: int, shared_item: Any, n_boot: in
     humans') each comparison had as lists, in the same order (so the same figures)."""
     import numpy as np
 
-    from calibration.annotators import item_agreement
-
     metric_side = np.zeros(len(table), dtype=bool)
     metric_side[:n_metric] = True  # METRIC and RESOLVED entries
     resolved = table.annotator == 1  # rater 1: RESOLVED
-    mh = item_agreement(table.take(shared_item & metric_side), n_boot=n_boot, seed=seed)
-    return mh, item_agreement(table.take(shared_item & ~resolved), n_boot=0)
+    mh = _figures(table.take(shared_item & metric_side), n_boot, seed)
+    # only its pairs' kappa estimates are read (no interval: n_boot 0): the same in any order of the samples
+    return mh, _figures(_by_sample(table.take(shared_item & ~resolved)), 0, seed)
 
 
 def ceiling_with_machine(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0,

@@ -1,0 +1,53 @@
+"""The human ceiling drawn a window of samples at a time (issue #28 item 5: its memory bounded at 1M samples) gives
+every figure and interval end of the ceiling drawn from whole-project arrays (the previous path, kept below as the
+reference: one item table for every shared unit, `item_agreement`'s whole-table counts), on projects of every scheme
+generated from the demo data, with windows of a few units so that every project is cut many times."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import calibration.item_chunks as chunks
+from app.services import ceiling as C
+from app.store import Project
+from calibration.annotators import item_agreement
+from calibration.schemes.base import registry
+from tests.test_ceiling_columns import SCHEMES, _project
+
+
+def _figures(project: Any, scheme: str, machine: Any, per_unit: Any, *, ahead: bool) -> Any:
+    """The ceiling as `concord evaluate` draws it: sequentially, or with the humans' figures drawn ahead (the
+    worker's way)."""
+    ready = C.human_side(project, scheme, n_boot=150 if ahead else None, seed=3)
+    return C.metric_side(project, ready, n_boot=150, seed=3, machine=machine, per_unit=per_unit)
+
+
+def _whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The previous path: one window for every unit, `item_agreement` of the whole tables, no reordering."""
+    monkeypatch.setattr(C, "WINDOW_UNITS", 1 << 40)
+    monkeypatch.setattr(C, "_figures", lambda table, n_boot, seed: item_agreement(table, n_boot=n_boot, seed=seed))
+    monkeypatch.setattr(C, "_by_sample", lambda table: table)
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_the_windowed_ceiling_equals_the_whole_table_ceiling(tmp_path: Path, scheme: str,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _project(tmp_path, scheme, 40, seed=10 + SCHEMES.index(scheme))
+    with Project.open(path) as p:
+        machine, data = C._run_evaluate(p, scheme)
+        per_unit = C.own_ceiling(registry().get(scheme), data)
+        cases = [(machine or None, per_unit, ahead) for ahead in (False, True)] + [(None, None, False)]
+        with monkeypatch.context() as m:
+            _whole(m)
+            want = [_figures(p, scheme, *case[:2], ahead=case[2]) for case in cases]
+        windows: list[int] = []
+        real = C._window_items
+        monkeypatch.setattr(C, "_window_items", lambda *a: windows.append(1) or real(*a))
+        monkeypatch.setattr(C, "WINDOW_UNITS", 3)  # a window: the units of a sample or two
+        monkeypatch.setattr(chunks, "WINDOW_LABELS", 17)
+        got = [_figures(p, scheme, *case[:2], ahead=case[2]) for case in cases]
+    assert len(windows) > 5 * len(cases)  # every case cut in several windows
+    assert want[0] is not None and want[0]["units"] > 10
+    assert repr(got) == repr(want)
