@@ -77,6 +77,7 @@ class Ready:
     has_record: Any
     humans_ahead: dict[str, Any] | None = None
     annotators_ahead: int = 0  # drawn ahead: how many annotators have items (0: no human item, no ceiling)
+    unit_codes: Any = None  # per shared unit: its sample's code and its (record, unit) code (`_unit_codes`)
 
 
 def human_side(project: Any, scheme_name: str, *, n_boot: int | None = None, seed: int = 0) -> Ready | None:
@@ -93,9 +94,9 @@ def human_side(project: Any, scheme_name: str, *, n_boot: int | None = None, see
     resolved = project.scheme_data.scheme_labels(scheme_name)
     has_record = np.fromiter((records.get(sid) is not None for sid in humans.unit_sample), dtype=bool,
                              count=humans.n_units)
-    ready = Ready(scheme, humans, records, resolved, has_record)
+    ready = Ready(scheme, humans, records, resolved, has_record, unit_codes=_unit_codes(records, humans))
     if n_boot is not None:
-        table, _ = _item_table(scheme, records, _no_metric_rows, humans.with_records(has_record))
+        table = _item_table(scheme, records, _no_metric_rows, humans.with_records(has_record), ready.unit_codes).items
         ready.humans_ahead = _humans(table, 0, n_boot, seed) if len(table) else {}
         ready.annotators_ahead = int(np.unique(table.annotator).size)
     return ready
@@ -147,12 +148,13 @@ def metric_side(project: Any, ready: Ready, *, n_boot: int = 1000, seed: int = 0
         return rows, raters, units
 
     n_units = humans.n_units
-    table, n_metric = None, 0
+    drawn = None
     # the humans' items after the metric's, in one table; with the humans' figures drawn ahead, only the units
     # the metric labeled are drawn (the others' items are never compared)
     if ready.humans_ahead is None or not per_unit:
-        table, n_metric = _item_table(scheme, records, metric_rows, humans.with_records(has_record),
-                                      humans_alone=ready.humans_ahead is None)
+        drawn = _item_table(scheme, records, metric_rows, humans.with_records(has_record), ready.unit_codes,
+                            humans_alone=ready.humans_ahead is None)
+    table, n_metric = (None, 0) if drawn is None else (drawn.items, drawn.n_metric)
     # their items are in `table` now: let go (the caller's `ready` too: it is drawn once)
     del humans, resolved
     ready.humans, ready.resolved = None, {}  # type: ignore[assignment]
@@ -175,7 +177,7 @@ def metric_side(project: Any, ready: Ready, *, n_boot: int = 1000, seed: int = 0
         out["metric_human"] = {"kappa_vs_resolved": None, "mean_kappa_vs_each": None, "items": n_units,
                                "per_unit": dict(per_unit)}
         return json_finite(out)
-    shared_item, n_items = (None, 0) if table is None or not n_metric else _metric_items(table, n_metric)
+    shared_item, n_items = (None, 0) if drawn is None else (drawn.metric_item, drawn.n_items)
     if not n_items:
         out["note"] = "the metric's labels carry no items to compare (no stored machine label)"
         return json_finite(out)
@@ -271,9 +273,31 @@ def _shared_labels(project: Any, scheme_name: str) -> _Shared | None:
 WINDOW_UNITS = 1 << 14  # shared units whose items `_item_table` draws at a time (cut between samples)
 
 
+def _unit_codes(records: Mapping[str, Any], humans: _Shared) -> tuple[Any, Any]:
+    """(each shared unit's sample code, ascending: units come in sample order; its `record_unit_codes`: the items
+    of labels with equal codes, kinds and texts are drawn once)."""
+    import pandas as pd
+
+    from app.services.agreement_codes import record_unit_codes
+
+    return (pd.factorize(humans.unit_sample, sort=False)[0],
+            record_unit_codes(records, humans.unit_sample, humans.unit_name))
+
+
+@dataclass
+class _Drawn:
+    """`_item_table`'s table: the metric's entries (the first `n_metric`), then the humans'; `metric_item`: each
+    entry's item is one the metric labeled (`n_items` of them)."""
+
+    items: CodedItems
+    n_metric: int
+    metric_item: Any
+    n_items: int
+
+
 def _item_table(scheme: Any, records: Mapping[str, Any],
                 metric_rows: Callable[[int, int], tuple[list[tuple], list[str], list[int]]], humans: _Shared,
-                *, humans_alone: bool = True) -> tuple[CodedItems, int]:
+                unit_codes: tuple[Any, Any], *, humans_alone: bool = True) -> _Drawn:
     """(the items of the metric's rows, then of the humans' labels, as integer codes, how many items the metric's
     rows gave), drawn a window of whole samples' shared units at a time: `metric_rows(lo, hi)` gives the metric's
     rows of units lo..hi-1 ((sample, unit, kind, value), their raters, their units, in unit order), drawn with the
@@ -285,11 +309,9 @@ def _item_table(scheme: Any, records: Mapping[str, Any],
     import numpy as np
     import pandas as pd
 
-    from app.services.agreement_codes import record_unit_codes
     from calibration.annotators import CodedItems
 
-    sample_of_unit = pd.factorize(humans.unit_sample, sort=False)[0]  # ascending: units come in sample order
-    group_of_unit = record_unit_codes(records, humans.unit_sample, humans.unit_name)
+    sample_of_unit, group_of_unit = unit_codes
     categories: dict[str, int] = {}
     parts: tuple[list[Any], list[Any]] = ([], [])  # the metric's window parts, the humans'
     lo = 0
@@ -307,17 +329,20 @@ def _item_table(scheme: Any, records: Mapping[str, Any],
             part.append(columns)
         lo = hi
     n_metric = sum(len(p[0]) for p in parts[0])
-    sample, key, rater, category = (np.concatenate([p[i] for p in parts[0] + parts[1]]) for i in range(4))
+    sample, key, rater, category, metric_item = (np.concatenate([p[i] for p in parts[0] + parts[1]])
+                                                 for i in range(5))
     rater_names = [METRIC, RESOLVED, *humans.annotators]
-    return CodedItems(sample, key, rater, category, rater_names, list(categories)), n_metric
+    return _Drawn(CodedItems(sample, key, rater, category, rater_names, list(categories)), n_metric, metric_item,
+                  sum(p[5] for p in parts[0]))
 
 
 def _window_items(scheme: Any, records: Mapping[str, Any], metric_rows: list[tuple], metric_raters: list[str],
                   metric_units: list[int], humans: _Shared, h_lo: int, h_hi: int, first_unit: int,
                   sample_of_unit: Any, group_of_unit: Any, categories: dict[str, int]
                   ) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
-    """`_item_table`'s columns (sample, item, rater, category) of one window: of the metric's rows, and of the
-    humans' labels h_lo..h_hi-1, their units from `first_unit` on. The scheme's `label_items_many` draws the items
+    """`_item_table`'s columns (sample, item, rater, category, whether the metric labeled the item) of one window:
+    of the metric's rows (and how many items it labeled), and of the humans' labels h_lo..h_hi-1, their units from
+    `first_unit` on. The scheme's `label_items_many` draws the items
     at once when it has one, else `label_items` per row. Categories are coded into `categories` (repr -> code)."""
     import numpy as np
     import orjson
@@ -327,8 +352,8 @@ def _window_items(scheme: Any, records: Mapping[str, Any], metric_rows: list[tup
 
     n_first = len(metric_rows)
     if not n_first and h_lo == h_hi:
-        none = (np.zeros(0, dtype=np.int8),) * 4
-        return none, none
+        none = (*(np.zeros(0, dtype=np.int8),) * 4, np.zeros(0, dtype=bool))
+        return (*none, 0), none
     # each distinct label's items drawn once (`distinct_coded`): the metric's by their values' repr, the humans'
     # by their JSON text (decoded once each); records and units, samples too, coded per shared unit, not per label
     h_unit = humans.unit_of[h_lo:h_hi].astype(np.int64)
@@ -372,9 +397,12 @@ def _window_items(scheme: Any, records: Mapping[str, Any], metric_rows: list[tup
     key = unit_kind[row] * (int(item_code.max(initial=-1)) + 1) + item_code  # (unit, kind, item) -> one integer
     rater = np.concatenate([np.where(np.asarray(metric_raters, dtype=object) == METRIC, 0, 1).astype(np.int64),
                             humans.annotator[h_lo:h_hi].astype(np.int64) + 2])
-    columns = (narrow(sample_of_unit[unit_of][row]), narrow(key), narrow(rater[row]), narrow(category))
     cut = int(np.searchsorted(row, n_first))
-    return tuple(c[:cut] for c in columns), tuple(c[cut:] for c in columns)
+    # the items the metric labeled: a key is one (unit, kind, item), so one item of one sample
+    labeled = np.unique(key[:cut][rater[row[:cut]] == 0])  # rater 0: METRIC
+    columns = (narrow(sample_of_unit[unit_of][row]), narrow(key), narrow(rater[row]), narrow(category),
+               np.isin(key, labeled))
+    return (*(c[:cut] for c in columns), len(labeled)), tuple(c[cut:] for c in columns)
 
 
 def _objects(values: Any) -> Any:
@@ -408,20 +436,6 @@ def _by_sample(table: CodedItems) -> CodedItems:
     import numpy as np
 
     return table.take(np.argsort(table.sample, kind="stable"))
-
-
-def _metric_items(table: CodedItems, n_metric: int) -> tuple[Any, int]:
-    """(each entry's item is one the metric labeled, how many such items)."""
-    import numpy as np
-    import pandas as pd
-
-    low = int(table.item.min(initial=0))
-    width = int(table.item.max(initial=0)) - low + 1
-    pair, _ = pd.factorize(table.sample.astype(np.int64) * width + (table.item - low), sort=False)
-    metric = pair[:n_metric][table.annotator[:n_metric] == 0]  # rater 0: METRIC
-    labeled = np.zeros(int(pair.max(initial=-1)) + 1, dtype=bool)
-    labeled[metric] = True
-    return labeled[pair], int(labeled.sum())
 
 
 def _metric_sides(table: CodedItems, n_metric: int, shared_item: Any, n_boot: int, seed: int
