@@ -124,10 +124,13 @@ def metric_side(project: Any, ready: Ready, *, n_boot: int = 1000, seed: int = 0
         rows: list[tuple] = []
         raters: list[str] = []
         units: list[int] = []
-        # with the scheme's own metric side (`per_unit`) the metric's items are never compared: none drawn
-        for j in ([] if per_unit else (lo + np.flatnonzero(has_record[lo:hi])).tolist()):
-            sid, unit = humans.unit_sample[j], humans.unit_name[j]
-            decided = machine.get((sid, unit)) if machine is not None else None
+        if per_unit:  # the scheme's own metric side: the metric's items are never compared, none drawn
+            return rows, raters, units
+        add_row, add_rater, add_unit = rows.append, raters.append, units.append
+        mine = lo + np.flatnonzero(has_record[lo:hi])
+        get = machine.get if machine is not None else (lambda _key: None)
+        for j, sid, unit in zip(mine.tolist(), humans.unit_sample[mine].tolist(), humans.unit_name[mine].tolist()):
+            decided = get((sid, unit))
             if decided is None:
                 if not looked_up:
                     looked_up.extend([records_by_id(project, scheme.name),
@@ -135,16 +138,12 @@ def metric_side(project: Any, ready: Ready, *, n_boot: int = 1000, seed: int = 0
                 full, stored = looked_up
                 decided = machine_decision(project, scheme, full.get(sid), sid, unit, stored)
             if decided:
-                for kind, value in decided.items():
-                    if kind not in NOT_ITEMS:
-                        rows.append((sid, unit, kind, value))
-                        raters.append(METRIC)
-                        units.append(j)
-                for kind, value in (resolved.get((sid, unit)) or {}).items():
-                    if kind not in NOT_ITEMS:
-                        rows.append((sid, unit, kind, value))
-                        raters.append(RESOLVED)
-                        units.append(j)
+                for rater, labels in ((METRIC, decided), (RESOLVED, resolved.get((sid, unit)) or {})):
+                    for kind, value in labels.items():
+                        if kind not in NOT_ITEMS:
+                            add_row((sid, unit, kind, value))
+                            add_rater(rater)
+                            add_unit(j)
         return rows, raters, units
 
     n_units = humans.n_units
@@ -241,10 +240,11 @@ def _shared_labels(project: Any, scheme_name: str) -> _Shared | None:
     for _scheme, sample, unit, kind, annotator, value in project.decisions.label_column_chunks(
             [scheme_name], skip=sorted(NOT_ITEMS), size=agreement_codes.CHUNK):
         a_code = codes(annotator, people)
-        s_code = pd.factorize(sample, sort=False)[0].astype(np.int64)
-        u_code = pd.factorize(unit, sort=False)[0].astype(np.int64)
-        # the rows come sorted by (sample, unit, kind, annotator): a (sample, unit) group is contiguous
-        su, _ = pd.factorize(s_code * (int(u_code.max()) + 1) + u_code, sort=False)
+        # the rows come sorted by (sample, unit, kind, annotator): a (sample, unit) group is contiguous, numbered by
+        # comparing each row with the one before (no hashing of the names)
+        new = np.ones(len(sample), dtype=bool)
+        new[1:] = (sample[1:] != sample[:-1]) | (unit[1:] != unit[:-1])
+        su = np.cumsum(new) - 1
         pair = su.astype(np.int64) * len(people) + a_code
         first_of_pair = first_index(pd.factorize(pair, sort=False)[0])
         is_first = first_of_pair == np.arange(len(pair))
