@@ -25,10 +25,9 @@ def _figures(project: Any, scheme: str, machine: Any, per_unit: Any, *, ahead: b
 
 
 def _whole(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The previous path: one window for every unit, `item_agreement` of the whole tables, no reordering."""
+    """The previous path: one window for every unit, `item_agreement` of the whole tables."""
     monkeypatch.setattr(C, "WINDOW_UNITS", 1 << 40)
     monkeypatch.setattr(C, "_figures", lambda table, n_boot, seed: item_agreement(table, n_boot=n_boot, seed=seed))
-    monkeypatch.setattr(C, "_by_sample", lambda table: table)
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)

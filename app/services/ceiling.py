@@ -97,7 +97,7 @@ def human_side(project: Any, scheme_name: str, *, n_boot: int | None = None, see
     ready = Ready(scheme, humans, records, resolved, has_record, unit_codes=_unit_codes(records, humans))
     if n_boot is not None:
         table = _item_table(scheme, records, _no_metric_rows, humans.with_records(has_record), ready.unit_codes).items
-        ready.humans_ahead = _humans(table, 0, n_boot, seed) if len(table) else {}
+        ready.humans_ahead = _humans(table, n_boot, seed) if len(table) else {}
         ready.annotators_ahead = int(np.unique(table.annotator).size)
     return ready
 
@@ -164,8 +164,8 @@ def metric_side(project: Any, ready: Ready, *, n_boot: int = 1000, seed: int = 0
     else:
         if n_metric == len(table):
             return None
-        hh = _humans(table, n_metric, n_boot, seed)
-        n_annotators = int(np.unique(table.annotator[n_metric:]).size)
+        hh = _humans(table, n_boot, seed)
+        n_annotators = int(np.unique(table.annotator[table.annotator >= 2]).size)  # raters 2...: annotators
     out: dict[str, Any] = {
         "units": n_units, "annotators": n_annotators,
         "human_human": {"kappa": hh["overall"]["kappa"], "alpha": hh["overall"]["alpha"],
@@ -180,7 +180,7 @@ def metric_side(project: Any, ready: Ready, *, n_boot: int = 1000, seed: int = 0
     if not n_items:
         out["note"] = "the metric's labels carry no items to compare (no stored machine label)"
         return json_finite(out)
-    mh, each = _metric_sides(table, n_metric, shared_item, n_boot, seed)
+    mh, each = _metric_sides(table, shared_item, n_boot, seed)
     metric_pairs = [p["kappa"]["estimate"] for p in each["pairs"] if METRIC in (p["a"], p["b"])]
     out["metric_human"] = {"kappa_vs_resolved": mh["pairs"][0]["kappa"] if mh["pairs"] else None,
                            "mean_kappa_vs_each": _mean(metric_pairs), "items": n_items}
@@ -286,8 +286,10 @@ def _unit_codes(records: Mapping[str, Any], humans: _Shared) -> tuple[Any, Any]:
 
 @dataclass
 class _Drawn:
-    """`_item_table`'s table: the metric's entries (the first `n_metric`), then the humans'; `metric_item`: each
-    entry's item is one the metric labeled (`n_items` of them)."""
+    """`_item_table`'s table: the metric's entries (`n_metric`: raters 0 and 1) and the humans' (raters 2...) in
+    order of their samples, each sample's metric entries first (each side's entries in its own order: the same
+    figures as from the metric's table and the humans' one); `metric_item`: each entry's item is one the metric
+    labeled (`n_items` of them)."""
 
     items: CodedItems
     n_metric: int
@@ -313,7 +315,7 @@ def _item_table(scheme: Any, records: Mapping[str, Any],
 
     sample_of_unit, group_of_unit = unit_codes
     categories: dict[str, int] = {}
-    parts: tuple[list[Any], list[Any]] = ([], [])  # the metric's window parts, the humans'
+    parts: list[Any] = []  # each window's columns
     lo = 0
     while lo < humans.n_units:
         hi = min(lo + WINDOW_UNITS, humans.n_units)
@@ -325,24 +327,21 @@ def _item_table(scheme: Any, records: Mapping[str, Any],
             h_lo = h_hi
         got = _window_items(scheme, records, rows, raters, units, humans, int(h_lo), int(h_hi), lo,
                             sample_of_unit, group_of_unit, categories)
-        for part, columns in zip(parts, got):
-            part.append(columns)
+        parts.append(got)
         lo = hi
-    n_metric = sum(len(p[0]) for p in parts[0])
-    sample, key, rater, category, metric_item = (np.concatenate([p[i] for p in parts[0] + parts[1]])
-                                                 for i in range(5))
+    sample, key, rater, category, metric_item = (np.concatenate([p[i] for p in parts]) for i in range(5))
     rater_names = [METRIC, RESOLVED, *humans.annotators]
-    return _Drawn(CodedItems(sample, key, rater, category, rater_names, list(categories)), n_metric, metric_item,
-                  sum(p[5] for p in parts[0]))
+    return _Drawn(CodedItems(sample, key, rater, category, rater_names, list(categories)),
+                  sum(p[5] for p in parts), metric_item, sum(p[6] for p in parts))
 
 
 def _window_items(scheme: Any, records: Mapping[str, Any], metric_rows: list[tuple], metric_raters: list[str],
                   metric_units: list[int], humans: _Shared, h_lo: int, h_hi: int, first_unit: int,
                   sample_of_unit: Any, group_of_unit: Any, categories: dict[str, int]
-                  ) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
-    """`_item_table`'s columns (sample, item, rater, category, whether the metric labeled the item) of one window:
-    of the metric's rows (and how many items it labeled), and of the humans' labels h_lo..h_hi-1, their units from
-    `first_unit` on. The scheme's `label_items_many` draws the items
+                  ) -> tuple[Any, ...]:
+    """`_item_table`'s columns (sample, item, rater, category, whether the metric labeled the item) of one window,
+    of the metric's rows and the humans' labels h_lo..h_hi-1 (their units from `first_unit` on), in order of their
+    samples (stable: the metric's first), then how many entries and items the metric's rows gave. The scheme's `label_items_many` draws the items
     at once when it has one, else `label_items` per row. Categories are coded into `categories` (repr -> code)."""
     import numpy as np
     import orjson
@@ -352,8 +351,7 @@ def _window_items(scheme: Any, records: Mapping[str, Any], metric_rows: list[tup
 
     n_first = len(metric_rows)
     if not n_first and h_lo == h_hi:
-        none = (*(np.zeros(0, dtype=np.int8),) * 4, np.zeros(0, dtype=bool))
-        return (*none, 0), none
+        return (*(np.zeros(0, dtype=np.int8),) * 4, np.zeros(0, dtype=bool), 0, 0)
     # each distinct label's items drawn once (`distinct_coded`): the metric's by their values' repr, the humans'
     # by their JSON text (decoded once each); records and units, samples too, coded per shared unit, not per label
     h_unit = humans.unit_of[h_lo:h_hi].astype(np.int64)
@@ -400,9 +398,10 @@ def _window_items(scheme: Any, records: Mapping[str, Any], metric_rows: list[tup
     cut = int(np.searchsorted(row, n_first))
     # the items the metric labeled: a key is one (unit, kind, item), so one item of one sample
     labeled = np.unique(key[:cut][rater[row[:cut]] == 0])  # rater 0: METRIC
-    columns = (narrow(sample_of_unit[unit_of][row]), narrow(key), narrow(rater[row]), narrow(category),
-               np.isin(key, labeled))
-    return (*(c[:cut] for c in columns), len(labeled)), tuple(c[cut:] for c in columns)
+    sample = sample_of_unit[unit_of][row]
+    order = np.argsort(sample, kind="stable")  # each side's entries come in sample order: merged, not sorted
+    columns = (narrow(sample), narrow(key), narrow(rater[row]), narrow(category), np.isin(key, labeled))
+    return (*(c[order] for c in columns), cut, len(labeled))
 
 
 def _objects(values: Any) -> Any:
@@ -415,41 +414,29 @@ def _objects(values: Any) -> Any:
     return out
 
 
-def _humans(table: CodedItems, n_metric: int, n_boot: int, seed: int) -> dict[str, Any]:
-    """item_agreement among the humans: the entries of `table` after the metric's."""
-    return _figures(table.take(slice(n_metric, None)), n_boot, seed)
+def _humans(table: CodedItems, n_boot: int, seed: int) -> dict[str, Any]:
+    """item_agreement among the humans: the entries of `table` of raters 2... (the annotators)."""
+    return _figures(table.take(table.annotator >= 2), n_boot, seed)
 
 
 def _figures(table: CodedItems, n_boot: int, seed: int) -> dict[str, Any]:
     """item_agreement(table), a window of samples at a time (calibration.item_chunks: the same figures, bit for
     bit, in memory of the table plus a few bytes per sample; item_agreement's whole-table arrays were 1.5-2 kB per
-    sample). The ceiling's tables come grouped by sample (its shared units in sample order) but `_metric_sides`'
-    table of the metric beside each annotator, which it puts in sample order first (`_by_sample`)."""
+    sample). The ceiling's tables come grouped by sample (`_item_table`), as it needs them."""
     from calibration.item_chunks import item_agreements_bounded  # pandas and krippendorff: only when drawn
 
     return item_agreements_bounded([table], n_boot=n_boot, seed=seed)[0]
 
 
-def _by_sample(table: CodedItems) -> CodedItems:
-    """The entries in order of their sample code (stable: within a sample, as they were). Only for figures that do
-    not depend on the order of the samples or items: Cohen's kappa's point estimates, sums of integer counts."""
-    import numpy as np
-
-    return table.take(np.argsort(table.sample, kind="stable"))
-
-
-def _metric_sides(table: CodedItems, n_metric: int, shared_item: Any, n_boot: int, seed: int
+def _metric_sides(table: CodedItems, shared_item: Any, n_boot: int, seed: int
                   ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(metric vs resolved, metric and humans) on the shared items: the parts of `table` (metric entries, then the
-    humans') each comparison had as lists, in the same order (so the same figures)."""
+    """(metric vs resolved, metric and humans) on the shared items: the parts of `table` each comparison had as
+    lists (the metric's and resolved entries; the metric's and the humans'), each in its order (the same figures)."""
     import numpy as np
 
-    metric_side = np.zeros(len(table), dtype=bool)
-    metric_side[:n_metric] = True  # METRIC and RESOLVED entries
-    resolved = table.annotator == 1  # rater 1: RESOLVED
-    mh = _figures(table.take(shared_item & metric_side), n_boot, seed)
-    # only its pairs' kappa estimates are read (no interval: n_boot 0): the same in any order of the samples
-    return mh, _figures(_by_sample(table.take(shared_item & ~resolved)), 0, seed)
+    rater = np.asarray(table.annotator)
+    mh = _figures(table.take(shared_item & (rater <= 1)), n_boot, seed)  # raters 0 and 1: METRIC and RESOLVED
+    return mh, _figures(table.take(shared_item & (rater != 1)), 0, seed)
 
 
 def ceiling_with_machine(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0,
