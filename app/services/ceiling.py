@@ -261,13 +261,13 @@ def _shared_labels(project: Any, scheme_name: str) -> _Shared | None:
         unit_index = np.full(len(shared_unit), -1, dtype=np.int64)
         unit_index[units] = np.arange(n_units, n_units + len(units))
         n_units += len(units)
-        kept.append((codes(kind[order], kinds), a_code[order], codes(value[order], texts), unit_index[su[order]],
-                     sample[first_row[units]], unit[first_row[units]]))
+        # each chunk's codes narrowed at once: the columns of every chunk are kept until they are joined
+        kept.append((narrow(codes(kind[order], kinds)), narrow(a_code[order]), narrow(codes(value[order], texts)),
+                     narrow(unit_index[su[order]]), sample[first_row[units]], unit[first_row[units]]))
     if not kept:
         return None
     kind_c, a_c, v_c, unit_of, unit_sample, unit_name = (np.concatenate(c) for c in zip(*kept))
-    return _Shared(narrow(kind_c), list(kinds), narrow(a_c), list(people), narrow(v_c), list(texts),
-                   narrow(unit_of), unit_sample, unit_name)
+    return _Shared(kind_c, list(kinds), a_c, list(people), v_c, list(texts), unit_of, unit_sample, unit_name)
 
 
 WINDOW_UNITS = 1 << 14  # shared units whose items `_item_table` draws at a time (cut between samples)
