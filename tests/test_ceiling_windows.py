@@ -17,10 +17,15 @@ from calibration.schemes.base import registry
 from tests.test_ceiling_columns import SCHEMES, _project
 
 
-def _figures(project: Any, scheme: str, machine: Any, per_unit: Any, *, ahead: bool) -> Any:
-    """The ceiling as `concord evaluate` draws it: sequentially, or with the humans' figures drawn ahead (the
-    worker's way)."""
+def _figures(project: Any, scheme: str, machine: Any, per_unit: Any, *, ahead: bool, taken: bool = True) -> Any:
+    """The ceiling as `concord evaluate` draws it: sequentially, or the worker's way: the humans' figures drawn
+    ahead, then the metric's decisions taken a few at a time as codes (`keep_decisions`)."""
     ready = C.human_side(project, scheme, n_boot=150 if ahead else None, seed=3)
+    if ahead and taken and machine:
+        items = list(machine.items())
+        for i in range(0, len(items), 7):
+            C.keep_decisions(ready, dict(items[i:i + 7]))
+        machine = None
     return C.metric_side(project, ready, n_boot=150, seed=3, machine=machine, per_unit=per_unit)
 
 
@@ -40,7 +45,7 @@ def test_the_windowed_ceiling_equals_the_whole_table_ceiling(tmp_path: Path, sch
         cases = [(machine or None, per_unit, ahead) for ahead in (False, True)] + [(None, None, False)]
         with monkeypatch.context() as m:
             _whole(m)
-            want = [_figures(p, scheme, *case[:2], ahead=case[2]) for case in cases]
+            want = [_figures(p, scheme, *case[:2], ahead=case[2], taken=False) for case in cases]
         windows: list[int] = []
         real = C._window_items
         monkeypatch.setattr(C, "_window_items", lambda *a: windows.append(1) or real(*a))

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from app.figures import fmt_estimate
@@ -78,6 +78,10 @@ class Ready:
     humans_ahead: dict[str, Any] | None = None
     annotators_ahead: int = 0  # drawn ahead: how many annotators have items (0: no human item, no ceiling)
     unit_codes: Any = None  # per shared unit: its sample's code and its (record, unit) code (`_unit_codes`)
+    decided: Any = None  # taken a batch at a time (`keep_decisions`): per shared unit, its decision's code or -1
+    decisions: list[Any] = field(default_factory=list)  # the distinct decisions the codes stand for
+    by_repr: dict[str, int] = field(default_factory=dict)
+    by_unit_name: dict[str, Any] = field(default_factory=dict)  # unit name -> (its shared units' samples, units)
 
 
 def human_side(project: Any, scheme_name: str, *, n_boot: int | None = None, seed: int = 0) -> Ready | None:
@@ -102,8 +106,44 @@ def human_side(project: Any, scheme_name: str, *, n_boot: int | None = None, see
     return ready
 
 
-def _no_metric_rows(lo: int, hi: int) -> tuple[list[tuple], list[str], list[int]]:
-    return [], [], []
+def _no_metric_rows(lo: int, hi: int) -> tuple[list[tuple], list[str], list[int], None]:
+    return [], [], [], None
+
+
+def keep_decisions(ready: Ready, batch: Mapping[tuple[str, str], Any]) -> None:
+    """Keep the metric's decisions of `batch` ((sample, unit) -> decision, as `machine`) on `ready`'s shared units
+    with a record, as codes of the distinct ones (equal by repr, as `_item_table` draws a label's items once per
+    repr): the ceiling worker takes them a batch at a time, never a dict of every unit's (hundreds of bytes a unit,
+    half a gigabyte at a million samples; most units' decisions repeat). `metric_side` then reads `ready.decided`
+    instead of `machine`; the same figures."""
+    import numpy as np
+    import pandas as pd
+
+    humans = ready.humans
+    if ready.decided is None:
+        ready.decided = np.full(humans.n_units, -1, dtype=np.int32)
+    if not batch:
+        return
+    keys = list(batch)
+    values = list(batch.values())
+    samples = _objects([k[0] for k in keys])
+    unit_code, unit_names = pd.factorize(_objects([k[1] for k in keys]), sort=False)
+    for c, name in enumerate(unit_names):
+        where = ready.by_unit_name.get(name)
+        if where is None:  # the samples of the shared units (with a record) of that name: each one once
+            units = np.flatnonzero((humans.unit_name == name) & ready.has_record)
+            where = ready.by_unit_name[name] = (pd.Index(humans.unit_sample[units]), units)
+        at = np.flatnonzero(unit_code == c)
+        pos = where[0].get_indexer(samples[at])
+        hit = pos >= 0
+        for i, j in zip(at[hit].tolist(), where[1][pos[hit]].tolist()):
+            value = values[i]
+            text = repr(value)
+            code = ready.by_repr.get(text)
+            if code is None:
+                code = ready.by_repr[text] = len(ready.decisions)
+                ready.decisions.append(value)
+            ready.decided[j] = code
 
 
 def metric_side(project: Any, ready: Ready, *, n_boot: int = 1000, seed: int = 0,
@@ -118,19 +158,29 @@ def metric_side(project: Any, ready: Ready, *, n_boot: int = 1000, seed: int = 0
                                                      ready.has_record)
     looked_up: list[Any] = []  # the stored machine labels, read when a decision is not in `machine`
 
-    def metric_rows(lo: int, hi: int) -> tuple[list[tuple], list[str], list[int]]:
+    coded, decisions = ready.decided, ready.decisions  # the decisions `keep_decisions` took, if it did
+
+    def metric_rows(lo: int, hi: int) -> tuple[list[tuple], list[str], list[int], list[str] | None]:
         """(sample, unit, kind, value) of the metric's and resolved labels of the shared units lo..hi-1, each with
-        its rater and unit: made a window of units at a time (`_item_table`), not a tuple per unit at once."""
+        its rater and unit, and with decisions taken as codes a text per row that is one-to-one with its value and
+        kind's (else None: `_item_table` takes each value's repr): made a window of units at a time, not a tuple
+        per unit at once."""
         rows: list[tuple] = []
         raters: list[str] = []
         units: list[int] = []
+        texts: list[str] | None = None if coded is None else []
         if per_unit:  # the scheme's own metric side: the metric's items are never compared, none drawn
-            return rows, raters, units
+            return rows, raters, units, texts
         add_row, add_rater, add_unit = rows.append, raters.append, units.append
         mine = lo + np.flatnonzero(has_record[lo:hi])
         get = machine.get if machine is not None else (lambda _key: None)
-        for j, sid, unit in zip(mine.tolist(), humans.unit_sample[mine].tolist(), humans.unit_name[mine].tolist()):
-            decided = get((sid, unit))
+        codes = coded[mine].tolist() if coded is not None else [-1] * len(mine)
+        for j, sid, unit, code in zip(mine.tolist(), humans.unit_sample[mine].tolist(),
+                                      humans.unit_name[mine].tolist(), codes):
+            if coded is None:
+                decided = get((sid, unit))
+            else:
+                decided = decisions[code] if code >= 0 else None
             if decided is None:
                 if not looked_up:
                     looked_up.extend([records_by_id(project, scheme.name),
@@ -144,7 +194,9 @@ def metric_side(project: Any, ready: Ready, *, n_boot: int = 1000, seed: int = 0
                             add_row((sid, unit, kind, value))
                             add_rater(rater)
                             add_unit(j)
-        return rows, raters, units
+                            if texts is not None:  # a taken decision by its code (no repr starts with \x01)
+                                texts.append(f"\x01{code}" if rater == METRIC and code >= 0 else repr(value))
+        return rows, raters, units, texts
 
     n_units = humans.n_units
     drawn = None
@@ -298,7 +350,8 @@ class _Drawn:
 
 
 def _item_table(scheme: Any, records: Mapping[str, Any],
-                metric_rows: Callable[[int, int], tuple[list[tuple], list[str], list[int]]], humans: _Shared,
+                metric_rows: Callable[[int, int], tuple[list[tuple], list[str], list[int], list[str] | None]],
+                humans: _Shared,
                 unit_codes: tuple[Any, Any], *, humans_alone: bool = True) -> _Drawn:
     """(the items of the metric's rows, then of the humans' labels, as integer codes, how many items the metric's
     rows gave), drawn a window of whole samples' shared units at a time: `metric_rows(lo, hi)` gives the metric's
@@ -321,11 +374,11 @@ def _item_table(scheme: Any, records: Mapping[str, Any],
         hi = min(lo + WINDOW_UNITS, humans.n_units)
         if hi < humans.n_units:  # on to the end of the sample the cut falls in
             hi = int(np.searchsorted(sample_of_unit, sample_of_unit[hi - 1], side="right"))
-        rows, raters, units = metric_rows(lo, hi)
+        rows, raters, units, texts = metric_rows(lo, hi)
         h_lo, h_hi = np.searchsorted(humans.unit_of, [lo, hi])
         if not humans_alone and not rows:
             h_lo = h_hi
-        got = _window_items(scheme, records, rows, raters, units, humans, int(h_lo), int(h_hi), lo,
+        got = _window_items(scheme, records, rows, raters, units, texts, humans, int(h_lo), int(h_hi), lo,
                             sample_of_unit, group_of_unit, categories)
         parts.append(got)
         lo = hi
@@ -336,7 +389,7 @@ def _item_table(scheme: Any, records: Mapping[str, Any],
 
 
 def _window_items(scheme: Any, records: Mapping[str, Any], metric_rows: list[tuple], metric_raters: list[str],
-                  metric_units: list[int], humans: _Shared, h_lo: int, h_hi: int, first_unit: int,
+                  metric_units: list[int], metric_texts: list[str] | None, humans: _Shared, h_lo: int, h_hi: int, first_unit: int,
                   sample_of_unit: Any, group_of_unit: Any, categories: dict[str, int]
                   ) -> tuple[Any, ...]:
     """`_item_table`'s columns (sample, item, rater, category, whether the metric labeled the item) of one window,
@@ -359,7 +412,8 @@ def _window_items(scheme: Any, records: Mapping[str, Any], metric_rows: list[tup
     group = group_of_unit[unit_of]
     kind_names = _objects(humans.kinds)
     kinds = np.concatenate([_objects([r[2] for r in metric_rows]), kind_names[humans.kind[h_lo:h_hi]]])
-    m_combo, m_first = distinct_coded(group[:n_first], _objects([repr(r[3]) for r in metric_rows]), kinds[:n_first])
+    m_texts = metric_texts if metric_texts is not None else [repr(r[3]) for r in metric_rows]
+    m_combo, m_first = distinct_coded(group[:n_first], _objects(m_texts), kinds[:n_first])
     h_combo, h_first = distinct_coded(group[n_first:], humans.value[h_lo:h_hi], kinds[n_first:])
     loads, texts = orjson.loads, humans.texts
     rows = [metric_rows[i] for i in m_first.tolist()] + [
@@ -580,7 +634,7 @@ def evaluate_with_ceilings(project: Project, schemes: Sequence[Any], options: di
         worker = None
         if concurrent and several and ceiling_worker.usable(project, names):
             ceiling_worker.read_ahead(project, names[0])  # the first scheme's: the worker inherits them
-            worker = ceiling_worker.Worker(project, names, n_boot, seed, (human_side, metric_side))
+            worker = ceiling_worker.Worker(project, names, n_boot, seed, (human_side, metric_side, keep_decisions))
         try:
             results = evaluate(project, schemes, options, progress)
             reported = [r.scheme.name for r in results if r.report is not None]
