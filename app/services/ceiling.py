@@ -207,7 +207,7 @@ def metric_side(project: Any, ready: Ready, *, n_boot: int = 1000, seed: int = 0
                             humans_alone=ready.humans_ahead is None)
     table, n_metric = (None, 0) if drawn is None else (drawn.items, drawn.n_metric)
     # their items are in `table` now: let go (the caller's `ready` too: it is drawn once)
-    del humans, resolved
+    humans = resolved = None  # type: ignore[assignment]
     ready.humans, ready.resolved = None, {}  # type: ignore[assignment]
     if ready.humans_ahead is not None:
         if not ready.annotators_ahead:
@@ -362,7 +362,6 @@ def _item_table(scheme: Any, records: Mapping[str, Any],
     item) within its window (item_agreement only groups by it within a sample, and no sample is in two windows);
     a category is its repr, as the per-row tables had it; a sample is its code in order of appearance."""
     import numpy as np
-    import pandas as pd
 
     from calibration.annotators import CodedItems
 
