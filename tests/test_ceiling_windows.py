@@ -11,6 +11,7 @@ import pytest
 
 import calibration.item_chunks as chunks
 from app.services import ceiling as C
+from app.services import ceiling_worker
 from app.store import Project
 from calibration.annotators import item_agreement
 from calibration.schemes.base import registry
@@ -55,3 +56,27 @@ def test_the_windowed_ceiling_equals_the_whole_table_ceiling(tmp_path: Path, sch
     assert len(windows) > 5 * len(cases)  # every case cut in several windows
     assert want[0] is not None and want[0]["units"] > 10
     assert repr(got) == repr(want)
+
+
+def test_the_worker_takes_the_decisions_in_batches_and_draws_the_same_ceiling(tmp_path: Path,
+                                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The forked worker (forced, as tests/test_ceiling_worker.py does) given the metric's decisions a few at a time
+    and windows of a few units: the figures of the ceiling drawn in the process itself."""
+    from tests.test_ceiling_worker import _evaluate
+
+    path = _project(tmp_path, "violations", 40, seed=21)
+    want = _evaluate(path, "violations", concurrent=False)
+    sent: list[int] = []
+    send = ceiling_worker.Worker.ceilings
+
+    def counted(self: Any, schemes: Any, machine: Any, per_unit: Any) -> Any:
+        sent.append(len(machine or {}))
+        return send(self, schemes, machine, per_unit)
+
+    monkeypatch.setattr(ceiling_worker, "usable", lambda project, schemes: True)
+    monkeypatch.setattr(ceiling_worker.Worker, "ceilings", counted)
+    monkeypatch.setattr(ceiling_worker, "BATCH", 5)
+    monkeypatch.setattr(C, "WINDOW_UNITS", 4)
+    got = _evaluate(path, "violations", concurrent=True)
+    assert sent and sent[0] > 10 * 5  # many batches
+    assert want[1].get("violations") and got == want

@@ -351,12 +351,11 @@ class _Drawn:
 
 def _item_table(scheme: Any, records: Mapping[str, Any],
                 metric_rows: Callable[[int, int], tuple[list[tuple], list[str], list[int], list[str] | None]],
-                humans: _Shared,
-                unit_codes: tuple[Any, Any], *, humans_alone: bool = True) -> _Drawn:
-    """(the items of the metric's rows, then of the humans' labels, as integer codes, how many items the metric's
-    rows gave), drawn a window of whole samples' shared units at a time: `metric_rows(lo, hi)` gives the metric's
-    rows of units lo..hi-1 ((sample, unit, kind, value), their raters, their units, in unit order), drawn with the
-    humans' labels of those units. `humans_alone`: False when only items the metric labeled are wanted (the
+                humans: _Shared, unit_codes: tuple[Any, Any], *, humans_alone: bool = True) -> _Drawn:
+    """The items of the metric's rows and of the humans' labels as integer codes (`_Drawn`), drawn a window of whole
+    samples' shared units at a time: `metric_rows(lo, hi)` gives the metric's rows of units lo..hi-1 ((sample,
+    unit, kind, value), their raters, their units, in unit order, and a text per row one-to-one with its value or
+    None: their reprs), drawn with the humans' labels of those units. `humans_alone`: False when only items the metric labeled are wanted (the
     humans' figures were drawn ahead): a window without a metric row then draws none of the humans'.
     Each window's codes are kept in the narrowest integer type; an item is coded one-to-one with its (unit, kind,
     item) within its window (item_agreement only groups by it within a sample, and no sample is in two windows);
