@@ -31,9 +31,10 @@ def _figures(project: Any, scheme: str, machine: Any, per_unit: Any, *, ahead: b
 
 
 def _whole(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The previous path: one window for every unit, `item_agreement` of the whole tables."""
+    """The previous path: one window for every unit, `item_agreement` of each whole table (a draw of its own)."""
     monkeypatch.setattr(C, "WINDOW_UNITS", 1 << 40)
-    monkeypatch.setattr(C, "_figures", lambda table, n_boot, seed: item_agreement(table, n_boot=n_boot, seed=seed))
+    monkeypatch.setattr(C, "_figures", lambda tables, n_boot, seed: [item_agreement(t, n_boot=n_boot, seed=seed)
+                                                                     for t in tables])
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)

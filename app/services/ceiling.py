@@ -209,6 +209,8 @@ def metric_side(project: Any, ready: Ready, *, n_boot: int = 1000, seed: int = 0
     # their items are in `table` now: let go (the caller's `ready` too: it is drawn once)
     humans = resolved = None  # type: ignore[assignment]
     ready.humans, ready.resolved = None, {}  # type: ignore[assignment]
+    shared_item, n_items = (None, 0) if drawn is None or per_unit else (drawn.metric_item, drawn.n_items)
+    sides = None
     if ready.humans_ahead is not None:
         if not ready.annotators_ahead:
             return None
@@ -216,7 +218,11 @@ def metric_side(project: Any, ready: Ready, *, n_boot: int = 1000, seed: int = 0
     else:
         if n_metric == len(table):
             return None
-        hh = _humans(table, n_boot, seed)
+        if n_items:  # the humans' figures beside the metric's: one bootstrap draw for both
+            sides = _metric_sides(table, shared_item, n_boot, seed, humans=True)
+            hh = sides[2]
+        else:
+            hh = _humans(table, n_boot, seed)
         n_annotators = int(np.unique(table.annotator[table.annotator >= 2]).size)  # raters 2...: annotators
     out: dict[str, Any] = {
         "units": n_units, "annotators": n_annotators,
@@ -228,11 +234,10 @@ def metric_side(project: Any, ready: Ready, *, n_boot: int = 1000, seed: int = 0
         out["metric_human"] = {"kappa_vs_resolved": None, "mean_kappa_vs_each": None, "items": n_units,
                                "per_unit": dict(per_unit)}
         return json_finite(out)
-    shared_item, n_items = (None, 0) if drawn is None else (drawn.metric_item, drawn.n_items)
     if not n_items:
         out["note"] = "the metric's labels carry no items to compare (no stored machine label)"
         return json_finite(out)
-    mh, each = _metric_sides(table, shared_item, n_boot, seed)
+    mh, each, _ = sides or _metric_sides(table, shared_item, n_boot, seed)
     metric_pairs = [p["kappa"]["estimate"] for p in each["pairs"] if METRIC in (p["a"], p["b"])]
     out["metric_human"] = {"kappa_vs_resolved": mh["pairs"][0]["kappa"] if mh["pairs"] else None,
                            "mean_kappa_vs_each": _mean(metric_pairs), "items": n_items}
@@ -468,27 +473,34 @@ def _objects(values: Any) -> Any:
 
 def _humans(table: CodedItems, n_boot: int, seed: int) -> dict[str, Any]:
     """item_agreement among the humans: the entries of `table` of raters 2... (the annotators)."""
-    return _figures(table.take(table.annotator >= 2), n_boot, seed)
+    return _figures([table.take(table.annotator >= 2)], n_boot, seed)[0]
 
 
-def _figures(table: CodedItems, n_boot: int, seed: int) -> dict[str, Any]:
-    """item_agreement(table), a window of samples at a time (calibration.item_chunks: the same figures, bit for
-    bit, in memory of the table plus a few bytes per sample; item_agreement's whole-table arrays were 1.5-2 kB per
-    sample). The ceiling's tables come grouped by sample (`_item_table`), as it needs them."""
+def _figures(tables: Sequence[CodedItems], n_boot: int, seed: int) -> list[dict[str, Any]]:
+    """item_agreement of each table, a window of samples at a time (calibration.item_chunks: the same figures, bit
+    for bit, in memory of the tables plus a few bytes per sample; item_agreement's whole-table arrays were 1.5-2 kB
+    per sample); tables over as many samples share one bootstrap draw, each the replicates its own call would draw.
+    The ceiling's tables come grouped by sample (`_item_table`), as it needs them."""
     from calibration.item_chunks import item_agreements_bounded  # pandas and krippendorff: only when drawn
 
-    return item_agreements_bounded([table], n_boot=n_boot, seed=seed)[0]
+    return item_agreements_bounded(tables, n_boot=n_boot, seed=seed)
 
 
-def _metric_sides(table: CodedItems, shared_item: Any, n_boot: int, seed: int
-                  ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(metric vs resolved, metric and humans) on the shared items: the parts of `table` each comparison had as
-    lists (the metric's and resolved entries; the metric's and the humans'), each in its order (the same figures)."""
+def _metric_sides(table: CodedItems, shared_item: Any, n_boot: int, seed: int, *, humans: bool = False
+                  ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any] | None]:
+    """(metric vs resolved, metric and humans, with `humans` the humans' own figures too) on the shared items: the
+    parts of `table` each comparison had as lists (the metric's and resolved entries; the metric's and the humans';
+    every human entry), each in its order (the same figures)."""
     import numpy as np
 
     rater = np.asarray(table.annotator)
-    mh = _figures(table.take(shared_item & (rater <= 1)), n_boot, seed)  # raters 0 and 1: METRIC and RESOLVED
-    return mh, _figures(table.take(shared_item & (rater != 1)), 0, seed)
+    parts = [table.take(shared_item & (rater <= 1))]  # raters 0 and 1: METRIC and RESOLVED
+    if humans:
+        parts.append(table.take(rater >= 2))
+    drawn = _figures(parts, n_boot, seed)
+    del parts
+    each = _figures([table.take(shared_item & (rater != 1))], 0, seed)[0]
+    return drawn[0], each, drawn[1] if humans else None
 
 
 def ceiling_with_machine(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0,
