@@ -163,7 +163,7 @@ def test_trace_evaluation_imports_no_sklearn() -> None:
 def test_ceiling_comparisons_from_one_table_equal_the_row_lists() -> None:
     """The ceiling's three item_agreement calls read parts of one coded table: the figures are those of the row lists
     it passed before (humans; metric and resolved on the metric's items; metric and humans on them)."""
-    from app.services.ceiling import METRIC, RESOLVED, _humans, _metric_items, _metric_sides
+    from app.services.ceiling import METRIC, RESOLVED, _humans, _metric_sides
     from calibration.annotators import CodedItems, item_agreement
 
     rng = np.random.default_rng(9)
@@ -188,9 +188,11 @@ def test_ceiling_comparisons_from_one_table_equal_the_row_lists() -> None:
     names[2] = [METRIC, RESOLVED, "ana", "ben", "cy"]  # the ceiling's rater codes: the metric 0, resolved 1
     codes = [np.array([names[c].index(r[c]) for r in entries]) for c in range(4)]
     table = CodedItems(*codes, names[2], names[3])
-    shared_item, n_items = _metric_items(table, len(metric_rows))
-    assert n_items == len(items)
-    got = [_humans(table, len(metric_rows), 200, 3), *_metric_sides(table, len(metric_rows), shared_item, 200, 3)]
+    shared_item = np.array([(r[0], r[1]) in items for r in entries])  # the items the metric labeled
+    got = [_humans(table, 200, 3), *_metric_sides(table, shared_item, 200, 3)[:2]]
+    assert repr(got) == repr(want)
+    mh, each, hh = _metric_sides(table, shared_item, 200, 3, humans=True)  # one draw for the humans' and the metric's
+    got = [hh, mh, each]
     assert repr(got) == repr(want)
 
 

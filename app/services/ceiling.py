@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from app.figures import fmt_estimate
@@ -77,6 +77,11 @@ class Ready:
     has_record: Any
     humans_ahead: dict[str, Any] | None = None
     annotators_ahead: int = 0  # drawn ahead: how many annotators have items (0: no human item, no ceiling)
+    unit_codes: Any = None  # per shared unit: its sample's code and its (record, unit) code (`_unit_codes`)
+    decided: Any = None  # taken a batch at a time (`keep_decisions`): per shared unit, its decision's code or -1
+    decisions: list[Any] = field(default_factory=list)  # the distinct decisions the codes stand for
+    by_repr: dict[str, int] = field(default_factory=dict)
+    by_unit_name: dict[str, Any] = field(default_factory=dict)  # unit name -> (its shared units' samples, units)
 
 
 def human_side(project: Any, scheme_name: str, *, n_boot: int | None = None, seed: int = 0) -> Ready | None:
@@ -93,12 +98,52 @@ def human_side(project: Any, scheme_name: str, *, n_boot: int | None = None, see
     resolved = project.scheme_data.scheme_labels(scheme_name)
     has_record = np.fromiter((records.get(sid) is not None for sid in humans.unit_sample), dtype=bool,
                              count=humans.n_units)
-    ready = Ready(scheme, humans, records, resolved, has_record)
+    ready = Ready(scheme, humans, records, resolved, has_record, unit_codes=_unit_codes(records, humans))
     if n_boot is not None:
-        table, _ = _item_table(scheme, records, [], [], [], humans.with_records(has_record))
-        ready.humans_ahead = _humans(table, 0, n_boot, seed) if len(table) else {}
+        table = _item_table(scheme, records, _no_metric_rows, humans.with_records(has_record), ready.unit_codes).items
+        ready.humans_ahead = _humans(table, n_boot, seed) if len(table) else {}
         ready.annotators_ahead = int(np.unique(table.annotator).size)
     return ready
+
+
+def _no_metric_rows(lo: int, hi: int) -> tuple[list[tuple], list[str], list[int], None]:
+    return [], [], [], None
+
+
+def keep_decisions(ready: Ready, batch: Mapping[tuple[str, str], Any]) -> None:
+    """Keep the metric's decisions of `batch` ((sample, unit) -> decision, as `machine`) on `ready`'s shared units
+    with a record, as codes of the distinct ones (equal by repr, as `_item_table` draws a label's items once per
+    repr): the ceiling worker takes them a batch at a time, never a dict of every unit's (hundreds of bytes a unit,
+    half a gigabyte at a million samples; most units' decisions repeat). `metric_side` then reads `ready.decided`
+    instead of `machine`; the same figures."""
+    import numpy as np
+    import pandas as pd
+
+    humans = ready.humans
+    if ready.decided is None:
+        ready.decided = np.full(humans.n_units, -1, dtype=np.int32)
+    if not batch:
+        return
+    keys = list(batch)
+    values = list(batch.values())
+    samples = _objects([k[0] for k in keys])
+    unit_code, unit_names = pd.factorize(_objects([k[1] for k in keys]), sort=False)
+    for c, name in enumerate(unit_names):
+        where = ready.by_unit_name.get(name)
+        if where is None:  # the samples of the shared units (with a record) of that name: each one once
+            units = np.flatnonzero((humans.unit_name == name) & ready.has_record)
+            where = ready.by_unit_name[name] = (pd.Index(humans.unit_sample[units]), units)
+        at = np.flatnonzero(unit_code == c)
+        pos = where[0].get_indexer(samples[at])
+        hit = pos >= 0
+        for i, j in zip(at[hit].tolist(), where[1][pos[hit]].tolist()):
+            value = values[i]
+            text = repr(value)
+            code = ready.by_repr.get(text)
+            if code is None:
+                code = ready.by_repr[text] = len(ready.decisions)
+                ready.decisions.append(value)
+            ready.decided[j] = code
 
 
 def metric_side(project: Any, ready: Ready, *, n_boot: int = 1000, seed: int = 0,
@@ -111,40 +156,61 @@ def metric_side(project: Any, ready: Ready, *, n_boot: int = 1000, seed: int = 0
 
     scheme, humans, records, resolved, has_record = (ready.scheme, ready.humans, ready.records, ready.resolved,
                                                      ready.has_record)
-    full: dict[str, Any] | None = None
-    stored: Mapping[tuple[str, str], str | None] = {}
-    # (sample, unit, kind, value) of the metric's and resolved labels (metric_rows) per shared unit, then the
-    # annotators' (the columns of `humans`), each with its rater: their items are drawn in one pass (`_item_table`)
-    metric_rows: list[tuple] = []
-    metric_raters: list[str] = []
-    metric_units: list[int] = []  # each metric row's shared unit
-    # with the scheme's own metric side (`per_unit`) the metric's items are never compared: none drawn
-    for j in ([] if per_unit else np.flatnonzero(has_record).tolist()):
-        sid, unit = humans.unit_sample[j], humans.unit_name[j]
-        decided = machine.get((sid, unit)) if machine is not None else None
-        if decided is None:
-            if full is None:
-                full, stored = records_by_id(project, scheme.name), project.samples.newest_machine_values(scheme.name)
-            decided = machine_decision(project, scheme, full.get(sid), sid, unit, stored)
-        if decided:
-            for kind, value in decided.items():
-                if kind not in NOT_ITEMS:
-                    metric_rows.append((sid, unit, kind, value))
-                    metric_raters.append(METRIC)
-                    metric_units.append(j)
-            for kind, value in (resolved.get((sid, unit)) or {}).items():
-                if kind not in NOT_ITEMS:
-                    metric_rows.append((sid, unit, kind, value))
-                    metric_raters.append(RESOLVED)
-                    metric_units.append(j)
+    looked_up: list[Any] = []  # the stored machine labels, read when a decision is not in `machine`
+
+    coded, decisions = ready.decided, ready.decisions  # the decisions `keep_decisions` took, if it did
+
+    def metric_rows(lo: int, hi: int) -> tuple[list[tuple], list[str], list[int], list[str] | None]:
+        """(sample, unit, kind, value) of the metric's and resolved labels of the shared units lo..hi-1, each with
+        its rater and unit, and with decisions taken as codes a text per row that is one-to-one with its value and
+        kind's (else None: `_item_table` takes each value's repr): made a window of units at a time, not a tuple
+        per unit at once."""
+        rows: list[tuple] = []
+        raters: list[str] = []
+        units: list[int] = []
+        texts: list[str] | None = None if coded is None else []
+        if per_unit:  # the scheme's own metric side: the metric's items are never compared, none drawn
+            return rows, raters, units, texts
+        add_row, add_rater, add_unit = rows.append, raters.append, units.append
+        mine = lo + np.flatnonzero(has_record[lo:hi])
+        get = machine.get if machine is not None else (lambda _key: None)
+        codes = coded[mine].tolist() if coded is not None else [-1] * len(mine)
+        for j, sid, unit, code in zip(mine.tolist(), humans.unit_sample[mine].tolist(),
+                                      humans.unit_name[mine].tolist(), codes):
+            if coded is None:
+                decided = get((sid, unit))
+            else:
+                decided = decisions[code] if code >= 0 else None
+            if decided is None:
+                if not looked_up:
+                    looked_up.extend([records_by_id(project, scheme.name),
+                                      project.samples.newest_machine_values(scheme.name)])
+                full, stored = looked_up
+                decided = machine_decision(project, scheme, full.get(sid), sid, unit, stored)
+            if decided:
+                for rater, labels in ((METRIC, decided), (RESOLVED, resolved.get((sid, unit)) or {})):
+                    for kind, value in labels.items():
+                        if kind not in NOT_ITEMS:
+                            add_row((sid, unit, kind, value))
+                            add_rater(rater)
+                            add_unit(j)
+                            if texts is not None:  # a taken decision by its code (no repr starts with \x01)
+                                texts.append(f"\x01{code}" if rater == METRIC and code >= 0 else repr(value))
+        return rows, raters, units, texts
+
     n_units = humans.n_units
-    table, n_metric = None, 0
-    if ready.humans_ahead is None or metric_rows:  # the humans' items after the metric's, in one table
-        table, n_metric = _item_table(scheme, records, metric_rows, metric_raters, metric_units,
-                                      humans.with_records(has_record))
+    drawn = None
+    # the humans' items after the metric's, in one table; with the humans' figures drawn ahead, only the units
+    # the metric labeled are drawn (the others' items are never compared)
+    if ready.humans_ahead is None or not per_unit:
+        drawn = _item_table(scheme, records, metric_rows, humans.with_records(has_record), ready.unit_codes,
+                            humans_alone=ready.humans_ahead is None)
+    table, n_metric = (None, 0) if drawn is None else (drawn.items, drawn.n_metric)
     # their items are in `table` now: let go (the caller's `ready` too: it is drawn once)
-    del humans, metric_rows, metric_raters, resolved
+    humans = resolved = None  # type: ignore[assignment]
     ready.humans, ready.resolved = None, {}  # type: ignore[assignment]
+    shared_item, n_items = (None, 0) if drawn is None or per_unit else (drawn.metric_item, drawn.n_items)
+    sides = None
     if ready.humans_ahead is not None:
         if not ready.annotators_ahead:
             return None
@@ -152,8 +218,12 @@ def metric_side(project: Any, ready: Ready, *, n_boot: int = 1000, seed: int = 0
     else:
         if n_metric == len(table):
             return None
-        hh = _humans(table, n_metric, n_boot, seed)
-        n_annotators = int(np.unique(table.annotator[n_metric:]).size)
+        if n_items:  # the humans' figures beside the metric's: one bootstrap draw for both
+            sides = _metric_sides(table, shared_item, n_boot, seed, humans=True)
+            hh = sides[2]
+        else:
+            hh = _humans(table, n_boot, seed)
+        n_annotators = int(np.unique(table.annotator[table.annotator >= 2]).size)  # raters 2...: annotators
     out: dict[str, Any] = {
         "units": n_units, "annotators": n_annotators,
         "human_human": {"kappa": hh["overall"]["kappa"], "alpha": hh["overall"]["alpha"],
@@ -164,11 +234,10 @@ def metric_side(project: Any, ready: Ready, *, n_boot: int = 1000, seed: int = 0
         out["metric_human"] = {"kappa_vs_resolved": None, "mean_kappa_vs_each": None, "items": n_units,
                                "per_unit": dict(per_unit)}
         return json_finite(out)
-    shared_item, n_items = (None, 0) if table is None else _metric_items(table, n_metric)
     if not n_items:
         out["note"] = "the metric's labels carry no items to compare (no stored machine label)"
         return json_finite(out)
-    mh, each = _metric_sides(table, n_metric, shared_item, n_boot, seed)
+    mh, each, _ = sides or _metric_sides(table, shared_item, n_boot, seed)
     metric_pairs = [p["kappa"]["estimate"] for p in each["pairs"] if METRIC in (p["a"], p["b"])]
     out["metric_human"] = {"kappa_vs_resolved": mh["pairs"][0]["kappa"] if mh["pairs"] else None,
                            "mean_kappa_vs_each": _mean(metric_pairs), "items": n_items}
@@ -177,17 +246,18 @@ def metric_side(project: Any, ready: Ready, *, n_boot: int = 1000, seed: int = 0
 
 @dataclass
 class _Shared:
-    """The annotators' labels on the units two or more of them labeled, as columns in the order the ceiling draws
-    them (per unit in sample, unit order; per annotator in order of their first label there; per kind), and those
-    units (sample, unit) in that order."""
+    """The annotators' labels on the units two or more of them labeled, as integer columns in the order the ceiling
+    draws them (per unit in sample, unit order; per annotator in order of their first label there; per kind), and
+    those units (sample, unit) in that order. A label's sample and unit are its unit's; its kind, annotator and
+    value (JSON text) are codes into `kinds`, `annotators` and `texts`: a few bytes a label, not five objects."""
 
-    sample: Any
-    unit: Any
     kind: Any
-    annotator: Any  # codes into `annotators`
-    annotators: Any
-    value: Any  # JSON text
-    unit_of: Any  # each label's unit, an index into unit_sample / unit_name
+    kinds: list[str]
+    annotator: Any
+    annotators: list[str]
+    value: Any
+    texts: list[str]
+    unit_of: Any  # each label's unit, an index into unit_sample / unit_name, ascending
     unit_sample: Any
     unit_name: Any
 
@@ -200,31 +270,38 @@ class _Shared:
         if keep_unit.all():
             return self
         keep = keep_unit[self.unit_of]
-        return _Shared(self.sample[keep], self.unit[keep], self.kind[keep], self.annotator[keep], self.annotators,
-                       self.value[keep], self.unit_of[keep], self.unit_sample, self.unit_name)
+        return _Shared(self.kind[keep], self.kinds, self.annotator[keep], self.annotators, self.value[keep],
+                       self.texts, self.unit_of[keep], self.unit_sample, self.unit_name)
 
 
 def _shared_labels(project: Any, scheme_name: str) -> _Shared | None:
     """The scheme's annotator labels (judgement kinds) on units two or more annotators labeled, read in chunks of
-    columns (`label_column_chunks`: a unit's labels in one chunk), their values kept as JSON text (`_item_table`
-    decodes each distinct one); None when no unit is shared."""
+    columns (`label_column_chunks`: a unit's labels in one chunk), their values kept as codes of their JSON text
+    (`_item_table` decodes each distinct one); None when no unit is shared."""
     import numpy as np
     import pandas as pd
 
     from app.services import agreement_codes
-    from app.services.agreement_codes import first_index
+    from app.services.agreement_codes import first_index, narrow
 
     people: dict[str, int] = {}
+    kinds: dict[str, int] = {}
+    texts: dict[str, int] = {}
     kept: list[tuple[Any, ...]] = []
     n_units = 0
+
+    def codes(column: Any, names: dict[str, int]) -> Any:  # the chunk's codes into the growing `names`
+        local, distinct = pd.factorize(column, sort=False)
+        return np.array([names.setdefault(x, len(names)) for x in distinct], dtype=np.int64)[local]
+
     for _scheme, sample, unit, kind, annotator, value in project.decisions.label_column_chunks(
             [scheme_name], skip=sorted(NOT_ITEMS), size=agreement_codes.CHUNK):
-        a_local, a_names = pd.factorize(annotator, sort=False)
-        a_code = np.array([people.setdefault(a, len(people)) for a in a_names], dtype=np.int64)[a_local]
-        s_code = pd.factorize(sample, sort=False)[0].astype(np.int64)
-        u_code = pd.factorize(unit, sort=False)[0].astype(np.int64)
-        # the rows come sorted by (sample, unit, kind, annotator): a (sample, unit) group is contiguous
-        su, _ = pd.factorize(s_code * (int(u_code.max()) + 1) + u_code, sort=False)
+        a_code = codes(annotator, people)
+        # the rows come sorted by (sample, unit, kind, annotator): a (sample, unit) group is contiguous, numbered by
+        # comparing each row with the one before (no hashing of the names)
+        new = np.ones(len(sample), dtype=bool)
+        new[1:] = (sample[1:] != sample[:-1]) | (unit[1:] != unit[:-1])
+        su = np.cumsum(new) - 1
         pair = su.astype(np.int64) * len(people) + a_code
         first_of_pair = first_index(pd.factorize(pair, sort=False)[0])
         is_first = first_of_pair == np.arange(len(pair))
@@ -241,39 +318,111 @@ def _shared_labels(project: Any, scheme_name: str) -> _Shared | None:
         unit_index = np.full(len(shared_unit), -1, dtype=np.int64)
         unit_index[units] = np.arange(n_units, n_units + len(units))
         n_units += len(units)
-        kept.append((sample[order], unit[order], kind[order], a_code[order], value[order], unit_index[su[order]],
-                     sample[first_row[units]], unit[first_row[units]]))
+        # each chunk's codes narrowed at once: the columns of every chunk are kept until they are joined
+        kept.append((narrow(codes(kind[order], kinds)), narrow(a_code[order]), narrow(codes(value[order], texts)),
+                     narrow(unit_index[su[order]]), sample[first_row[units]], unit[first_row[units]]))
     if not kept:
         return None
-    cols = [np.concatenate(c) for c in zip(*kept)]
-    return _Shared(*cols[:4], list(people), *cols[4:])
+    kind_c, a_c, v_c, unit_of, unit_sample, unit_name = (np.concatenate(c) for c in zip(*kept))
+    return _Shared(kind_c, list(kinds), a_c, list(people), v_c, list(texts), unit_of, unit_sample, unit_name)
 
 
-def _item_table(scheme: Any, records: Mapping[str, Any], metric_rows: list[tuple], metric_raters: list[str],
-                metric_units: list[int], humans: _Shared) -> tuple[CodedItems, int]:
-    """(the items of the metric's rows, then of the humans' labels, as integer codes, how many items the metric's
-    rows gave). The scheme's `label_items_many` draws them at once when it has one, else `label_items` per row.
-    An item is coded one-to-one with its key `unit|kind|item` (item_agreement only groups by it); a category is
-    its repr, as the per-row tables had it; a sample is its code in order of appearance (item_agreement only
-    groups by it and names none)."""
+WINDOW_UNITS = 1 << 14  # shared units whose items `_item_table` draws at a time (cut between samples)
+
+
+def _unit_codes(records: Mapping[str, Any], humans: _Shared) -> tuple[Any, Any]:
+    """(each shared unit's sample code, ascending: units come in sample order; its `record_unit_codes`: the items
+    of labels with equal codes, kinds and texts are drawn once)."""
+    import pandas as pd
+
+    from app.services.agreement_codes import record_unit_codes
+
+    return (pd.factorize(humans.unit_sample, sort=False)[0],
+            record_unit_codes(records, humans.unit_sample, humans.unit_name))
+
+
+@dataclass
+class _Drawn:
+    """`_item_table`'s table: the metric's entries (`n_metric`: raters 0 and 1) and the humans' (raters 2...) in
+    order of their samples, each sample's metric entries first (each side's entries in its own order: the same
+    figures as from the metric's table and the humans' one); `metric_item`: each entry's item is one the metric
+    labeled (`n_items` of them)."""
+
+    items: CodedItems
+    n_metric: int
+    metric_item: Any
+    n_items: int
+
+
+def _item_table(scheme: Any, records: Mapping[str, Any],
+                metric_rows: Callable[[int, int], tuple[list[tuple], list[str], list[int], list[str] | None]],
+                humans: _Shared, unit_codes: tuple[Any, Any], *, humans_alone: bool = True) -> _Drawn:
+    """The items of the metric's rows and of the humans' labels as integer codes (`_Drawn`), drawn a window of whole
+    samples' shared units at a time: `metric_rows(lo, hi)` gives the metric's rows of units lo..hi-1 ((sample,
+    unit, kind, value), their raters, their units, in unit order, and a text per row one-to-one with its value or
+    None: their reprs), drawn with the humans' labels of those units. `humans_alone`: False when only items the metric labeled are wanted (the
+    humans' figures were drawn ahead): a window without a metric row then draws none of the humans'.
+    Each window's codes are kept in the narrowest integer type; an item is coded one-to-one with its (unit, kind,
+    item) within its window (item_agreement only groups by it within a sample, and no sample is in two windows);
+    a category is its repr, as the per-row tables had it; a sample is its code in order of appearance."""
+    import numpy as np
+
+    from calibration.annotators import CodedItems
+
+    sample_of_unit, group_of_unit = unit_codes
+    categories: dict[str, int] = {}
+    parts: list[Any] = []  # each window's columns
+    lo = 0
+    while lo < humans.n_units:
+        hi = min(lo + WINDOW_UNITS, humans.n_units)
+        if hi < humans.n_units:  # on to the end of the sample the cut falls in
+            hi = int(np.searchsorted(sample_of_unit, sample_of_unit[hi - 1], side="right"))
+        rows, raters, units, texts = metric_rows(lo, hi)
+        h_lo, h_hi = np.searchsorted(humans.unit_of, [lo, hi])
+        if not humans_alone and not rows:
+            h_lo = h_hi
+        got = _window_items(scheme, records, rows, raters, units, texts, humans, int(h_lo), int(h_hi), lo,
+                            sample_of_unit, group_of_unit, categories)
+        parts.append(got)
+        lo = hi
+    sample, key, rater, category, metric_item = (np.concatenate([p[i] for p in parts]) for i in range(5))
+    rater_names = [METRIC, RESOLVED, *humans.annotators]
+    return _Drawn(CodedItems(sample, key, rater, category, rater_names, list(categories)),
+                  sum(p[5] for p in parts), metric_item, sum(p[6] for p in parts))
+
+
+def _window_items(scheme: Any, records: Mapping[str, Any], metric_rows: list[tuple], metric_raters: list[str],
+                  metric_units: list[int], metric_texts: list[str] | None, humans: _Shared, h_lo: int, h_hi: int, first_unit: int,
+                  sample_of_unit: Any, group_of_unit: Any, categories: dict[str, int]
+                  ) -> tuple[Any, ...]:
+    """`_item_table`'s columns (sample, item, rater, category, whether the metric labeled the item) of one window,
+    of the metric's rows and the humans' labels h_lo..h_hi-1 (their units from `first_unit` on), in order of their
+    samples (stable: the metric's first), then how many entries and items the metric's rows gave. The scheme's `label_items_many` draws the items
+    at once when it has one, else `label_items` per row. Categories are coded into `categories` (repr -> code)."""
     import numpy as np
     import orjson
     import pandas as pd
 
-    from app.services.agreement_codes import category_codes, distinct_coded, expand_items, record_unit_codes
-    from calibration.annotators import CodedItems
+    from app.services.agreement_codes import category_codes, distinct_coded, expand_items, narrow
 
     n_first = len(metric_rows)
+    if not n_first and h_lo == h_hi:
+        return (*(np.zeros(0, dtype=np.int8),) * 4, np.zeros(0, dtype=bool), 0, 0)
     # each distinct label's items drawn once (`distinct_coded`): the metric's by their values' repr, the humans'
     # by their JSON text (decoded once each); records and units, samples too, coded per shared unit, not per label
-    unit_of = np.concatenate([np.asarray(metric_units, dtype=np.int64), humans.unit_of.astype(np.int64)])
-    group = record_unit_codes(records, humans.unit_sample, humans.unit_name)[unit_of]
-    kinds = np.concatenate([_objects([r[2] for r in metric_rows]), humans.kind])
-    m_combo, m_first = distinct_coded(group[:n_first], _objects([repr(r[3]) for r in metric_rows]), kinds[:n_first])
-    h_combo, h_first = distinct_coded(group[n_first:], humans.value, kinds[n_first:])
-    loads = orjson.loads
+    h_unit = humans.unit_of[h_lo:h_hi].astype(np.int64)
+    unit_of = np.concatenate([np.asarray(metric_units, dtype=np.int64), h_unit])
+    group = group_of_unit[unit_of]
+    kind_names = _objects(humans.kinds)
+    kinds = np.concatenate([_objects([r[2] for r in metric_rows]), kind_names[humans.kind[h_lo:h_hi]]])
+    m_texts = metric_texts if metric_texts is not None else [repr(r[3]) for r in metric_rows]
+    m_combo, m_first = distinct_coded(group[:n_first], _objects(m_texts), kinds[:n_first])
+    h_combo, h_first = distinct_coded(group[n_first:], humans.value[h_lo:h_hi], kinds[n_first:])
+    loads, texts = orjson.loads, humans.texts
     rows = [metric_rows[i] for i in m_first.tolist()] + [
-        (humans.sample[i], humans.unit[i], humans.kind[i], loads(humans.value[i])) for i in h_first.tolist()]
+        (humans.unit_sample[u], humans.unit_name[u], k, loads(texts[v]))
+        for u, k, v in zip(h_unit[h_first].tolist(), kinds[n_first:][h_first].tolist(),
+                           humans.value[h_lo:h_hi][h_first].tolist())]
     combo = np.concatenate([m_combo, h_combo + len(m_first)]).astype(np.int64)
     many = capabilities(scheme).label_items_many
     if many is not None:
@@ -295,17 +444,21 @@ def _item_table(scheme: Any, records: Mapping[str, Any], metric_rows: list[tuple
         drawn = row_l
     del rows
     row, entry = expand_items(combo, len(m_first) + len(h_first), drawn)
-    item_code, cat_code = np.asarray(item_code)[entry], np.asarray(cat_code)[entry]
-    # a sample by its code, a unit by its shared unit's (one-to-one with its name within the sample): only grouped by
-    sample_code = pd.factorize(humans.unit_sample, sort=False)[0][unit_of]
+    item_code, cat_code = np.asarray(item_code)[entry], np.asarray(cat_code, dtype=np.int64)[entry]
+    glob = np.array([categories.setdefault(n, len(categories)) for n in names] + [-1], dtype=np.int64)
+    category = glob[cat_code]  # a code -1 (no category) stays -1: the appended last entry
     kind_code = pd.factorize(kinds, sort=False)[0]
-    unit_kind = unit_of * (int(kind_code.max(initial=0)) + 1) + kind_code
+    unit_kind = (unit_of - first_unit) * (int(kind_code.max(initial=0)) + 1) + kind_code
     key = unit_kind[row] * (int(item_code.max(initial=-1)) + 1) + item_code  # (unit, kind, item) -> one integer
-    rater_names = [METRIC, RESOLVED, *humans.annotators]
     rater = np.concatenate([np.where(np.asarray(metric_raters, dtype=object) == METRIC, 0, 1).astype(np.int64),
-                            humans.annotator.astype(np.int64) + 2])
-    table = CodedItems(sample_code[row], key, rater[row], cat_code.astype(np.int64), rater_names, list(names))
-    return table, int(np.searchsorted(row, n_first))
+                            humans.annotator[h_lo:h_hi].astype(np.int64) + 2])
+    cut = int(np.searchsorted(row, n_first))
+    # the items the metric labeled: a key is one (unit, kind, item), so one item of one sample
+    labeled = np.unique(key[:cut][rater[row[:cut]] == 0])  # rater 0: METRIC
+    sample = sample_of_unit[unit_of][row]
+    order = np.argsort(sample, kind="stable")  # each side's entries come in sample order: merged, not sorted
+    columns = (narrow(sample), narrow(key), narrow(rater[row]), narrow(category), np.isin(key, labeled))
+    return (*(c[order] for c in columns), cut, len(labeled))
 
 
 def _objects(values: Any) -> Any:
@@ -318,40 +471,36 @@ def _objects(values: Any) -> Any:
     return out
 
 
-def _humans(table: CodedItems, n_metric: int, n_boot: int, seed: int) -> dict[str, Any]:
-    """item_agreement among the humans: the entries of `table` after the metric's."""
-    from calibration.annotators import item_agreement  # pandas and krippendorff: only when drawn
-
-    return item_agreement(table.take(slice(n_metric, None)), n_boot=n_boot, seed=seed)
+def _humans(table: CodedItems, n_boot: int, seed: int) -> dict[str, Any]:
+    """item_agreement among the humans: the entries of `table` of raters 2... (the annotators)."""
+    return _figures([table.take(table.annotator >= 2)], n_boot, seed)[0]
 
 
-def _metric_items(table: CodedItems, n_metric: int) -> tuple[Any, int]:
-    """(each entry's item is one the metric labeled, how many such items)."""
-    import numpy as np
-    import pandas as pd
+def _figures(tables: Sequence[CodedItems], n_boot: int, seed: int) -> list[dict[str, Any]]:
+    """item_agreement of each table, a window of samples at a time (calibration.item_chunks: the same figures, bit
+    for bit, in memory of the tables plus a few bytes per sample; item_agreement's whole-table arrays were 1.5-2 kB
+    per sample); tables over as many samples share one bootstrap draw, each the replicates its own call would draw.
+    The ceiling's tables come grouped by sample (`_item_table`), as it needs them."""
+    from calibration.item_chunks import item_agreements_bounded  # pandas and krippendorff: only when drawn
 
-    low = int(table.item.min(initial=0))
-    width = int(table.item.max(initial=0)) - low + 1
-    pair, _ = pd.factorize(table.sample.astype(np.int64) * width + (table.item - low), sort=False)
-    metric = pair[:n_metric][table.annotator[:n_metric] == 0]  # rater 0: METRIC
-    labeled = np.zeros(int(pair.max(initial=-1)) + 1, dtype=bool)
-    labeled[metric] = True
-    return labeled[pair], int(labeled.sum())
+    return item_agreements_bounded(tables, n_boot=n_boot, seed=seed)
 
 
-def _metric_sides(table: CodedItems, n_metric: int, shared_item: Any, n_boot: int, seed: int
-                  ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(metric vs resolved, metric and humans) on the shared items: the parts of `table` (metric entries, then the
-    humans') each comparison had as lists, in the same order (so the same figures)."""
+def _metric_sides(table: CodedItems, shared_item: Any, n_boot: int, seed: int, *, humans: bool = False
+                  ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any] | None]:
+    """(metric vs resolved, metric and humans, with `humans` the humans' own figures too) on the shared items: the
+    parts of `table` each comparison had as lists (the metric's and resolved entries; the metric's and the humans';
+    every human entry), each in its order (the same figures)."""
     import numpy as np
 
-    from calibration.annotators import item_agreement
-
-    metric_side = np.zeros(len(table), dtype=bool)
-    metric_side[:n_metric] = True  # METRIC and RESOLVED entries
-    resolved = table.annotator == 1  # rater 1: RESOLVED
-    mh = item_agreement(table.take(shared_item & metric_side), n_boot=n_boot, seed=seed)
-    return mh, item_agreement(table.take(shared_item & ~resolved), n_boot=0)
+    rater = np.asarray(table.annotator)
+    parts = [table.take(shared_item & (rater <= 1))]  # raters 0 and 1: METRIC and RESOLVED
+    if humans:
+        parts.append(table.take(rater >= 2))
+    drawn = _figures(parts, n_boot, seed)
+    del parts
+    each = _figures([table.take(shared_item & (rater != 1))], 0, seed)[0]
+    return drawn[0], each, drawn[1] if humans else None
 
 
 def ceiling_with_machine(project: Any, scheme_name: str, *, n_boot: int = 1000, seed: int = 0,
@@ -495,7 +644,7 @@ def evaluate_with_ceilings(project: Project, schemes: Sequence[Any], options: di
         worker = None
         if concurrent and several and ceiling_worker.usable(project, names):
             ceiling_worker.read_ahead(project, names[0])  # the first scheme's: the worker inherits them
-            worker = ceiling_worker.Worker(project, names, n_boot, seed, (human_side, metric_side))
+            worker = ceiling_worker.Worker(project, names, n_boot, seed, (human_side, metric_side, keep_decisions))
         try:
             results = evaluate(project, schemes, options, progress)
             reported = [r.scheme.name for r in results if r.report is not None]

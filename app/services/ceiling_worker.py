@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 MIN_SAMPLES = 20_000  # fewer samples: the fork and the decisions sent over cost more than the overlap saves
+BATCH = 50_000  # decisions sent at a time: the worker keeps each batch's as codes (ceiling.keep_decisions)
 _KEPT: list[Any] = []  # the worker's inherited connection: never freed there (freeing would close it)
 
 
@@ -53,8 +54,9 @@ class Worker:
     decisions (`ceilings`), the rest."""
 
     def __init__(self, project: Any, schemes: Sequence[str], n_boot: int, seed: int,
-                 sides: tuple[Callable[..., Any], Callable[..., Any]]) -> None:
-        """`sides`: ceiling.py's (human_side, metric_side), passed in so that this module does not import it back."""
+                 sides: tuple[Callable[..., Any], ...]) -> None:
+        """`sides`: ceiling.py's (human_side, metric_side, keep_decisions), passed in so that this module does not
+        import it back."""
         import multiprocessing
 
         ctx = multiprocessing.get_context("fork")
@@ -71,8 +73,14 @@ class Worker:
         """scheme -> its ceiling (as `ceiling.human_ceilings`), of `schemes` (those that have a report; `per_unit`:
         each one's `ceiling.own_ceiling`); None when the worker died without an answer. A failure in the worker is
         raised here."""
+        from itertools import islice
+
         try:
-            self._pipe.send((list(schemes), machine, per_unit))
+            items = iter((machine or {}).items())
+            batches = -(-len(machine or {}) // BATCH)
+            self._pipe.send((list(schemes), batches, per_unit))
+            for _ in range(batches):  # a batch at a time: neither side holds all of them pickled, nor the worker
+                self._pipe.send(dict(islice(items, BATCH)))  # every unit's decision as an object
             status, value = self._pipe.recv()
         except (EOFError, OSError, BrokenPipeError):
             return None
@@ -89,7 +97,7 @@ class Worker:
 
 
 def _serve(project: Any, schemes: list[str], n_boot: int, seed: int,
-           sides: tuple[Callable[..., Any], Callable[..., Any]], pipe: Any, parent_end: Any) -> None:
+           sides: tuple[Callable[..., Any], ...], pipe: Any, parent_end: Any) -> None:
     """The worker: its own connection, the human side of every scheme, then the answer to the parent's decisions."""
     parent_end.close()  # so that the parent's death reads as the end of the pipe here
     try:
@@ -97,7 +105,7 @@ def _serve(project: Any, schemes: list[str], n_boot: int, seed: int,
     except BaseException:  # noqa: BLE001 - no answer: the parent draws the ceiling itself
         os._exit(1)
     try:
-        human_side, metric_side = sides
+        human_side, metric_side, keep_decisions = sides
 
         ready: dict[str, Any] = {}
         for name in schemes:
@@ -105,14 +113,19 @@ def _serve(project: Any, schemes: list[str], n_boot: int, seed: int,
                 ready[name] = human_side(project, name, n_boot=n_boot, seed=seed)
             except Exception as exc:  # noqa: BLE001 - raised only if the scheme's ceiling is asked for
                 ready[name] = exc
-        wanted, machine, per_unit = pipe.recv()
+        wanted, batches, per_unit = pipe.recv()
+        for _ in range(batches):
+            batch = pipe.recv()
+            for r in ready.values():
+                if r is not None and not isinstance(r, Exception):
+                    keep_decisions(r, batch)
+            del batch
         out = {}
         for name in wanted:
             r = ready.get(name)
             if isinstance(r, Exception):
                 raise r
-            c = None if r is None else metric_side(project, r, n_boot=n_boot, seed=seed, machine=machine or None,
-                                                   per_unit=per_unit.get(name))
+            c = None if r is None else metric_side(project, r, n_boot=n_boot, seed=seed, per_unit=per_unit.get(name))
             if c is not None:
                 out[name] = c
         pipe.send(("ok", out))
