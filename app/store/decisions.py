@@ -305,27 +305,10 @@ class DecisionsPart(ProjectPart):
                 "SELECT l.sample_id, l.unit, l.kind, l.annotator, l.value FROM labels l WHERE l.value IS NOT NULL"
                 f"{where} AND l.sample_id IN (SELECT id FROM samples WHERE scheme = ?) "
                 "ORDER BY l.sample_id, l.unit, l.kind, l.annotator", (*skip, name))
-            held: list[tuple] = []  # the last sample's rows of the previous fetch: it may go on in the next one
-            while True:
-                got = cur.fetchmany(size)
-                done = len(got) < size  # the cursor is done: every row is here
-                if excluded:
-                    got = [r for r in got if (r[0], r[1], r[3]) not in excluded]
-                rows = held + got if held else got
-                if not rows:
-                    if done:
-                        break
-                    continue  # every row of this fetch left out
+            for rows in whole_sample_fetches(cur, size, excluded):
                 table = np.empty((len(rows), 5), dtype=object)
                 table[:] = rows
-                if done:
-                    yield (np.full(len(rows), name, dtype=object), *_shared_strings(table))
-                    break
-                other = np.flatnonzero(table[:, 0] != rows[-1][0])
-                cut = int(other[-1]) + 1 if len(other) else 0
-                held = rows[cut:]
-                if cut:
-                    yield (np.full(cut, name, dtype=object), *_shared_strings(table[:cut]))
+                yield (np.full(len(rows), name, dtype=object), *_shared_strings(table))
 
     def several_annotators(self) -> bool:
         """Whether two or more annotators gave labels: without that no unit is shared and no human ceiling can be
@@ -413,3 +396,28 @@ class DecisionsPart(ProjectPart):
         return [(sc, s, a, json.loads(v)) for sc, s, a, v in self.conn.execute(
             "SELECT s.scheme, l.sample_id, l.annotator, l.value FROM labels l JOIN samples s ON s.id = l.sample_id "
             "JOIN events e ON e.id = l.event_id WHERE l.kind = 'status' AND l.value IS NOT NULL AND e.origin != 'import'")]
+
+
+def whole_sample_fetches(cur: Any, size: int, excluded: Any) -> Iterator[list[tuple]]:
+    """The cursor's label rows (sample id first, unit second, annotator fourth; in sample order) about `size` at a
+    time, none of `excluded`'s (sample, unit, annotator): each list ends with a sample's last row, so a sample's
+    labels never straddle two lists and a caller can code each on its own."""
+    held: list[tuple] = []  # the last sample's rows of the previous fetch: it may go on in the next one
+    while True:
+        got = cur.fetchmany(size)
+        done = len(got) < size  # the cursor is done: every row is here
+        if excluded:
+            got = [r for r in got if (r[0], r[1], r[3]) not in excluded]
+        rows = held + got if held else got
+        if done:
+            if rows:
+                yield rows
+            return
+        if not rows:
+            continue  # every row of this fetch left out
+        last, cut = rows[-1][0], len(rows)
+        while cut and rows[cut - 1][0] == last:
+            cut -= 1
+        held = rows[cut:]
+        if cut:
+            yield rows[:cut]

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
 
+from app.store.decisions import whole_sample_fetches
+
 
 @dataclass
 class CodedChunk:
@@ -52,32 +54,11 @@ def label_code_chunks(project: Any, schemes: Sequence[str], *, skip: Sequence[st
         cur = conn.execute("SELECT l.sample_id, l.unit, l.kind, l.annotator, l.value FROM labels l WHERE l.value IS NOT "
                            f"NULL{where}{scope} ORDER BY l.sample_id, l.unit, l.kind, l.annotator", params)
         seen: list[Any] = []  # the distinct sample ids read (alone: checked against the samples at the end)
-        held: list[tuple] = []  # the last sample's rows of the previous fetch: it may go on in the next one
-        while True:
-            got = cur.fetchmany(size)
-            done = len(got) < size
-            if excluded:
-                got = [r for r in got if (r[0], r[1], r[3]) not in excluded]
-            rows = held + got if held else got
-            if not rows:
-                if done:
-                    break
-                continue
-            if done:
-                cut = len(rows)
-            else:
-                last = rows[-1][0]
-                cut = len(rows)
-                while cut and rows[cut - 1][0] == last:
-                    cut -= 1
-            held = rows[cut:] if not done else []
-            if cut:
-                chunk = _coded(name, rows[:cut] if cut < len(rows) else rows)
-                if alone:
-                    seen.append(chunk.sample[1])
-                yield chunk
-            if done:
-                break
+        for rows in whole_sample_fetches(cur, size, excluded):
+            chunk = _coded(name, rows)
+            if alone:
+                seen.append(chunk.sample[1])
+            yield chunk
         if alone and seen:
             _check_known(conn, np.concatenate(seen))
 
