@@ -1,13 +1,23 @@
 """The addm evaluate fast paths (issue #28) against the plain computations they replace, on generated data."""
 from __future__ import annotations
 
+import math
 import random
+from collections.abc import Sequence
 
 import numpy as np
 import pytest
 
 from calibration.grounding import locate
-from calibration.schemes.addm.metrics import method_table, method_tables, result_counts
+from calibration.schemes.addm.metrics import (
+    COUNTS,
+    MethodTable,
+    method_table,
+    method_tables,
+    policy_verdict,
+    result_counts,
+    risk_score,
+)
 from calibration.schemes.addm.policy import (
     ADDM_V2,
     MODIFIERS,
@@ -15,7 +25,13 @@ from calibration.schemes.addm.policy import (
     canonical_modifier,
     verdict_ordinal,
 )
-from calibration.schemes.addm.records import parse_record, stored_sample
+from calibration.schemes.addm.records import (
+    AddmSample,
+    Incident,
+    MethodResult,
+    parse_record,
+    stored_sample,
+)
 from calibration.schemes.addm.scheme import SCHEME
 from tests.addm_data import random_samples
 
@@ -24,17 +40,75 @@ ODD = Policy(name="odd", severity_points=(0.1, 0.7, 2.3), modifier_points=(0.2, 
              high=0.6)
 
 
+def _reference_counts(sample: AddmSample, result: MethodResult, policy: Policy = ADDM_V2) -> tuple[int, ...]:
+    """metrics.result_counts as first written (a call per result, the verdict from policy_verdict)."""
+    if result.error is not None:
+        return (0,) * len(COUNTS)
+    gt_by_review: dict[str, Incident] = {}
+    for inc in sample.incidents:
+        gt_by_review.setdefault(inc.review_id, inc)
+    claimed = {e.review_id for e in result.evidences}
+    matched = len(claimed & gt_by_review.keys())
+    sev_ok = sev_n = mod_ok = mod_n = snip_ok = snip_n = 0
+    for e in result.evidences:
+        g = gt_by_review.get(e.review_id)
+        if g is not None:
+            sev_n += 1
+            sev_ok += e.severity == g.severity
+            for m in MODIFIERS:
+                mod_n += 1
+                mod_ok += (m in e.modifiers) == (m in g.modifiers)
+        if e.snippet is not None:
+            snip_n += 1
+            snip_ok += e.start is not None
+    sup = sup_n = cons = cons_n = 0
+    if result.verdict is not None:
+        ok = int(policy_verdict(result.evidences, policy) == result.verdict)
+        sup, sup_n = ok, 1
+        if result.evidences:
+            cons, cons_n = ok, 1
+    return (len(claimed), matched, sev_ok, sev_n, mod_ok, mod_n, sup, sup_n, snip_ok, snip_n, cons, cons_n)
+
+
+
+
+def _reference_table(samples: Sequence[AddmSample], method: str, policy: Policy = ADDM_V2) -> MethodTable:
+    """metrics.method_table as first written (one method, `_reference_counts` per result)."""
+    n = len(samples)
+    gt = np.fromiter((s.verdict for s in samples), dtype=np.int8, count=n)
+    score = [math.nan] * n
+    rows: list[tuple[int, ...]] = [(0,) * len(COUNTS)] * n
+    ran = [False] * n
+    for i, s in enumerate(samples):
+        r = s.methods.get(method)
+        if r is None:
+            continue
+        ran[i] = True
+        if r.error is None:
+            rs = risk_score(r)
+            if rs is not None:
+                score[i] = rs
+            rows[i] = _reference_counts(s, r, policy)
+    counts = np.array(rows, dtype=np.float64).reshape(n, len(COUNTS))
+    return MethodTable(method, gt, np.array(score, dtype=np.float64), counts, np.array(ran, dtype=bool))
+
+
 @pytest.mark.parametrize("policy", [ADDM_V2, ODD])
 def test_method_tables_equal_method_table_of_each_method(policy: Policy) -> None:
     samples = random_samples(400, seed=7, methods=("a", "b", "c"))
     fast = method_tables(samples, ["c", "a", "b", "missing"], policy)
     for got in fast:
-        want = method_table(samples, got.method, policy)
-        assert got.method == want.method
-        np.testing.assert_array_equal(got.gt, want.gt)
-        np.testing.assert_array_equal(got.score, want.score)  # NaN where left out, in the same places
-        np.testing.assert_array_equal(got.counts, want.counts)
-        np.testing.assert_array_equal(got.ran, want.ran)
+        want = _reference_table(samples, got.method, policy)
+        assert_tables_equal(method_table(samples, got.method, policy), want)
+        assert_tables_equal(got, want)
+
+
+def assert_tables_equal(got: MethodTable, want: MethodTable) -> None:
+    assert got.method == want.method
+    np.testing.assert_array_equal(got.gt, want.gt)
+    np.testing.assert_array_equal(got.score, want.score)  # NaN where left out, in the same places
+    np.testing.assert_array_equal(got.counts, want.counts)
+    np.testing.assert_array_equal(got.ran, want.ran)
 
 
 def test_method_tables_rows_are_result_counts() -> None:
@@ -42,8 +116,10 @@ def test_method_tables_rows_are_result_counts() -> None:
     (table,) = method_tables(samples, ["a"], ODD)
     for i, s in enumerate(samples):
         r = s.methods.get("a")
-        want = (0,) * table.counts.shape[1] if r is None or r.error else result_counts(s, r, ODD)
+        want = (0,) * table.counts.shape[1] if r is None or r.error else _reference_counts(s, r, ODD)
         assert tuple(table.counts[i]) == want
+        if r is not None:
+            assert result_counts(s, r, ODD) == (want if not r.error else (0,) * len(COUNTS))
 
 
 def test_cached_spellings_read_as_before() -> None:

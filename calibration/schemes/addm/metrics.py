@@ -28,7 +28,14 @@ from typing import Any
 
 import numpy as np
 
-from calibration.schemes.addm.policy import ADDM_V2, COMPONENTS, CRITICAL, HIGH, MODIFIERS, Policy
+from calibration.schemes.addm.policy import (
+    ADDM_V2,
+    COMPONENTS,
+    CRITICAL,
+    HIGH,
+    MODIFIERS,
+    Policy,
+)
 from calibration.schemes.addm.records import AddmSample, Incident, MethodResult
 
 COUNTS: tuple[str, ...] = (
@@ -59,31 +66,16 @@ def result_counts(sample: AddmSample, result: MethodResult, policy: Policy = ADD
     """The COUNTS row of one method result (zeros for a result with an error). Plain ints: this runs once per
     result, and numpy's per-call overhead on 12-element rows cost more than the arithmetic."""
     if result.error is not None:
-        return (0,) * len(COUNTS)
+        return _ZERO
+    return _counts(_truth_by_review(sample), result, policy._points, policy._bonus, policy)  # type: ignore[attr-defined]
+
+
+def _truth_by_review(sample: AddmSample) -> dict[str, Incident]:
+    """The sample's ground-truth incident of each review (its first)."""
     gt_by_review: dict[str, Incident] = {}
     for inc in sample.incidents:
         gt_by_review.setdefault(inc.review_id, inc)
-    claimed = {e.review_id for e in result.evidences}
-    matched = len(claimed & gt_by_review.keys())
-    sev_ok = sev_n = mod_ok = mod_n = snip_ok = snip_n = 0
-    for e in result.evidences:
-        g = gt_by_review.get(e.review_id)
-        if g is not None:
-            sev_n += 1
-            sev_ok += e.severity == g.severity
-            for m in MODIFIERS:
-                mod_n += 1
-                mod_ok += (m in e.modifiers) == (m in g.modifiers)
-        if e.snippet is not None:
-            snip_n += 1
-            snip_ok += e.start is not None
-    sup = sup_n = cons = cons_n = 0
-    if result.verdict is not None:
-        ok = int(policy_verdict(result.evidences, policy) == result.verdict)
-        sup, sup_n = ok, 1
-        if result.evidences:
-            cons, cons_n = ok, 1
-    return (len(claimed), matched, sev_ok, sev_n, mod_ok, mod_n, sup, sup_n, snip_ok, snip_n, cons, cons_n)
+    return gt_by_review
 
 
 @dataclass(frozen=True)
@@ -98,23 +90,7 @@ class MethodTable:
 
 
 def method_table(samples: Sequence[AddmSample], method: str, policy: Policy = ADDM_V2) -> MethodTable:
-    n = len(samples)
-    gt = np.fromiter((s.verdict for s in samples), dtype=np.int8, count=n)
-    score = [math.nan] * n
-    rows: list[tuple[int, ...]] = [_ZERO] * n
-    ran = [False] * n
-    for i, s in enumerate(samples):
-        r = s.methods.get(method)
-        if r is None:
-            continue
-        ran[i] = True
-        if r.error is None:
-            rs = risk_score(r)
-            if rs is not None:
-                score[i] = rs
-            rows[i] = result_counts(s, r, policy)
-    counts = np.array(rows, dtype=np.float64).reshape(n, len(COUNTS))
-    return MethodTable(method, gt, np.array(score, dtype=np.float64), counts, np.array(ran, dtype=bool))
+    return method_tables(samples, [method], policy)[0]
 
 
 def method_tables(samples: Sequence[AddmSample], methods: Sequence[str], policy: Policy = ADDM_V2) -> list[MethodTable]:
@@ -141,9 +117,7 @@ def method_tables(samples: Sequence[AddmSample], methods: Sequence[str], policy:
             if rs is not None:
                 score[m][i] = rs
             if gt_by_review is None:
-                gt_by_review = {}
-                for inc in s.incidents:
-                    gt_by_review.setdefault(inc.review_id, inc)
+                gt_by_review = _truth_by_review(s)
             rows[m][i] = _counts(gt_by_review, r, points, bonus, policy)
     return [MethodTable(m, gt, np.array(score[m], dtype=np.float64),
                         np.array(rows[m], dtype=np.float64).reshape(n, len(COUNTS)), np.array(ran[m], dtype=bool))
