@@ -139,3 +139,27 @@ def test_units_numbered_in_steps_as_factorize_numbers_them(seed: int) -> None:
     shuffled = rng.permutation(sample)
     code, in_order = _first_appearance(shuffled)
     assert not in_order and np.array_equal(code, pd.factorize(shuffled)[0])
+
+
+@pytest.mark.parametrize("chunk", [7, 100_000])
+def test_a_per_sample_kind_labelled_twice_by_one_annotator(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           chunk: int) -> None:
+    """Trace's key lists under a second unit of some samples (the per-unit dicts keep one value per sample and
+    annotator): the columns give the reference's figures, through the dicts."""
+    import sqlite3
+
+    monkeypatch.setattr(codes, "CHUNK", chunk)
+    path = _project(tmp_path, ("trace",), 11)
+    with sqlite3.connect(path) as conn:  # the generated labels copied under unit 'x' with other keys chosen
+        rows = conn.execute("SELECT sample_id, kind, annotator, value, event_id, ts FROM labels "
+                            "WHERE kind IN ('relevant', 'utilized') AND unit = '' ORDER BY rowid").fetchall()
+        rng = random.Random(5)
+        extra = [(s, "x", k, a, json.dumps(json.loads(v)[:rng.randrange(3)]), e, t)
+                 for s, k, a, v, e, t in rows if v and v.startswith("[") and rng.random() < 0.4]
+        assert extra
+        conn.executemany("INSERT INTO labels (sample_id, unit, kind, annotator, value, event_id, ts) "
+                         "VALUES (?, ?, ?, ?, ?, ?, ?)", extra)
+    conn.close()
+    with Project.open(path) as p:
+        got, want = _both(monkeypatch, p)
+        assert got["schemes"]["trace"] and repr(got) == repr(want)
