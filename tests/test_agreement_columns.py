@@ -163,3 +163,24 @@ def test_a_per_sample_kind_labelled_twice_by_one_annotator(tmp_path: Path, monke
     with Project.open(path) as p:
         got, want = _both(monkeypatch, p)
         assert got["schemes"]["trace"] and repr(got) == repr(want)
+
+
+def test_trace_samples_sharing_their_keys_object_give_the_figures_of_one_object_each(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Trace's item records share one object per layout of sentence keys (equal labels of it drawn once): the
+    figures of one object per sample, every interval end."""
+    import copy
+
+    import app.schemes.trace.store as trace_store
+
+    monkeypatch.setattr(codes, "CHUNK", 50)
+    with Project.open(_project(tmp_path, ("trace",), 4)) as p:
+        shared = trace_store.item_records(p)
+        assert len({id(r) for r in shared.values()}) < len(shared)  # some samples share their keys
+        got = agreement(p, n_boot=100, seed=3)
+        data = p.scheme_data
+        own = data.scheme_item_records
+        monkeypatch.setattr(data, "scheme_item_records", lambda name: {s: copy.copy(r) for s, r in own(name).items()})
+        assert len({id(r) for r in p.scheme_data.scheme_item_records("trace").values()}) == len(shared)
+        want = agreement(p, n_boot=100, seed=3)
+        assert got["schemes"]["trace"] and repr(got) == repr(want)

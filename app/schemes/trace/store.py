@@ -36,8 +36,8 @@ _FIRST, _SECOND = itemgetter(0), itemgetter(1)
 
 
 def item_records(project: Any) -> dict[str, Any]:
-    """Sample id -> its sentence keys, from the stored keyed sentences; a sample stored without them (sentences
-    split at parse time) or in RAGBench's release format is parsed as `records` does."""
+    """Sample id -> its sentence keys, from the stored keyed sentences (equal ones one object); a sample stored
+    without them (sentences split at parse time) or in RAGBench's release format is parsed as `records` does."""
     import orjson
 
     from calibration.schemes.trace.ragbench import is_ragbench_row
@@ -45,6 +45,9 @@ def item_records(project: Any) -> dict[str, Any]:
 
     out: dict[str, Any] = {}
     parse: list[str] = []
+    # samples with the same keys share one object: agreement draws the items of equal labels of one record object
+    # once (app/services/agreement_codes.py's `distinct_labels`), and samples share a few layouts (0a, 0b, 1a, ...)
+    shared: dict[tuple[str | None, ...], SentenceKeys] = {}
     for sid, payload in project.conn.execute("SELECT id, payload FROM samples WHERE scheme = ? ORDER BY rowid",
                                              (SCHEME,)):
         data = orjson.loads(payload) if payload else {}
@@ -54,7 +57,12 @@ def item_records(project: Any) -> dict[str, Any]:
         if response is None or any(k is None for k in per_doc) or is_ragbench_row(data):
             parse.append(sid)
             continue
-        out[sid] = SentenceKeys([k for keys in per_doc for k in keys], response)  # type: ignore[union-attr]
+        document = [k for keys in per_doc for k in keys]  # type: ignore[union-attr]
+        layout = (*document, None, *response)  # None: no key, so the two sides stay apart
+        got = shared.get(layout)
+        if got is None:
+            got = shared[layout] = SentenceKeys(document, response)
+        out[sid] = got
     for record in project.samples.records(SCHEME, ids=parse) if parse else ():
         out[TRACE.record_id(record)] = record
     return out
