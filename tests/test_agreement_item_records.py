@@ -3,7 +3,6 @@ counted records equals that of the full records for every sample and checker, cu
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from app.store import Change, Project
 from calibration.schemes.base import registry
@@ -49,37 +48,6 @@ def test_records_once_parses_once_until_the_project_changes(tmp_path: Path) -> N
             p.store("violations").write_violation_samples([ViolationSample("s1", TEXT, v, {"c1@1|m": v})])
             assert [r.sample.id for r in p.scheme_data.scheme_records("violations")] == ["s0", "s1"]
         assert p.scheme_data.scheme_records("violations")[0] is not first[0]  # outside: read each time
-
-
-def _keys_reference(pairs: Any) -> list[str] | None:
-    """The pair-by-pair check `_keys` made before (issue #28)."""
-    if not isinstance(pairs, list):
-        return None
-    keys = []
-    for p in pairs:
-        if not (type(p) is list and len(p) == 2 and type(p[0]) is str and p[0] and type(p[1]) is str):
-            return None
-        keys.append(p[0])
-    return keys
-
-
-def test_trace_sentence_keys_are_read_as_the_pair_by_pair_check_reads_them() -> None:
-    import random
-
-    from app.schemes.trace.store import _keys
-
-    rng = random.Random(0)
-    odd = [["0a"], ["0a", "s", "t"], ("0a", "s"), ["", "s"], [1, "s"], ["0a", None], ["0a", 2], "0a", None,
-           {"0a": "s"}, ["0a", ["s"]], [["0a"], "s"]]
-    cases: list[Any] = [None, "x", {}, [], (["0a", "s"],)]
-    for _ in range(400):
-        pairs = [[f"{d}{c}", f"sentence {c}"] for d in range(rng.randrange(3)) for c in "abc"[:rng.randrange(4)]]
-        if pairs and rng.random() < 0.5:
-            pairs[rng.randrange(len(pairs))] = rng.choice(odd)
-        cases.append(pairs)
-    assert any(_keys_reference(c) is None for c in cases) and any(_keys_reference(c) for c in cases)
-    for pairs in cases:
-        assert _keys(pairs) == _keys_reference(pairs), pairs
 
 
 def test_release_format_rows_are_told_apart_as_before() -> None:
