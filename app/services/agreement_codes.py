@@ -353,6 +353,7 @@ class _ColumnCoder:
         self.n_labels: dict[int, int] = defaultdict(int)
         self.n_units: dict[int, int] = defaultdict(int)
         self.worked: set[tuple[str, str, str]] = set()
+        self._record_ids: dict[int, Any] = {}  # id(records) -> each sample code's record identity, numbered
 
     def _records(self, name: str) -> Any:
         got = self.records.get(name)
@@ -565,15 +566,18 @@ class _ColumnCoder:
         return spans, listed
 
     def _record_unit_codes(self, records: Any, s_code: Any, unit: Any) -> Any:
-        """`record_unit_codes` of labels given by sample code: each distinct sample's record looked up once."""
+        """`record_unit_codes` of labels given by sample code: each sample's record looked up once for every kind
+        (its record's identity numbered over every sample code, kept per records mapping)."""
         import numpy as np
         import pandas as pd
 
         if isinstance(records, dict):
-            inverse, used = pd.factorize(np.asarray(s_code, dtype=np.int64), sort=False)
-            get, names = records.get, self.sample_names
-            ids = np.fromiter((id(get(names[c])) for c in used.tolist()), dtype=np.uint64, count=len(used))
-            rec = pd.factorize(ids, sort=False)[0].astype(np.int64)[inverse]
+            rec_of = self._record_ids.get(id(records))
+            if rec_of is None or len(rec_of) < len(self.sample_names):
+                get = records.get
+                ids = np.fromiter((id(get(n)) for n in self.sample_names), dtype=np.uint64, count=len(self.sample_names))
+                rec_of = self._record_ids[id(records)] = pd.factorize(ids, sort=False)[0].astype(np.int64)
+            rec = rec_of[np.asarray(s_code, dtype=np.int64)]
         else:  # a scheme whose items read no record
             rec = np.zeros(len(s_code), dtype=np.int64)
         u = pd.factorize(np.asarray(unit, dtype=object), sort=False)[0]
