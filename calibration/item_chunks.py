@@ -108,19 +108,19 @@ class _Prepared:
             return _prepare(t, level, kind)
         if kind is None:
             return None
-        return _prepare(_by_first_sample(t), level, kind=_by_first_sample(t, kind), reordered=True)
+        table, kinds = _by_first_sample(t, kind)
+        return _prepare(table, level, kind=kinds, reordered=True)
 
 
-def _by_first_sample(t: CodedItems, column: np.ndarray | None = None) -> Any:
-    """The kept entries (category >= 0) in order of their sample's first appearance (stable), samples numbered so;
-    with `column`, that column in the same order."""
+def _by_first_sample(t: CodedItems, column: np.ndarray) -> tuple[CodedItems, np.ndarray]:
+    """The kept entries (category >= 0) in order of their sample's first appearance (stable), samples numbered so,
+    and `column` in the same order (the order found once)."""
     keep = np.asarray(t.category) >= 0
     number = pd.factorize(np.asarray(t.sample)[keep], sort=False)[0]
     order = np.argsort(number, kind="stable")
-    if column is not None:
-        return np.asarray(column)[keep][order]
-    return CodedItems(number[order], np.asarray(t.item)[keep][order], np.asarray(t.annotator)[keep][order],
-                      np.asarray(t.category)[keep][order], t.annotators, t.categories)
+    return (CodedItems(number[order], np.asarray(t.item)[keep][order], np.asarray(t.annotator)[keep][order],
+                       np.asarray(t.category)[keep][order], t.annotators, t.categories),
+            np.asarray(column)[keep][order])
 
 
 def _first_order(parts: list[np.ndarray]) -> np.ndarray:
