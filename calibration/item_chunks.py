@@ -108,19 +108,19 @@ class _Prepared:
             return _prepare(t, level, kind)
         if kind is None:
             return None
-        return _prepare(_by_first_sample(t), level, kind=_by_first_sample(t, kind), reordered=True)
+        table, kinds = _by_first_sample(t, kind)
+        return _prepare(table, level, kind=kinds, reordered=True)
 
 
-def _by_first_sample(t: CodedItems, column: np.ndarray | None = None) -> Any:
-    """The kept entries (category >= 0) in order of their sample's first appearance (stable), samples numbered so;
-    with `column`, that column in the same order."""
+def _by_first_sample(t: CodedItems, column: np.ndarray) -> tuple[CodedItems, np.ndarray]:
+    """The kept entries (category >= 0) in order of their sample's first appearance (stable), samples numbered so,
+    and `column` in the same order (the order found once)."""
     keep = np.asarray(t.category) >= 0
     number = pd.factorize(np.asarray(t.sample)[keep], sort=False)[0]
     order = np.argsort(number, kind="stable")
-    if column is not None:
-        return np.asarray(column)[keep][order]
-    return CodedItems(number[order], np.asarray(t.item)[keep][order], np.asarray(t.annotator)[keep][order],
-                      np.asarray(t.category)[keep][order], t.annotators, t.categories)
+    return (CodedItems(number[order], np.asarray(t.item)[keep][order], np.asarray(t.annotator)[keep][order],
+                       np.asarray(t.category)[keep][order], t.annotators, t.categories),
+            np.asarray(column)[keep][order])
 
 
 def _first_order(parts: list[np.ndarray]) -> np.ndarray:
@@ -379,22 +379,48 @@ def _coincidence_alpha(o: np.ndarray, value_domain: np.ndarray, level: Level) ->
 def _replicate_sums(prepared: Sequence[_Prepared], n: int, n_boot: int, seed: int) -> list[np.ndarray]:
     """(n_boot, D) replicate sums of each table's per-sample counts over the one draw of `n` samples
     (`resample_index_chunks` with `draw_chunk(n)`, as `boot_sums_shared`): per replicate, the draws of each distinct
-    row times that row (integers: exact in any order, so the same bits as the per-sample product)."""
+    row times that row (integers: exact in any order, so the same bits as the per-sample product). The tables'
+    row codes are joined into one code per sample (which distinct combination of rows it has: a few hundred at
+    100k TRACe samples), so a replicate's draws are gathered and counted once for every table, each table's
+    counts then summed from the joined ones (`_joint_codes`)."""
     outs = [np.empty((n_boot, p.rows.shape[1])) for p in prepared]
     used = [np.flatnonzero((p.rows != 0).any(axis=0)) for p in prepared]
     rights = [p.rows[:, u].astype(np.float64) for p, u in zip(prepared, used)]
-    # each sample's row code in the narrowest type: the draws gather it at random, 1 MB at 1M samples, not 4
-    codes = [p.codes.astype(next(t for t in (np.int8, np.int16, np.int32) if p.rows.shape[0] <= np.iinfo(t).max))
-             for p in prepared]
+    joint, maps = _joint_codes([p.codes for p in prepared], [p.rows.shape[0] for p in prepared])
+    n_joint = int(joint.max(initial=-1)) + 1
     work = n_boot * sum(r.size for r in rights)
     lo = 0
     with one_blas_thread(work):
         for idx in resample_index_chunks(n, n_boot, seed, draw_chunk(n)):
-            for code, u, right, out in zip(codes, used, rights, outs):
-                w = np.empty((idx.shape[0], right.shape[0]))
-                for r in range(idx.shape[0]):
-                    w[r] = np.bincount(code[idx[r]], minlength=right.shape[0])
+            wj = np.empty((idx.shape[0], n_joint))
+            for r in range(idx.shape[0]):
+                wj[r] = np.bincount(joint[idx[r]], minlength=n_joint)
+            for m, u, right, out in zip(maps, used, rights, outs):
+                if m is None:  # one table: its own codes
+                    w = wj
+                else:  # each table's row drawn as often as the joined codes it is part of (whole numbers: exact)
+                    w = np.empty((idx.shape[0], right.shape[0]))
+                    for r in range(idx.shape[0]):
+                        w[r] = np.bincount(m, weights=wj[r], minlength=right.shape[0])
                 out[lo:lo + len(w), :] = 0.0
                 out[lo:lo + len(w), u] = w @ right
             lo += idx.shape[0]
     return outs
+
+
+def _joint_codes(codes: Sequence[np.ndarray], n_rows: Sequence[int]) -> tuple[np.ndarray, list[np.ndarray | None]]:
+    """(each sample's joined code over the tables, in the narrowest integer type; per table the row code of each
+    joined code, None for a single table, whose codes are the joined ones)."""
+    if len(codes) == 1:
+        joint = np.asarray(codes[0])
+        maps: list[np.ndarray | None] = [None]
+    else:
+        joint = np.zeros(len(codes[0]), dtype=np.int64)
+        for c, rows in zip(codes, n_rows):
+            joint = pd.factorize(joint * rows + np.asarray(c, dtype=np.int64), sort=False)[0].astype(np.int64)
+        first = np.empty(int(joint.max(initial=-1)) + 1, dtype=np.int64)
+        first[joint[::-1]] = np.arange(len(joint) - 1, -1, -1)
+        maps = [np.asarray(c, dtype=np.int64)[first] for c in codes]
+    n_joint = int(joint.max(initial=-1)) + 1
+    # the narrowest type: the draws gather it at random, 1 MB at 1M samples, not 4
+    return joint.astype(next(t for t in (np.int8, np.int16, np.int32, np.int64) if n_joint <= np.iinfo(t).max)), maps

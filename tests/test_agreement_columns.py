@@ -139,3 +139,48 @@ def test_units_numbered_in_steps_as_factorize_numbers_them(seed: int) -> None:
     shuffled = rng.permutation(sample)
     code, in_order = _first_appearance(shuffled)
     assert not in_order and np.array_equal(code, pd.factorize(shuffled)[0])
+
+
+@pytest.mark.parametrize("chunk", [7, 100_000])
+def test_a_per_sample_kind_labelled_twice_by_one_annotator(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           chunk: int) -> None:
+    """Trace's key lists under a second unit of some samples (the per-unit dicts keep one value per sample and
+    annotator): the columns give the reference's figures, through the dicts."""
+    import sqlite3
+
+    monkeypatch.setattr(codes, "CHUNK", chunk)
+    path = _project(tmp_path, ("trace",), 11)
+    with sqlite3.connect(path) as conn:  # the generated labels copied under unit 'x' with other keys chosen
+        rows = conn.execute("SELECT sample_id, kind, annotator, value, event_id, ts FROM labels "
+                            "WHERE kind IN ('relevant', 'utilized') AND unit = '' ORDER BY rowid").fetchall()
+        rng = random.Random(5)
+        extra = [(s, "x", k, a, json.dumps(json.loads(v)[:rng.randrange(3)]), e, t)
+                 for s, k, a, v, e, t in rows if v and v.startswith("[") and rng.random() < 0.4]
+        assert extra
+        conn.executemany("INSERT INTO labels (sample_id, unit, kind, annotator, value, event_id, ts) "
+                         "VALUES (?, ?, ?, ?, ?, ?, ?)", extra)
+    conn.close()
+    with Project.open(path) as p:
+        got, want = _both(monkeypatch, p)
+        assert got["schemes"]["trace"] and repr(got) == repr(want)
+
+
+def test_trace_samples_sharing_their_keys_object_give_the_figures_of_one_object_each(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Trace's item records share one object per layout of sentence keys (equal labels of it drawn once): the
+    figures of one object per sample, every interval end."""
+    import copy
+
+    import app.schemes.trace.store as trace_store
+
+    monkeypatch.setattr(codes, "CHUNK", 50)
+    with Project.open(_project(tmp_path, ("trace",), 4)) as p:
+        shared = trace_store.item_records(p)
+        assert len({id(r) for r in shared.values()}) < len(shared)  # some samples share their keys
+        got = agreement(p, n_boot=100, seed=3)
+        data = p.scheme_data
+        own = data.scheme_item_records
+        monkeypatch.setattr(data, "scheme_item_records", lambda name: {s: copy.copy(r) for s, r in own(name).items()})
+        assert len({id(r) for r in p.scheme_data.scheme_item_records("trace").values()}) == len(shared)
+        want = agreement(p, n_boot=100, seed=3)
+        assert got["schemes"]["trace"] and repr(got) == repr(want)

@@ -48,3 +48,42 @@ def test_records_once_parses_once_until_the_project_changes(tmp_path: Path) -> N
             p.store("violations").write_violation_samples([ViolationSample("s1", TEXT, v, {"c1@1|m": v})])
             assert [r.sample.id for r in p.scheme_data.scheme_records("violations")] == ["s0", "s1"]
         assert p.scheme_data.scheme_records("violations")[0] is not first[0]  # outside: read each time
+
+
+def test_release_format_rows_are_told_apart_as_before() -> None:
+    from calibration.schemes.trace.ragbench import _COLUMN_PATH, is_ragbench_row
+
+    judge = next(iter(_COLUMN_PATH))
+    base = {"documents_sentences": [], "all_relevant_sentence_keys": []}
+    assert not is_ragbench_row(base) and is_ragbench_row({**base, judge: 0.5})
+    assert not is_ragbench_row({"documents_sentences": [], judge: 0.5})
+    from types import MappingProxyType  # a Mapping that is no dict: the same answers
+
+    assert is_ragbench_row(MappingProxyType({**base, judge: 0.5})) and not is_ragbench_row(MappingProxyType(base))
+
+
+def test_trace_document_keys_are_each_documents_keys_joined() -> None:
+    """`_document_keys` (one loop) gives what `_keys` per document, joined, gave: None when any is malformed."""
+    import random
+
+    from app.schemes.trace.store import _document_keys, _keys
+
+    def reference(docs):  # type: ignore[no-untyped-def]
+        per_doc = [_keys(d) for d in docs] if isinstance(docs, list) else [None]
+        return None if any(k is None for k in per_doc) else [k for keys in per_doc for k in keys]
+
+    rng = random.Random(1)
+    odd = [["0a"], ["0a", "s", "t"], ("0a", "s"), ["", "s"], [1, "s"], ["0a", None], "0a", None, {"0a": "s"}]
+    cases: list = [None, "x", {}, [], [[]], [[], []], ([["0a", "s"]],)]
+    for _ in range(400):
+        docs: list = [[[f"{d}{c}", f"sentence {c}"] for c in "abc"[:rng.randrange(4)]] for d in range(rng.randrange(4))]
+        if docs and rng.random() < 0.5:
+            d = rng.randrange(len(docs))
+            if docs[d] and rng.random() < 0.7:
+                docs[d][rng.randrange(len(docs[d]))] = rng.choice(odd)
+            else:
+                docs[d] = rng.choice(odd)
+        cases.append(docs)
+    assert any(reference(c) is None for c in cases) and any(reference(c) for c in cases)
+    for docs in cases:
+        assert _document_keys(docs) == reference(docs), docs

@@ -119,3 +119,25 @@ def test_a_pool_of_tables_gives_item_agreements_figures(monkeypatch: pytest.Monk
         monkeypatch.setattr(chunks, "item_agreements", _refused)
     got = item_agreements_bounded([pool, parts[1]], n_boot=120, seed=6)
     assert repr(got) == repr(want)
+
+
+@pytest.mark.parametrize("n_tables", [1, 2, 4])
+def test_replicate_sums_of_joined_codes_are_each_tables_own(n_tables: int) -> None:
+    """The draws counted once per joined code give each table the sums its own codes give (the per-table count of
+    every replicate's draws times its rows), bit for bit, however many combinations of rows the samples have."""
+    from calibration.agreement import draw_chunk, resample_index_chunks
+
+    rng = np.random.default_rng(n_tables)
+    n, n_boot = 500, 70  # two chunks of draws
+    prepared = []
+    for t in range(n_tables):
+        n_rows = int(rng.integers(1, 40))
+        rows = rng.integers(0, 9, size=(n_rows, int(rng.integers(1, 12)))).astype(np.int32)
+        rows[:, 0] = 0  # a cell never used
+        codes = rng.integers(0, n_rows, size=n).astype(np.int32)
+        prepared.append(chunks._Prepared(n, codes, rows, lambda *_: {}))
+    got = chunks._replicate_sums(prepared, n, n_boot, seed=3)
+    for p, out in zip(prepared, got):
+        want = np.concatenate([np.stack([np.bincount(p.codes[i], minlength=len(p.rows)) for i in idx])
+                               for idx in resample_index_chunks(n, n_boot, 3, draw_chunk(n))]) @ p.rows.astype(float)
+        assert out.shape == want.shape and np.array_equal(out, want)

@@ -131,8 +131,14 @@ def test_a_sample_labelled_twice_by_one_annotator_keeps_the_dicts_rule() -> None
     assert isinstance(spans[("judge", "marks")], SpanColumns) and set(rest) == {("judge", "tags")}
     marks = spans[("judge", "marks")]
     assert [m.tolist() for m in marks.values] == [[[0, 4], [6, 9]], [], [[2, 5]]]
-    assert rest[("judge", "tags")] == {("s0", "al"): ["x"], ("s1", "al"): ["y", "z"]}
-    assert coder.rest_codes[("judge", "tags")] == {("s0", "al"): (0, 1), ("s1", "al"): (1, 1)}
+    people = list(coder.annotators)
+
+    def as_dict(listed):  # type: ignore[no-untyped-def]  # the _Listed columns as the dict they stand for, with codes
+        return {(coder.sample_names[s], people[a]): (listed.values[v], (s, a))
+                for s, a, v in zip(listed.sample.tolist(), listed.annotator.tolist(), listed.value.tolist())}
+
+    tags = {("s0", "al"): (["x"], (0, 1)), ("s1", "al"): (["y", "z"], (1, 1))}
+    assert as_dict(rest[("judge", "tags")]) == tags and len(rest[("judge", "tags")]) == 2
     # bo labels s1 twice: the dicts, the last value at the first one's place
     coder.listed[("judge", "marks")].append((np.array([1]), np.array([0]), np.array([1])))
     spans, rest = coder._split_listed()
@@ -140,3 +146,4 @@ def test_a_sample_labelled_twice_by_one_annotator_keeps_the_dicts_rule() -> None
     expected, _ = split_spans({("judge", "marks"): want})
     assert spans[("judge", "marks")] == expected[("judge", "marks")]
     assert list(spans[("judge", "marks")]) == list(want)
+    assert as_dict(rest[("judge", "tags")]) == tags

@@ -305,6 +305,27 @@ class _Categories:
 
 
 @dataclass
+class _Listed:
+    """A per-sample kind's list labels that are not spans (items of unit ''), in label order: sample and annotator
+    codes, and each label's value as its number in `values`."""
+
+    sample: Any
+    annotator: Any
+    value: Any
+    values: list[Any]
+
+    def __len__(self) -> int:
+        return len(self.sample)
+
+    @classmethod
+    def empty(cls) -> _Listed:
+        import numpy as np
+
+        none = np.zeros(0, dtype=np.int64)
+        return cls(none, none, none, [])
+
+
+@dataclass
 class _Parts:
     """A (scheme, kind) table's coded entries, chunk by chunk."""
 
@@ -332,6 +353,7 @@ class _ColumnCoder:
         self.n_labels: dict[int, int] = defaultdict(int)
         self.n_units: dict[int, int] = defaultdict(int)
         self.worked: set[tuple[str, str, str]] = set()
+        self._record_ids: dict[int, Any] = {}  # id(records) -> each sample code's record identity, numbered
 
     def _records(self, name: str) -> Any:
         got = self.records.get(name)
@@ -471,6 +493,7 @@ class _ColumnCoder:
         """The tables: per-sample kinds' labels joined (their lists split into span sets and items of unit '' as
         `coded_tables` splits them), every table's parts put together."""
         import numpy as np
+        import pandas as pd
 
         from calibration.annotators import CodedItems
 
@@ -479,20 +502,20 @@ class _ColumnCoder:
         for key in sorted(set(self.deferred) | set(rest)):
             # the kind's other values in label order, then its lists that are not spans as items of unit ''
             parts = self.deferred.get(key, [])
-            listed = rest.get(key, {})
-            codes = self.rest_codes.get(key, {})
-            sample = np.concatenate([p[0] for p in parts] + [_objects([sid for sid, _a in listed])])
+            listed = rest.get(key, _Listed.empty())
             unit = np.concatenate([p[1] for p in parts] + [_objects([""] * len(listed))])
             n_text = sum(len(p[2]) for p in parts)
-            # distinct by JSON text, the lists by their repr (after a NUL: no JSON text starts with one)
-            text = np.concatenate([p[2] for p in parts] + [_objects(["\0" + repr(v) for v in listed.values()])])
-            pairs = [codes[k] for k in listed]
-            s_code = np.concatenate([p[3] for p in parts] + [np.asarray([c[0] for c in pairs], dtype=np.int64)])
-            a_code = np.concatenate([p[4] for p in parts] + [np.asarray([c[1] for c in pairs], dtype=np.int64)])
+            # distinct by JSON text, the lists by their repr (after a NUL: no JSON text starts with one), each
+            # distinct text numbered (a list's repr made once per value, not per label)
+            texts, by_text = pd.factorize(np.concatenate([p[2] for p in parts] + [_objects([])]), sort=False)
+            reprs = pd.factorize(_objects(["\0" + repr(v) for v in listed.values]), sort=False)[0]
+            text = np.concatenate([texts.astype(np.int64), reprs[listed.value].astype(np.int64) + len(by_text)])
+            s_code = np.concatenate([p[3] for p in parts] + [np.asarray(listed.sample, dtype=np.int64)])
+            a_code = np.concatenate([p[4] for p in parts] + [np.asarray(listed.annotator, dtype=np.int64)])
             records = self._records(key[0])
-            values = list(listed.values())
-            combo, first = distinct_labels(records, sample, unit, text)
-            rows = [(sample[i], unit[i], key[1], loads(text[i]) if i < n_text else values[i - n_text])
+            combo, first = distinct_coded(self._record_unit_codes(records, s_code, unit), text)
+            rows = [(self.sample_names[s_code[i]], unit[i], key[1],
+                     loads(by_text[texts[i]]) if i < n_text else listed.values[listed.value[i - n_text]])
                     for i in first.tolist()]
             self._code(key, records, rows, combo, unit, s_code, a_code)
         people = list(self.annotators)
@@ -510,34 +533,55 @@ class _ColumnCoder:
         return ColumnTables(items, spans, {people[a]: n for a, n in self.n_labels.items()},
                             {people[a]: n for a, n in self.n_units.items()}, self.worked, self.sample_names, people)
 
-    def _split_listed(self) -> tuple[dict[tuple[str, str], Any], dict[tuple[str, str], Mapping[tuple[str, str], Any]]]:
+    def _split_listed(self) -> tuple[dict[tuple[str, str], Any], dict[tuple[str, str], _Listed]]:
         """`split_spans` of the per-sample list labels: a kind whose every value is a span list (and some span
-        marked) as SpanColumns, each distinct value's grounded spans found once; the others as (sample, annotator)
-        -> value, their codes in `rest_codes`. A (sample, annotator) labelled twice in one kind (the dict kept the
-        last value): every kind through the dicts, as before."""
+        marked) as SpanColumns, each distinct value's grounded spans found once; the others as _Listed columns, in
+        the order of `coded_tables`' (sample, annotator) -> value dicts. A (sample, annotator) labelled twice in one
+        kind (the dict kept the last value): every kind through the dicts, as before."""
         import numpy as np
 
-        self.rest_codes: dict[tuple[str, str], dict[tuple[str, str], tuple[int, int]]] = {}
         columns = {key: tuple(np.concatenate(c) for c in zip(*parts)) for key, parts in self.listed.items()}
         n_a = max(len(self.annotators), 1)
         if any(len(np.unique(s.astype(np.int64) * n_a + a)) < len(s) for s, a, _v in columns.values()):
             candidates = {key: self._as_dict(key, *c) for key, c in columns.items()}
             spans, rest = split_spans(candidates)
-            for key in rest:
-                self.rest_codes[key] = self._codes_dict(*columns[key][:2])
-            return spans, rest
+            out: dict[tuple[str, str], _Listed] = {}
+            for key, sets in rest.items():
+                codes = self._codes_dict(*columns[key][:2])
+                pairs = [codes[k] for k in sets]
+                out[key] = _Listed(np.asarray([c[0] for c in pairs], dtype=np.int64),
+                                   np.asarray([c[1] for c in pairs], dtype=np.int64),
+                                   np.arange(len(sets), dtype=np.int64), list(sets.values()))
+            return spans, out
         spans: dict[tuple[str, str], Any] = {}
-        rest: dict[tuple[str, str], Mapping[tuple[str, str], Any]] = {}
+        listed: dict[tuple[str, str], _Listed] = {}
         for key, (s, a, v) in columns.items():
             values = self.listed_values[key]
             used = np.unique(v).tolist()
             if all(is_span_value(values[j]) for j in used) and any(values[j] for j in used):
                 grounded = [np.asarray(grounded_spans(x), dtype=np.int64).reshape(-1, 2) for x in values]
                 spans[key] = SpanColumns(s, a, v, grounded)
-            else:
-                rest[key] = self._as_dict(key, s, a, v)
-                self.rest_codes[key] = self._codes_dict(s, a)
-        return spans, rest
+            else:  # no (sample, annotator) twice: the columns in order are the dict's entries
+                listed[key] = _Listed(s, a, np.asarray(v, dtype=np.int64), values)
+        return spans, listed
+
+    def _record_unit_codes(self, records: Any, s_code: Any, unit: Any) -> Any:
+        """`record_unit_codes` of labels given by sample code: each sample's record looked up once for every kind
+        (its record's identity numbered over every sample code, kept per records mapping)."""
+        import numpy as np
+        import pandas as pd
+
+        if isinstance(records, dict):
+            rec_of = self._record_ids.get(id(records))
+            if rec_of is None or len(rec_of) < len(self.sample_names):
+                get = records.get
+                ids = np.fromiter((id(get(n)) for n in self.sample_names), dtype=np.uint64, count=len(self.sample_names))
+                rec_of = self._record_ids[id(records)] = pd.factorize(ids, sort=False)[0].astype(np.int64)
+            rec = rec_of[np.asarray(s_code, dtype=np.int64)]
+        else:  # a scheme whose items read no record
+            rec = np.zeros(len(s_code), dtype=np.int64)
+        u = pd.factorize(np.asarray(unit, dtype=object), sort=False)[0]
+        return pd.factorize(rec * (int(u.max(initial=0)) + 1) + u, sort=False)[0]
 
     def _as_dict(self, key: tuple[str, str], s: Any, a: Any, v: Any) -> dict[tuple[str, str], Any]:
         people = list(self.annotators)

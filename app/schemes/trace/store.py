@@ -27,9 +27,24 @@ def _keys(pairs: Any) -> list[str] | None:
     return keys
 
 
+def _document_keys(docs: Any) -> list[str] | None:
+    """Every document's `_keys` joined in order, else None (one loop over the pairs: no call per document)."""
+    if not isinstance(docs, list):
+        return None
+    keys = []
+    for pairs in docs:
+        if not isinstance(pairs, list):
+            return None
+        for p in pairs:
+            if not (type(p) is list and len(p) == 2 and type(p[0]) is str and p[0] and type(p[1]) is str):
+                return None
+            keys.append(p[0])
+    return keys
+
+
 def item_records(project: Any) -> dict[str, Any]:
-    """Sample id -> its sentence keys, from the stored keyed sentences; a sample stored without them (sentences
-    split at parse time) or in RAGBench's release format is parsed as `records` does."""
+    """Sample id -> its sentence keys, from the stored keyed sentences (equal ones one object); a sample stored
+    without them (sentences split at parse time) or in RAGBench's release format is parsed as `records` does."""
     import orjson
 
     from calibration.schemes.trace.ragbench import is_ragbench_row
@@ -37,16 +52,22 @@ def item_records(project: Any) -> dict[str, Any]:
 
     out: dict[str, Any] = {}
     parse: list[str] = []
+    # samples with the same keys share one object: agreement draws the items of equal labels of one record object
+    # once (app/services/agreement_codes.py's `distinct_labels`), and samples share a few layouts (0a, 0b, 1a, ...)
+    shared: dict[tuple[str | None, ...], SentenceKeys] = {}
     for sid, payload in project.conn.execute("SELECT id, payload FROM samples WHERE scheme = ? ORDER BY rowid",
                                              (SCHEME,)):
         data = orjson.loads(payload) if payload else {}
-        docs = data.get("documents_sentences")
-        per_doc = [_keys(d) for d in docs] if isinstance(docs, list) else [None]
+        document = _document_keys(data.get("documents_sentences"))
         response = _keys(data.get("response_sentences"))
-        if response is None or any(k is None for k in per_doc) or is_ragbench_row(data):
+        if response is None or document is None or is_ragbench_row(data):
             parse.append(sid)
             continue
-        out[sid] = SentenceKeys([k for keys in per_doc for k in keys], response)  # type: ignore[union-attr]
+        layout = (*document, None, *response)  # None: no key, so the two sides stay apart
+        got = shared.get(layout)
+        if got is None:
+            got = shared[layout] = SentenceKeys(document, response)
+        out[sid] = got
     for record in project.samples.records(SCHEME, ids=parse) if parse else ():
         out[TRACE.record_id(record)] = record
     return out

@@ -64,7 +64,11 @@ def plain(value: Any) -> Any:
 
 def is_ragbench_row(row: Mapping[str, Any]) -> bool:
     """True for a row in the release format (it carries the annotator's keys and at least one judge column)."""
-    return "documents_sentences" in row and "all_relevant_sentence_keys" in row and any(c in row for c in _COLUMN_PATH)
+    if not ("documents_sentences" in row and "all_relevant_sentence_keys" in row):
+        return False
+    if type(row) is dict:  # one pass of C (agreement asks it of every stored payload)
+        return not row.keys().isdisjoint(_COLUMN_PATH)
+    return any(c in row for c in _COLUMN_PATH)
 
 
 def ragbench_to_raw(row: Mapping[str, Any]) -> dict[str, Any]:
