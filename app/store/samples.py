@@ -323,6 +323,14 @@ def store_adapter(scheme_name: str) -> StorePart:
     return loader.store(scheme_name)
 
 
+# The label reads scan the labels table in stored order and let SQLite's sorter order the rows: walking an index
+# (labels_resolved, the primary key) costs a table lookup per row, twice the CPU at 100k samples. The order: sample,
+# unit, then event (a later label of a kind replaces an earlier one), ties of one event by kind and annotator (the
+# order the index walk gave them), so every read comes in one defined order.
+_LABELS_STORED = "labels l NOT INDEXED"
+_LABEL_ORDER = "l.sample_id, l.unit, l.event_id, l.kind, l.annotator"
+
+
 class SchemeDataPart(ProjectPart):
     """`project.scheme_data`: what the registry-driven services read for any scheme: its records, its human labels,
     applied parameters (a scheme's store part answers for its own tables, through the hooks of its contribution)."""
@@ -402,8 +410,8 @@ class SchemeDataPart(ProjectPart):
         who, params = ("l.resolved = 1", (scheme_name,)) if annotator is None else ("l.annotator = ?", (scheme_name, annotator))
         excluded = self.project.guidelines.excluded_labels  # app/store/guidelines.py: labels of another guideline
         return read_labels(self.conn.execute(
-            "SELECT l.sample_id, l.unit, l.kind, l.value, l.annotator FROM labels l JOIN samples s ON s.id = l.sample_id "
-            f"WHERE s.scheme = ? AND {who} AND l.value IS NOT NULL ORDER BY l.sample_id, l.unit, l.event_id", params
+            f"SELECT l.sample_id, l.unit, l.kind, l.value, l.annotator FROM {_LABELS_STORED} JOIN samples s ON "
+            f"s.id = l.sample_id WHERE s.scheme = ? AND {who} AND l.value IS NOT NULL ORDER BY {_LABEL_ORDER}", params
         ), excluded, loads)
 
     def labels_by_annotator(self, scheme_name: str) -> dict[str, dict[tuple[str, str], dict[str, Any]]]:
@@ -412,8 +420,8 @@ class SchemeDataPart(ProjectPart):
         annotator's rows come in the order of their own query (sample, unit, then event order)."""
         excluded = self.project.guidelines.excluded_labels  # app/store/guidelines.py: labels of another guideline
         return read_labels_by_annotator(self.conn.execute(
-            "SELECT l.sample_id, l.unit, l.kind, l.value, l.annotator FROM labels l JOIN samples s ON s.id = l.sample_id "
-            "WHERE s.scheme = ? AND l.value IS NOT NULL ORDER BY l.sample_id, l.unit, l.event_id", (scheme_name,)
+            f"SELECT l.sample_id, l.unit, l.kind, l.value, l.annotator FROM {_LABELS_STORED} JOIN samples s ON "
+            f"s.id = l.sample_id WHERE s.scheme = ? AND l.value IS NOT NULL ORDER BY {_LABEL_ORDER}", (scheme_name,)
         ), excluded, loads)
 
     # -- applied parameters (what `calibrate --apply NAME` saves), per scheme ---------------------------------------
