@@ -63,6 +63,10 @@ def test_equal_units_share_one_dict_and_values_one_object() -> None:
     assert len({id(v) for k, v in got.items() if k[0] != "t"}) == 1
     assert got[("t", "")]["label"] is got[("s0", "")]["label"]
     assert got[("t", "")] == {"label": {"x": [1, 2], "y": None}, "status": "ok"}
+    two = read_labels([("s", "checker@1", "k", "1", "a"), ("s", "checker@2", "k", "1", "a"),
+                       ("t", "checker@1", "k", "1", "a")], set(), loads)
+    (s1, u1), (s2, _), (_, u3) = two
+    assert s1 is s2 and u1 is u3  # a sample's id and equal unit names: one str each
 
 
 def test_empty_rows_read_empty() -> None:
