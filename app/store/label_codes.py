@@ -53,8 +53,9 @@ def label_code_chunks(project: Any, schemes: Sequence[str], *, skip: Sequence[st
                                                           (*skip, name))
         # a scan in stored order and SQLite's sorter, not the primary key's walk with a table lookup per row at random
         # in the file: at 1M samples with the file out of the page cache 202 s -> 88 s; same rows, same order (the key)
-        cur = conn.execute("SELECT l.sample_id, l.unit, l.kind, l.annotator, l.value FROM labels l NOT INDEXED WHERE l.value IS NOT "
-                           f"NULL{where}{scope} ORDER BY l.sample_id, l.unit, l.kind, l.annotator", params)
+        cur = conn.execute("SELECT l.sample_id, l.unit, l.kind, l.annotator, l.value FROM labels l NOT INDEXED "
+                           f"WHERE l.value IS NOT NULL{where}{scope} ORDER BY l.sample_id, l.unit, l.kind, l.annotator",
+                           params)
         seen: list[Any] = []  # the distinct sample ids read (alone: checked against the samples at the end)
         for rows in whole_sample_fetches(cur, size, excluded):
             chunk = _coded(name, rows)
