@@ -17,8 +17,6 @@ from app.store import Project
 from tests.test_agreement_codes import _project
 from tests.test_agreement_columns import _reference
 
-pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the worker is forked")  # POSIX only, as the CLI's
-
 
 def _figures(p: Any, monkeypatch: pytest.MonkeyPatch, *, concurrent: bool) -> dict[str, Any]:
     monkeypatch.setattr(codes, "CHUNK", 9)  # many chunks through the pipe

@@ -229,10 +229,9 @@ class ColumnTables:
 
 
 @dataclass
-class SpanColumns:
-    """A per-sample kind's span sets as columns (issue #28 item 5: no dict and no tuple per labelled sample): per
-    (sample, annotator) in label order its sample and annotator codes (ColumnTables' names) and the number of its
-    value, whose grounded spans are `values[number]` ((n, 2) start, end)."""
+class ValueColumns:
+    """Per (sample, annotator) in label order: its sample and annotator codes (ColumnTables' names) and the number
+    of its value in `values` (issue #28 item 5: no dict and no tuple per labelled sample)."""
 
     sample: Any
     annotator: Any
@@ -241,6 +240,12 @@ class SpanColumns:
 
     def __len__(self) -> int:
         return len(self.sample)
+
+
+@dataclass
+class SpanColumns(ValueColumns):
+    """A per-sample kind's span sets as columns: each value's grounded spans are `values[number]` ((n, 2) start,
+    end)."""
 
 
 CHUNK = 20_000  # labels read and coded at a time: their decoded values (a rubric label: 1.5 kB) stay a few tens of MB
@@ -305,17 +310,8 @@ class _Categories:
 
 
 @dataclass
-class _Listed:
-    """A per-sample kind's list labels that are not spans (items of unit ''), in label order: sample and annotator
-    codes, and each label's value as its number in `values`."""
-
-    sample: Any
-    annotator: Any
-    value: Any
-    values: list[Any]
-
-    def __len__(self) -> int:
-        return len(self.sample)
+class _Listed(ValueColumns):
+    """A per-sample kind's list labels that are not spans (items of unit ''): each label's value is `values[number]`."""
 
     @classmethod
     def empty(cls) -> _Listed:
